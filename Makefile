@@ -1,0 +1,31 @@
+# Handoff build entry points. The JDK (>= 25) is found by the launcher's own search, so the Makefile
+# works on a machine whose default java is older.
+JAVA_HOME := $(shell sh dist/src/bin/handoff --print-java-home 2>/dev/null)
+ifeq ($(JAVA_HOME),)
+$(error no JDK 25 or newer found (looked at JAVA_HOME, PATH, /usr/lib/jvm, /usr/java, /opt); install one and set JAVA_HOME)
+endif
+export JAVA_HOME
+export UCX_ERROR_SIGNALS :=
+
+MVN ?= mvn
+MVN_FLAGS ?= -B -ntp -e
+HANDOFF := dist/target/handoff/bin/handoff
+
+.PHONY: all dist test demo clean
+
+all: dist
+
+## dist: build the distribution (dist/target/handoff-<version>-bin.tar.gz, unpacked at dist/target/handoff/)
+dist:
+	$(MVN) $(MVN_FLAGS) -DskipTests package
+
+## test: build everything and run every test, including the end-to-end tests of the built tarball
+test:
+	$(MVN) $(MVN_FLAGS) verify
+
+## demo: build the distribution and run the demo
+demo: dist
+	$(HANDOFF) plugins
+
+clean:
+	$(MVN) $(MVN_FLAGS) clean

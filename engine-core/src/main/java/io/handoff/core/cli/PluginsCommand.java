@@ -1,0 +1,85 @@
+package io.handoff.core.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.plugin.PluginEntry;
+import io.handoff.core.runtime.Engine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+@Command(name = "plugins", mixinStandardHelpOptions = true,
+        description = "List every plugin (built-in and third-party JARs): kind, version, capabilities and availability.")
+final class PluginsCommand
+        implements Callable<Integer>
+{
+    @Mixin
+    EngineOptions options;
+
+    @Option(names = "--json", description = "Print a JSON array instead of a table.")
+    boolean json;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call()
+            throws Exception
+    {
+        try (Engine engine = Engine.start(options.source())) {
+            PrintWriter out = spec.commandLine().getOut();
+            List<PluginEntry> entries = engine.plugins().entries();
+            out.println(json ? toJson(entries) : toTable(entries));
+            out.flush();
+            return Main.OK;
+        }
+    }
+
+    static String toJson(List<PluginEntry> entries)
+            throws Exception
+    {
+        ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+        ArrayNode array = mapper.createArrayNode();
+        for (PluginEntry entry : entries) {
+            ObjectNode node = array.addObject();
+            node.put("id", entry.id());
+            node.put("kind", entry.kind());
+            node.put("version", entry.version());
+            node.put("spiVersion", entry.spiVersion());
+            node.put("source", entry.source());
+            node.put("available", entry.available());
+            node.put("reason", entry.reason());
+            ArrayNode capabilities = node.putArray("capabilities");
+            entry.capabilities().forEach(capabilities::add);
+            node.put("description", entry.description());
+        }
+        return mapper.writeValueAsString(array);
+    }
+
+    static String toTable(List<PluginEntry> entries)
+    {
+        String format = "%-10s %-10s %-8s %-10s %-9s %s%n";
+        StringBuilder table = new StringBuilder(String.format(format, "ID", "KIND", "VERSION", "SOURCE", "AVAILABLE", "CAPABILITIES / REASON"));
+        for (PluginEntry entry : entries) {
+            String detail = entry.available() ? String.join(", ", entry.capabilities()) : entry.reason();
+            String source = entry.builtin() ? "builtin" : shorten(entry.source());
+            table.append(String.format(format, entry.id(), entry.kind(), entry.version(), source,
+                    entry.available() ? "yes" : "no", detail));
+        }
+        return table.toString().stripTrailing();
+    }
+
+    private static String shorten(String path)
+    {
+        int slash = path.lastIndexOf('/');
+        return slash >= 0 ? path.substring(slash + 1) : path;
+    }
+}

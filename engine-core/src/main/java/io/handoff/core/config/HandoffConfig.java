@@ -1,0 +1,209 @@
+package io.handoff.core.config;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigException;
+import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigParseOptions;
+import com.typesafe.config.ConfigResolveOptions;
+import io.handoff.spi.PluginSettings;
+
+import java.net.URL;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The effective configuration: the user's layers over every module's {@code reference.conf}, validated
+ * against that reference. Loading never logs (logging is configured from the result); warnings are
+ * returned for the caller to report.
+ */
+public final class HandoffConfig
+{
+    private static final String ENV_PREFIX = "CONFIG_FORCE_";
+
+    private final Config effective;
+    private final Config user;
+    private final Config reference;
+    private final List<String> warnings;
+
+    private HandoffConfig(Config effective, Config user, Config reference, List<String> warnings)
+    {
+        this.effective = effective;
+        this.user = user;
+        this.reference = reference;
+        this.warnings = List.copyOf(warnings);
+    }
+
+    /**
+     * Loads and validates. Throws {@link InvalidConfigException} when a value has the wrong type or is
+     * out of range; unknown keys become warnings.
+     *
+     * @param extraReferences {@code reference.conf} files of third-party plugins, which the host's class
+     *         loader cannot see
+     */
+    public static HandoffConfig load(ConfigSource source, Collection<URL> extraReferences)
+    {
+        Config user = userLayers(source);
+        Config reference = reference(extraReferences);
+        ConfigValidator.Result result = ConfigValidator.validate(user, reference);
+        if (!result.errors().isEmpty()) {
+            throw new InvalidConfigException(result.errors());
+        }
+        Config effective;
+        try {
+            effective = user.withFallback(reference).resolve(ConfigResolveOptions.defaults().setUseSystemEnvironment(false));
+        }
+        catch (ConfigException e) {
+            throw new InvalidConfigException(List.of(e.getMessage()));
+        }
+        return new HandoffConfig(effective, user, reference, result.warnings());
+    }
+
+    /** The user's layers only, unvalidated: enough to find the plugin folder before plugins are loaded. */
+    public static Config userLayers(ConfigSource source)
+    {
+        Config layered = ConfigFactory.parseMap(source.overrides(), "-D on the command line");
+        layered = layered.withFallback(ConfigFactory.parseProperties(handoffSystemProperties(),
+                ConfigParseOptions.defaults().setOriginDescription("JVM system property")));
+        layered = layered.withFallback(fromEnvironment(source.environment()));
+        if (source.file().isPresent()) {
+            layered = layered.withFallback(parseFile(source.file().get()));
+        }
+        return layered;
+    }
+
+    static Config reference(Collection<URL> extraReferences)
+    {
+        Config reference = ConfigFactory.parseResources(HandoffConfig.class.getClassLoader(), "reference.conf");
+        for (URL url : extraReferences) {
+            reference = reference.withFallback(ConfigFactory.parseURL(url));
+        }
+        return reference.resolve();
+    }
+
+    private static Config parseFile(Path file)
+    {
+        if (!Files.isRegularFile(file)) {
+            throw new InvalidConfigException(List.of("configuration file " + file + " does not exist or is not a file"));
+        }
+        try {
+            return ConfigFactory.parseFile(file.toFile(), ConfigParseOptions.defaults().setAllowMissing(false));
+        }
+        catch (ConfigException.Parse e) {
+            throw new InvalidConfigException(List.of("configuration file " + file + " is not valid HOCON: " + e.getMessage()));
+        }
+        catch (ConfigException e) {
+            throw new InvalidConfigException(List.of("cannot read configuration file " + file + ": " + e.getMessage()));
+        }
+    }
+
+    private static Properties handoffSystemProperties()
+    {
+        Properties selected = new Properties();
+        System.getProperties().forEach((key, value) -> {
+            // handoff.home and handoff.log.* belong to the launcher and logging, not to the engine's configuration.
+            String name = key.toString();
+            if (name.startsWith("handoff.") && !name.equals("handoff.home") && !name.startsWith("handoff.log.")) {
+                selected.put(name, value);
+            }
+        });
+        return selected;
+    }
+
+    /** {@code CONFIG_FORCE_handoff_kv_page__size=32} sets {@code handoff.kv.page-size}. */
+    static Config fromEnvironment(Map<String, String> environment)
+    {
+        Map<String, String> paths = new TreeMap<>();
+        environment.forEach((name, value) -> {
+            if (name.startsWith(ENV_PREFIX) && name.length() > ENV_PREFIX.length()) {
+                paths.put(envNameToPath(name.substring(ENV_PREFIX.length())), value);
+            }
+        });
+        return ConfigFactory.parseMap(paths, "environment variable");
+    }
+
+    static String envNameToPath(String name)
+    {
+        StringBuilder path = new StringBuilder();
+        int i = 0;
+        while (i < name.length()) {
+            if (name.startsWith("___", i)) {
+                path.append('_');
+                i += 3;
+            }
+            else if (name.startsWith("__", i)) {
+                path.append('-');
+                i += 2;
+            }
+            else if (name.charAt(i) == '_') {
+                path.append('.');
+                i++;
+            }
+            else {
+                path.append(name.charAt(i));
+                i++;
+            }
+        }
+        return path.toString();
+    }
+
+    public Config config()
+    {
+        return effective;
+    }
+
+    public List<String> warnings()
+    {
+        return warnings;
+    }
+
+    /** The settings of one plugin ({@code handoff.plugins.<id>}); empty when nothing declares any. */
+    public PluginSettings pluginSettings(String pluginId)
+    {
+        requireNonNull(pluginId, "pluginId is null");
+        String path = "handoff.plugins." + ConfigPaths.quoteKey(pluginId);
+        Config subtree = effective.hasPath(path) ? effective.getConfig(path) : ConfigFactory.empty();
+        return new TypesafePluginSettings(pluginId, subtree);
+    }
+
+    /** Every leaf under {@code handoff}, sorted by path, with where its value came from. */
+    public List<EffectiveValue> effectiveValues()
+    {
+        List<EffectiveValue> values = new ArrayList<>();
+        effective.getConfig("handoff").entrySet().forEach(entry -> values.add(new EffectiveValue(
+                "handoff." + entry.getKey(),
+                entry.getValue().render(com.typesafe.config.ConfigRenderOptions.concise()),
+                ConfigPaths.describeOrigin(entry.getValue().origin()))));
+        Collections.sort(values);
+        return values;
+    }
+
+    /** The reference alone, for documentation and tests. */
+    Config reference()
+    {
+        return reference;
+    }
+
+    Config user()
+    {
+        return user;
+    }
+
+    public record EffectiveValue(String path, String value, String origin)
+            implements Comparable<EffectiveValue>
+    {
+        @Override
+        public int compareTo(EffectiveValue other)
+        {
+            return path.compareTo(other.path);
+        }
+    }
+}

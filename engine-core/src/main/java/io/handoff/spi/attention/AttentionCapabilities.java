@@ -1,0 +1,61 @@
+package io.handoff.spi.attention;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * What an attention backend supports. The core refuses a model whose layout, page size or dtype a
+ * backend does not declare, instead of running it and hoping.
+ *
+ * @param splitKv decode splits each sequence's keys into independently reduced parts
+ * @param deterministic outputs are bit-identical across runs, batch compositions and prompt chunkings
+ */
+public record AttentionCapabilities(
+        Set<KvLayout> layouts,
+        int minPageSize,
+        int maxPageSize,
+        Set<KvDtype> dtypes,
+        boolean splitKv,
+        boolean deterministic)
+{
+    public AttentionCapabilities
+    {
+        layouts = Set.copyOf(requireNonNull(layouts, "layouts is null"));
+        dtypes = Set.copyOf(requireNonNull(dtypes, "dtypes is null"));
+        if (minPageSize < 1 || maxPageSize < minPageSize) {
+            throw new IllegalArgumentException("bad page size range " + minPageSize + ".." + maxPageSize);
+        }
+    }
+
+    public boolean supports(KvLayout layout, int pageSize, KvDtype dtype)
+    {
+        return layouts.contains(layout) && pageSize >= minPageSize && pageSize <= maxPageSize && dtypes.contains(dtype);
+    }
+
+    /** The capabilities as names, in a stable order: layouts, dtypes, page sizes, then flags. */
+    public List<String> names()
+    {
+        List<String> names = new ArrayList<>();
+        for (KvLayout layout : KvLayout.values()) {
+            if (layouts.contains(layout)) {
+                names.add(layout.name());
+            }
+        }
+        for (KvDtype dtype : KvDtype.values()) {
+            if (dtypes.contains(dtype)) {
+                names.add(dtype.name());
+            }
+        }
+        names.add("PAGE_SIZE_" + minPageSize + "_" + maxPageSize);
+        if (splitKv) {
+            names.add("SPLIT_KV");
+        }
+        if (deterministic) {
+            names.add("DETERMINISTIC");
+        }
+        return List.copyOf(names);
+    }
+}

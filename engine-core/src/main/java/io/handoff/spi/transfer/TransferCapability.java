@@ -1,0 +1,24 @@
+package io.handoff.spi.transfer;
+
+/**
+ * What a transfer backend guarantees. The core reads these, never a backend's behaviour, when it
+ * decides whether an optimisation is safe (early send of the cached prefix needs {@link #FORWARD_SYNC}
+ * or {@link #STAGING}) and how a page may be released after an abort (I2).
+ */
+public enum TransferCapability
+{
+    /** Pages are copied to a staging buffer after the producing forward's fence, and sent from the copy. */
+    STAGING,
+    /** The transfer thread waits on the producing forward's fence before it reads a page. */
+    FORWARD_SYNC,
+    /** The sender acknowledges "no write in flight for this room" on request. */
+    DRAIN_ACK,
+    /** The receiver copies the data itself and drops writes for a retired room generation. */
+    RECEIVER_VALIDATED_WRITES,
+    /** The peer writes into our memory without our involvement. */
+    ONE_SIDED,
+    /** Works between hosts. */
+    REMOTE,
+    /** Works between processes on one host. */
+    SAME_HOST
+}
