@@ -18,6 +18,12 @@ public interface AttentionBackendProvider
 
     AttentionCapabilities capabilities(PluginSettings settings);
 
+    /**
+     * Binds kernels to a model's geometry and a KV pool. Called only when {@link #availability} said
+     * available and {@link #capabilities} cover the layout, page size and dtype.
+     */
+    AttentionBackend create(AttentionGeometry geometry, KvCacheView kv, PluginSettings settings);
+
     @Override
     default List<String> capabilityNames(PluginSettings settings)
     {

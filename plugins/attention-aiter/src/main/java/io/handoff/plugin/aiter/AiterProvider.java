@@ -2,9 +2,12 @@ package io.handoff.plugin.aiter;
 
 import io.handoff.spi.Availability;
 import io.handoff.spi.PluginSettings;
+import io.handoff.spi.attention.AttentionBackend;
 import io.handoff.spi.attention.AttentionBackendProvider;
 import io.handoff.spi.attention.AttentionCapabilities;
+import io.handoff.spi.attention.AttentionGeometry;
 import io.handoff.spi.attention.KvDtype;
+import io.handoff.spi.attention.KvCacheView;
 import io.handoff.spi.attention.KvLayout;
 
 import java.util.EnumSet;
@@ -35,5 +38,11 @@ public final class AiterProvider
     public Availability availability(PluginSettings settings)
     {
         return Availability.unavailable("the aiter kernels are not implemented in this version of Handoff");
+    }
+
+    @Override
+    public AttentionBackend create(AttentionGeometry geometry, KvCacheView kv, PluginSettings settings)
+    {
+        throw new UnsupportedOperationException(availability(settings).reason());
     }
 }
