@@ -10,6 +10,7 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -57,7 +58,10 @@ public final class PluginRegistry
 
         ClassLoader hostLoader = PluginRegistry.class.getClassLoader();
         for (Class<? extends HandoffProvider> service : SERVICES) {
-            for (Found found : providers(service, hostLoader, false)) {
+            List<Found> builtins = new ArrayList<>(providers(service, hostLoader, false));
+            // Module-path order is unspecified; sort so reports and the duplicate rule are stable.
+            builtins.sort(Comparator.comparing(found -> found.provider() == null ? "" : found.provider().getClass().getName()));
+            for (Found found : builtins) {
                 register(found, PluginEntry.BUILTIN, hostLoader, null, settings, byId, all, loaders);
             }
         }
