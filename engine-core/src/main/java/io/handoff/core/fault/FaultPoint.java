@@ -1,0 +1,31 @@
+package io.handoff.core.fault;
+
+/**
+ * The named places where a test-installed {@link FaultPlan} can park, delay or fail the engine. Each
+ * point passes two coordinates, documented per point; a plan matches on them.
+ */
+public enum FaultPoint
+{
+    /** The scheduler is about to run step {@code a}; {@code b} is unused. */
+    SCHEDULER_BEFORE_STEP("scheduler: before step"),
+    /** The forward of step {@code a} finished layer {@code b} (its KV rows for that layer are written). */
+    FORWARD_AFTER_LAYER("forward: after layer"),
+    /** A transfer is about to read the pages of chunk {@code b} of room {@code a}. */
+    TRANSFER_BEFORE_CHUNK("transfer: before reading chunk"),
+    /** A transfer has read (or written) page index {@code b} of room {@code a}. */
+    TRANSFER_AFTER_PAGE("transfer: after page"),
+    /** The prefill is about to post chunk {@code b} of room {@code a}. */
+    PREFILL_BEFORE_POST("prefill: before posting chunk");
+
+    private final String description;
+
+    FaultPoint(String description)
+    {
+        this.description = description;
+    }
+
+    public String description()
+    {
+        return description;
+    }
+}
