@@ -20,6 +20,7 @@ import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class TransformerTest
@@ -71,6 +72,23 @@ class TransformerTest
         }
         assertThat(first).isDeepEqualTo(second);
         assertThat(first[0]).isNotEqualTo(first[1]);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tiny-mla", "tiny-gqa"})
+    void computesTheSameFunctionAsATextbookImplementation(String model)
+    {
+        ModelConfig config = ModelConfig.byName(model);
+        int[] prompt = tokenizer.encode("Ünïcødé and MLA", true);
+        double[][] expected = new NaiveTransformer(config, new SeededWeights(config.weightsSeed())).logits(prompt);
+        try (ModelHarness h = harness(model, KvDtype.F32, 22)) {
+            float[][] actual = h.forwardAllPositions(ForwardBatch.builder().extend(prompt, 0, h.allocate(prompt.length)));
+            for (int t = 0; t < prompt.length; t++) {
+                for (int v = 0; v < config.vocabSize(); v++) {
+                    assertThat((double) actual[t][v]).as("position %s token %s", t, v).isCloseTo(expected[t][v], within(5e-4));
+                }
+            }
+        }
     }
 
     @ParameterizedTest
