@@ -10,6 +10,7 @@ module handoff.core {
     requires org.apache.logging.log4j.core;
     requires com.fasterxml.jackson.databind;
     requires info.picocli;
+    requires jdk.incubator.vector;
 
     exports io.handoff.spi;
     exports io.handoff.spi.transfer;

@@ -1,0 +1,56 @@
+package io.handoff.core.model;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Byte-level tokenizer: a token is one UTF-8 byte (ids 0..255), plus three specials. Decoding skips
+ * specials and replaces invalid UTF-8 (a sequence a model may well generate) with U+FFFD.
+ */
+public final class ByteTokenizer
+{
+    public static final int BOS = 256;
+    public static final int EOS = 257;
+    public static final int PAD = 258;
+    public static final int VOCAB_SIZE = 259;
+
+    public int[] encode(String text)
+    {
+        return encode(text, false);
+    }
+
+    /** The text's UTF-8 bytes as ids, after a {@link #BOS} when {@code addBos}. */
+    public int[] encode(String text, boolean addBos)
+    {
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        int offset = addBos ? 1 : 0;
+        int[] ids = new int[bytes.length + offset];
+        if (addBos) {
+            ids[0] = BOS;
+        }
+        for (int i = 0; i < bytes.length; i++) {
+            ids[i + offset] = bytes[i] & 0xff;
+        }
+        return ids;
+    }
+
+    public String decode(int[] ids)
+    {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(ids.length);
+        for (int id : ids) {
+            if (id < 0 || id >= VOCAB_SIZE) {
+                throw new IllegalArgumentException("token id " + id + " is outside the byte vocabulary 0.." + (VOCAB_SIZE - 1));
+            }
+            if (id < 256) {
+                bytes.write(id);
+            }
+        }
+        // String's UTF-8 decoder replaces malformed input with U+FFFD
+        return bytes.toString(StandardCharsets.UTF_8);
+    }
+
+    public boolean isSpecial(int id)
+    {
+        return id >= 256 && id < VOCAB_SIZE;
+    }
+}

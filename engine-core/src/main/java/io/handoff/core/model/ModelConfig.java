@@ -1,0 +1,178 @@
+package io.handoff.core.model;
+
+import io.handoff.spi.attention.AttentionGeometry;
+import io.handoff.spi.attention.KvLayout;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.TreeMap;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The shape of one model. Fields that do not apply to the architecture are 0: the MLA dims for
+ * {@link Architecture#GQA}; for {@link Architecture#MLA}, {@code kvHeads} equals {@code heads} and
+ * {@code headDim} is {@code qkNopeHeadDim + qkRopeHeadDim} (as in DeepSeek's HF config), and a
+ * {@code qLoraRank} of 0 means queries are projected directly (no low-rank query path).
+ *
+ * @param weightsSeed seed of {@link SeededWeights}; part of {@link #compatibilityHash()} because two nodes
+ *         with the same shapes but different weights must not exchange KV
+ */
+public record ModelConfig(
+        String name,
+        Architecture architecture,
+        int vocabSize,
+        int hiddenSize,
+        int layers,
+        int heads,
+        int kvHeads,
+        int headDim,
+        int qLoraRank,
+        int kvLoraRank,
+        int qkNopeHeadDim,
+        int qkRopeHeadDim,
+        int vHeadDim,
+        int intermediateSize,
+        float ropeTheta,
+        float rmsEps,
+        int maxContext,
+        long weightsSeed)
+{
+    private static final Map<String, ModelConfig> PRESETS = Map.of(
+            "tiny-mla", new ModelConfig("tiny-mla", Architecture.MLA, 259, 256, 4, 8, 8, 64,
+                    128, 128, 32, 32, 32, 512, 10000f, 1e-6f, 4096, 20240501L),
+            "tiny-gqa", new ModelConfig("tiny-gqa", Architecture.GQA, 259, 256, 4, 8, 2, 32,
+                    0, 0, 0, 0, 0, 512, 10000f, 1e-5f, 4096, 20240502L));
+
+    public ModelConfig
+    {
+        requireNonNull(name, "name is null");
+        requireNonNull(architecture, "architecture is null");
+        positive(name, "vocabSize", vocabSize);
+        positive(name, "hiddenSize", hiddenSize);
+        positive(name, "layers", layers);
+        positive(name, "heads", heads);
+        positive(name, "intermediateSize", intermediateSize);
+        positive(name, "maxContext", maxContext);
+        if (!(ropeTheta > 0) || !(rmsEps > 0)) {
+            throw new IllegalArgumentException("model '" + name + "': ropeTheta " + ropeTheta + " and rmsEps " + rmsEps + " must be positive");
+        }
+        switch (architecture) {
+            case GQA -> {
+                positive(name, "kvHeads", kvHeads);
+                positive(name, "headDim", headDim);
+                if (heads % kvHeads != 0 || headDim % 2 != 0) {
+                    throw new IllegalArgumentException("model '" + name + "': heads " + heads + " must be a multiple of kvHeads "
+                            + kvHeads + " and headDim " + headDim + " even (RoPE rotates pairs)");
+                }
+                if (qLoraRank != 0 || kvLoraRank != 0 || qkNopeHeadDim != 0 || qkRopeHeadDim != 0 || vHeadDim != 0) {
+                    throw new IllegalArgumentException("model '" + name + "': GQA has no MLA dims; set them to 0");
+                }
+            }
+            case MLA -> {
+                positive(name, "kvLoraRank", kvLoraRank);
+                positive(name, "qkNopeHeadDim", qkNopeHeadDim);
+                positive(name, "qkRopeHeadDim", qkRopeHeadDim);
+                positive(name, "vHeadDim", vHeadDim);
+                if (qLoraRank < 0 || qkRopeHeadDim % 2 != 0) {
+                    throw new IllegalArgumentException("model '" + name + "': qLoraRank " + qLoraRank
+                            + " must be >= 0 and qkRopeHeadDim " + qkRopeHeadDim + " even");
+                }
+                if (kvHeads != heads || headDim != qkNopeHeadDim + qkRopeHeadDim) {
+                    throw new IllegalArgumentException("model '" + name + "': MLA needs kvHeads == heads (" + heads
+                            + ") and headDim == qkNopeHeadDim + qkRopeHeadDim (" + (qkNopeHeadDim + qkRopeHeadDim) + ")");
+                }
+            }
+        }
+    }
+
+    /**
+     * The built-in presets. {@code tiny-mla} and {@code tiny-gqa} are sized so a 512-token prompt
+     * prefills in well under a second on two CPU cores.
+     */
+    public static Map<String, ModelConfig> presets()
+    {
+        return PRESETS;
+    }
+
+    public static ModelConfig byName(String name)
+    {
+        requireNonNull(name, "name is null");
+        ModelConfig config = PRESETS.get(name);
+        if (config == null) {
+            throw new IllegalArgumentException("unknown model '" + name + "'; known models: "
+                    + String.join(", ", new TreeMap<>(PRESETS).keySet()));
+        }
+        return config;
+    }
+
+    public ModelConfig withWeightsSeed(long seed)
+    {
+        return new ModelConfig(name, architecture, vocabSize, hiddenSize, layers, heads, kvHeads, headDim, qLoraRank, kvLoraRank,
+                qkNopeHeadDim, qkRopeHeadDim, vHeadDim, intermediateSize, ropeTheta, rmsEps, maxContext, seed);
+    }
+
+    /** How attention kernels see this model: MLA attends in latent space with one shared KV row per token. */
+    public AttentionGeometry attentionGeometry()
+    {
+        return switch (architecture) {
+            case MLA -> new AttentionGeometry(KvLayout.MLA, heads, 1, kvLoraRank + qkRopeHeadDim, kvLoraRank,
+                    (float) (1.0 / Math.sqrt(qkNopeHeadDim + qkRopeHeadDim)));
+            case GQA -> new AttentionGeometry(KvLayout.GQA, heads, kvHeads, headDim, headDim, (float) (1.0 / Math.sqrt(headDim)));
+        };
+    }
+
+    /** Elements of one token's key row in one layer of the KV pool ({@code [c | k_rope]} for MLA). */
+    public int kvKeyRowElements()
+    {
+        return attentionGeometry().keyRowElements();
+    }
+
+    /** Elements of one token's value row (for MLA: the latent prefix of the key row). */
+    public int kvValueRowElements()
+    {
+        return attentionGeometry().valueRowElements();
+    }
+
+    /** Whether V is stored inside the key row, so the pool needs no separate value region. */
+    public boolean kvValuesInKeyRow()
+    {
+        return architecture == Architecture.MLA;
+    }
+
+    /** Rotary dims per head: all of {@code headDim} for GQA, the decoupled rope part for MLA. */
+    public int ropeDim()
+    {
+        return architecture == Architecture.MLA ? qkRopeHeadDim : headDim;
+    }
+
+    /**
+     * A short string equal on two nodes iff they run the same model with the same weights and KV row
+     * shapes: the name followed by a SHA-256 prefix of every field. The disaggregation handshake compares it.
+     */
+    public String compatibilityHash()
+    {
+        String canonical = String.join(";", name, architecture.name(), "vocab=" + vocabSize, "hidden=" + hiddenSize,
+                "layers=" + layers, "heads=" + heads, "kvHeads=" + kvHeads, "headDim=" + headDim, "qLora=" + qLoraRank,
+                "kvLora=" + kvLoraRank, "nope=" + qkNopeHeadDim, "rope=" + qkRopeHeadDim, "v=" + vHeadDim,
+                "ffn=" + intermediateSize, "theta=" + Float.floatToIntBits(ropeTheta), "eps=" + Float.floatToIntBits(rmsEps),
+                "ctx=" + maxContext, "seed=" + weightsSeed);
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(canonical.getBytes(StandardCharsets.UTF_8));
+            return name + "@" + HexFormat.of().formatHex(digest, 0, 8);
+        }
+        catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+        }
+    }
+
+    private static void positive(String model, String field, int value)
+    {
+        if (value < 1) {
+            throw new IllegalArgumentException("model '" + model + "': " + field + " must be positive, was " + value);
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package io.handoff.core.model;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.SplittableRandom;
+
+/**
+ * Deterministic weights from a seed: each tensor is drawn from its own {@link SplittableRandom}, seeded
+ * from the model seed and the tensor's name, so a tensor does not depend on which others were loaded
+ * or in what order. Matrices are uniform with variance {@code 1 / fan_in} (fan_in = the last dim), which
+ * keeps activations near unit scale through every layer; vectors (norm weights) are ones. Uniform
+ * rather than Gaussian so the values need nothing but exact double arithmetic to reproduce.
+ */
+public final class SeededWeights
+        implements WeightSource
+{
+    private final long seed;
+
+    public SeededWeights(long seed)
+    {
+        this.seed = seed;
+    }
+
+    @Override
+    public float[] floats(String name, int... shape)
+    {
+        if (shape.length < 1 || shape.length > 2 || Arrays.stream(shape).anyMatch(d -> d < 1)) {
+            throw new IllegalArgumentException("tensor '" + name + "': unsupported shape " + Arrays.toString(shape));
+        }
+        int count = Math.multiplyExact(shape[0], shape.length == 2 ? shape[1] : 1);
+        float[] values = new float[count];
+        if (shape.length == 1) {
+            Arrays.fill(values, 1f);
+            return values;
+        }
+        SplittableRandom random = new SplittableRandom(mix(seed, name));
+        double bound = Math.sqrt(3.0 / shape[1]);
+        for (int i = 0; i < count; i++) {
+            values[i] = (float) ((2 * random.nextDouble() - 1) * bound);
+        }
+        return values;
+    }
+
+    @Override
+    public String description()
+    {
+        return "seeded weights (seed " + seed + ")";
+    }
+
+    /** FNV-1a over the name's UTF-8 bytes, folded into the seed with a murmur finalizer. */
+    private static long mix(long seed, String name)
+    {
+        long hash = 0xcbf29ce484222325L;
+        for (byte b : name.getBytes(StandardCharsets.UTF_8)) {
+            hash = (hash ^ (b & 0xff)) * 0x100000001b3L;
+        }
+        long z = seed ^ hash;
+        z = (z ^ (z >>> 33)) * 0xff51afd7ed558ccdL;
+        z = (z ^ (z >>> 33)) * 0xc4ceb9fe1a85ec53L;
+        return z ^ (z >>> 33);
+    }
+}

@@ -1,0 +1,283 @@
+package io.handoff.core.model;
+
+import io.handoff.core.model.ModelWeights.Gqa;
+import io.handoff.core.model.ModelWeights.Layer;
+import io.handoff.core.model.ModelWeights.Mla;
+import io.handoff.spi.attention.AttentionBackend;
+import io.handoff.spi.attention.AttentionGeometry;
+import io.handoff.spi.attention.KvCacheView;
+import io.handoff.spi.attention.KvRows;
+
+import java.util.Arrays;
+import java.util.concurrent.ForkJoinPool;
+
+import static io.handoff.core.model.Kernels.matmul;
+import static io.handoff.core.model.Kernels.rmsnorm;
+import static io.handoff.core.model.Kernels.rope;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The forward pass of one mixed step (extend chunks and decode tokens together). Per layer every token's
+ * K/V row is written to its slot first (through {@link KvRows}, so a BF16 pool rounds it once), then
+ * attention reads every key it sees, the current chunk's included, back from the pool. Everything else is
+ * per token, so a token's math is the same whichever request, batch or chunk it arrives in; MLA uses
+ * the absorbed form on both the extend and the decode path for the same reason.
+ *
+ * <p>One step at a time per KV pool; the transformer itself holds only weights and its thread pool.
+ */
+public final class Transformer
+        implements AutoCloseable
+{
+    private final ModelConfig config;
+    private final ModelWeights weights;
+    private final AttentionGeometry geometry;
+    private final ForkJoinPool pool;
+    private final float[] ropeCos;
+    private final float[] ropeSin;
+
+    /** @param threads worker threads for matmuls; 1 runs everything on the caller's thread */
+    public Transformer(ModelConfig config, WeightSource weights, int threads)
+    {
+        this.config = requireNonNull(config, "config is null");
+        this.weights = ModelWeights.load(config, requireNonNull(weights, "weights is null"));
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be positive, was " + threads);
+        }
+        this.geometry = config.attentionGeometry();
+        this.pool = threads == 1 ? null : new ForkJoinPool(threads);
+        float[][] tables = Kernels.ropeTables(config.maxContext(), config.ropeDim(), config.ropeTheta());
+        this.ropeCos = tables[0];
+        this.ropeSin = tables[1];
+    }
+
+    public ModelConfig config()
+    {
+        return config;
+    }
+
+    /**
+     * Runs one step and returns the next-token logits of each request, {@code [requests][vocab]}: extend
+     * requests in batch order, then decode requests. {@code hook} runs after each layer.
+     */
+    public float[][] forward(ForwardBatch batch, KvCacheView kv, AttentionBackend attention, LayerHook hook)
+    {
+        return run(batch, kv, attention, hook, batch.lastTokenRows());
+    }
+
+    /** Like {@link #forward} but returns the logits at every token of the batch, {@code [tokens][vocab]}. */
+    public float[][] forwardAllPositions(ForwardBatch batch, KvCacheView kv, AttentionBackend attention, LayerHook hook)
+    {
+        int[] rows = new int[batch.size()];
+        Arrays.setAll(rows, i -> i);
+        return run(batch, kv, attention, hook, rows);
+    }
+
+    private float[][] run(ForwardBatch batch, KvCacheView kv, AttentionBackend attention, LayerHook hook, int[] logitRows)
+    {
+        requireNonNull(attention, "attention is null");
+        requireNonNull(hook, "hook is null");
+        check(batch, kv);
+        int n = batch.size();
+        int hidden = config.hiddenSize();
+        int ffn = config.intermediateSize();
+        float[] x = new float[n * hidden];
+        for (int t = 0; t < n; t++) {
+            System.arraycopy(weights.embedding(), batch.tokens()[t] * hidden, x, t * hidden, hidden);
+        }
+        float[] xn = new float[n * hidden];
+        float[] delta = new float[n * hidden];
+        float[] gate = new float[n * ffn];
+        float[] up = new float[n * ffn];
+        for (int l = 0; l < config.layers(); l++) {
+            Layer layer = weights.layers().get(l);
+            normalize(xn, x, layer.inputNorm(), n);
+            switch (layer.attention()) {
+                case Gqa gqa -> gqaAttention(l, gqa, batch, kv, attention, xn, delta);
+                case Mla mla -> mlaAttention(l, mla, batch, kv, attention, xn, delta);
+            }
+            add(x, delta);
+            normalize(xn, x, layer.postAttentionNorm(), n);
+            matmul(pool, gate, 0, ffn, layer.gate(), 0, ffn, hidden, xn, 0, hidden, n);
+            matmul(pool, up, 0, ffn, layer.up(), 0, ffn, hidden, xn, 0, hidden, n);
+            Kernels.swiglu(gate, up, n * ffn);
+            matmul(pool, delta, 0, hidden, layer.down(), 0, hidden, ffn, gate, 0, ffn, n);
+            add(x, delta);
+            hook.afterLayer(l);
+        }
+        int vocab = config.vocabSize();
+        float[] last = new float[logitRows.length * hidden];
+        for (int i = 0; i < logitRows.length; i++) {
+            rmsnorm(last, i * hidden, x, logitRows[i] * hidden, weights.finalNorm(), hidden, config.rmsEps());
+        }
+        float[] logits = new float[logitRows.length * vocab];
+        matmul(pool, logits, 0, vocab, weights.lmHead(), 0, vocab, hidden, last, 0, hidden, logitRows.length);
+        float[][] result = new float[logitRows.length][];
+        for (int i = 0; i < logitRows.length; i++) {
+            result[i] = Arrays.copyOfRange(logits, i * vocab, (i + 1) * vocab);
+        }
+        return result;
+    }
+
+    private void gqaAttention(int l, Gqa w, ForwardBatch batch, KvCacheView kv, AttentionBackend attention, float[] xn, float[] out)
+    {
+        int n = batch.size();
+        int hidden = config.hiddenSize();
+        int headDim = config.headDim();
+        int qRow = config.heads() * headDim;
+        int kvRow = config.kvHeads() * headDim;
+        float[] q = new float[n * qRow];
+        float[] k = new float[n * kvRow];
+        float[] v = new float[n * kvRow];
+        matmul(pool, q, 0, qRow, w.q(), 0, qRow, hidden, xn, 0, hidden, n);
+        matmul(pool, k, 0, kvRow, w.k(), 0, kvRow, hidden, xn, 0, hidden, n);
+        matmul(pool, v, 0, kvRow, w.v(), 0, kvRow, hidden, xn, 0, hidden, n);
+        for (int t = 0; t < n; t++) {
+            int pos = batch.positions()[t];
+            for (int h = 0; h < config.heads(); h++) {
+                rope(q, t * qRow + h * headDim, headDim, pos, ropeCos, ropeSin, false);
+            }
+            for (int h = 0; h < config.kvHeads(); h++) {
+                rope(k, t * kvRow + h * headDim, headDim, pos, ropeCos, ropeSin, false);
+            }
+            long slot = batch.slots()[t];
+            KvRows.store(kv.keys(l), slot * kv.keyRowBytes(), kv.dtype(), k, t * kvRow, kvRow);
+            KvRows.store(kv.values(l), slot * kv.valueRowBytes(), kv.dtype(), v, t * kvRow, kvRow);
+        }
+        float[] attended = attend(l, batch, attention, q);
+        matmul(pool, out, 0, hidden, w.o(), 0, hidden, qRow, attended, 0, qRow, n);
+    }
+
+    /**
+     * DeepSeek-style MLA in the absorbed form. The pool row is {@code [c | k_rope]}: the normalized latent
+     * and the rotated key part shared by all heads. Each head's query becomes {@code [W_UK^T q_nope | q_rope]},
+     * attention returns a latent per head, and W_UV maps it to the head's value.
+     */
+    private void mlaAttention(int l, Mla w, ForwardBatch batch, KvCacheView kv, AttentionBackend attention, float[] xn, float[] out)
+    {
+        int n = batch.size();
+        int hidden = config.hiddenSize();
+        int heads = config.heads();
+        int nope = config.qkNopeHeadDim();
+        int ropeDim = config.qkRopeHeadDim();
+        int qHead = nope + ropeDim;
+        int rank = config.kvLoraRank();
+        int vDim = config.vHeadDim();
+        int row = rank + ropeDim;
+        float[] q = new float[n * heads * qHead];
+        if (w.qA() != null) {
+            int qLora = config.qLoraRank();
+            float[] qa = new float[n * qLora];
+            matmul(pool, qa, 0, qLora, w.qA(), 0, qLora, hidden, xn, 0, hidden, n);
+            for (int t = 0; t < n; t++) {
+                rmsnorm(qa, t * qLora, qa, t * qLora, w.qANorm(), qLora, config.rmsEps());
+            }
+            matmul(pool, q, 0, heads * qHead, w.qB(), 0, heads * qHead, qLora, qa, 0, qLora, n);
+        }
+        else {
+            matmul(pool, q, 0, heads * qHead, w.qB(), 0, heads * qHead, hidden, xn, 0, hidden, n);
+        }
+        float[] latent = new float[n * row];
+        matmul(pool, latent, 0, row, w.kvA(), 0, row, hidden, xn, 0, hidden, n);
+        float[] qAttn = new float[n * heads * row];
+        for (int t = 0; t < n; t++) {
+            int pos = batch.positions()[t];
+            rmsnorm(latent, t * row, latent, t * row, w.kvANorm(), rank, config.rmsEps());
+            rope(latent, t * row + rank, ropeDim, pos, ropeCos, ropeSin, true);
+            KvRows.store(kv.keys(l), batch.slots()[t] * kv.keyRowBytes(), kv.dtype(), latent, t * row, row);
+            for (int h = 0; h < heads; h++) {
+                int qRope = (t * heads + h) * qHead + nope;
+                rope(q, qRope, ropeDim, pos, ropeCos, ropeSin, true);
+                System.arraycopy(q, qRope, qAttn, (t * heads + h) * row + rank, ropeDim);
+            }
+        }
+        for (int h = 0; h < heads; h++) {
+            matmul(pool, qAttn, h * row, heads * row, w.ukT(), h * rank * nope, rank, nope, q, h * qHead, heads * qHead, n);
+        }
+        float[] attended = attend(l, batch, attention, qAttn);
+        float[] values = new float[n * heads * vDim];
+        for (int h = 0; h < heads; h++) {
+            matmul(pool, values, h * vDim, heads * vDim, w.uv(), h * vDim * rank, vDim, rank, attended, h * rank, heads * rank, n);
+        }
+        matmul(pool, out, 0, hidden, w.o(), 0, hidden, heads * vDim, values, 0, heads * vDim, n);
+    }
+
+    /** Attention for the extend tokens (the batch's first rows), then the decode tokens. */
+    private float[] attend(int l, ForwardBatch batch, AttentionBackend attention, float[] q)
+    {
+        int qRow = geometry.numQHeads() * geometry.qkDim();
+        int oRow = geometry.numQHeads() * geometry.vDim();
+        int e = batch.extend().tokens();
+        int d = batch.decode().batchSize();
+        float[] out = new float[(e + d) * oRow];
+        if (e > 0) {
+            float[] qe = d == 0 ? q : Arrays.copyOf(q, e * qRow);
+            float[] oe = d == 0 ? out : new float[e * oRow];
+            attention.extend(l, batch.extend(), qe, oe);
+            if (oe != out) {
+                System.arraycopy(oe, 0, out, 0, e * oRow);
+            }
+        }
+        if (d > 0) {
+            float[] qd = e == 0 ? q : Arrays.copyOfRange(q, e * qRow, (e + d) * qRow);
+            float[] od = e == 0 ? out : new float[d * oRow];
+            attention.decode(l, batch.decode(), qd, od);
+            if (od != out) {
+                System.arraycopy(od, 0, out, e * oRow, d * oRow);
+            }
+        }
+        return out;
+    }
+
+    private void normalize(float[] out, float[] x, float[] weight, int tokens)
+    {
+        int hidden = config.hiddenSize();
+        for (int t = 0; t < tokens; t++) {
+            rmsnorm(out, t * hidden, x, t * hidden, weight, hidden, config.rmsEps());
+        }
+    }
+
+    private static void add(float[] x, float[] delta)
+    {
+        for (int i = 0; i < x.length; i++) {
+            x[i] += delta[i];
+        }
+    }
+
+    private void check(ForwardBatch batch, KvCacheView kv)
+    {
+        requireNonNull(batch, "batch is null");
+        requireNonNull(kv, "kv is null");
+        if (kv.layers() != config.layers() || kv.keyRowElements() != config.kvKeyRowElements()
+                || kv.valueRowElements() != config.kvValueRowElements() || kv.valuesInKeyRow() != config.kvValuesInKeyRow()) {
+            throw new IllegalArgumentException("KV pool (" + kv.layers() + " layers, rows " + kv.keyRowElements() + "/"
+                    + kv.valueRowElements() + ") does not fit model '" + config.name() + "' (" + config.layers() + " layers, rows "
+                    + config.kvKeyRowElements() + "/" + config.kvValueRowElements() + ")");
+        }
+        for (int t = 0; t < batch.size(); t++) {
+            int token = batch.tokens()[t];
+            int position = batch.positions()[t];
+            int slot = batch.slots()[t];
+            if (token < 0 || token >= config.vocabSize() || position >= config.maxContext() || slot < 0 || slot >= kv.slots()) {
+                throw new IllegalArgumentException("token " + t + ": id " + token + " (vocab " + config.vocabSize() + "), position "
+                        + position + " (max context " + config.maxContext() + "), slot " + slot + " (pool has " + kv.slots() + ")");
+            }
+        }
+    }
+
+    @Override
+    public void close()
+    {
+        if (pool != null) {
+            pool.shutdown();
+        }
+    }
+
+    /** Called after each layer of a step: where the scheduler puts its "forward: after layer l" fault point. */
+    @FunctionalInterface
+    public interface LayerHook
+    {
+        LayerHook NONE = layer -> {};
+
+        void afterLayer(int layer);
+    }
+}

@@ -1,0 +1,27 @@
+package io.handoff.core.model;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Where a model's tensors come from, by their Hugging Face names ({@code model.embed_tokens.weight},
+ * {@code model.layers.0.self_attn.q_proj.weight}, …) and shapes as stored in a checkpoint (a linear
+ * layer is {@code [out, in]}, row-major). {@link SeededWeights} generates them; a safetensors loader
+ * implements the same interface, so the transformer cannot tell the two apart.
+ */
+public interface WeightSource
+{
+    /**
+     * The tensor as row-major F32 values, {@code product(shape)} of them. Throws
+     * {@link IllegalArgumentException} naming the tensor when it is missing or has another shape.
+     */
+    float[] floats(String name, int... shape);
+
+    /** The same tensor as F32 memory; a file-backed source may map it instead of copying. */
+    default MemorySegment segment(String name, int... shape)
+    {
+        return MemorySegment.ofArray(floats(name, shape));
+    }
+
+    /** What the weights are, for logs and errors (a seed, a checkpoint path). */
+    String description();
+}

@@ -1,0 +1,77 @@
+package io.handoff.core.model;
+
+import io.handoff.spi.attention.AttentionGeometry;
+import io.handoff.spi.attention.KvLayout;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ModelConfigTest
+{
+    @Test
+    void presetsAreFoundByName()
+    {
+        assertThat(ModelConfig.byName("tiny-mla").architecture()).isEqualTo(Architecture.MLA);
+        assertThat(ModelConfig.byName("tiny-gqa").architecture()).isEqualTo(Architecture.GQA);
+        assertThat(ModelConfig.byName("tiny-mla").vocabSize()).isEqualTo(ByteTokenizer.VOCAB_SIZE);
+    }
+
+    @Test
+    void unknownNameIsRejectedWithTheKnownNames()
+    {
+        assertThatThrownBy(() -> ModelConfig.byName("llama-70b"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("unknown model 'llama-70b'; known models: tiny-gqa, tiny-mla");
+    }
+
+    @Test
+    void mlaAttendsInLatentSpaceWithOneSharedRow()
+    {
+        ModelConfig config = ModelConfig.byName("tiny-mla");
+        AttentionGeometry geometry = config.attentionGeometry();
+        assertThat(geometry.layout()).isEqualTo(KvLayout.MLA);
+        assertThat(geometry.numQHeads()).isEqualTo(config.heads());
+        assertThat(geometry.numKvHeads()).isEqualTo(1);
+        assertThat(geometry.qkDim()).isEqualTo(config.kvLoraRank() + config.qkRopeHeadDim());
+        assertThat(geometry.vDim()).isEqualTo(config.kvLoraRank());
+        assertThat(geometry.scale()).isEqualTo((float) (1.0 / Math.sqrt(config.qkNopeHeadDim() + config.qkRopeHeadDim())));
+        assertThat(config.kvKeyRowElements()).isEqualTo(160);
+        assertThat(config.kvValueRowElements()).isEqualTo(128);
+        assertThat(config.kvValuesInKeyRow()).isTrue();
+    }
+
+    @Test
+    void gqaHasSeparateKeyAndValueRowsPerKvHead()
+    {
+        ModelConfig config = ModelConfig.byName("tiny-gqa");
+        AttentionGeometry geometry = config.attentionGeometry();
+        assertThat(geometry.layout()).isEqualTo(KvLayout.GQA);
+        assertThat(geometry.numKvHeads()).isEqualTo(config.kvHeads());
+        assertThat(geometry.groupSize()).isEqualTo(config.heads() / config.kvHeads());
+        assertThat(config.kvKeyRowElements()).isEqualTo(config.kvHeads() * config.headDim());
+        assertThat(config.kvValueRowElements()).isEqualTo(config.kvHeads() * config.headDim());
+        assertThat(config.kvValuesInKeyRow()).isFalse();
+    }
+
+    @Test
+    void compatibilityHashIsStableAndChangesWithSeedOrShape()
+    {
+        ModelConfig config = ModelConfig.byName("tiny-mla");
+        assertThat(config.compatibilityHash()).isEqualTo(ModelConfig.byName("tiny-mla").compatibilityHash());
+        assertThat(config.compatibilityHash()).startsWith("tiny-mla@").hasSize("tiny-mla@".length() + 16);
+        assertThat(config.withWeightsSeed(1).compatibilityHash()).isNotEqualTo(config.compatibilityHash());
+        assertThat(ModelConfig.byName("tiny-gqa").compatibilityHash()).isNotEqualTo(config.compatibilityHash());
+    }
+
+    @Test
+    void inconsistentDimsAreRejectedWithTheField()
+    {
+        assertThatThrownBy(() -> new ModelConfig("bad", Architecture.GQA, 259, 256, 4, 8, 3, 32, 0, 0, 0, 0, 0, 512, 1e4f, 1e-5f, 128, 1))
+                .hasMessageContaining("heads 8 must be a multiple of kvHeads 3");
+        assertThatThrownBy(() -> new ModelConfig("bad", Architecture.MLA, 259, 256, 4, 8, 8, 64, 128, 0, 32, 32, 32, 512, 1e4f, 1e-6f, 128, 1))
+                .hasMessageContaining("kvLoraRank must be positive, was 0");
+        assertThatThrownBy(() -> new ModelConfig("bad", Architecture.GQA, 259, 256, 4, 8, 2, 32, 0, 128, 0, 0, 0, 512, 1e4f, 1e-5f, 128, 1))
+                .hasMessageContaining("GQA has no MLA dims");
+    }
+}

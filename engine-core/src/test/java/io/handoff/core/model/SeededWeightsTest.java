@@ -1,0 +1,45 @@
+package io.handoff.core.model;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+class SeededWeightsTest
+{
+    private static final String Q = "model.layers.0.self_attn.q_proj.weight";
+
+    @Test
+    void aTensorDependsOnlyOnSeedAndName()
+    {
+        SeededWeights weights = new SeededWeights(7);
+        float[] first = weights.floats(Q, 64, 32);
+        weights.floats("model.layers.1.self_attn.q_proj.weight", 64, 32);
+        assertThat(new SeededWeights(7).floats(Q, 64, 32)).isEqualTo(first);
+        assertThat(weights.floats("model.layers.1.self_attn.q_proj.weight", 64, 32)).isNotEqualTo(first);
+        assertThat(new SeededWeights(8).floats(Q, 64, 32)).isNotEqualTo(first);
+    }
+
+    @Test
+    void matricesHaveVarianceOneOverFanInAndNormsAreOnes()
+    {
+        float[] matrix = new SeededWeights(7).floats(Q, 256, 64);
+        double sum = 0;
+        double squares = 0;
+        for (float value : matrix) {
+            sum += value;
+            squares += value * value;
+        }
+        assertThat(sum / matrix.length).isCloseTo(0, within(0.01));
+        assertThat(squares / matrix.length).isCloseTo(1.0 / 64, within(0.1 / 64));
+        assertThat(new SeededWeights(7).floats("model.norm.weight", 16)).containsOnly(1f);
+    }
+
+    @Test
+    void rejectsShapesItCannotGenerate()
+    {
+        assertThatThrownBy(() -> new SeededWeights(7).floats(Q, 2, 0))
+                .hasMessageContaining("tensor '" + Q + "': unsupported shape [2, 0]");
+    }
+}
