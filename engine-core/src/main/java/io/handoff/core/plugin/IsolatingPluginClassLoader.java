@@ -53,6 +53,7 @@ final class IsolatingPluginClassLoader
                 || (loaded.getModule().isNamed() && JDK_MODULES.contains(loaded.getModule().getName()))) {
             return loaded;
         }
-        throw new ClassNotFoundException(name + " belongs to the engine, which a plugin sees only through " + SHARED.pattern());
+        throw new ClassNotFoundException(name + " belongs to the engine or its libraries: a plugin sees only the SPI "
+                + "(io.handoff.spi.*), the logging APIs and the JDK; bundle any other library in the plugin JAR");
     }
 }
