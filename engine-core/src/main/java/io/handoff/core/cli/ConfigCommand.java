@@ -26,7 +26,7 @@ final class ConfigCommand
     {
         try (Engine engine = Engine.start(options.source())) {
             PrintWriter out = spec.commandLine().getOut();
-            int width = engine.config().effectiveValues().stream().mapToInt(v -> v.path().length() + v.value().length()).max().orElse(0) + 3;
+            int width = engine.config().effectiveValues().stream().mapToInt(v -> v.path().length() + v.value().length()).max().orElse(0) + 4;
             for (HandoffConfig.EffectiveValue value : engine.config().effectiveValues()) {
                 String assignment = value.path() + " = " + value.value();
                 out.println(assignment + " ".repeat(Math.max(1, width - assignment.length())) + "# " + value.origin());

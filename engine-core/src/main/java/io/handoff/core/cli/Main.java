@@ -47,7 +47,8 @@ public final class Main
     {
         PrintWriter err = commandLine.getErr();
         if (e instanceof InvalidConfigException invalid) {
-            err.println("handoff: invalid configuration: " + invalid.getMessage());
+            err.println("handoff: invalid configuration:");
+            invalid.problems().forEach(problem -> err.println("  " + problem));
         }
         else {
             err.println("handoff " + commandLine.getCommandName() + ": " + e);

@@ -13,6 +13,7 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.PrintWriter;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -66,13 +67,26 @@ final class PluginsCommand
 
     static String toTable(List<PluginEntry> entries)
     {
-        String format = "%-10s %-10s %-8s %-10s %-9s %s%n";
-        StringBuilder table = new StringBuilder(String.format(format, "ID", "KIND", "VERSION", "SOURCE", "AVAILABLE", "CAPABILITIES / REASON"));
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"ID", "KIND", "VERSION", "SOURCE", "AVAILABLE", "CAPABILITIES / REASON"});
         for (PluginEntry entry : entries) {
             String detail = entry.available() ? String.join(", ", entry.capabilities()) : entry.reason();
             String source = entry.builtin() ? "builtin" : shorten(entry.source());
-            table.append(String.format(format, entry.id(), entry.kind(), entry.version(), source,
-                    entry.available() ? "yes" : "no", detail));
+            rows.add(new String[] {entry.id(), entry.kind(), entry.version(), source, entry.available() ? "yes" : "no", detail});
+        }
+        // Columns as wide as their widest cell, so third-party ids and JAR names keep the table aligned.
+        int[] widths = new int[rows.getFirst().length - 1];
+        for (String[] row : rows) {
+            for (int column = 0; column < widths.length; column++) {
+                widths[column] = Math.max(widths[column], row[column].length());
+            }
+        }
+        StringBuilder table = new StringBuilder();
+        for (String[] row : rows) {
+            for (int column = 0; column < widths.length; column++) {
+                table.append(row[column]).append(" ".repeat(widths[column] - row[column].length() + 2));
+            }
+            table.append(row[widths.length]).append('\n');
         }
         return table.toString().stripTrailing();
     }

@@ -44,6 +44,7 @@ final class ConfigValidator
         List<String> warnings = new ArrayList<>();
         List<String> errors = new ArrayList<>();
         Set<String> knownPaths = new TreeSet<>();
+        Set<String> objectsForScalars = new TreeSet<>();
         reference.entrySet().forEach(entry -> knownPaths.add(entry.getKey()));
 
         for (Map.Entry<String, ConfigValue> entry : sorted(user)) {
@@ -59,6 +60,14 @@ final class ConfigValidator
             }
             ConfigValue expected = referenceValue(reference, path);
             if (expected == null) {
+                Optional<String> scalar = scalarAncestor(path, reference);
+                if (scalar.isPresent()) {
+                    // The user wrote { ... } where the reference has a single value: one error per such block.
+                    if (objectsForScalars.add(scalar.get())) {
+                        errors.add(objectForScalar(user, scalar.get(), referenceValue(reference, scalar.get())));
+                    }
+                    continue;
+                }
                 warnings.add(unknownKey(path, value, knownPaths));
                 continue;
             }
@@ -86,6 +95,28 @@ final class ConfigValidator
                     }
                 });
         return message.append(" It is ignored.").toString();
+    }
+
+    /** The closest enclosing path that the reference declares, if it declares a single value there rather than an object. */
+    private static Optional<String> scalarAncestor(String path, Config reference)
+    {
+        String prefix = path;
+        int dot;
+        while ((dot = prefix.lastIndexOf('.')) > 0) {
+            prefix = prefix.substring(0, dot);
+            ConfigValue value = referenceValue(reference, prefix);
+            if (value != null) {
+                return value.valueType() == ConfigValueType.OBJECT ? Optional.empty() : Optional.of(prefix);
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static String objectForScalar(Config user, String path, ConfigValue expected)
+    {
+        ConfigValue value = user.getValue(path);
+        return path + " = " + value.render(ConfigRenderOptions.concise()) + " (from " + ConfigPaths.describeOrigin(value.origin())
+                + "): expected " + describe(expected) + ", not an object" + allowedSuffix(expected.origin().comments());
     }
 
     private static ConfigValue referenceValue(Config reference, String path)
