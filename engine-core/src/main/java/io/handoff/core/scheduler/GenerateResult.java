@@ -1,0 +1,32 @@
+package io.handoff.core.scheduler;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What a request produced. When it is delivered, every page the request held is back in the pool (or
+ * in the prefix cache).
+ *
+ * @param cachedTokens prompt tokens whose KV came from the prefix cache
+ * @param logits the logits each output token was sampled from, if requested
+ * @param queueNanos time from submission to admission
+ * @param firstTokenNanos time from submission to the first output token
+ * @param totalNanos time from submission to the end
+ */
+public record GenerateResult(
+        String rid,
+        int[] outputIds,
+        FinishReason finishReason,
+        Optional<String> error,
+        int promptTokens,
+        int cachedTokens,
+        List<float[]> logits,
+        long queueNanos,
+        long firstTokenNanos,
+        long totalNanos)
+{
+    public GenerateResult
+    {
+        logits = List.copyOf(logits);
+    }
+}

@@ -1,0 +1,97 @@
+package io.handoff.core.scheduler;
+
+import io.handoff.core.prefix.PrefixNode;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A request's state inside the scheduler. Owned by the scheduler thread, except {@link #outputs}: the
+ * compute thread writes output {@code k} while running the step that samples it, and later steps (on
+ * the same compute thread) read it as their input; the scheduler thread reads it only after that step's
+ * fence has completed.
+ */
+final class ScheduledRequest
+{
+    enum Phase
+    {
+        WAITING,
+        RUNNING,
+        /** Finished or aborted, waiting for in-flight steps that still touch its pages. */
+        RELEASING,
+        DONE
+    }
+
+    final GenerateRequest request;
+    final TokenListener listener;
+    final CompletableFuture<GenerateResult> result = new CompletableFuture<>();
+    final long submittedNanos;
+    final int[] outputs;
+    final List<float[]> logits;
+
+    Phase phase = Phase.WAITING;
+    long admittedNanos;
+    long firstTokenNanos;
+    int row = -1;
+    int[] pages = new int[0];
+    PrefixNode lockedPrefix;
+    int cachedTokens;
+    /** Prompt tokens whose KV writes have been scheduled. */
+    int scheduledPromptTokens;
+    /** Prompt tokens whose KV is written (their steps completed). */
+    int computedPromptTokens;
+    /** Output tokens whose sampling has been scheduled. */
+    int scheduledOutputs;
+    /** Output tokens produced (their steps completed). */
+    int producedOutputs;
+    /** The last step that reads or writes this request's pages. */
+    long lastStep = -1;
+    FinishReason finishReason;
+    String error;
+
+    ScheduledRequest(GenerateRequest request, TokenListener listener, long submittedNanos)
+    {
+        this.request = request;
+        this.listener = listener;
+        this.submittedNanos = submittedNanos;
+        this.outputs = new int[request.maxNewTokens()];
+        this.logits = request.returnLogits() ? new ArrayList<>() : List.of();
+    }
+
+    int promptLength()
+    {
+        return request.promptIds().length;
+    }
+
+    /** Positions that ever get KV: the prompt and every output but the last. */
+    int kvPositions()
+    {
+        return promptLength() + request.maxNewTokens() - 1;
+    }
+
+    boolean prefillScheduled()
+    {
+        return scheduledPromptTokens == promptLength();
+    }
+
+    /** Tokens whose KV is final in the pool: what may be cached when the request ends. */
+    int[] tokensWithKv()
+    {
+        int[] tokens = Arrays.copyOf(request.promptIds(), computedPromptTokens + Math.max(0, producedOutputs - 1));
+        if (computedPromptTokens == promptLength()) {
+            System.arraycopy(outputs, 0, tokens, promptLength(), Math.max(0, producedOutputs - 1));
+        }
+        return tokens;
+    }
+
+    GenerateResult toResult(long nowNanos)
+    {
+        return new GenerateResult(request.rid(), Arrays.copyOf(outputs, producedOutputs), finishReason,
+                java.util.Optional.ofNullable(error), promptLength(), cachedTokens, logits,
+                admittedNanos == 0 ? nowNanos - submittedNanos : admittedNanos - submittedNanos,
+                firstTokenNanos == 0 ? 0 : firstTokenNanos - submittedNanos,
+                nowNanos - submittedNanos);
+    }
+}

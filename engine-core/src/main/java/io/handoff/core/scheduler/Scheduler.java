@@ -1,0 +1,553 @@
+package io.handoff.core.scheduler;
+
+import io.handoff.core.fault.FaultInjector;
+import io.handoff.core.fault.FaultPoint;
+import io.handoff.core.kv.KvPool;
+import io.handoff.core.kv.PagePool;
+import io.handoff.core.kv.ReqToTokenTable;
+import io.handoff.core.model.ByteTokenizer;
+import io.handoff.core.model.ForwardBatch;
+import io.handoff.core.model.Sampler;
+import io.handoff.core.model.Transformer;
+import io.handoff.core.prefix.PrefixCache;
+import io.handoff.core.prefix.PrefixInsert;
+import io.handoff.core.prefix.PrefixMatch;
+import io.handoff.spi.attention.AttentionBackend;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Continuous batching with chunked prefill over one model, one KV pool and one prefix cache.
+ *
+ * <p>One scheduler thread owns every request's state, the page pool, {@code req_to_token} and the prefix
+ * cache; forward steps run on the {@link ComputeStream}. In overlap mode step {@code k+1} is scheduled
+ * while step {@code k} still runs; a decode whose input token step {@code k} is still sampling reads it on
+ * the compute thread, which runs steps in order.
+ *
+ * <p>Admission reserves every page a request can need (prompt plus {@code max_new_tokens}), less what
+ * the prefix cache already holds, so running requests never run out of pages and nothing is ever
+ * preempted. A finished or aborted request's pages return only after the last step that touches them
+ * has completed, and its result is delivered after that.
+ */
+public final class Scheduler
+        implements AutoCloseable
+{
+    private static final Logger log = LogManager.getLogger(Scheduler.class);
+    private static final Duration STEP_TIMEOUT = Duration.ofMinutes(10);
+
+    private sealed interface Command
+            permits Submit, Abort, Shutdown {}
+
+    private record Submit(ScheduledRequest request) implements Command {}
+
+    private record Abort(String rid) implements Command {}
+
+    private record Shutdown() implements Command {}
+
+    private record InFlight(StepPlan plan, Fence fence) {}
+
+    private final SchedulerConfig config;
+    private final Transformer model;
+    private final KvPool kv;
+    private final PagePool pagePool;
+    private final ReqToTokenTable reqToToken;
+    private final PrefixCache prefixCache;
+    private final AttentionBackend attention;
+    private final FaultInjector faults;
+    private final ComputeStream stream;
+    private final Thread thread;
+    private final LinkedBlockingQueue<Command> inbox = new LinkedBlockingQueue<>();
+    private final AtomicInteger queued = new AtomicInteger();
+    private volatile boolean accepting = true;
+    private volatile SchedulerStats stats;
+
+    // Scheduler-thread state.
+    private final Deque<ScheduledRequest> waiting = new ArrayDeque<>();
+    private final List<ScheduledRequest> running = new ArrayList<>();
+    private final List<ScheduledRequest> releasing = new ArrayList<>();
+    private final Deque<InFlight> inFlight = new ArrayDeque<>();
+    private long nextStep;
+    private long completedStep = -1;
+    private long promptTokens;
+    private long cachedPromptTokens;
+    private long generatedTokens;
+    private long finishedRequests;
+
+    public Scheduler(SchedulerConfig config, Transformer model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
+            FaultInjector faults)
+    {
+        this.config = requireNonNull(config, "config is null");
+        this.model = requireNonNull(model, "model is null");
+        this.kv = requireNonNull(kv, "kv is null");
+        this.pagePool = kv.pagePool();
+        this.prefixCache = requireNonNull(prefixCache, "prefixCache is null");
+        this.attention = requireNonNull(attention, "attention is null");
+        this.faults = requireNonNull(faults, "faults is null");
+        int pageSize = kv.geometry().pageSize();
+        if (config.chunkedPrefillSize() < pageSize) {
+            throw new IllegalArgumentException("chunked-prefill-size " + config.chunkedPrefillSize() + " is smaller than the page size "
+                    + pageSize + ": non-last chunks are page-aligned, so a chunk must hold at least one page");
+        }
+        this.reqToToken = new ReqToTokenTable(config.maxRunningRequests(), model.config().maxContext(), pageSize);
+        this.stream = new ComputeStream("handoff-compute");
+        this.stats = snapshot();
+        this.thread = Thread.ofPlatform().name("handoff-scheduler").daemon().unstarted(this::loop);
+        thread.start();
+    }
+
+    /**
+     * Queues a request. Throws {@link RequestRejectedException} at once when it can never run (too long
+     * for the context or the pool), when the waiting queue is full, or when the scheduler is shutting down.
+     */
+    public RequestHandle submit(GenerateRequest request, TokenListener listener)
+    {
+        requireNonNull(request, "request is null");
+        requireNonNull(listener, "listener is null");
+        validate(request);
+        if (!accepting) {
+            throw new RequestRejectedException(RequestRejectedException.Kind.SHUTTING_DOWN, "the engine is shutting down");
+        }
+        if (queued.incrementAndGet() > config.maxQueuedRequests()) {
+            queued.decrementAndGet();
+            throw new RequestRejectedException(RequestRejectedException.Kind.OVERLOADED,
+                    "the waiting queue is full (" + config.maxQueuedRequests() + " requests): retry later");
+        }
+        ScheduledRequest scheduled = new ScheduledRequest(request, listener, System.nanoTime());
+        inbox.add(new Submit(scheduled));
+        return new RequestHandle(request.rid(), scheduled.result);
+    }
+
+    private void validate(GenerateRequest request)
+    {
+        int vocab = model.config().vocabSize();
+        for (int id : request.promptIds()) {
+            if (id < 0 || id >= vocab) {
+                throw new RequestRejectedException(RequestRejectedException.Kind.INVALID,
+                        "token id " + id + " is outside the vocabulary [0, " + vocab + ")");
+            }
+        }
+        int context = model.config().maxContext();
+        long needed = (long) request.promptIds().length + request.maxNewTokens();
+        if (needed > context) {
+            throw new RequestRejectedException(RequestRejectedException.Kind.INVALID, "prompt (" + request.promptIds().length
+                    + " tokens) + max_new_tokens (" + request.maxNewTokens() + ") = " + needed + " exceeds the model's context of " + context);
+        }
+        int pages = pagesFor(request.promptIds().length + request.maxNewTokens() - 1);
+        if (pages > pagePool.totalPages()) {
+            throw new RequestRejectedException(RequestRejectedException.Kind.INVALID, "the request needs " + pages
+                    + " KV pages but the pool has " + pagePool.totalPages() + ": shorten it or enlarge handoff.kv.pool-pages");
+        }
+    }
+
+    /** Aborts a request in any phase; unknown or finished ids are ignored. Its result reports {@link FinishReason#ABORT}. */
+    public void abort(String rid)
+    {
+        inbox.add(new Abort(requireNonNull(rid, "rid is null")));
+    }
+
+    public SchedulerStats stats()
+    {
+        return stats;
+    }
+
+    public int pageSize()
+    {
+        return kv.geometry().pageSize();
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // The loop.
+
+    private void loop()
+    {
+        boolean shuttingDown = false;
+        while (true) {
+            try {
+                boolean idle = waiting.isEmpty() && running.isEmpty() && inFlight.isEmpty() && releasing.isEmpty();
+                Command command = idle ? inbox.take() : inbox.poll();
+                while (command != null) {
+                    shuttingDown |= handle(command);
+                    command = inbox.poll();
+                }
+                if (shuttingDown && running.isEmpty() && waiting.isEmpty() && inFlight.isEmpty() && releasing.isEmpty()) {
+                    stats = snapshot();
+                    return;
+                }
+                StepPlan plan = null;
+                if (!running.isEmpty() || !waiting.isEmpty()) {
+                    faults.hit(FaultPoint.SCHEDULER_BEFORE_STEP, nextStep, 0);
+                    admit();
+                    plan = schedule();
+                }
+                if (plan != null) {
+                    StepPlan submitted = plan;
+                    inFlight.add(new InFlight(plan, stream.submit(plan.step(), () -> execute(submitted))));
+                }
+                int keep = plan != null && config.overlap() ? 1 : 0;
+                while (inFlight.size() > keep) {
+                    complete(inFlight.poll());
+                }
+                releaseFinished();
+                stats = snapshot();
+                if (plan == null && inFlight.isEmpty() && !waiting.isEmpty()) {
+                    // Nothing can run until pages come back (e.g. quarantined ones); wait for a command instead of spinning.
+                    Command next = inbox.poll(5, TimeUnit.MILLISECONDS);
+                    if (next != null) {
+                        shuttingDown |= handle(next);
+                    }
+                }
+            }
+            catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            catch (RuntimeException | Error e) {
+                log.error("scheduler loop failed; failing every running request", e);
+                failAll("scheduler failure: " + e);
+            }
+        }
+    }
+
+    private boolean handle(Command command)
+    {
+        switch (command) {
+            case Submit submit -> waiting.add(submit.request());
+            case Abort abort -> abortRequest(abort.rid());
+            case Shutdown ignored -> {
+                for (ScheduledRequest request : List.copyOf(waiting)) {
+                    abortRequest(request.request.rid());
+                }
+                for (ScheduledRequest request : List.copyOf(running)) {
+                    finish(request, FinishReason.ABORT, "the engine shut down");
+                }
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void abortRequest(String rid)
+    {
+        for (Iterator<ScheduledRequest> it = waiting.iterator(); it.hasNext(); ) {
+            ScheduledRequest request = it.next();
+            if (request.request.rid().equals(rid)) {
+                it.remove();
+                queued.decrementAndGet();
+                request.finishReason = FinishReason.ABORT;
+                request.phase = ScheduledRequest.Phase.DONE;
+                request.result.complete(request.toResult(System.nanoTime()));
+                return;
+            }
+        }
+        for (ScheduledRequest request : List.copyOf(running)) {
+            if (request.request.rid().equals(rid)) {
+                finish(request, FinishReason.ABORT, null);
+                return;
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Admission and scheduling (scheduler thread).
+
+    private void admit()
+    {
+        while (!waiting.isEmpty() && running.size() < config.maxRunningRequests()) {
+            ScheduledRequest request = waiting.peek();
+            int[] prompt = request.request.promptIds();
+            // Leave at least one prompt token to compute: its logits give the first output token.
+            PrefixMatch match = prefixCache.match(prompt, prompt.length - 1);
+            pagePool.retain(match.pages());
+            prefixCache.lock(match.node());
+            int needed = pagesFor(request.kvPositions()) - match.pageCount();
+            if (pagePool.freePages() < needed) {
+                prefixCache.evictUntilFree(needed);
+            }
+            Optional<int[]> fresh = pagePool.freePages() >= needed ? pagePool.allocate(needed) : Optional.empty();
+            if (fresh.isEmpty()) {
+                prefixCache.unlock(match.node());
+                pagePool.release(match.pages());
+                return; // first come, first served: later requests wait behind this one
+            }
+            waiting.poll();
+            queued.decrementAndGet();
+            int[] pages = Arrays.copyOf(match.pages(), match.pageCount() + needed);
+            System.arraycopy(fresh.get(), 0, pages, match.pageCount(), needed);
+            request.row = reqToToken.allocateRow().orElseThrow(() -> new IllegalStateException("no free req_to_token row"));
+            reqToToken.mapPages(request.row, 0, request.kvPositions(), pages);
+            request.pages = pages;
+            request.lockedPrefix = match.node();
+            request.cachedTokens = match.length();
+            request.scheduledPromptTokens = match.length();
+            request.computedPromptTokens = match.length();
+            request.admittedNanos = System.nanoTime();
+            request.phase = ScheduledRequest.Phase.RUNNING;
+            promptTokens += prompt.length;
+            cachedPromptTokens += match.length();
+            running.add(request);
+        }
+    }
+
+    private StepPlan schedule()
+    {
+        long step = nextStep;
+        List<StepPlan.Decode> decodes = new ArrayList<>();
+        for (ScheduledRequest request : running) {
+            if (request.prefillScheduled() && request.scheduledOutputs >= 1 && request.scheduledOutputs < request.request.maxNewTokens()) {
+                int index = request.scheduledOutputs;
+                int position = request.promptLength() + index - 1;
+                decodes.add(new StepPlan.Decode(request, index, position, reqToToken.read(request.row, position + 1)));
+                request.scheduledOutputs++;
+                request.lastStep = step;
+            }
+        }
+        List<StepPlan.Chunk> chunks = new ArrayList<>();
+        int budget = config.chunkedPrefillSize();
+        int pageSize = pageSize();
+        for (ScheduledRequest request : running) {
+            if (request.prefillScheduled() || budget == 0) {
+                continue;
+            }
+            int from = request.scheduledPromptTokens;
+            int remaining = request.promptLength() - from;
+            int length = Math.min(remaining, budget);
+            if (length < remaining) {
+                // Non-last chunks end on a page boundary, so every chunk's pages are whole (what transfers send).
+                length -= (from + length) % pageSize;
+            }
+            if (length <= 0) {
+                break;
+            }
+            int to = from + length;
+            boolean last = to == request.promptLength();
+            chunks.add(new StepPlan.Chunk(request, from, to, reqToToken.read(request.row, to), last));
+            request.scheduledPromptTokens = to;
+            if (last) {
+                request.scheduledOutputs = 1;
+            }
+            request.lastStep = step;
+            budget -= length;
+        }
+        if (chunks.isEmpty() && decodes.isEmpty()) {
+            return null;
+        }
+        nextStep++;
+        return new StepPlan(step, chunks, decodes);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Execution (compute thread).
+
+    private void execute(StepPlan plan)
+    {
+        ForwardBatch.Builder builder = ForwardBatch.builder();
+        for (StepPlan.Chunk chunk : plan.chunks()) {
+            builder.extend(Arrays.copyOfRange(chunk.request().request.promptIds(), chunk.from(), chunk.to()), chunk.from(), chunk.slots());
+        }
+        for (StepPlan.Decode decode : plan.decodes()) {
+            builder.decode(decode.request().outputs[decode.index() - 1], decode.position(), decode.slots());
+        }
+        ForwardBatch batch = builder.build(attention::numKvSplits);
+        long step = plan.step();
+        float[][] logits = model.forward(batch, kv.view(), attention, layer -> faults.hit(FaultPoint.FORWARD_AFTER_LAYER, step, layer));
+        int row = 0;
+        for (StepPlan.Chunk chunk : plan.chunks()) {
+            if (chunk.last()) {
+                sample(chunk.request(), 0, logits[row]);
+            }
+            row++;
+        }
+        for (StepPlan.Decode decode : plan.decodes()) {
+            sample(decode.request(), decode.index(), logits[row++]);
+        }
+    }
+
+    private static void sample(ScheduledRequest request, int index, float[] logits)
+    {
+        request.outputs[index] = Sampler.sample(logits, request.request.sampling(), index);
+        if (request.request.returnLogits()) {
+            synchronized (request.logits) {
+                while (request.logits.size() <= index) {
+                    request.logits.add(null);
+                }
+                request.logits.set(index, logits.clone());
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Completion (scheduler thread).
+
+    private void complete(InFlight step)
+    {
+        StepPlan plan = step.plan();
+        try {
+            step.fence().await(STEP_TIMEOUT);
+        }
+        catch (TimeoutException | RuntimeException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            log.error("step {} failed; failing its requests", plan.step(), cause);
+            completedStep = plan.step();
+            for (StepPlan.Chunk chunk : plan.chunks()) {
+                finish(chunk.request(), FinishReason.ERROR, "forward step failed: " + cause);
+            }
+            for (StepPlan.Decode decode : plan.decodes()) {
+                finish(decode.request(), FinishReason.ERROR, "forward step failed: " + cause);
+            }
+            return;
+        }
+        completedStep = plan.step();
+        for (StepPlan.Chunk chunk : plan.chunks()) {
+            ScheduledRequest request = chunk.request();
+            if (request.phase != ScheduledRequest.Phase.RUNNING) {
+                continue;
+            }
+            request.computedPromptTokens = chunk.to();
+            if (chunk.last()) {
+                produced(request, 0);
+            }
+        }
+        for (StepPlan.Decode decode : plan.decodes()) {
+            if (decode.request().phase == ScheduledRequest.Phase.RUNNING) {
+                produced(decode.request(), decode.index());
+            }
+        }
+    }
+
+    private void produced(ScheduledRequest request, int index)
+    {
+        int token = request.outputs[index];
+        request.producedOutputs = index + 1;
+        generatedTokens++;
+        if (index == 0) {
+            request.firstTokenNanos = System.nanoTime();
+        }
+        try {
+            request.listener.onToken(index, token);
+        }
+        catch (RuntimeException e) {
+            log.warn("token listener of request {} failed; aborting it", request.request.rid(), e);
+            finish(request, FinishReason.ABORT, "its token listener failed: " + e);
+            return;
+        }
+        boolean stop = request.request.stopTokenIds().contains(token) || (token == ByteTokenizer.EOS && !request.request.ignoreEos());
+        if (stop) {
+            finish(request, FinishReason.STOP, null);
+        }
+        else if (request.producedOutputs == request.request.maxNewTokens()) {
+            finish(request, FinishReason.LENGTH, null);
+        }
+    }
+
+    private void finish(ScheduledRequest request, FinishReason reason, String error)
+    {
+        if (request.phase != ScheduledRequest.Phase.RUNNING) {
+            return;
+        }
+        request.finishReason = reason;
+        request.error = error;
+        request.phase = ScheduledRequest.Phase.RELEASING;
+        running.remove(request);
+        releasing.add(request);
+    }
+
+    /** Returns the pages of finished requests no in-flight step touches any more, then delivers their results. */
+    private void releaseFinished()
+    {
+        for (Iterator<ScheduledRequest> it = releasing.iterator(); it.hasNext(); ) {
+            ScheduledRequest request = it.next();
+            if (request.lastStep > completedStep) {
+                continue;
+            }
+            it.remove();
+            release(request);
+            request.phase = ScheduledRequest.Phase.DONE;
+            finishedRequests++;
+            request.result.complete(request.toResult(System.nanoTime()));
+        }
+    }
+
+    private void release(ScheduledRequest request)
+    {
+        if (request.finishReason != FinishReason.ERROR) {
+            // What this request computed becomes a prefix other requests can reuse.
+            int[] tokens = request.tokensWithKv();
+            PrefixInsert inserted = prefixCache.insert(tokens, tokens.length, request.pages);
+            if (inserted.duplicates().length > 0) {
+                log.trace("request {}: {} pages duplicated cached ones", request.request.rid(), inserted.duplicates().length);
+            }
+        }
+        prefixCache.unlock(request.lockedPrefix);
+        pagePool.release(request.pages);
+        reqToToken.freeRow(request.row);
+        request.pages = new int[0];
+    }
+
+    private void failAll(String reason)
+    {
+        for (ScheduledRequest request : List.copyOf(running)) {
+            finish(request, FinishReason.ERROR, reason);
+        }
+        while (!inFlight.isEmpty()) {
+            InFlight step = inFlight.poll();
+            try {
+                step.fence().await(STEP_TIMEOUT);
+            }
+            catch (TimeoutException | RuntimeException ignored) {
+                // failed steps have nothing left to wait for
+            }
+            completedStep = step.plan().step();
+        }
+        releaseFinished();
+    }
+
+    private int pagesFor(int positions)
+    {
+        return Math.ceilDiv(Math.max(positions, 1), pageSize());
+    }
+
+    private SchedulerStats snapshot()
+    {
+        return new SchedulerStats(running.size(), waiting.size() + Math.max(0, queued.get() - waiting.size()),
+                pagePool.accounting(), prefixCache.cachedPages(), nextStep, promptTokens, cachedPromptTokens, generatedTokens, finishedRequests);
+    }
+
+    /** Pages the scheduler's state accounts for, for invariant checks: owned by requests or cached. */
+    public void checkInvariants()
+    {
+        pagePool.checkInvariants();
+    }
+
+    /**
+     * Stops admitting, aborts waiting and running requests, waits for in-flight steps, and returns every
+     * page. Results of aborted requests report {@link FinishReason#ABORT}.
+     */
+    @Override
+    public void close()
+    {
+        accepting = false;
+        inbox.add(new Shutdown());
+        try {
+            thread.join(Duration.ofMinutes(1));
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        stream.close();
+    }
+}

@@ -1,0 +1,21 @@
+package io.handoff.core.scheduler;
+
+/**
+ * How the scheduler batches.
+ *
+ * @param maxRunningRequests requests admitted at once (each holds a req_to_token row and its pages)
+ * @param chunkedPrefillSize prompt tokens per step across all requests; non-last chunks are page-aligned
+ * @param maxQueuedRequests requests waiting for admission beyond which new ones are refused
+ * @param overlap schedule step k+1 on the CPU while step k runs on the compute stream
+ * @param threads compute threads of the model's kernels
+ */
+public record SchedulerConfig(int maxRunningRequests, int chunkedPrefillSize, int maxQueuedRequests, boolean overlap, int threads)
+{
+    public SchedulerConfig
+    {
+        if (maxRunningRequests < 1 || chunkedPrefillSize < 1 || maxQueuedRequests < 0 || threads < 1) {
+            throw new IllegalArgumentException("bad scheduler config: running=" + maxRunningRequests + " chunk=" + chunkedPrefillSize
+                    + " queued=" + maxQueuedRequests + " threads=" + threads);
+        }
+    }
+}
