@@ -1,6 +1,7 @@
 /** Built-in attention backend "triton". */
 module handoff.plugin.triton {
     requires handoff.core;
+    requires jdk.incubator.vector;
 
     provides io.handoff.spi.attention.AttentionBackendProvider with io.handoff.plugin.triton.TritonProvider;
 }

@@ -6,16 +6,33 @@ import io.handoff.spi.attention.AttentionBackend;
 import io.handoff.spi.attention.AttentionBackendProvider;
 import io.handoff.spi.attention.AttentionCapabilities;
 import io.handoff.spi.attention.AttentionGeometry;
-import io.handoff.spi.attention.KvDtype;
 import io.handoff.spi.attention.KvCacheView;
+import io.handoff.spi.attention.KvDtype;
 import io.handoff.spi.attention.KvLayout;
 
 import java.util.EnumSet;
 
-/** Attention backend "triton": two-stage split-KV flash-decoding over paged KV, MLA and GQA. */
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Attention backend "triton": two-stage split-KV flash-decoding and tiled extend over paged KV, for
+ * MLA (absorbed: one latent KV head, V is the latent prefix of the key row), GQA and MHA, with F32 or
+ * BF16 KV. Pure Java on the Vector API.
+ *
+ * <p>Splits: {@code num_kv_splits(seq_len) = ceil(seq_len / 256)}, split {@code k} holding positions
+ * {@code [256k, 256(k+1))}; extend tiles use the same boundaries. Results are deterministic and batch-
+ * and chunk-invariant to the bit, and decode of position {@code p} equals extend of position {@code p}.
+ * Against {@link io.handoff.spi.attention.ReferenceAttention} (double precision) the tests bound the
+ * max absolute error by {@code 2e-6} for F32 and BF16 KV alike (both read the same BF16 values), for
+ * KV in [-1, 1] and queries in [-2, 2]. The KV pool must be readable from any thread
+ * (a shared or global arena): splits run on the fork-join pool.
+ */
 public final class TritonProvider
         implements AttentionBackendProvider
 {
+    private static final AttentionCapabilities CAPABILITIES = new AttentionCapabilities(
+            EnumSet.of(KvLayout.MHA, KvLayout.GQA, KvLayout.MLA), 1, 256, EnumSet.of(KvDtype.F32, KvDtype.BF16), true, true);
+
     @Override
     public String id()
     {
@@ -25,25 +42,60 @@ public final class TritonProvider
     @Override
     public String description()
     {
-        return "split-KV flash-decoding (kv_indptr / kv_indices / num_kv_splits) and extend attention";
+        return "split-KV flash-decoding (kv_indptr / kv_indices / num_kv_splits = ceil(seq_len / 256)) and extend attention";
     }
 
     @Override
     public AttentionCapabilities capabilities(PluginSettings settings)
     {
-        return new AttentionCapabilities(EnumSet.of(KvLayout.MLA, KvLayout.GQA), 1, 256,
-                EnumSet.of(KvDtype.F32, KvDtype.BF16), true, true);
+        return CAPABILITIES;
     }
 
     @Override
     public Availability availability(PluginSettings settings)
     {
-        return Availability.unavailable("the triton kernels are not implemented in this version of Handoff");
+        try {
+            Class.forName("jdk.incubator.vector.FloatVector", false, TritonProvider.class.getClassLoader());
+            return Availability.AVAILABLE;
+        }
+        catch (ClassNotFoundException | LinkageError e) {
+            return Availability.unavailable("the Vector API (module jdk.incubator.vector) is not in this JVM: start it with --add-modules jdk.incubator.vector");
+        }
     }
 
     @Override
     public AttentionBackend create(AttentionGeometry geometry, KvCacheView kv, PluginSettings settings)
     {
-        throw new UnsupportedOperationException(availability(settings).reason());
+        requireNonNull(geometry, "geometry is null");
+        requireNonNull(kv, "kv is null");
+        if (!CAPABILITIES.layouts().contains(geometry.layout())) {
+            throw new IllegalArgumentException("attention backend 'triton' does not support the " + geometry.layout() + " layout; it supports MHA, GQA and MLA");
+        }
+        if (kv.pageSize() < CAPABILITIES.minPageSize() || kv.pageSize() > CAPABILITIES.maxPageSize()) {
+            throw new IllegalArgumentException("attention backend 'triton' supports page sizes " + CAPABILITIES.minPageSize() + ".."
+                    + CAPABILITIES.maxPageSize() + ", not " + kv.pageSize() + ": choose a page size in that range");
+        }
+        if (!CAPABILITIES.dtypes().contains(kv.dtype())) {
+            throw new IllegalArgumentException("attention backend 'triton' does not support KV dtype " + kv.dtype());
+        }
+        if (kv.keyRowElements() != geometry.keyRowElements()) {
+            throw new IllegalArgumentException("the KV pool's key rows have " + kv.keyRowElements() + " elements but the geometry needs "
+                    + geometry.numKvHeads() + " KV heads x " + geometry.qkDim() + " = " + geometry.keyRowElements());
+        }
+        if (kv.valueRowElements() != geometry.valueRowElements()) {
+            throw new IllegalArgumentException("the KV pool's value rows have " + kv.valueRowElements() + " elements but the geometry needs "
+                    + geometry.numKvHeads() + " KV heads x " + geometry.vDim() + " = " + geometry.valueRowElements());
+        }
+        boolean mla = geometry.layout() == KvLayout.MLA;
+        if (kv.valuesInKeyRow() != mla) {
+            throw new IllegalArgumentException(mla
+                    ? "MLA needs a KV pool whose values are the latent prefix of the key row (valuesInKeyRow), but this pool stores V separately"
+                    : geometry.layout() + " needs a KV pool with a separate value region, but this pool keeps V inside the key row");
+        }
+        Availability availability = availability(settings);
+        if (!availability.available()) {
+            throw new IllegalStateException(availability.reason());
+        }
+        return new TritonAttention(geometry, kv);
     }
 }

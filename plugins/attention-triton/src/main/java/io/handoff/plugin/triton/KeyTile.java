@@ -1,0 +1,92 @@
+package io.handoff.plugin.triton;
+
+import io.handoff.spi.attention.KvCacheView;
+import io.handoff.spi.attention.KvDtype;
+import io.handoff.spi.attention.KvRows;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/**
+ * One thread's copy of the K and V rows of one split (decode) or tile (extend) for one KV head, as
+ * floats. Loading gives exactly the values {@link KvRows#load} gives: F32 is a plain copy and BF16 is
+ * widened by a shift, vectorised eight elements at a time.
+ */
+final class KeyTile
+{
+    private static final VectorSpecies<Short> BF16_LANES = ShortVector.SPECIES_128;
+    private static final VectorSpecies<Integer> WIDE_LANES = IntVector.SPECIES_256;
+    private static final ValueLayout.OfShort BF16 = ValueLayout.JAVA_SHORT_UNALIGNED;
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED;
+
+    final int qkDim;
+    final int vDim;
+    /** {@code [rows][qkDim]}. */
+    final float[] keys;
+    /** {@code [rows][valueStride]}: the key array itself when V is the latent prefix of the key row (MLA). */
+    final float[] values;
+    final int valueStride;
+    /** Scores of the current query head against the loaded rows. */
+    final float[] scores;
+
+    private final KvCacheView kv;
+    private final boolean valuesInKeyRow;
+
+    KeyTile(KvCacheView kv, int rows, int qkDim, int vDim)
+    {
+        this.kv = kv;
+        this.qkDim = qkDim;
+        this.vDim = vDim;
+        this.valuesInKeyRow = kv.valuesInKeyRow();
+        this.keys = new float[rows * qkDim];
+        this.values = valuesInKeyRow ? keys : new float[rows * vDim];
+        this.valueStride = valuesInKeyRow ? qkDim : vDim;
+        this.scores = new float[rows];
+    }
+
+    /** Loads positions {@code from .. to-1} of the sequence whose slots start at {@code kvIndices[kvStart]}. */
+    void load(int layer, int[] kvIndices, int kvStart, int from, int to, int kvHead)
+    {
+        KvDtype dtype = kv.dtype();
+        MemorySegment keyRegion = kv.keys(layer);
+        long keyRowBytes = kv.keyRowBytes();
+        long keyHeadBytes = (long) kvHead * qkDim * dtype.bytes();
+        for (int t = from; t < to; t++) {
+            long slot = kvIndices[kvStart + t];
+            loadRow(keyRegion, slot * keyRowBytes + keyHeadBytes, dtype, keys, (t - from) * qkDim, qkDim);
+        }
+        if (valuesInKeyRow) {
+            return;
+        }
+        MemorySegment valueRegion = kv.values(layer);
+        long valueRowBytes = kv.valueRowBytes();
+        long valueHeadBytes = (long) kvHead * vDim * dtype.bytes();
+        for (int t = from; t < to; t++) {
+            long slot = kvIndices[kvStart + t];
+            loadRow(valueRegion, slot * valueRowBytes + valueHeadBytes, dtype, values, (t - from) * vDim, vDim);
+        }
+    }
+
+    static void loadRow(MemorySegment region, long byteOffset, KvDtype dtype, float[] dst, int dstOffset, int count)
+    {
+        if (dtype == KvDtype.F32) {
+            MemorySegment.copy(region, F32, byteOffset, dst, dstOffset, count);
+            return;
+        }
+        // BF16 is the upper half of an F32: widen each 16-bit pattern and shift it into place.
+        int i = 0;
+        for (int bound = BF16_LANES.loopBound(count); i < bound; i += BF16_LANES.length()) {
+            ShortVector halves = ShortVector.fromMemorySegment(BF16_LANES, region, byteOffset + 2L * i, ByteOrder.nativeOrder());
+            IntVector widened = (IntVector) halves.convertShape(VectorOperators.S2I, WIDE_LANES, 0);
+            widened.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(dst, dstOffset + i);
+        }
+        for (; i < count; i++) {
+            dst[dstOffset + i] = KvRows.bf16ToFloat(region.get(BF16, byteOffset + 2L * i));
+        }
+    }
+}
