@@ -1,0 +1,158 @@
+package io.handoff.core.runtime;
+
+import com.typesafe.config.Config;
+import io.handoff.core.fault.FaultInjector;
+import io.handoff.core.kv.KvGeometry;
+import io.handoff.core.kv.KvPool;
+import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.SeededWeights;
+import io.handoff.core.model.Transformer;
+import io.handoff.core.plugin.PluginEntry;
+import io.handoff.core.plugin.PluginRegistry;
+import io.handoff.core.prefix.ChunkCache;
+import io.handoff.core.prefix.PrefixCache;
+import io.handoff.core.prefix.RadixCache;
+import io.handoff.core.scheduler.Scheduler;
+import io.handoff.core.scheduler.SchedulerConfig;
+import io.handoff.spi.PluginSettings;
+import io.handoff.spi.attention.AttentionBackend;
+import io.handoff.spi.attention.AttentionBackendProvider;
+import io.handoff.spi.attention.AttentionCapabilities;
+import io.handoff.spi.attention.AttentionGeometry;
+import io.handoff.spi.attention.KvDtype;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * One process's compute path, built from the configuration: the model, the KV pool, the prefix cache,
+ * the attention backend chosen among the plugins (checked against the model's layout, the page size and
+ * the dtype before anything runs), and the scheduler that drives them.
+ */
+public final class ComputeEngine
+        implements AutoCloseable
+{
+    private static final Logger log = LogManager.getLogger(ComputeEngine.class);
+
+    private final ModelConfig model;
+    private final String attentionId;
+    private final KvPool kv;
+    private final Transformer transformer;
+    private final Scheduler scheduler;
+
+    private ComputeEngine(ModelConfig model, String attentionId, KvPool kv, Transformer transformer, Scheduler scheduler)
+    {
+        this.model = model;
+        this.attentionId = attentionId;
+        this.kv = kv;
+        this.transformer = transformer;
+        this.scheduler = scheduler;
+    }
+
+    public static ComputeEngine create(Engine engine, FaultInjector faults)
+    {
+        requireNonNull(engine, "engine is null");
+        Config config = engine.config().config();
+        ModelConfig model = ModelConfig.byName(config.getString("handoff.model.name"));
+        int pageSize = config.getInt("handoff.kv.page-size");
+        KvDtype dtype = KvDtype.valueOf(config.getString("handoff.kv.dtype").toUpperCase(Locale.ROOT));
+        String attentionId = config.getString("handoff.attention.backend");
+        AttentionGeometry geometry = model.attentionGeometry();
+        AttentionBackendProvider provider = attentionProvider(engine.plugins(), attentionId, geometry, pageSize, dtype,
+                engine.config().pluginSettings(attentionId));
+
+        int threads = config.getInt("handoff.scheduler.threads");
+        SchedulerConfig schedulerConfig = new SchedulerConfig(
+                config.getInt("handoff.scheduler.max-running-requests"),
+                config.getInt("handoff.scheduler.chunked-prefill-size"),
+                config.getInt("handoff.scheduler.max-queued-requests"),
+                config.getBoolean("handoff.scheduler.overlap"),
+                threads == 0 ? Runtime.getRuntime().availableProcessors() : threads);
+
+        KvGeometry kvGeometry = KvGeometry.of(geometry, model.layers(), dtype, pageSize);
+        KvPool kv = KvPool.allocate(kvGeometry, config.getInt("handoff.kv.pool-pages"));
+        Transformer transformer = null;
+        try {
+            PluginSettings settings = engine.config().pluginSettings(attentionId);
+            PluginEntry entry = engine.plugins().find(attentionId).orElseThrow();
+            AttentionBackend attention = PluginRegistry.inContext(engine.plugins().loaderOf(entry),
+                    () -> provider.create(geometry, kv.view(), settings));
+            transformer = new Transformer(model, new SeededWeights(model.weightsSeed()), schedulerConfig.threads());
+            PrefixCache prefixCache = config.getBoolean("handoff.scheduler.prefix-cache")
+                    ? new RadixCache(pageSize, kv.pagePool())
+                    : new ChunkCache(pageSize);
+            Scheduler scheduler = new Scheduler(schedulerConfig, transformer, kv, prefixCache, attention, faults);
+            log.info("model {} ({}), attention {}, KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}",
+                    model.name(), model.architecture(), attentionId, kv.pages(), pageSize, kv.footprintBytes() >> 20,
+                    dtype, schedulerConfig.threads(), schedulerConfig.overlap());
+            return new ComputeEngine(model, attentionId, kv, transformer, scheduler);
+        }
+        catch (Exception e) {
+            if (transformer != null) {
+                transformer.close();
+            }
+            kv.close();
+            if (e instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new IllegalStateException("attention backend '" + attentionId + "' failed to start: " + e, e);
+        }
+    }
+
+    private static AttentionBackendProvider attentionProvider(PluginRegistry plugins, String id, AttentionGeometry geometry,
+            int pageSize, KvDtype dtype, PluginSettings settings)
+    {
+        String known = plugins.entries().stream()
+                .filter(e -> e.kind().equals("attention") && e.available())
+                .map(PluginEntry::id)
+                .collect(Collectors.joining(", "));
+        PluginEntry entry = plugins.find(id).orElseThrow(() -> new IllegalArgumentException(
+                "no attention backend '" + id + "' (handoff.attention.backend); available: " + known));
+        if (!entry.kind().equals("attention")) {
+            throw new IllegalArgumentException("plugin '" + id + "' is a " + entry.kind() + " plugin, not an attention backend; available: " + known);
+        }
+        if (!entry.available()) {
+            throw new IllegalArgumentException("attention backend '" + id + "' is unavailable: " + entry.reason());
+        }
+        AttentionBackendProvider provider = (AttentionBackendProvider) entry.provider().orElseThrow();
+        AttentionCapabilities capabilities = provider.capabilities(settings);
+        if (!capabilities.supports(geometry.layout(), pageSize, dtype)) {
+            throw new IllegalArgumentException("attention backend '" + id + "' does not support the " + geometry.layout()
+                    + " layout with page size " + pageSize + " and " + dtype + " (it declares " + capabilities.names()
+                    + "); choose another backend (" + known + ") or model");
+        }
+        return provider;
+    }
+
+    public ModelConfig model()
+    {
+        return model;
+    }
+
+    public String attentionId()
+    {
+        return attentionId;
+    }
+
+    public Scheduler scheduler()
+    {
+        return scheduler;
+    }
+
+    public KvPool kv()
+    {
+        return kv;
+    }
+
+    @Override
+    public void close()
+    {
+        scheduler.close();
+        transformer.close();
+        kv.close();
+    }
+}
