@@ -18,7 +18,7 @@ import static java.util.Objects.requireNonNull;
  * of pages is not an error: {@link #allocate} returns empty.
  *
  * <p>The scheduler thread drives it, but transfer threads quarantine and release pages, so every public
- * method is synchronized; calls are short and allocation-free apart from the returned arrays.
+ * method is synchronized; every call is short (O(pages in the call)).
  */
 public final class PagePool
 {

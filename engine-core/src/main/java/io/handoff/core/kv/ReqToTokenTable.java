@@ -126,6 +126,9 @@ public final class ReqToTokenTable
 
     public int slot(int row, int position)
     {
+        if (position < 0) {
+            throw new IllegalArgumentException("position must be >= 0, was " + position);
+        }
         checkReadable(row, position + 1);
         return slots[base(row) + position];
     }

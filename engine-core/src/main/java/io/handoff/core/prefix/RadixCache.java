@@ -28,7 +28,8 @@ import static java.util.Objects.requireNonNull;
 public final class RadixCache
         implements PrefixCache
 {
-    private static final Comparator<Node> LEAST_RECENTLY_USED = Comparator.<Node>comparingLong(node -> node.lastAccess).thenComparingLong(node -> node.id);
+    private static final Comparator<Node> LEAST_RECENTLY_USED = Comparator.<Node>comparingLong(node -> node.lastAccess)
+            .thenComparingLong(node -> node.id);
 
     private final int pageSize;
     private final PagePool pool;
@@ -320,8 +321,11 @@ public final class RadixCache
     private int matchingPages(Node node, int[] tokens, int position, int limit)
     {
         int pages = 0;
-        while (pages < node.pages.length && position + (pages + 1) * pageSize <= limit
-                && Arrays.equals(node.tokens, pages * pageSize, (pages + 1) * pageSize, tokens, position + pages * pageSize, position + (pages + 1) * pageSize)) {
+        while (pages < node.pages.length && position + (pages + 1) * pageSize <= limit) {
+            int from = pages * pageSize;
+            if (!Arrays.equals(node.tokens, from, from + pageSize, tokens, position + from, position + from + pageSize)) {
+                break;
+            }
             pages++;
         }
         return pages;

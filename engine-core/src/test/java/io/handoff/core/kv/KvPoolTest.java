@@ -32,8 +32,8 @@ class KvPoolTest
         try (KvPool pool = KvPool.allocate(GQA_F32, 5)) {
             List<KvRegion> regions = pool.regions();
             assertThat(regions).extracting(KvRegion::layer).containsExactly(0, 0, 1, 1, 2, 2);
-            assertThat(regions).extracting(KvRegion::kind)
-                    .containsExactly(KvRegion.Kind.KEY, KvRegion.Kind.VALUE, KvRegion.Kind.KEY, KvRegion.Kind.VALUE, KvRegion.Kind.KEY, KvRegion.Kind.VALUE);
+            assertThat(regions).extracting(KvRegion::kind).containsExactly(
+                    KvRegion.Kind.KEY, KvRegion.Kind.VALUE, KvRegion.Kind.KEY, KvRegion.Kind.VALUE, KvRegion.Kind.KEY, KvRegion.Kind.VALUE);
             for (KvRegion region : regions) {
                 // 4 tokens x 16 elements x 4 bytes
                 assertThat(region.pageStride()).isEqualTo(256);
@@ -127,7 +127,8 @@ class KvPoolTest
             List<KvRegion> regions = pool.regions();
             assertThat(regions.get(0).fileOffset()).isZero();
             for (int i = 1; i < regions.size(); i++) {
-                assertThat(regions.get(i).fileOffset()).isEqualTo(regions.get(i - 1).fileOffset() + KvGeometry.alignUp(regions.get(i - 1).byteLength()));
+                KvRegion previous = regions.get(i - 1);
+                assertThat(regions.get(i).fileOffset()).isEqualTo(previous.fileOffset() + KvGeometry.alignUp(previous.byteLength()));
                 assertThat(regions.get(i).address() % KvGeometry.REGION_ALIGNMENT).isZero();
             }
             // the old contents are gone

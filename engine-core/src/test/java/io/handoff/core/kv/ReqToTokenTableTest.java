@@ -81,6 +81,8 @@ class ReqToTokenTableTest
         table.mapPages(row, 0, 2, new int[] {4});
         assertThatThrownBy(() -> table.mapPages(row, 3, 4, new int[] {4, 5})).hasMessageContaining("hole");
         assertThatThrownBy(() -> table.read(row, 3)).hasMessageContaining("2 positions written");
+        assertThatThrownBy(() -> table.slot(row, 2)).hasMessageContaining("2 positions written");
+        assertThatThrownBy(() -> table.slot(row, -1)).hasMessageContaining(">= 0");
         assertThatThrownBy(() -> table.mapPages(row, 2, 5, new int[] {4, 5})).hasMessageContaining("do not cover");
         assertThatThrownBy(() -> table.mapPages(row, 2, 4, new int[] {4, -1})).hasMessageContaining("-1");
         assertThatThrownBy(() -> table.mapPages(row, 2, 9, new int[] {4, 5, 6, 7, 8})).hasMessageContaining("max context");
