@@ -50,6 +50,24 @@ public final class Transformer
         this.ropeSin = tables[1];
     }
 
+    /**
+     * Floating-point operations of the weight matmuls for one token (2 per multiply-add), attention
+     * excluded: what benchmarks divide by time to compare against the machine's matmul throughput.
+     */
+    public long matmulFlopsPerToken()
+    {
+        long elements = weights.lmHead().length;
+        for (ModelWeights.Layer layer : weights.layers()) {
+            elements += (long) layer.gate().length + layer.up().length + layer.down().length;
+            elements += switch (layer.attention()) {
+                case ModelWeights.Gqa g -> (long) g.q().length + g.k().length + g.v().length + g.o().length;
+                case ModelWeights.Mla m -> (m.qA() == null ? 0L : m.qA().length) + m.qB().length + m.kvA().length
+                        + m.ukT().length + m.uv().length + m.o().length;
+            };
+        }
+        return 2 * elements;
+    }
+
     public ModelConfig config()
     {
         return config;

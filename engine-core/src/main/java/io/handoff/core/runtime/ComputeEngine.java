@@ -138,6 +138,12 @@ public final class ComputeEngine
         return attentionId;
     }
 
+    /** Weight-matmul FLOPs per token of the model (attention excluded), for benchmarks. */
+    public long matmulFlopsPerToken()
+    {
+        return transformer.matmulFlopsPerToken();
+    }
+
     public Scheduler scheduler()
     {
         return scheduler;
