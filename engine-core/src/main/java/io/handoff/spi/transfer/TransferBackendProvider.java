@@ -24,6 +24,16 @@ public interface TransferBackendProvider
     /** The guarantees this backend makes under these settings (they may depend on them, e.g. a transport choice). */
     Set<TransferCapability> capabilities(PluginSettings settings);
 
+    /**
+     * Opens the backend for one process. Called only when {@link #availability} said available. A
+     * provider without a data path (a template, a capability-only test double) keeps this default,
+     * and the core refuses to use it for transfers with this message.
+     */
+    default TransferBackend open(TransferContext context, PluginSettings settings)
+    {
+        throw new UnsupportedOperationException("transfer backend '" + id() + "' has no data path");
+    }
+
     @Override
     default List<String> capabilityNames(PluginSettings settings)
     {

@@ -2,8 +2,10 @@ package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.Availability;
 import io.handoff.spi.PluginSettings;
+import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferBackendProvider;
 import io.handoff.spi.transfer.TransferCapability;
+import io.handoff.spi.transfer.TransferContext;
 
 import java.util.EnumSet;
 import java.util.Set;
@@ -48,5 +50,11 @@ public final class MooncakeProvider
     public Availability availability(PluginSettings settings)
     {
         return Availability.unavailable("the mooncake data path is not implemented in this version of Handoff");
+    }
+
+    @Override
+    public TransferBackend open(TransferContext context, PluginSettings settings)
+    {
+        throw new UnsupportedOperationException(availability(settings).reason());
     }
 }

@@ -2,8 +2,10 @@ package io.handoff.plugin.nixl;
 
 import io.handoff.spi.Availability;
 import io.handoff.spi.PluginSettings;
+import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferBackendProvider;
 import io.handoff.spi.transfer.TransferCapability;
+import io.handoff.spi.transfer.TransferContext;
 
 import java.util.EnumSet;
 import java.util.Set;
@@ -47,5 +49,11 @@ public final class NixlProvider
         }
         return Availability.unavailable("UCX " + probe.version().get() + " found, but the nixl data path is not "
                 + "implemented in this version of Handoff");
+    }
+
+    @Override
+    public TransferBackend open(TransferContext context, PluginSettings settings)
+    {
+        throw new UnsupportedOperationException(availability(settings).reason());
     }
 }
