@@ -25,8 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class DistributionIT
 {
-    private static final String VERSION = System.getProperty("handoff.version", "0.1.0");
-    private static final Path DIST = Path.of(System.getProperty("handoff.dist.home", "target/handoff"));
+    private static final String VERSION = Launcher.VERSION;
+    private static final Path DIST = Launcher.DIST;
     private static final Path TARBALL = Path.of(System.getProperty("handoff.dist.tarball", "target/handoff-" + VERSION + "-bin.tar.gz"));
     private static final Path EXAMPLE_PLUGIN = Path.of(System.getProperty("handoff.example.plugin",
             "../examples/plugin-example/target/handoff-plugin-example-" + VERSION + ".jar"));
@@ -43,7 +43,7 @@ class DistributionIT
     void versionExitsZeroAndNamesTheVersion()
             throws Exception
     {
-        Run run = handoff(DIST, "--version");
+        Launcher.Run run = Launcher.run(temp, DIST, "--version");
 
         assertThat(run.exitCode()).as(run.describe()).isZero();
         assertThat(run.stdout()).startsWith("handoff " + VERSION + " (Java ");
@@ -53,7 +53,7 @@ class DistributionIT
     void pluginsJsonListsTheFiveBuiltInsWithEveryContractField()
             throws Exception
     {
-        Run run = handoff(DIST, "plugins", "--json");
+        Launcher.Run run = Launcher.run(temp, DIST, "plugins", "--json");
 
         assertThat(run.exitCode()).as(run.describe()).isZero();
         List<JsonNode> entries = entries(run.stdout());
@@ -79,7 +79,7 @@ class DistributionIT
         Path example = Files.copy(EXAMPLE_PLUGIN, home.resolve("plugins").resolve(EXAMPLE_PLUGIN.getFileName()));
         Path broken = Files.writeString(home.resolve("plugins/broken-plugin.jar"), "not a zip file\n");
 
-        Run run = handoff(home, "plugins", "--json");
+        Launcher.Run run = Launcher.run(temp, home, "plugins", "--json");
 
         assertThat(run.exitCode()).as(run.describe()).isZero();
         List<JsonNode> entries = entries(run.stdout());
@@ -113,7 +113,7 @@ class DistributionIT
         Files.copy(EXAMPLE_PLUGIN, home.resolve("plugins").resolve(EXAMPLE_PLUGIN.getFileName()));
         Files.writeString(home.resolve("plugins/broken-plugin.jar"), "not a zip file\n");
 
-        Run run = handoff(home, "plugins");
+        Launcher.Run run = Launcher.run(temp, home, "plugins");
 
         assertThat(run.exitCode()).as(run.describe()).isZero();
         List<String> lines = run.stdout().lines().toList();
@@ -136,7 +136,7 @@ class DistributionIT
         Path folder = Files.createDirectory(temp.resolve("elsewhere"));
         Path example = Files.copy(EXAMPLE_PLUGIN, folder.resolve("loopback.jar"));
 
-        Run run = handoff(DIST, "plugins", "--json", "-Dhandoff.plugin-dir=" + folder);
+        Launcher.Run run = Launcher.run(temp, DIST, "plugins", "--json", "-Dhandoff.plugin-dir=" + folder);
 
         assertThat(run.exitCode()).as(run.describe()).isZero();
         JsonNode loopback = entry(entries(run.stdout()), "example-loopback");
@@ -149,7 +149,7 @@ class DistributionIT
     {
         Path typo = Files.writeString(temp.resolve("typo.conf"), "handoff.logging.levle = debug\n");
 
-        Run run = handoff(DIST, "config", "--config", typo.toString());
+        Launcher.Run run = Launcher.run(temp, DIST, "config", "--config", typo.toString());
 
         assertThat(run.exitCode()).as(run.describe()).isZero();
         assertThat(run.stderr()).contains("'handoff.logging.levle'", typo + ":1", "did you mean 'handoff.logging.level'?");
@@ -161,7 +161,7 @@ class DistributionIT
     {
         Path file = Files.writeString(temp.resolve("handoff.conf"), "handoff.plugins.mooncake.transport = tcp\n");
 
-        Run run = handoff(DIST, "config", "--config", file.toString(), "-Dhandoff.logging.level=warn");
+        Launcher.Run run = Launcher.run(temp, DIST, "config", "--config", file.toString(), "-Dhandoff.logging.level=warn");
 
         assertThat(run.exitCode()).as(run.describe()).isZero();
         assertThat(line(run.stdout(), "handoff.logging.level ")).contains("\"warn\"", "# -D on the command line");
@@ -176,7 +176,7 @@ class DistributionIT
     {
         Path wrong = Files.writeString(temp.resolve("wrong.conf"), "handoff.plugins.mori.forward-sync = maybe\n");
 
-        Run run = handoff(DIST, "config", "--config", wrong.toString());
+        Launcher.Run run = Launcher.run(temp, DIST, "config", "--config", wrong.toString());
 
         assertThat(run.exitCode()).as(run.describe()).isEqualTo(1);
         assertThat(run.stderr()).contains("handoff.plugins.mori.forward-sync = \"maybe\"", wrong + ":1", "expected a boolean (true or false)");
@@ -187,7 +187,7 @@ class DistributionIT
     void unknownSubcommandExitsTwoWithUsage()
             throws Exception
     {
-        Run run = handoff(DIST, "frobnicate");
+        Launcher.Run run = Launcher.run(temp, DIST, "frobnicate");
 
         assertThat(run.exitCode()).as(run.describe()).isEqualTo(2);
         assertThat(run.stderr()).contains("'frobnicate'", "Usage: handoff");
@@ -197,7 +197,7 @@ class DistributionIT
     void unknownOptionExitsTwoWithTheCommandsUsage()
             throws Exception
     {
-        Run run = handoff(DIST, "plugins", "--bogus");
+        Launcher.Run run = Launcher.run(temp, DIST, "plugins", "--bogus");
 
         assertThat(run.exitCode()).as(run.describe()).isEqualTo(2);
         assertThat(run.stderr()).contains("Unknown option: '--bogus'", "Usage: handoff plugins");
@@ -215,38 +215,9 @@ class DistributionIT
         assertThat(home.resolve("lib/handoff-engine-core-" + VERSION + ".jar")).isRegularFile();
         assertThat(home.resolve("conf/handoff.conf")).isRegularFile();
         assertThat(home.resolve("plugins")).isEmptyDirectory();
-        Run run = handoff(home, "--version");
+        Launcher.Run run = Launcher.run(temp, home, "--version");
         assertThat(run.exitCode()).as(run.describe()).isZero();
         assertThat(run.stdout()).startsWith("handoff " + VERSION);
-    }
-
-    private record Run(List<String> command, int exitCode, String stdout, String stderr)
-    {
-        String describe()
-        {
-            return String.join(" ", command) + " exited " + exitCode + "\n--- stdout:\n" + stdout + "\n--- stderr:\n" + stderr;
-        }
-    }
-
-    /** Runs {@code home/bin/handoff args} in its own process, with the JDK running this test and no configuration from the environment. */
-    private Run handoff(Path home, String... args)
-            throws IOException, InterruptedException
-    {
-        List<String> command = new ArrayList<>();
-        command.add(home.resolve("bin/handoff").toString());
-        command.addAll(List.of(args));
-        Path out = Files.createTempFile(temp, "stdout", ".txt");
-        Path err = Files.createTempFile(temp, "stderr", ".txt");
-        ProcessBuilder builder = new ProcessBuilder(command).directory(temp.toFile())
-                .redirectOutput(out.toFile()).redirectError(err.toFile());
-        builder.environment().keySet().removeIf(name -> name.startsWith("CONFIG_FORCE_") || name.equals("HANDOFF_JAVA_OPTS"));
-        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
-        Process process = builder.start();
-        if (!process.waitFor(2, TimeUnit.MINUTES)) {
-            process.destroyForcibly();
-            throw new AssertionError(String.join(" ", command) + " did not finish within 2 minutes");
-        }
-        return new Run(command, process.exitValue(), Files.readString(out), Files.readString(err));
     }
 
     /** A private copy of the built distribution (permissions kept), so a test may drop JARs into its plugins/. */
