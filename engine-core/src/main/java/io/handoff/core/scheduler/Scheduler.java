@@ -211,7 +211,10 @@ public final class Scheduler
                 }
                 if (plan != null) {
                     StepPlan submitted = plan;
-                    inFlight.add(new InFlight(plan, stream.submit(plan.step(), () -> executor.execute(submitted))));
+                    // listed before it can start, so inFlightFence never misses a running step
+                    Fence fence = new Fence(plan.step());
+                    inFlight.add(new InFlight(plan, fence));
+                    stream.submit(fence, () -> executor.execute(submitted));
                 }
                 int keep = plan != null && config.overlap() ? 1 : 0;
                 while (inFlight.size() > keep) {
@@ -249,7 +252,7 @@ public final class Scheduler
     {
         switch (command) {
             case Submit submit -> waiting.add(submit.request());
-            case Abort abort -> abortRequest(abort.rid());
+            case Abort abort -> abortRequest(abort.rid(), null);
             case Audit audit -> {
                 try {
                     audit();
@@ -262,7 +265,7 @@ public final class Scheduler
             case Shutdown ignored -> {
                 shuttingDown = true;
                 for (ScheduledRequest request : List.copyOf(waiting)) {
-                    abortRequest(request.request.rid());
+                    abortRequest(request.request.rid(), "the engine shut down");
                 }
                 for (ScheduledRequest request : List.copyOf(running)) {
                     finish(request, FinishReason.ABORT, "the engine shut down");
@@ -287,7 +290,7 @@ public final class Scheduler
         delivering.clear();
     }
 
-    private void abortRequest(String rid)
+    private void abortRequest(String rid, String error)
     {
         for (Iterator<ScheduledRequest> it = waiting.iterator(); it.hasNext(); ) {
             ScheduledRequest request = it.next();
@@ -296,6 +299,7 @@ public final class Scheduler
                 queued.decrementAndGet();
                 // never admitted: it holds no row and no page
                 request.finishReason = FinishReason.ABORT;
+                request.error = error;
                 request.phase = ScheduledRequest.Phase.DONE;
                 finishedRequests++;
                 delivering.add(request);
@@ -304,7 +308,7 @@ public final class Scheduler
         }
         for (ScheduledRequest request : List.copyOf(running)) {
             if (request.request.rid().equals(rid)) {
-                finish(request, FinishReason.ABORT, null);
+                finish(request, FinishReason.ABORT, error);
                 return;
             }
         }
