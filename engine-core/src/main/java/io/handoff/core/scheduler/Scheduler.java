@@ -6,8 +6,6 @@ import io.handoff.core.kv.KvPool;
 import io.handoff.core.kv.PagePool;
 import io.handoff.core.kv.ReqToTokenTable;
 import io.handoff.core.model.ByteTokenizer;
-import io.handoff.core.model.ForwardBatch;
-import io.handoff.core.model.Sampler;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.prefix.PrefixCache;
 import io.handoff.core.prefix.PrefixInsert;
