@@ -27,6 +27,16 @@ public final class ComputeStream
     public Fence submit(long step, Runnable forward)
     {
         Fence fence = new Fence(step);
+        submit(fence, forward);
+        return fence;
+    }
+
+    /**
+     * Enqueues {@code forward} to complete {@code fence}, for a caller that must publish the fence before
+     * the step can start (once enqueued, the step may run, and finish, before this returns).
+     */
+    public void submit(Fence fence, Runnable forward)
+    {
         executor.execute(() -> {
             try {
                 forward.run();
@@ -36,7 +46,6 @@ public final class ComputeStream
                 fence.fail(e);
             }
         });
-        return fence;
     }
 
     @Override

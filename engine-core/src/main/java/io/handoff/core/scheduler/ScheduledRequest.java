@@ -5,6 +5,7 @@ import io.handoff.core.prefix.PrefixNode;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -88,8 +89,14 @@ final class ScheduledRequest
 
     GenerateResult toResult(long nowNanos)
     {
+        // Only the produced outputs' logits: in overlap mode a step already scheduled past a stop or an abort
+        // samples one more, and after a failed step the list has a gap.
+        List<float[]> produced;
+        synchronized (logits) {
+            produced = List.copyOf(logits.subList(0, Math.min(producedOutputs, logits.size())));
+        }
         return new GenerateResult(request.rid(), Arrays.copyOf(outputs, producedOutputs), finishReason,
-                java.util.Optional.ofNullable(error), promptLength(), cachedTokens, logits,
+                Optional.ofNullable(error), promptLength(), cachedTokens, produced,
                 admittedNanos == 0 ? nowNanos - submittedNanos : admittedNanos - submittedNanos,
                 firstTokenNanos == 0 ? 0 : firstTokenNanos - submittedNanos,
                 nowNanos - submittedNanos);

@@ -6,8 +6,6 @@ import io.handoff.core.kv.KvPool;
 import io.handoff.core.kv.PagePool;
 import io.handoff.core.kv.ReqToTokenTable;
 import io.handoff.core.model.ByteTokenizer;
-import io.handoff.core.model.ForwardBatch;
-import io.handoff.core.model.Sampler;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.prefix.PrefixCache;
 import io.handoff.core.prefix.PrefixInsert;
@@ -24,6 +22,9 @@ import java.util.Deque;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -42,20 +43,24 @@ import static java.util.Objects.requireNonNull;
  * <p>Admission reserves every page a request can need (prompt plus {@code max_new_tokens}), less what
  * the prefix cache already holds, so running requests never run out of pages and nothing is ever
  * preempted. A finished or aborted request's pages return only after the last step that touches them
- * has completed, and its result is delivered after that.
+ * has completed (however long that takes: never on a timer), and its result is delivered after that,
+ * and after {@link #stats()} shows them back.
  */
 public final class Scheduler
         implements AutoCloseable
 {
     private static final Logger log = LogManager.getLogger(Scheduler.class);
-    private static final Duration STEP_TIMEOUT = Duration.ofMinutes(10);
+    // how long a step may run before the scheduler logs that it is still waiting for it
+    private static final Duration SLOW_STEP = Duration.ofMinutes(1);
 
     private sealed interface Command
-            permits Submit, Abort, Shutdown {}
+            permits Submit, Abort, Audit, Shutdown {}
 
     private record Submit(ScheduledRequest request) implements Command {}
 
     private record Abort(String rid) implements Command {}
+
+    private record Audit(CompletableFuture<Void> done) implements Command {}
 
     private record Shutdown() implements Command {}
 
@@ -70,17 +75,22 @@ public final class Scheduler
     private final AttentionBackend attention;
     private final FaultInjector faults;
     private final ComputeStream stream;
+    private final StepExecutor executor;
     private final Thread thread;
     private final LinkedBlockingQueue<Command> inbox = new LinkedBlockingQueue<>();
+    // guards accepting and the enqueueing of submits, so no submit lands in the inbox after the shutdown command
+    private final Object submitLock = new Object();
     private final AtomicInteger queued = new AtomicInteger();
-    private volatile boolean accepting = true;
+    private boolean accepting = true;
     private volatile SchedulerStats stats;
 
-    // Scheduler-thread state.
+    // Scheduler-thread state; inFlight is also read (never written) by inFlightFence.
     private final Deque<ScheduledRequest> waiting = new ArrayDeque<>();
     private final List<ScheduledRequest> running = new ArrayList<>();
     private final List<ScheduledRequest> releasing = new ArrayList<>();
-    private final Deque<InFlight> inFlight = new ArrayDeque<>();
+    private final List<ScheduledRequest> delivering = new ArrayList<>();
+    private final Deque<InFlight> inFlight = new ConcurrentLinkedDeque<>();
+    private boolean shuttingDown;
     private long nextStep;
     private long completedStep = -1;
     private long promptTokens;
@@ -105,6 +115,7 @@ public final class Scheduler
         }
         this.reqToToken = new ReqToTokenTable(config.maxRunningRequests(), model.config().maxContext(), pageSize);
         this.stream = new ComputeStream("handoff-compute");
+        this.executor = new StepExecutor(model, kv, attention, faults);
         this.stats = snapshot();
         this.thread = Thread.ofPlatform().name("handoff-scheduler").daemon().unstarted(this::loop);
         thread.start();
@@ -119,16 +130,18 @@ public final class Scheduler
         requireNonNull(request, "request is null");
         requireNonNull(listener, "listener is null");
         validate(request);
-        if (!accepting) {
-            throw new RequestRejectedException(RequestRejectedException.Kind.SHUTTING_DOWN, "the engine is shutting down");
-        }
-        if (queued.incrementAndGet() > config.maxQueuedRequests()) {
-            queued.decrementAndGet();
-            throw new RequestRejectedException(RequestRejectedException.Kind.OVERLOADED,
-                    "the waiting queue is full (" + config.maxQueuedRequests() + " requests): retry later");
-        }
         ScheduledRequest scheduled = new ScheduledRequest(request, listener, System.nanoTime());
-        inbox.add(new Submit(scheduled));
+        synchronized (submitLock) {
+            if (!accepting) {
+                throw new RequestRejectedException(RequestRejectedException.Kind.SHUTTING_DOWN, "the engine is shutting down");
+            }
+            if (queued.incrementAndGet() > config.maxQueuedRequests()) {
+                queued.decrementAndGet();
+                throw new RequestRejectedException(RequestRejectedException.Kind.OVERLOADED,
+                        "the waiting queue is full (" + config.maxQueuedRequests() + " requests): retry later");
+            }
+            inbox.add(new Submit(scheduled));
+        }
         return new RequestHandle(request.rid(), scheduled.result);
     }
 
@@ -175,18 +188,18 @@ public final class Scheduler
 
     private void loop()
     {
-        boolean shuttingDown = false;
         while (true) {
             try {
                 boolean idle = waiting.isEmpty() && running.isEmpty() && inFlight.isEmpty() && releasing.isEmpty();
-                Command command = idle ? inbox.take() : inbox.poll();
+                // once shutting down, never block on an empty inbox: nothing else will arrive to wake us
+                Command command = idle && !shuttingDown ? inbox.take() : inbox.poll();
                 while (command != null) {
-                    shuttingDown |= handle(command);
+                    handle(command);
                     command = inbox.poll();
                 }
                 if (shuttingDown && running.isEmpty() && waiting.isEmpty() && inFlight.isEmpty() && releasing.isEmpty()) {
-                    stats = snapshot();
-                    return;
+                    publish();
+                    break;
                 }
                 StepPlan plan = null;
                 if (!running.isEmpty() || !waiting.isEmpty()) {
@@ -196,19 +209,24 @@ public final class Scheduler
                 }
                 if (plan != null) {
                     StepPlan submitted = plan;
-                    inFlight.add(new InFlight(plan, stream.submit(plan.step(), () -> execute(submitted))));
+                    // listed before it can start, so inFlightFence never misses a running step
+                    Fence fence = new Fence(plan.step());
+                    inFlight.add(new InFlight(plan, fence));
+                    stream.submit(fence, () -> executor.execute(submitted));
                 }
                 int keep = plan != null && config.overlap() ? 1 : 0;
                 while (inFlight.size() > keep) {
-                    complete(inFlight.poll());
+                    // the step stays listed as in flight until its fence has completed
+                    complete(inFlight.peek());
+                    inFlight.poll();
                 }
                 releaseFinished();
-                stats = snapshot();
+                publish();
                 if (plan == null && inFlight.isEmpty() && !waiting.isEmpty()) {
                     // Nothing can run until pages come back (e.g. quarantined ones); wait for a command instead of spinning.
                     Command next = inbox.poll(5, TimeUnit.MILLISECONDS);
                     if (next != null) {
-                        shuttingDown |= handle(next);
+                        handle(next);
                     }
                 }
             }
@@ -219,44 +237,76 @@ public final class Scheduler
             catch (RuntimeException | Error e) {
                 log.error("scheduler loop failed; failing every running request", e);
                 failAll("scheduler failure: " + e);
+                publish();
             }
+        }
+        // after the shutdown command only audits can still arrive (submits are refused under submitLock)
+        for (Command command = inbox.poll(); command != null; command = inbox.poll()) {
+            handle(command);
         }
     }
 
-    private boolean handle(Command command)
+    private void handle(Command command)
     {
         switch (command) {
             case Submit submit -> waiting.add(submit.request());
-            case Abort abort -> abortRequest(abort.rid());
+            case Abort abort -> abortRequest(abort.rid(), null);
+            case Audit audit -> {
+                try {
+                    audit();
+                    audit.done().complete(null);
+                }
+                catch (RuntimeException e) {
+                    audit.done().completeExceptionally(e);
+                }
+            }
             case Shutdown ignored -> {
+                shuttingDown = true;
                 for (ScheduledRequest request : List.copyOf(waiting)) {
-                    abortRequest(request.request.rid());
+                    abortRequest(request.request.rid(), "the engine shut down");
                 }
                 for (ScheduledRequest request : List.copyOf(running)) {
                     finish(request, FinishReason.ABORT, "the engine shut down");
                 }
-                return true;
             }
         }
-        return false;
     }
 
-    private void abortRequest(String rid)
+    /** Publishes the stats, then delivers the results of requests released since: a result never runs ahead of the stats. */
+    private void publish()
+    {
+        stats = snapshot();
+        long now = System.nanoTime();
+        for (ScheduledRequest request : delivering) {
+            try {
+                request.result.complete(request.toResult(now));
+            }
+            catch (RuntimeException e) {
+                request.result.completeExceptionally(e);
+            }
+        }
+        delivering.clear();
+    }
+
+    private void abortRequest(String rid, String error)
     {
         for (Iterator<ScheduledRequest> it = waiting.iterator(); it.hasNext(); ) {
             ScheduledRequest request = it.next();
             if (request.request.rid().equals(rid)) {
                 it.remove();
                 queued.decrementAndGet();
+                // never admitted: it holds no row and no page
                 request.finishReason = FinishReason.ABORT;
+                request.error = error;
                 request.phase = ScheduledRequest.Phase.DONE;
-                request.result.complete(request.toResult(System.nanoTime()));
+                finishedRequests++;
+                delivering.add(request);
                 return;
             }
         }
         for (ScheduledRequest request : List.copyOf(running)) {
             if (request.request.rid().equals(rid)) {
-                finish(request, FinishReason.ABORT, null);
+                finish(request, FinishReason.ABORT, error);
                 return;
             }
         }
@@ -267,7 +317,8 @@ public final class Scheduler
 
     private void admit()
     {
-        while (!waiting.isEmpty() && running.size() < config.maxRunningRequests()) {
+        // A free req_to_token row, not running.size(), is the bound: finished requests keep their row until released.
+        while (!waiting.isEmpty() && reqToToken.freeRows() > 0) {
             ScheduledRequest request = waiting.peek();
             int[] prompt = request.request.promptIds();
             // Leave at least one prompt token to compute: its logits give the first output token.
@@ -351,67 +402,24 @@ public final class Scheduler
     }
 
     // ---------------------------------------------------------------------------------------------
-    // Execution (compute thread).
-
-    private void execute(StepPlan plan)
-    {
-        ForwardBatch.Builder builder = ForwardBatch.builder();
-        for (StepPlan.Chunk chunk : plan.chunks()) {
-            builder.extend(Arrays.copyOfRange(chunk.request().request.promptIds(), chunk.from(), chunk.to()), chunk.from(), chunk.slots());
-        }
-        for (StepPlan.Decode decode : plan.decodes()) {
-            builder.decode(decode.request().outputs[decode.index() - 1], decode.position(), decode.slots());
-        }
-        ForwardBatch batch = builder.build(attention::numKvSplits);
-        long step = plan.step();
-        float[][] logits = model.forward(batch, kv.view(), attention, layer -> faults.hit(FaultPoint.FORWARD_AFTER_LAYER, step, layer));
-        int row = 0;
-        for (StepPlan.Chunk chunk : plan.chunks()) {
-            if (chunk.last()) {
-                sample(chunk.request(), 0, logits[row]);
-            }
-            row++;
-        }
-        for (StepPlan.Decode decode : plan.decodes()) {
-            sample(decode.request(), decode.index(), logits[row++]);
-        }
-    }
-
-    private static void sample(ScheduledRequest request, int index, float[] logits)
-    {
-        request.outputs[index] = Sampler.sample(logits, request.request.sampling(), index);
-        if (request.request.returnLogits()) {
-            synchronized (request.logits) {
-                while (request.logits.size() <= index) {
-                    request.logits.add(null);
-                }
-                request.logits.set(index, logits.clone());
-            }
-        }
-    }
-
-    // ---------------------------------------------------------------------------------------------
     // Completion (scheduler thread).
 
     private void complete(InFlight step)
     {
         StepPlan plan = step.plan();
-        try {
-            step.fence().await(STEP_TIMEOUT);
-        }
-        catch (TimeoutException | RuntimeException e) {
-            Throwable cause = e.getCause() != null ? e.getCause() : e;
-            log.error("step {} failed; failing its requests", plan.step(), cause);
-            completedStep = plan.step();
+        Throwable failure = awaitFence(step.fence());
+        completedStep = plan.step();
+        if (failure != null) {
+            log.error("step {} failed; failing its requests", plan.step(), failure);
+            String error = "forward step " + plan.step() + " failed: " + (failure.getMessage() != null ? failure.getMessage() : failure.toString());
             for (StepPlan.Chunk chunk : plan.chunks()) {
-                finish(chunk.request(), FinishReason.ERROR, "forward step failed: " + cause);
+                finish(chunk.request(), FinishReason.ERROR, error);
             }
             for (StepPlan.Decode decode : plan.decodes()) {
-                finish(decode.request(), FinishReason.ERROR, "forward step failed: " + cause);
+                finish(decode.request(), FinishReason.ERROR, error);
             }
             return;
         }
-        completedStep = plan.step();
         for (StepPlan.Chunk chunk : plan.chunks()) {
             ScheduledRequest request = chunk.request();
             if (request.phase != ScheduledRequest.Phase.RUNNING) {
@@ -425,6 +433,26 @@ public final class Scheduler
         for (StepPlan.Decode decode : plan.decodes()) {
             if (decode.request().phase == ScheduledRequest.Phase.RUNNING) {
                 produced(decode.request(), decode.index());
+            }
+        }
+    }
+
+    /**
+     * Waits for a step however long it takes, since its pages may not be reused while it may still write
+     * them; returns the step's failure, or null when it succeeded.
+     */
+    private static Throwable awaitFence(Fence fence)
+    {
+        while (true) {
+            try {
+                fence.await(SLOW_STEP);
+                return null;
+            }
+            catch (TimeoutException e) {
+                log.warn("step {} has run for over {}; still waiting for it before its pages can be reused", fence.step(), SLOW_STEP);
+            }
+            catch (RuntimeException e) {
+                return e.getCause() != null ? e.getCause() : e;
             }
         }
     }
@@ -478,7 +506,7 @@ public final class Scheduler
             release(request);
             request.phase = ScheduledRequest.Phase.DONE;
             finishedRequests++;
-            request.result.complete(request.toResult(System.nanoTime()));
+            delivering.add(request);
         }
     }
 
@@ -504,14 +532,10 @@ public final class Scheduler
             finish(request, FinishReason.ERROR, reason);
         }
         while (!inFlight.isEmpty()) {
-            InFlight step = inFlight.poll();
-            try {
-                step.fence().await(STEP_TIMEOUT);
-            }
-            catch (TimeoutException | RuntimeException ignored) {
-                // failed steps have nothing left to wait for
-            }
+            InFlight step = inFlight.peek();
+            awaitFence(step.fence());
             completedStep = step.plan().step();
+            inFlight.poll();
         }
         releaseFinished();
     }
@@ -527,10 +551,51 @@ public final class Scheduler
                 pagePool.accounting(), prefixCache.cachedPages(), nextStep, promptTokens, cachedPromptTokens, generatedTokens, finishedRequests);
     }
 
-    /** Pages the scheduler's state accounts for, for invariant checks: owned by requests or cached. */
+    /**
+     * Checks, on the scheduler thread, that every page is accounted for: each page's refcount is the number
+     * of admitted requests holding it plus one if the prefix cache holds it, pages nobody holds are free,
+     * and every admitted request holds one req_to_token row. Throws {@link IllegalStateException} naming the
+     * first violation. Blocks until the scheduler thread gets to it: do not call it while that thread is
+     * parked at a fault point. For tests and probes.
+     */
     public void checkInvariants()
     {
-        pagePool.checkInvariants();
+        if (!thread.isAlive()) {
+            audit();
+            return;
+        }
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        inbox.add(new Audit(done));
+        try {
+            done.get(1, TimeUnit.MINUTES);
+        }
+        catch (ExecutionException e) {
+            throw e.getCause() instanceof IllegalStateException violation ? new IllegalStateException(violation.getMessage(), violation)
+                    : new IllegalStateException("invariant check failed", e.getCause());
+        }
+        catch (TimeoutException e) {
+            throw new IllegalStateException("the scheduler thread did not check its invariants within a minute; is it parked at a fault point?");
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted waiting for the invariant check", e);
+        }
+    }
+
+    private void audit()
+    {
+        SchedulerInvariants.check(pagePool, reqToToken, prefixCache, waiting, List.of(running, releasing));
+    }
+
+    /** The fence of step {@code step} while the scheduler still waits for it; empty once completed. For tests and probes. */
+    Optional<Fence> inFlightFence(long step)
+    {
+        for (InFlight candidate : inFlight) {
+            if (candidate.plan().step() == step) {
+                return Optional.of(candidate.fence());
+            }
+        }
+        return Optional.empty();
     }
 
     /**
@@ -540,8 +605,10 @@ public final class Scheduler
     @Override
     public void close()
     {
-        accepting = false;
-        inbox.add(new Shutdown());
+        synchronized (submitLock) {
+            accepting = false;
+            inbox.add(new Shutdown());
+        }
         try {
             thread.join(Duration.ofMinutes(1));
         }

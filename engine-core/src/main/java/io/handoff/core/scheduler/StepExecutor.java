@@ -1,0 +1,70 @@
+package io.handoff.core.scheduler;
+
+import io.handoff.core.fault.FaultInjector;
+import io.handoff.core.fault.FaultPoint;
+import io.handoff.core.kv.KvPool;
+import io.handoff.core.model.ForwardBatch;
+import io.handoff.core.model.Sampler;
+import io.handoff.core.model.Transformer;
+import io.handoff.spi.attention.AttentionBackend;
+
+import java.util.Arrays;
+
+/**
+ * The compute-thread side of a step: builds the forward batch from a {@link StepPlan}, runs the model
+ * (with the "forward: after layer" fault point after each layer) and samples every request whose
+ * logits the step produces. Decode inputs are read here, not at scheduling time, because in overlap
+ * mode the previous step, earlier on this same thread, is what samples them.
+ */
+final class StepExecutor
+{
+    private final Transformer model;
+    private final KvPool kv;
+    private final AttentionBackend attention;
+    private final FaultInjector faults;
+
+    StepExecutor(Transformer model, KvPool kv, AttentionBackend attention, FaultInjector faults)
+    {
+        this.model = model;
+        this.kv = kv;
+        this.attention = attention;
+        this.faults = faults;
+    }
+
+    void execute(StepPlan plan)
+    {
+        ForwardBatch.Builder builder = ForwardBatch.builder();
+        for (StepPlan.Chunk chunk : plan.chunks()) {
+            builder.extend(Arrays.copyOfRange(chunk.request().request.promptIds(), chunk.from(), chunk.to()), chunk.from(), chunk.slots());
+        }
+        for (StepPlan.Decode decode : plan.decodes()) {
+            builder.decode(decode.request().outputs[decode.index() - 1], decode.position(), decode.slots());
+        }
+        ForwardBatch batch = builder.build(attention::numKvSplits);
+        long step = plan.step();
+        float[][] logits = model.forward(batch, kv.view(), attention, layer -> faults.hit(FaultPoint.FORWARD_AFTER_LAYER, step, layer));
+        int row = 0;
+        for (StepPlan.Chunk chunk : plan.chunks()) {
+            if (chunk.last()) {
+                sample(chunk.request(), 0, logits[row]);
+            }
+            row++;
+        }
+        for (StepPlan.Decode decode : plan.decodes()) {
+            sample(decode.request(), decode.index(), logits[row++]);
+        }
+    }
+
+    private static void sample(ScheduledRequest request, int index, float[] logits)
+    {
+        request.outputs[index] = Sampler.sample(logits, request.request.sampling(), index);
+        if (request.request.returnLogits()) {
+            synchronized (request.logits) {
+                while (request.logits.size() <= index) {
+                    request.logits.add(null);
+                }
+                request.logits.set(index, logits.clone());
+            }
+        }
+    }
+}
