@@ -12,6 +12,7 @@ import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -34,8 +35,12 @@ final class MooncakeBackend
     private final boolean sharedFileMemory;
     private final List<SerialPeer> peers = new CopyOnWriteArrayList<>();
     private TcpReceiver receiver;
+    private Exposure exposure;
     private List<MemoryRegion> sources;
     private boolean closed;
+
+    /** What was exposed, so that exposing the same pool again (e.g. once per peer) returns the same descriptor. */
+    private record Exposure(List<MemoryRegion> regions, Path sharedFile, WriteGuard guard, byte[] descriptor) {}
 
     MooncakeBackend(TransferContext context, MooncakeConfig config)
     {
@@ -66,8 +71,11 @@ final class MooncakeBackend
         requireNonNull(regions, "regions is null");
         requireNonNull(guard, "guard is null");
         checkOpen();
-        if (receiver != null) {
-            throw new IllegalStateException("mooncake: the pool is already exposed (on port " + receiver.port() + ")");
+        if (exposure != null) {
+            if (exposure.regions().equals(regions) && Objects.equals(exposure.sharedFile(), sharedFile) && exposure.guard() == guard) {
+                return exposure.descriptor().clone();
+            }
+            throw new IllegalStateException("mooncake: another pool (or guard) is already exposed on port " + receiver.port());
         }
         checkIndexed(regions);
         if (config.transport() == Transport.SHM && sharedFile == null) {
@@ -77,8 +85,10 @@ final class MooncakeBackend
         // Validate the descriptor before listening, so a bad region never leaves a listener behind.
         new Descriptor(context.hostId(), config.listenHost(), 0, config.maxFrameBytes(), Optional.ofNullable(sharedFile), shapes);
         receiver = TcpReceiver.start(regions, guard, config);
-        return new Descriptor(context.hostId(), config.descriptorHost(MooncakeBackend::localHostName), receiver.port(), receiver.maxFrameBytes(),
-                Optional.ofNullable(sharedFile).map(Path::toAbsolutePath), shapes).encode();
+        byte[] descriptor = new Descriptor(context.hostId(), config.descriptorHost(MooncakeBackend::localHostName), receiver.port(),
+                receiver.maxFrameBytes(), Optional.ofNullable(sharedFile).map(Path::toAbsolutePath), shapes).encode();
+        exposure = new Exposure(List.copyOf(regions), sharedFile, guard, descriptor);
+        return descriptor.clone();
     }
 
     @Override

@@ -220,6 +220,7 @@ abstract sealed class SerialPeer
     private void run(Posted posted)
     {
         TransferPlan plan = posted.plan();
+        boolean sending = false;
         long bytes;
         try {
             checkPlan(plan);
@@ -227,12 +228,20 @@ abstract sealed class SerialPeer
             awaitFence(plan);
             if (closed) {
                 throw new TransferFailure("mooncake peer " + name + " was closed before room " + plan.room() + " chunk " + plan.chunk()
-                        + " was sent", true);
+                        + " was sent; nothing was sent", true);
             }
+            sending = true;
             bytes = send(plan);
         }
         catch (TransferFailure failure) {
             finish(posted, null, failure.getMessage(), failure.settled());
+            return;
+        }
+        catch (RuntimeException e) {
+            // A bug (or a fence that throws from isDone): report the plan, keep the thread, and promise nothing once bytes moved.
+            log.log(WARNING, "mooncake peer " + name + ": room " + plan.room() + " chunk " + plan.chunk() + " failed unexpectedly", e);
+            finish(posted, null, "mooncake peer " + name + " failed unexpectedly on room " + plan.room() + " chunk " + plan.chunk()
+                    + ": " + e, !sending);
             return;
         }
         finish(posted, bytes, null, true);

@@ -189,6 +189,10 @@ final class TcpReceiver
                     log.log(DEBUG, "mooncake connection from " + peer + " ended: " + e);
                 }
             }
+            catch (RuntimeException e) {
+                lastRejection = "receiver failed: " + e;
+                log.log(WARNING, "mooncake receiver closed the connection from " + peer + " after an unexpected failure", e);
+            }
             finally {
                 closeQuietly(channel);
                 connections.remove(this);

@@ -49,9 +49,14 @@ final class Link
         return new Link(transport, folder, WriteGuard.ALLOW_ALL, settings);
     }
 
-    static Link open(Transport transport, Path folder, WriteGuard guard)
+    static Link open(Transport transport, Path folder, WriteGuard guard, String... settings)
     {
-        return new Link(transport, folder, guard);
+        return new Link(transport, folder, guard, settings);
+    }
+
+    TcpReceiver tcpReceiver()
+    {
+        return receiver.receiver();
     }
 
     Outcome post(TransferPlan plan)
