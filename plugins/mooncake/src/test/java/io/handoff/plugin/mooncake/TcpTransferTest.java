@@ -2,6 +2,7 @@ package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
+import io.handoff.spi.transfer.TransferPeer;
 import io.handoff.spi.transfer.TransferPlan;
 import io.handoff.spi.transfer.WriteGuard;
 import org.junit.jupiter.api.Test;
@@ -10,18 +11,22 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import static io.handoff.plugin.mooncake.Link.pagesOf;
 import static io.handoff.plugin.mooncake.Link.plan;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** What only the tcp transport does: the receiver asks its write guard, refuses, and survives peers that break the protocol. */
 class TcpTransferTest
@@ -90,6 +95,57 @@ class TcpTransferTest
             assertThat(link.peer.drain(ROOM).get(30, TimeUnit.SECONDS)).isNull();
             Outcome later = link.post(plan(NEXT_ROOM, 0, 0, ProducerFence.DONE, new int[] {20, 20, 1}));
             assertThat(later.await().failure()).contains("lost its connection");
+        }
+    }
+
+    @Test
+    void aReceiverThatNeverAnswersFailsThePlanAndNoDrainIsPromisedAfterwards()
+            throws Exception
+    {
+        try (ServerSocketChannel silent = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+                Pool source = Pool.anonymous().fillSource();
+                MooncakeBackend sender = new MooncakeBackend(new TestContext("prefill-host", folder),
+                        MooncakeConfig.from(TestSettings.with("transport", "tcp", "ack-timeout", "200ms")))) {
+            // Answers the hello, then swallows every frame and never replies nor closes: a stalled receiver.
+            CountDownLatch testOver = new CountDownLatch(1);
+            Thread swallower = Thread.ofPlatform().daemon().start(() -> swallow(silent, testOver));
+            Descriptor descriptor = new Descriptor("decode-host", "127.0.0.1", ((InetSocketAddress) silent.getLocalAddress()).getPort(),
+                    4096, Optional.empty(), source.regions().stream().map(Descriptor.Shape::of).toList());
+            sender.registerSources(source.regions());
+            TransferPeer peer = sender.connect("decode-host", descriptor.encode());
+
+            Outcome outcome = new Outcome();
+            peer.post(plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 0, 3}), outcome);
+
+            assertThat(outcome.await().failure()).contains("did not answer").contains("did not confirm");
+            assertThatThrownBy(() -> peer.drain(ROOM).get(30, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .hasMessageContaining("cannot prove that no write of room 7#1 is in flight");
+            Outcome later = new Outcome();
+            peer.post(plan(NEXT_ROOM, 0, 0, ProducerFence.DONE, new int[] {5, 5, 1}), later);
+            assertThat(later.await().failure()).contains("lost its connection");
+            testOver.countDown();
+            swallower.join(30_000);
+        }
+    }
+
+    private static void swallow(ServerSocketChannel server, CountDownLatch testOver)
+    {
+        try (SocketChannel connection = server.accept()) {
+            ByteBuffer hello = ByteBuffer.allocate(WireFormat.HELLO_BYTES);
+            while (hello.hasRemaining() && connection.read(hello) >= 0) {
+                // reading the hello
+            }
+            connection.write(WireFormat.hello());
+            ByteBuffer sink = ByteBuffer.allocate(1 << 16);
+            while (connection.read(sink.clear()) >= 0) {
+                // swallowing frames
+            }
+            // The sender gave up its side; a stalled receiver still does not close its own.
+            testOver.await();
+        }
+        catch (IOException | InterruptedException e) {
+            // the test is over
         }
     }
 
