@@ -1,0 +1,208 @@
+package io.handoff.plugin.mooncake;
+
+import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.TransferBackend;
+import io.handoff.spi.transfer.TransferContext;
+import io.handoff.spi.transfer.TransferPeer;
+import io.handoff.spi.transfer.WriteGuard;
+
+import java.io.IOException;
+import java.lang.System.Logger;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import static java.lang.System.Logger.Level.WARNING;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The mooncake backend of one process. A decode exposes its pool: a tcp listener for receiver-validated
+ * writes, plus, when the pool is a shared file, what a same-host prefill needs to map it. A prefill
+ * registers its pool as sources and connects one {@link SerialPeer} per decode, choosing the transport per
+ * peer.
+ */
+final class MooncakeBackend
+        implements TransferBackend
+{
+    private static final Logger log = System.getLogger(MooncakeBackend.class.getName());
+
+    private final TransferContext context;
+    private final MooncakeConfig config;
+    private final boolean sharedFileMemory;
+    private final List<SerialPeer> peers = new CopyOnWriteArrayList<>();
+    private TcpReceiver receiver;
+    private Exposure exposure;
+    private List<MemoryRegion> sources;
+    private boolean closed;
+
+    /** What was exposed, so that exposing the same pool again (e.g. once per peer) returns the same descriptor. */
+    private record Exposure(List<MemoryRegion> regions, Path sharedFile, WriteGuard guard, byte[] descriptor) {}
+
+    MooncakeBackend(TransferContext context, MooncakeConfig config)
+    {
+        this.context = requireNonNull(context, "context is null");
+        this.config = requireNonNull(config, "config is null");
+        Path directory = context.sharedMemoryDirectory();
+        boolean usableDirectory = directory != null && Files.isDirectory(directory) && Files.isWritable(directory);
+        if (config.transport() == Transport.SHM && !usableDirectory) {
+            throw new IllegalStateException("mooncake transport shm keeps the decode KV pool in a file under the shared-memory directory "
+                    + directory + ", which is not a writable directory; create it, or set handoff.plugins.mooncake.transport = tcp");
+        }
+        if (config.transport() == Transport.AUTO && !usableDirectory) {
+            log.log(WARNING, "mooncake: the shared-memory directory " + directory + " is not a writable directory; "
+                    + "every peer will use tcp");
+        }
+        this.sharedFileMemory = config.transport() != Transport.TCP && usableDirectory;
+    }
+
+    @Override
+    public boolean wantsSharedFileMemory()
+    {
+        return sharedFileMemory;
+    }
+
+    @Override
+    public synchronized byte[] expose(List<MemoryRegion> regions, Path sharedFile, WriteGuard guard)
+    {
+        requireNonNull(regions, "regions is null");
+        requireNonNull(guard, "guard is null");
+        checkOpen();
+        if (exposure != null) {
+            if (exposure.regions().equals(regions) && Objects.equals(exposure.sharedFile(), sharedFile) && exposure.guard() == guard) {
+                return exposure.descriptor().clone();
+            }
+            throw new IllegalStateException("mooncake: another pool (or guard) is already exposed on port " + receiver.port());
+        }
+        checkIndexed(regions);
+        if (config.transport() == Transport.SHM && sharedFile == null) {
+            throw new IllegalArgumentException("mooncake transport shm needs the KV pool in a shared file, but it was exposed as anonymous memory");
+        }
+        List<Descriptor.Shape> shapes = regions.stream().map(Descriptor.Shape::of).toList();
+        // Validate the descriptor before listening, so a bad region never leaves a listener behind.
+        new Descriptor(context.hostId(), config.listenHost(), 0, config.maxFrameBytes(), Optional.ofNullable(sharedFile), shapes);
+        receiver = TcpReceiver.start(regions, guard, config);
+        byte[] descriptor = new Descriptor(context.hostId(), config.descriptorHost(MooncakeBackend::localHostName), receiver.port(),
+                receiver.maxFrameBytes(), Optional.ofNullable(sharedFile).map(Path::toAbsolutePath), shapes).encode();
+        exposure = new Exposure(List.copyOf(regions), sharedFile, guard, descriptor);
+        return descriptor.clone();
+    }
+
+    @Override
+    public synchronized void registerSources(List<MemoryRegion> regions)
+    {
+        requireNonNull(regions, "regions is null");
+        checkOpen();
+        checkIndexed(regions);
+        sources = List.copyOf(regions);
+    }
+
+    @Override
+    public synchronized TransferPeer connect(String peerHostId, byte[] descriptor)
+    {
+        requireNonNull(peerHostId, "peerHostId is null");
+        checkOpen();
+        if (sources == null) {
+            throw new IllegalStateException("mooncake: registerSources must come before connect");
+        }
+        Descriptor remote = Descriptor.decode(descriptor);
+        checkGeometry(remote);
+        Transport transport = choose(remote);
+        String name = peerHostId + "@" + remote.host() + ":" + remote.port();
+        SerialPeer peer = switch (transport) {
+            case SHM -> ShmPeer.map("shm-" + name, context, sources, remote, config);
+            case TCP -> TcpPeer.connect("tcp-" + name, context, sources, remote, config);
+            case AUTO -> throw new IllegalStateException("unreachable: a peer's transport is tcp or shm");
+        };
+        peers.add(peer);
+        return peer;
+    }
+
+    /** The transport for one peer: the configured one, or under auto shm exactly when the receiver shares this host and a file. */
+    Transport choose(Descriptor remote)
+    {
+        boolean sameHost = context.hostId().equals(remote.hostId());
+        boolean mappable = sameHost && remote.sharedFile().isPresent();
+        return switch (config.transport()) {
+            case TCP -> Transport.TCP;
+            case SHM -> {
+                if (!mappable) {
+                    throw new IllegalArgumentException("mooncake transport shm cannot reach the receiver on host " + remote.hostId()
+                            + (sameHost ? ": it exposed no shared file" : " from host " + context.hostId())
+                            + "; set handoff.plugins.mooncake.transport = auto or tcp");
+                }
+                yield Transport.SHM;
+            }
+            case AUTO -> mappable ? Transport.SHM : Transport.TCP;
+        };
+    }
+
+    @Override
+    public void close()
+    {
+        TcpReceiver exposed;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            exposed = receiver;
+        }
+        for (SerialPeer peer : peers) {
+            peer.close();
+        }
+        if (exposed != null) {
+            exposed.close();
+        }
+    }
+
+    /** The receiver, once exposed; for tests. */
+    synchronized TcpReceiver receiver()
+    {
+        return receiver;
+    }
+
+    private void checkGeometry(Descriptor remote)
+    {
+        if (remote.regions().size() != sources.size()) {
+            throw new IllegalArgumentException("mooncake: the receiver exposed " + remote.regions().size() + " regions, this sender has "
+                    + sources.size() + "; both sides must serve the same model and KV layout");
+        }
+        for (int i = 0; i < sources.size(); i++) {
+            long remoteStride = remote.regions().get(i).pageStride();
+            if (remoteStride != sources.get(i).pageStride()) {
+                throw new IllegalArgumentException("mooncake: region " + i + " has " + remoteStride + "-byte pages on the receiver and "
+                        + sources.get(i).pageStride() + "-byte pages here; both sides must use the same page size and dtype");
+            }
+        }
+    }
+
+    private static void checkIndexed(List<MemoryRegion> regions)
+    {
+        for (int i = 0; i < regions.size(); i++) {
+            if (regions.get(i).index() != i) {
+                throw new IllegalArgumentException("region at position " + i + " has index " + regions.get(i).index());
+            }
+        }
+    }
+
+    private void checkOpen()
+    {
+        if (closed) {
+            throw new IllegalStateException("mooncake backend is closed");
+        }
+    }
+
+    private static String localHostName()
+    {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        }
+        catch (IOException e) {
+            return "localhost";
+        }
+    }
+}

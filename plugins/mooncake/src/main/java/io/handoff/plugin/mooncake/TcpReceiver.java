@@ -1,0 +1,385 @@
+package io.handoff.plugin.mooncake;
+
+import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.RoomKey;
+import io.handoff.spi.transfer.WriteGuard;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.System.Logger;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static java.lang.System.Logger.Level.DEBUG;
+import static java.lang.System.Logger.Level.WARNING;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The decode side of the tcp transport: accepts senders' data connections and, on one thread per
+ * connection, copies each data frame straight from the socket into the exposed region, after checking every
+ * header field against the regions and asking the write guard. A frame that does not fit the regions closes
+ * its connection before a byte of it is read, so a peer can never write outside a region; a refused frame is
+ * read into a scratch buffer and dropped, and the connection goes on.
+ */
+final class TcpReceiver
+        implements AutoCloseable
+{
+    private static final Logger log = System.getLogger(TcpReceiver.class.getName());
+    private static final int SCRATCH_BYTES = 64 * 1024;
+
+    private final List<MemoryRegion> regions;
+    private final WriteGuard guard;
+    private final long maxFrameBytes;
+    private final int socketBufferBytes;
+    private final Duration handshakeTimeout;
+    private final ServerSocketChannel server;
+    private final Thread acceptor;
+    private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+    private volatile String lastRejection;
+
+    private TcpReceiver(List<MemoryRegion> regions, WriteGuard guard, MooncakeConfig config, ServerSocketChannel server)
+    {
+        this.regions = List.copyOf(regions);
+        this.guard = requireNonNull(guard, "guard is null");
+        this.maxFrameBytes = config.maxFrameBytes();
+        this.socketBufferBytes = config.socketBufferBytes();
+        this.handshakeTimeout = config.connectTimeout();
+        this.server = server;
+        this.acceptor = Thread.ofPlatform().daemon().name("mooncake-accept-" + port()).unstarted(this::acceptLoop);
+    }
+
+    static TcpReceiver start(List<MemoryRegion> regions, WriteGuard guard, MooncakeConfig config)
+    {
+        ServerSocketChannel server = null;
+        try {
+            server = ServerSocketChannel.open();
+            server.bind(new InetSocketAddress(config.listenHost(), 0));
+            TcpReceiver receiver = new TcpReceiver(regions, guard, config, server);
+            receiver.acceptor.start();
+            return receiver;
+        }
+        catch (IOException e) {
+            closeQuietly(server);
+            throw new UncheckedIOException("mooncake cannot listen on " + config.listenHost() + ": " + e.getMessage()
+                    + "; set handoff.plugins.mooncake.listen-host to an address of this machine", e);
+        }
+    }
+
+    int port()
+    {
+        try {
+            return ((InetSocketAddress) server.getLocalAddress()).getPort();
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    long maxFrameBytes()
+    {
+        return maxFrameBytes;
+    }
+
+    /** Why the last connection was closed for a malformed frame or handshake; for tests and diagnostics. */
+    String lastRejection()
+    {
+        return lastRejection;
+    }
+
+    @Override
+    public void close()
+    {
+        closed = true;
+        closeQuietly(server);
+        for (Connection connection : connections) {
+            closeQuietly(connection.channel);
+        }
+        // Once a connection's thread has returned it never touches the pool again; the core may then unmap it.
+        join(acceptor);
+        for (Connection connection : connections) {
+            join(connection.thread);
+        }
+    }
+
+    private void acceptLoop()
+    {
+        long accepted = 0;
+        while (!closed) {
+            try {
+                SocketChannel channel = server.accept();
+                Connection connection = new Connection(channel, "mooncake-receive-" + port() + "-" + ++accepted);
+                connections.add(connection);
+                if (closed) {
+                    closeQuietly(channel);
+                }
+                connection.thread.start();
+            }
+            catch (ClosedChannelException e) {
+                return;
+            }
+            catch (IOException e) {
+                if (!closed) {
+                    log.log(WARNING, "mooncake receiver on port " + port() + " failed to accept a connection: " + e.getMessage());
+                }
+            }
+        }
+    }
+
+    /** A frame or handshake that breaks the protocol; its connection is closed. */
+    private static final class Malformed
+            extends Exception
+    {
+        Malformed(String message)
+        {
+            super(message, null, false, false);
+        }
+    }
+
+    private final class Connection
+    {
+        private final SocketChannel channel;
+        private final Thread thread;
+        private final ByteBuffer header = ByteBuffer.allocateDirect(WireFormat.HEADER_BYTES);
+        private final ByteBuffer reply = ByteBuffer.allocateDirect(WireFormat.REPLY_BYTES + WireFormat.MAX_REASON_BYTES);
+        private ByteBuffer scratch;
+        private String peer = "?";
+
+        // The plan being received: frames of one plan arrive together and end with END or ABORT.
+        private RoomKey room;
+        private int chunk;
+        private long planBytes;
+        private long writtenBytes;
+        private String refusal;
+
+        Connection(SocketChannel channel, String name)
+        {
+            this.channel = channel;
+            this.thread = Thread.ofPlatform().daemon().name(name).unstarted(this::run);
+        }
+
+        private void run()
+        {
+            try {
+                peer = String.valueOf(channel.getRemoteAddress());
+                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                if (socketBufferBytes > 0) {
+                    channel.setOption(StandardSocketOptions.SO_RCVBUF, socketBufferBytes);
+                }
+                handshake();
+                while (readHeader()) {
+                    frame();
+                }
+            }
+            catch (Malformed e) {
+                lastRejection = e.getMessage();
+                log.log(WARNING, "mooncake receiver closed the connection from " + peer + ": " + e.getMessage());
+            }
+            catch (IOException e) {
+                if (!closed) {
+                    log.log(DEBUG, "mooncake connection from " + peer + " ended: " + e);
+                }
+            }
+            catch (RuntimeException e) {
+                lastRejection = "receiver failed: " + e;
+                log.log(WARNING, "mooncake receiver closed the connection from " + peer + " after an unexpected failure", e);
+            }
+            finally {
+                closeQuietly(channel);
+                connections.remove(this);
+            }
+        }
+
+        private void handshake()
+                throws IOException, Malformed
+        {
+            ByteBuffer hello = ByteBuffer.allocate(WireFormat.HELLO_BYTES);
+            // A stray client that never speaks must not hold a thread forever.
+            channel.socket().setSoTimeout(Math.toIntExact(Math.max(1, handshakeTimeout.toMillis())));
+            int read = 0;
+            var in = channel.socket().getInputStream();
+            while (read < WireFormat.HELLO_BYTES) {
+                int n = in.read(hello.array(), read, WireFormat.HELLO_BYTES - read);
+                if (n < 0) {
+                    throw new EOFException("connection closed during the handshake");
+                }
+                read += n;
+            }
+            if (!WireFormat.isHello(hello)) {
+                throw new Malformed("not a mooncake hello of protocol version " + WireFormat.VERSION + " (magic "
+                        + Integer.toHexString(hello.getInt(0)) + ", version " + hello.get(4) + ")");
+            }
+            channel.socket().setSoTimeout(0);
+            writeFully(WireFormat.hello());
+        }
+
+        /** Reads the next header; false at a clean end of stream between frames. */
+        private boolean readHeader()
+                throws IOException
+        {
+            header.clear();
+            while (header.hasRemaining()) {
+                if (channel.read(header) < 0) {
+                    if (header.position() == 0 && room == null) {
+                        return false;
+                    }
+                    throw new EOFException("connection closed inside a plan");
+                }
+            }
+            return true;
+        }
+
+        private void frame()
+                throws IOException, Malformed
+        {
+            byte kind = header.get(WireFormat.KIND);
+            long roomId = header.getLong(WireFormat.ROOM);
+            int generation = header.getInt(WireFormat.GENERATION);
+            int frameChunk = header.getInt(WireFormat.CHUNK);
+            long length = header.getLong(WireFormat.LENGTH);
+            if (generation < 0) {
+                throw new Malformed("frame for room " + roomId + " has generation " + generation);
+            }
+            if (room == null) {
+                room = new RoomKey(roomId, generation);
+                chunk = frameChunk;
+            }
+            else if (room.roomId() != roomId || room.generation() != generation || chunk != frameChunk) {
+                throw new Malformed("frame for room " + roomId + "#" + generation + " chunk " + frameChunk
+                        + " inside the plan of room " + room + " chunk " + chunk);
+            }
+            switch (kind) {
+                case WireFormat.DATA -> data(length);
+                case WireFormat.END -> {
+                    if (length != planBytes) {
+                        throw new Malformed("plan of room " + room + " chunk " + chunk + " ends claiming " + length
+                                + " bytes after " + planBytes + " bytes of frames");
+                    }
+                    endPlan(refusal);
+                }
+                case WireFormat.ABORT -> endPlan(refusal != null ? refusal : "the sender aborted the plan");
+                default -> throw new Malformed("unknown frame kind " + kind);
+            }
+        }
+
+        private void data(long length)
+                throws IOException, Malformed
+        {
+            int index = header.getInt(WireFormat.REGION);
+            int page = header.getInt(WireFormat.PAGE);
+            int count = header.getInt(WireFormat.COUNT);
+            if (index < 0 || index >= regions.size()) {
+                throw new Malformed("frame for room " + room + " names region " + index + "; " + regions.size() + " regions are exposed");
+            }
+            MemoryRegion region = regions.get(index);
+            if (count < 1 || page < 0 || (long) page + count > region.pages()) {
+                throw new Malformed("frame for room " + room + " writes pages " + page + ".." + ((long) page + count - 1)
+                        + " of region " + index + ", which has pages 0.." + (region.pages() - 1));
+            }
+            if (length != count * region.pageStride()) {
+                throw new Malformed("frame for room " + room + " carries " + length + " bytes for " + count + " pages of "
+                        + region.pageStride() + " bytes");
+            }
+            if (length > Math.max(maxFrameBytes, region.pageStride())) {
+                throw new Malformed("frame for room " + room + " carries " + length + " bytes; the receiver's max-frame-bytes is " + maxFrameBytes);
+            }
+            planBytes += length;
+            if (refusal == null) {
+                refusal = admit(page, count);
+            }
+            if (refusal != null) {
+                discard(length);
+                return;
+            }
+            ByteBuffer destination = region.segment().asSlice(page * region.pageStride(), length).asByteBuffer();
+            while (destination.hasRemaining()) {
+                if (channel.read(destination) < 0) {
+                    throw new EOFException("connection closed inside a data frame");
+                }
+            }
+            writtenBytes += length;
+        }
+
+        /** Null when the guard admits the write, else why not. Once a plan is refused, its later frames are dropped too. */
+        private String admit(int page, int count)
+        {
+            try {
+                if (guard.admits(room, page, count)) {
+                    return null;
+                }
+                return "the receiver refused pages " + page + ".." + (page + count - 1) + " of room " + room + ": not granted";
+            }
+            catch (RuntimeException e) {
+                log.log(WARNING, "mooncake write guard failed for room " + room + "; refusing the write", e);
+                return "the receiver refused pages " + page + ".." + (page + count - 1) + " of room " + room + ": its write guard failed: " + e;
+            }
+        }
+
+        private void discard(long length)
+                throws IOException
+        {
+            if (scratch == null) {
+                scratch = ByteBuffer.allocateDirect(SCRATCH_BYTES);
+            }
+            long left = length;
+            while (left > 0) {
+                scratch.clear().limit((int) Math.min(left, SCRATCH_BYTES));
+                int n = channel.read(scratch);
+                if (n < 0) {
+                    throw new EOFException("connection closed inside a refused data frame");
+                }
+                left -= n;
+            }
+        }
+
+        private void endPlan(String reason)
+                throws IOException
+        {
+            writeFully(WireFormat.reply(reply, room, chunk, writtenBytes, reason));
+            room = null;
+            planBytes = 0;
+            writtenBytes = 0;
+            refusal = null;
+        }
+
+        private void writeFully(ByteBuffer buffer)
+                throws IOException
+        {
+            while (buffer.hasRemaining()) {
+                channel.write(buffer);
+            }
+        }
+    }
+
+    private static void join(Thread thread)
+    {
+        try {
+            thread.join(Duration.ofSeconds(10));
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable closeable)
+    {
+        if (closeable == null) {
+            return;
+        }
+        try {
+            closeable.close();
+        }
+        catch (Exception e) {
+            log.log(DEBUG, "closing " + closeable + ": " + e);
+        }
+    }
+}
