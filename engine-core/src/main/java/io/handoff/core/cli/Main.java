@@ -33,6 +33,7 @@ public final class Main
     {
         CommandLine commandLine = new CommandLine(new Main());
         commandLine.setExecutionExceptionHandler(Main::handleFailure);
+        commandLine.setParameterExceptionHandler(Main::handleUsageError);
         return commandLine.execute(args);
     }
 
@@ -40,6 +41,18 @@ public final class Main
     public Integer call()
     {
         spec.commandLine().usage(spec.commandLine().getErr());
+        return USAGE;
+    }
+
+    /** A usage error: what was wrong, a suggestion when there is one, then the command's usage. */
+    private static int handleUsageError(CommandLine.ParameterException e, String[] args)
+    {
+        CommandLine commandLine = e.getCommandLine();
+        PrintWriter err = commandLine.getErr();
+        err.println(e.getMessage());
+        CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
+        commandLine.usage(err);
+        err.flush();
         return USAGE;
     }
 

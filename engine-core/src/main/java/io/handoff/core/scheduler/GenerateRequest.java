@@ -2,6 +2,7 @@ package io.handoff.core.scheduler;
 
 import io.handoff.core.model.SamplingParams;
 
+import java.util.Optional;
 import java.util.Set;
 
 import static java.util.Objects.requireNonNull;
@@ -11,6 +12,7 @@ import static java.util.Objects.requireNonNull;
  *
  * @param stopTokenIds ids that end the request (besides EOS unless {@code ignoreEos})
  * @param returnLogits keep each sampled position's logits in the result (tests and probes)
+ * @param ticket the transfer session of a disaggregated request; empty on a colocated engine
  */
 public record GenerateRequest(
         String rid,
@@ -19,7 +21,8 @@ public record GenerateRequest(
         SamplingParams sampling,
         Set<Integer> stopTokenIds,
         boolean ignoreEos,
-        boolean returnLogits)
+        boolean returnLogits,
+        Optional<RoomTicket> ticket)
 {
     public GenerateRequest
     {
@@ -27,12 +30,19 @@ public record GenerateRequest(
         requireNonNull(promptIds, "promptIds is null");
         requireNonNull(sampling, "sampling is null");
         stopTokenIds = Set.copyOf(requireNonNull(stopTokenIds, "stopTokenIds is null"));
+        requireNonNull(ticket, "ticket is null");
         if (promptIds.length == 0) {
             throw new RequestRejectedException(RequestRejectedException.Kind.INVALID, "the prompt is empty");
         }
         if (maxNewTokens < 1) {
             throw new RequestRejectedException(RequestRejectedException.Kind.INVALID, "max_new_tokens must be at least 1, got " + maxNewTokens);
         }
+    }
+
+    public GenerateRequest(String rid, int[] promptIds, int maxNewTokens, SamplingParams sampling, Set<Integer> stopTokenIds,
+            boolean ignoreEos, boolean returnLogits)
+    {
+        this(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, returnLogits, Optional.empty());
     }
 
     public static GenerateRequest greedy(String rid, int[] promptIds, int maxNewTokens)
@@ -42,6 +52,11 @@ public record GenerateRequest(
 
     public GenerateRequest withLogits()
     {
-        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, true);
+        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, true, ticket);
+    }
+
+    public GenerateRequest withTicket(RoomTicket roomTicket)
+    {
+        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, returnLogits, Optional.of(roomTicket));
     }
 }

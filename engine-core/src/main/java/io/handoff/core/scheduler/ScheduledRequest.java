@@ -49,6 +49,12 @@ final class ScheduledRequest
     int producedOutputs;
     /** The last step that reads or writes this request's pages. */
     long lastStep = -1;
+    /** Decode: the prompt's pages are RECEIVING, waiting for a peer's KV. */
+    boolean receivingPrompt;
+    /** How the pages go back once the request ended; decided once. */
+    KvHandoff.Release release;
+    /** Whether the scheduler already asked to be woken when {@link #release} allows. */
+    boolean releaseWatched;
     FinishReason finishReason;
     String error;
 

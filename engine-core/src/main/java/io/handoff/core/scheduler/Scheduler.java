@@ -4,6 +4,7 @@ import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.kv.PagePool;
+import io.handoff.core.kv.ReleaseProof;
 import io.handoff.core.kv.ReqToTokenTable;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.Transformer;
@@ -54,7 +55,7 @@ public final class Scheduler
     private static final Duration SLOW_STEP = Duration.ofMinutes(1);
 
     private sealed interface Command
-            permits Submit, Abort, Audit, Shutdown {}
+            permits Submit, Abort, Audit, Shutdown, KvArrived, KvFailed, Wake, ProofArrived {}
 
     private record Submit(ScheduledRequest request) implements Command {}
 
@@ -63,6 +64,15 @@ public final class Scheduler
     private record Audit(CompletableFuture<Void> done) implements Command {}
 
     private record Shutdown() implements Command {}
+
+    private record KvArrived(String rid, int firstToken) implements Command {}
+
+    private record KvFailed(String rid, String reason) implements Command {}
+
+    /** Something a finished request's release waits for completed. */
+    private record Wake() implements Command {}
+
+    private record ProofArrived(int[] pages, ReleaseProof proof, Throwable failure) implements Command {}
 
     private record InFlight(StepPlan plan, Fence fence) {}
 
@@ -74,6 +84,7 @@ public final class Scheduler
     private final PrefixCache prefixCache;
     private final AttentionBackend attention;
     private final FaultInjector faults;
+    private final KvHandoff handoff;
     private final ComputeStream stream;
     private final StepExecutor executor;
     private final Thread thread;
@@ -101,6 +112,12 @@ public final class Scheduler
     public Scheduler(SchedulerConfig config, Transformer model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
             FaultInjector faults)
     {
+        this(config, model, kv, prefixCache, attention, faults, KvHandoff.NONE);
+    }
+
+    public Scheduler(SchedulerConfig config, Transformer model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
+            FaultInjector faults, KvHandoff handoff)
+    {
         this.config = requireNonNull(config, "config is null");
         this.model = requireNonNull(model, "model is null");
         this.kv = requireNonNull(kv, "kv is null");
@@ -108,6 +125,7 @@ public final class Scheduler
         this.prefixCache = requireNonNull(prefixCache, "prefixCache is null");
         this.attention = requireNonNull(attention, "attention is null");
         this.faults = requireNonNull(faults, "faults is null");
+        this.handoff = requireNonNull(handoff, "handoff is null");
         int pageSize = kv.geometry().pageSize();
         if (config.chunkedPrefillSize() < pageSize) {
             throw new IllegalArgumentException("chunked-prefill-size " + config.chunkedPrefillSize() + " is smaller than the page size "
@@ -173,6 +191,18 @@ public final class Scheduler
         inbox.add(new Abort(requireNonNull(rid, "rid is null")));
     }
 
+    /** Decode: the prompt KV of {@code rid} arrived and was verified; {@code firstToken} was sampled by the prefill. */
+    public void promptKvArrived(String rid, int firstToken)
+    {
+        inbox.add(new KvArrived(requireNonNull(rid, "rid is null"), firstToken));
+    }
+
+    /** Decode: the prompt KV of {@code rid} will not arrive; the request fails with {@code reason}. */
+    public void promptKvFailed(String rid, String reason)
+    {
+        inbox.add(new KvFailed(requireNonNull(rid, "rid is null"), requireNonNull(reason, "reason is null")));
+    }
+
     public SchedulerStats stats()
     {
         return stats;
@@ -210,9 +240,8 @@ public final class Scheduler
                 if (plan != null) {
                     StepPlan submitted = plan;
                     // listed before it can start, so inFlightFence never misses a running step
-                    Fence fence = new Fence(plan.step());
-                    inFlight.add(new InFlight(plan, fence));
-                    stream.submit(fence, () -> executor.execute(submitted));
+                    inFlight.add(new InFlight(plan, plan.fence()));
+                    stream.submit(plan.fence(), () -> executor.execute(submitted));
                 }
                 int keep = plan != null && config.overlap() ? 1 : 0;
                 while (inFlight.size() > keep) {
@@ -222,9 +251,10 @@ public final class Scheduler
                 }
                 releaseFinished();
                 publish();
-                if (plan == null && inFlight.isEmpty() && !waiting.isEmpty()) {
-                    // Nothing can run until pages come back (e.g. quarantined ones); wait for a command instead of spinning.
-                    Command next = inbox.poll(5, TimeUnit.MILLISECONDS);
+                if (plan == null && inFlight.isEmpty() && !(waiting.isEmpty() && running.isEmpty() && releasing.isEmpty())) {
+                    // Nothing can run until something arrives (KV from a peer, pages back from a transfer or a
+                    // quarantine); every such event is a command, so wait for one instead of spinning.
+                    Command next = inbox.poll(100, TimeUnit.MILLISECONDS);
                     if (next != null) {
                         handle(next);
                     }
@@ -251,6 +281,10 @@ public final class Scheduler
         switch (command) {
             case Submit submit -> waiting.add(submit.request());
             case Abort abort -> abortRequest(abort.rid(), null);
+            case KvArrived arrived -> kvArrived(arrived.rid(), arrived.firstToken());
+            case KvFailed failed -> findRunning(failed.rid()).ifPresent(r -> finish(r, FinishReason.ERROR, failed.reason()));
+            case Wake ignored -> { }
+            case ProofArrived proof -> proofArrived(proof);
             case Audit audit -> {
                 try {
                     audit();
@@ -321,8 +355,10 @@ public final class Scheduler
         while (!waiting.isEmpty() && reqToToken.freeRows() > 0) {
             ScheduledRequest request = waiting.peek();
             int[] prompt = request.request.promptIds();
-            // Leave at least one prompt token to compute: its logits give the first output token.
-            PrefixMatch match = prefixCache.match(prompt, prompt.length - 1);
+            boolean receives = handoff.receivesPrompt(view(request));
+            // Leave at least one prompt token to compute: its logits give the first output token. A decode
+            // that receives its prompt's KV takes it all from the peer.
+            PrefixMatch match = receives ? prefixCache.match(prompt, 0) : prefixCache.match(prompt, prompt.length - 1);
             pagePool.retain(match.pages());
             prefixCache.lock(match.node());
             int needed = pagesFor(request.kvPositions()) - match.pageCount();
@@ -350,13 +386,21 @@ public final class Scheduler
             request.phase = ScheduledRequest.Phase.RUNNING;
             promptTokens += prompt.length;
             cachedPromptTokens += match.length();
+            if (receives) {
+                // Neither prefilled nor decoded here until the peer's KV lands: scheduledOutputs stays 0.
+                pagePool.markReceiving(Arrays.copyOf(pages, view(request).promptPages()));
+                request.receivingPrompt = true;
+                request.scheduledPromptTokens = prompt.length;
+            }
             running.add(request);
+            handoff.admitted(view(request));
         }
     }
 
     private StepPlan schedule()
     {
         long step = nextStep;
+        Fence fence = new Fence(step);
         List<StepPlan.Decode> decodes = new ArrayList<>();
         for (ScheduledRequest request : running) {
             if (request.prefillScheduled() && request.scheduledOutputs >= 1 && request.scheduledOutputs < request.request.maxNewTokens()) {
@@ -387,6 +431,7 @@ public final class Scheduler
             int to = from + length;
             boolean last = to == request.promptLength();
             chunks.add(new StepPlan.Chunk(request, from, to, reqToToken.read(request.row, to), last));
+            handoff.chunkScheduled(view(request), from, to, fence);
             request.scheduledPromptTokens = to;
             if (last) {
                 request.scheduledOutputs = 1;
@@ -398,7 +443,7 @@ public final class Scheduler
             return null;
         }
         nextStep++;
-        return new StepPlan(step, chunks, decodes);
+        return new StepPlan(step, fence, chunks, decodes);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -426,6 +471,8 @@ public final class Scheduler
                 continue;
             }
             request.computedPromptTokens = chunk.to();
+            handoff.chunkComputed(view(request), chunk.from(), chunk.to(), plan.fence(), chunk.last(),
+                    chunk.last() ? request.outputs[0] : -1);
             if (chunk.last()) {
                 produced(request, 0);
             }
@@ -502,6 +549,16 @@ public final class Scheduler
             if (request.lastStep > completedStep) {
                 continue;
             }
+            if (request.release == null) {
+                request.release = handoff.finished(view(request), request.finishReason, request.error);
+            }
+            if (request.release instanceof KvHandoff.AfterTransfers(CompletableFuture<Void> done) && !done.isDone()) {
+                if (!request.releaseWatched) {
+                    request.releaseWatched = true;
+                    done.whenComplete((ignored, error) -> inbox.add(new Wake()));
+                }
+                continue;
+            }
             it.remove();
             release(request);
             request.phase = ScheduledRequest.Phase.DONE;
@@ -521,9 +578,60 @@ public final class Scheduler
             }
         }
         prefixCache.unlock(request.lockedPrefix);
-        pagePool.release(request.pages);
+        int[] pages = request.pages;
+        if (request.receivingPrompt) {
+            int[] promptPages = Arrays.copyOf(pages, view(request).promptPages());
+            pages = Arrays.copyOfRange(pages, promptPages.length, pages.length);
+            if (request.release instanceof KvHandoff.Quarantine(CompletableFuture<ReleaseProof> proof)) {
+                // A peer may still write these (I2): nobody gets them until the proof arrives, however long that takes.
+                pagePool.quarantine(promptPages);
+                proof.whenComplete((value, error) -> inbox.add(new ProofArrived(promptPages, value, error)));
+            }
+            else {
+                pagePool.commitReceived(promptPages);
+                pagePool.release(promptPages);
+            }
+        }
+        pagePool.release(pages);
         reqToToken.freeRow(request.row);
         request.pages = new int[0];
+    }
+
+    private void proofArrived(ProofArrived arrived)
+    {
+        if (arrived.failure() != null || arrived.proof() == null) {
+            log.error("no release proof for quarantined pages {}: they stay quarantined (a write may still land in them)",
+                    Arrays.toString(arrived.pages()), arrived.failure());
+            return;
+        }
+        pagePool.releaseQuarantined(arrived.pages(), arrived.proof());
+    }
+
+    private void kvArrived(String rid, int firstToken)
+    {
+        Optional<ScheduledRequest> found = findRunning(rid);
+        if (found.isEmpty() || !found.get().receivingPrompt) {
+            log.debug("prompt KV for {} arrived, but it is no longer waiting for it; ignored", rid);
+            return;
+        }
+        ScheduledRequest request = found.get();
+        pagePool.commitReceived(Arrays.copyOf(request.pages, view(request).promptPages()));
+        request.receivingPrompt = false;
+        request.computedPromptTokens = request.promptLength();
+        request.outputs[0] = firstToken;
+        request.scheduledOutputs = 1;
+        produced(request, 0);
+    }
+
+    private Optional<ScheduledRequest> findRunning(String rid)
+    {
+        return running.stream().filter(r -> r.request.rid().equals(rid)).findFirst();
+    }
+
+    private HandoffRequest view(ScheduledRequest request)
+    {
+        return new HandoffRequest(request.request.rid(), request.request.ticket(), request.request.promptIds(),
+                request.pages.clone(), pageSize());
     }
 
     private void failAll(String reason)

@@ -7,7 +7,7 @@ import java.util.List;
  * request. Slots are resolved at scheduling time; decode input tokens are resolved on the compute
  * thread, because in overlap mode the previous step is still producing them.
  */
-record StepPlan(long step, List<Chunk> chunks, List<Decode> decodes)
+record StepPlan(long step, Fence fence, List<Chunk> chunks, List<Decode> decodes)
 {
     /** Prompt positions {@code [from, to)} of a request; {@code slots} covers positions {@code 0 .. to-1}. */
     record Chunk(ScheduledRequest request, int from, int to, int[] slots, boolean last) {}

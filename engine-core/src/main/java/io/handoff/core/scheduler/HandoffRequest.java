@@ -1,0 +1,16 @@
+package io.handoff.core.scheduler;
+
+import java.util.Optional;
+
+/**
+ * What a {@link KvHandoff} sees of a request: its id, room, prompt, and the pages the scheduler gave it
+ * (its whole page list from position 0; a copy).
+ */
+public record HandoffRequest(String rid, Optional<RoomTicket> ticket, int[] promptIds, int[] pages, int pageSize)
+{
+    /** Pages that hold the prompt's KV. */
+    public int promptPages()
+    {
+        return Math.ceilDiv(promptIds.length, pageSize);
+    }
+}

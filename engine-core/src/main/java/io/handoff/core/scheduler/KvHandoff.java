@@ -1,0 +1,67 @@
+package io.handoff.core.scheduler;
+
+import io.handoff.core.kv.ReleaseProof;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * How a scheduler hands KV to another process (prefill) or takes it from one (decode); {@link #NONE} for a
+ * colocated engine. The scheduler calls these on its own thread and never blocks on what they start;
+ * the disaggregation layer calls back through {@link Scheduler#promptKvArrived} and
+ * {@link Scheduler#promptKvFailed}.
+ */
+public interface KvHandoff
+{
+    KvHandoff NONE = new KvHandoff() {};
+
+    /** Decode: this request's prompt KV comes from a peer and is not computed here. */
+    default boolean receivesPrompt(HandoffRequest request)
+    {
+        return false;
+    }
+
+    /** The request was admitted; on a decode that receives its prompt, the prompt's pages are RECEIVING. */
+    default void admitted(HandoffRequest request)
+    {
+    }
+
+    /**
+     * Prefill: prompt positions {@code [from, to)} are scheduled in the step of {@code fence}; every earlier
+     * position is written by an earlier step (whose fence may still be pending in overlap mode).
+     */
+    default void chunkScheduled(HandoffRequest request, int from, int to, Fence fence)
+    {
+    }
+
+    /** Prefill: the forward that wrote positions {@code [from, to)} completed; {@code firstToken} is set on the last chunk, else -1. */
+    default void chunkComputed(HandoffRequest request, int from, int to, Fence fence, boolean last, int firstToken)
+    {
+    }
+
+    /**
+     * The request ended and no step touches its pages any more: when may they be reused? Called once.
+     */
+    default Release finished(HandoffRequest request, FinishReason reason, String error)
+    {
+        return Release.NOW;
+    }
+
+    /** When a finished request's pages may go back. */
+    sealed interface Release
+            permits Now, AfterTransfers, Quarantine
+    {
+        Release NOW = new Now();
+    }
+
+    /** Nothing else touches them. */
+    record Now() implements Release {}
+
+    /** Prefill: transfers still read them; release when the future completes (every plan finished or drained). */
+    record AfterTransfers(CompletableFuture<Void> done) implements Release {}
+
+    /**
+     * Decode: a peer may still write the prompt's pages; quarantine them and free them only on proof
+     * (invariant I2). The other pages go back at once.
+     */
+    record Quarantine(CompletableFuture<ReleaseProof> proof) implements Release {}
+}
