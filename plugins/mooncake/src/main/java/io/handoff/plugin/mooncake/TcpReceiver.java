@@ -293,35 +293,35 @@ final class TcpReceiver
                 throw new Malformed("frame for room " + room + " carries " + length + " bytes; the receiver's max-frame-bytes is " + maxFrameBytes);
             }
             planBytes += length;
+            WriteGuard.Permit permit = null;
             if (refusal == null) {
-                refusal = admit(page, count);
+                try {
+                    permit = guard.open(room, page, count);
+                    if (permit == null) {
+                        refusal = "the receiver refused pages " + page + ".." + (page + count - 1) + " of room " + room + ": not granted";
+                    }
+                }
+                catch (RuntimeException e) {
+                    log.log(WARNING, "mooncake write guard failed for room " + room + "; refusing the write", e);
+                    refusal = "the receiver refused pages " + page + ".." + (page + count - 1) + " of room " + room
+                            + ": its write guard failed: " + e;
+                }
             }
             if (refusal != null) {
+                // Once a plan is refused, its later frames are dropped too.
                 discard(length);
                 return;
             }
-            ByteBuffer destination = region.segment().asSlice(page * region.pageStride(), length).asByteBuffer();
-            while (destination.hasRemaining()) {
-                if (channel.read(destination) < 0) {
-                    throw new EOFException("connection closed inside a data frame");
+            // The permit stays open while bytes stream into the pool: the core reuses these pages only after it closes.
+            try (WriteGuard.Permit open = permit) {
+                ByteBuffer destination = region.segment().asSlice(page * region.pageStride(), length).asByteBuffer();
+                while (destination.hasRemaining()) {
+                    if (channel.read(destination) < 0) {
+                        throw new EOFException("connection closed inside a data frame");
+                    }
                 }
             }
             writtenBytes += length;
-        }
-
-        /** Null when the guard admits the write, else why not. Once a plan is refused, its later frames are dropped too. */
-        private String admit(int page, int count)
-        {
-            try {
-                if (guard.admits(room, page, count)) {
-                    return null;
-                }
-                return "the receiver refused pages " + page + ".." + (page + count - 1) + " of room " + room + ": not granted";
-            }
-            catch (RuntimeException e) {
-                log.log(WARNING, "mooncake write guard failed for room " + room + "; refusing the write", e);
-                return "the receiver refused pages " + page + ".." + (page + count - 1) + " of room " + room + ": its write guard failed: " + e;
-            }
         }
 
         private void discard(long length)

@@ -42,7 +42,7 @@ class ShmTransferTest
             throws Exception
     {
         List<String> asked = new CopyOnWriteArrayList<>();
-        WriteGuard recording = (room, page, count) -> asked.add(room + " " + page);
+        WriteGuard recording = (room, page, count) -> asked.add(room + " " + page) ? () -> {} : null;
         try (Link link = Link.open(Transport.SHM, folder, recording)) {
             TransferPlan plan = plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 0, 6});
 

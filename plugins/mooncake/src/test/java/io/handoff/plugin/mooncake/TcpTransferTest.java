@@ -41,7 +41,7 @@ class TcpTransferTest
     void aRefusedWriteFailsThePlanWithTheGuardsReasonLandsNothingAndKeepsTheConnection()
             throws Exception
     {
-        WriteGuard retiredRoom = (room, page, count) -> !room.equals(ROOM);
+        WriteGuard retiredRoom = (room, page, count) -> room.equals(ROOM) ? null : () -> {};
         try (Link link = Link.open(Transport.TCP, folder, retiredRoom, "max-frame-bytes", "8KiB")) {
             Outcome refused = link.post(plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 40, 8}, new int[] {10, 50, 3}));
 
@@ -62,7 +62,7 @@ class TcpTransferTest
             throws Exception
     {
         List<String> asked = new CopyOnWriteArrayList<>();
-        WriteGuard recording = (room, page, count) -> asked.add(room + " " + page + "+" + count);
+        WriteGuard recording = (room, page, count) -> asked.add(room + " " + page + "+" + count) ? () -> {} : null;
         try (Link link = Link.open(Transport.TCP, folder, recording)) {
             // Frames hold 4 pages of the largest stride: pages 8..13 go as 8+4 and 12+2, in each of the three regions.
             assertThat(link.post(plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 8, 6})).await().completed()).isTrue();
