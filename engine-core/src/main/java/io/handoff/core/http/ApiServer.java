@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
@@ -107,7 +108,7 @@ public final class ApiServer
         Route route = routes.get(path);
         try {
             if (route == null) {
-                throw ApiError.notFound("not_found", null, "no endpoint " + path + "; endpoints: " + String.join(", ", new java.util.TreeSet<>(routes.keySet())));
+                throw ApiError.notFound("not_found", null, "no endpoint " + path + "; endpoints: " + String.join(", ", new TreeSet<>(routes.keySet())));
             }
             if (!route.method().equals(exchange.method())) {
                 exchange.setHeader("Allow", route.method());
@@ -131,7 +132,8 @@ public final class ApiServer
             respond(exchange, ApiError.internal("internal error: " + e));
         }
         finally {
-            metrics.http(route == null ? "other" : path, exchange.status());
+            // 499 (nginx's convention): the client closed the connection before any response was sent.
+            metrics.http(route == null ? "other" : path, exchange.status() == -1 ? 499 : exchange.status());
             exchange.close();
         }
     }

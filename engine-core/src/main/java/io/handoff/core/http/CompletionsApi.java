@@ -109,11 +109,11 @@ final class CompletionsApi
         body.onlyNeutral("n", IntNode.valueOf(1), "one completion per request");
         body.onlyNeutral("best_of", IntNode.valueOf(1), "one completion per request");
         body.onlyNeutral("echo", BooleanNode.FALSE, "the prompt is not echoed");
-        body.onlyNeutral("logprobs", IntNode.valueOf(0), "log probabilities are not returned");
+        body.onlyNeutral("logprobs", null, "log probabilities are not returned");
         body.onlyNeutral("frequency_penalty", DoubleNode.valueOf(0), "penalties are not implemented");
         body.onlyNeutral("presence_penalty", DoubleNode.valueOf(0), "penalties are not implemented");
         body.onlyNeutral("logit_bias", JsonFields.MAPPER.createObjectNode(), "logit bias is not implemented");
-        body.onlyNeutral("suffix", JsonFields.MAPPER.getNodeFactory().textNode(""), "suffixes are not implemented");
+        body.onlyNeutral("suffix", null, "suffixes are not implemented");
         body.string("user");
         int[] prompt = prompt(body);
         int maxTokens = body.integer("max_tokens", 1, model.maxContext()).map(Long::intValue).orElse(DEFAULT_MAX_TOKENS);

@@ -12,6 +12,7 @@ import io.handoff.core.scheduler.FinishReason;
 
 import java.io.IOException;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 
 import static java.util.Objects.requireNonNull;
@@ -77,7 +78,7 @@ final class GenerateApi
         JsonFields sampling = body.object("sampling_params").orElse(null);
         int maxNewTokens = DEFAULT_MAX_NEW_TOKENS;
         SamplingParams samplingParams = new SamplingParams(1f, 1f, 0L);
-        java.util.List<String> stops = java.util.List.of();
+        List<String> stops = List.of();
         Set<Integer> stopIds = Set.of();
         boolean ignoreEos = false;
         if (sampling != null) {

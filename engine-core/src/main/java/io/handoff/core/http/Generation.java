@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -71,7 +72,7 @@ final class Generation
     private final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
     private final OutputText text;
     private final int[] ids;
-    private CompletableFuture<GenerateResult> result;
+    private volatile CompletableFuture<GenerateResult> result;
     private volatile boolean abortRequested;
     // Exchange-thread state.
     private Outcome outcome;
@@ -225,7 +226,7 @@ final class Generation
                 catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
-                catch (TimeoutException | java.util.concurrent.ExecutionException ignored) {
+                catch (TimeoutException | ExecutionException ignored) {
                     // the scheduler reports its own failures; nothing more to release here
                 }
             }

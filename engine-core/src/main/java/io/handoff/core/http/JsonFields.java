@@ -211,14 +211,18 @@ final class JsonFields
         return ids;
     }
 
-    /** Accepts an option this server does not implement only at the value that means "off". */
+    /**
+     * Accepts an option this server does not implement only at the value that means "off"; with a null
+     * {@code neutral}, only when absent (or null).
+     */
     void onlyNeutral(String name, JsonNode neutral, String what)
     {
         raw(name).ifPresent(value -> {
-            boolean same = value.isNumber() && neutral.isNumber() ? value.doubleValue() == neutral.doubleValue() : value.equals(neutral);
+            boolean same = neutral != null
+                    && (value.isNumber() && neutral.isNumber() ? value.doubleValue() == neutral.doubleValue() : value.equals(neutral));
             if (!same) {
                 throw ApiError.invalid("unsupported", path(name), path(name) + " = " + value + " is not supported (" + what
-                        + "); leave it out or set it to " + neutral);
+                        + "); leave it out" + (neutral == null ? "" : " or set it to " + neutral));
             }
         });
     }

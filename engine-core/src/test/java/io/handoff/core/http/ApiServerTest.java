@@ -21,6 +21,7 @@ import java.net.Socket;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -157,9 +158,9 @@ class ApiServerTest
 
         JsonNode body = LocalServer.json(local.post("/generate", "{" + greedy + ", \"stop_token_ids\": [" + stopId + "]}}"));
 
-        int[] expectedIds = java.util.Arrays.copyOf(full, first + 1);
+        int[] expectedIds = Arrays.copyOf(full, first + 1);
         assertThat(ids(body.get("output_ids"))).containsExactly(expectedIds);
-        assertThat(body.get("text").asText()).isEqualTo(TOKENIZER.decode(java.util.Arrays.copyOf(full, first)));
+        assertThat(body.get("text").asText()).isEqualTo(TOKENIZER.decode(Arrays.copyOf(full, first)));
         assertThat(body.get("meta_info").get("finish_reason").toString()).isEqualTo("{\"type\":\"stop\",\"matched\":" + stopId + "}");
     }
 
@@ -264,6 +265,8 @@ class ApiServerTest
                 List.of("/v1/completions", "{\"prompt\": \"x\", \"model\": \"gpt-4\"}", 404, "model_not_found", "model",
                         "model 'gpt-4' is not served here; this server serves 'tiny-mla'"),
                 List.of("/v1/completions", "{\"prompt\": \"x\", \"n\": 2}", 400, "unsupported", "n", "n = 2 is not supported"),
+                List.of("/v1/completions", "{\"prompt\": \"x\", \"logprobs\": 0}", 400, "unsupported", "logprobs",
+                        "logprobs = 0 is not supported (log probabilities are not returned); leave it out"),
                 List.of("/v1/completions", "{\"prompt\": [\"a\", \"b\"]}", 400, "unsupported", "prompt", "batched prompts are not supported"),
                 List.of("/v1/completions", "{\"prompt\": [256, 104, 999]}", 400, "invalid_value", "prompt", "prompt[2] = 999 is outside [0, 259)"),
                 List.of("/v1/completions", "{\"max_tokens\": 3}", 400, "missing_field", "prompt", "'prompt' is required"),
