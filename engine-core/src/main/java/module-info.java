@@ -11,6 +11,7 @@ module handoff.core {
     requires com.fasterxml.jackson.databind;
     requires info.picocli;
     requires jdk.incubator.vector;
+    requires jdk.httpserver;
 
     exports io.handoff.spi;
     exports io.handoff.spi.transfer;

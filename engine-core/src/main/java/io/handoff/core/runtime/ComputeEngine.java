@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
+import io.handoff.core.kv.PageAccounting;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SeededWeights;
 import io.handoff.core.model.Transformer;
@@ -42,14 +43,16 @@ public final class ComputeEngine
     private final String attentionId;
     private final KvPool kv;
     private final Transformer transformer;
+    private final PrefixCache prefixCache;
     private final Scheduler scheduler;
 
-    private ComputeEngine(ModelConfig model, String attentionId, KvPool kv, Transformer transformer, Scheduler scheduler)
+    private ComputeEngine(ModelConfig model, String attentionId, KvPool kv, Transformer transformer, PrefixCache prefixCache, Scheduler scheduler)
     {
         this.model = model;
         this.attentionId = attentionId;
         this.kv = kv;
         this.transformer = transformer;
+        this.prefixCache = prefixCache;
         this.scheduler = scheduler;
     }
 
@@ -89,7 +92,7 @@ public final class ComputeEngine
             log.info("model {} ({}), attention {}, KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}",
                     model.name(), model.architecture(), attentionId, kv.pages(), pageSize, kv.footprintBytes() >> 20,
                     dtype, schedulerConfig.threads(), schedulerConfig.overlap());
-            return new ComputeEngine(model, attentionId, kv, transformer, scheduler);
+            return new ComputeEngine(model, attentionId, kv, transformer, prefixCache, scheduler);
         }
         catch (Exception e) {
             if (transformer != null) {
@@ -159,6 +162,16 @@ public final class ComputeEngine
     {
         scheduler.close();
         transformer.close();
+        // The scheduler thread has ended, so the prefix cache is ours now: drop it and account for every page.
+        prefixCache.evict(prefixCache.cachedPages());
+        PageAccounting pages = kv.pagePool().accounting();
+        if (pages.free() == pages.total()) {
+            log.info("freed every KV page ({} of {} free)", pages.free(), pages.total());
+        }
+        else {
+            log.warn("{} of {} KV pages are not free at shutdown: owned {}, receiving {}, quarantined {}",
+                    pages.used(), pages.total(), pages.owned(), pages.receiving(), pages.quarantined());
+        }
         kv.close();
     }
 }

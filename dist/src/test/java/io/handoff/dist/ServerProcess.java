@@ -1,0 +1,147 @@
+package io.handoff.dist;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * {@code bin/handoff serve} of the built distribution in its own process, on a free port it picks itself
+ * ({@code --port 0}; the port is read from the log line that announces it), plus an HTTP client for it.
+ */
+final class ServerProcess
+        implements AutoCloseable
+{
+    static final Path DIST = Path.of(System.getProperty("handoff.dist.home", "target/handoff"));
+    static final ObjectMapper JSON = new ObjectMapper();
+    private static final Pattern LISTENING = Pattern.compile("serving \\S+ \\(role colocated\\) on http://127\\.0\\.0\\.1:(\\d+)");
+
+    final Process process;
+    final Path log;
+    final int port;
+    final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    private ServerProcess(Process process, Path log, int port)
+    {
+        this.process = process;
+        this.log = log;
+        this.port = port;
+    }
+
+    /** Starts {@code handoff serve --role colocated --port 0 args} and waits (at most two minutes) until it listens. */
+    static ServerProcess start(Path workDir, String... args)
+            throws IOException
+    {
+        List<String> command = new ArrayList<>(List.of(DIST.resolve("bin/handoff").toString(), "serve", "--role", "colocated", "--port", "0"));
+        command.addAll(List.of(args));
+        Path log = Files.createTempFile(workDir, "serve", ".log");
+        ProcessBuilder builder = new ProcessBuilder(command).directory(workDir.toFile())
+                .redirectErrorStream(true).redirectOutput(log.toFile());
+        builder.environment().keySet().removeIf(name -> name.startsWith("CONFIG_FORCE_") || name.equals("HANDOFF_JAVA_OPTS"));
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        Process process = builder.start();
+        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+        while (System.nanoTime() < deadline) {
+            Matcher listening = LISTENING.matcher(Files.readString(log));
+            if (listening.find()) {
+                return new ServerProcess(process, log, Integer.parseInt(listening.group(1)));
+            }
+            if (!process.isAlive()) {
+                throw new AssertionError(String.join(" ", command) + " exited " + process.exitValue() + " before listening:\n" + Files.readString(log));
+            }
+            LockSupport.parkNanos(50_000_000); // waiting for a process to start: poll its log, bounded
+        }
+        process.destroyForcibly();
+        throw new AssertionError(String.join(" ", command) + " did not listen within 2 minutes:\n" + Files.readString(log));
+    }
+
+    String logText()
+    {
+        try {
+            return Files.readString(log);
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    URI uri(String path)
+    {
+        return URI.create("http://127.0.0.1:" + port + path);
+    }
+
+    HttpResponse<String> get(String path)
+    {
+        return send(HttpRequest.newBuilder(uri(path)).GET().build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    HttpResponse<String> post(String path, String body)
+    {
+        return send(HttpRequest.newBuilder(uri(path)).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** A POST whose body is read line by line as it arrives (server-sent events). */
+    HttpResponse<Stream<String>> stream(String path, String body)
+    {
+        return send(HttpRequest.newBuilder(uri(path)).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofLines());
+    }
+
+    private <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
+    {
+        try {
+            return client.send(request, handler);
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException(request.method() + " " + request.uri() + " failed; server log:\n" + logText(), e);
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    static JsonNode json(String text)
+    {
+        try {
+            return JSON.readTree(text);
+        }
+        catch (IOException e) {
+            throw new AssertionError("not JSON: " + text, e);
+        }
+    }
+
+    /** Sends SIGTERM (the launcher execs the JVM, so the JVM gets it) and waits at most {@code timeout} for the exit. */
+    boolean terminate(Duration timeout)
+            throws InterruptedException
+    {
+        process.destroy();
+        return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void close()
+            throws InterruptedException
+    {
+        if (process.isAlive() && !terminate(Duration.ofMinutes(1))) {
+            process.destroyForcibly().waitFor();
+        }
+        client.close();
+    }
+}

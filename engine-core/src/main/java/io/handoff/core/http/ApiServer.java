@@ -1,0 +1,259 @@
+package io.handoff.core.http;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.handoff.core.model.ByteTokenizer;
+import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.SamplingParams;
+import io.handoff.core.scheduler.FinishReason;
+import io.handoff.core.scheduler.Scheduler;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The colocated HTTP API over one scheduler: SGLang's {@code /generate}, OpenAI's {@code /v1/completions}
+ * and {@code /v1/models}, {@code /abort_request}, {@code /health}, {@code /health_generate} and
+ * Prometheus {@code /metrics}.
+ *
+ * <p>The JDK's HTTP server runs each exchange on its own virtual thread, so a streaming response may
+ * simply block waiting for the next token; memory stays bounded because the scheduler's waiting queue is
+ * (a full queue is HTTP 503 with {@code Retry-After}) and so is every request body.
+ */
+public final class ApiServer
+        implements AutoCloseable
+{
+    private static final Logger log = LogManager.getLogger(ApiServer.class);
+
+    private record Route(String method, Handler handler) {}
+
+    @FunctionalInterface
+    private interface Handler
+    {
+        void handle(Exchange exchange)
+                throws IOException, InterruptedException;
+    }
+
+    private final ServerConfig config;
+    private final Scheduler scheduler;
+    private final ModelConfig model;
+    private final ServerMetrics metrics = new ServerMetrics();
+    private final Generations generations;
+    private final Map<String, Route> routes;
+    private final long created = System.currentTimeMillis() / 1000;
+    private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+    private final HttpServer server;
+    private boolean stopped;
+
+    private ApiServer(ServerConfig config, Scheduler scheduler, ModelConfig model)
+            throws IOException
+    {
+        this.config = requireNonNull(config, "config is null");
+        this.scheduler = requireNonNull(scheduler, "scheduler is null");
+        this.model = requireNonNull(model, "model is null");
+        this.generations = new Generations(scheduler, model, metrics, config.retryAfter());
+        GenerateApi generate = new GenerateApi(generations, model);
+        CompletionsApi completions = new CompletionsApi(generations, model, created);
+        this.routes = Map.of(
+                "/generate", new Route("POST", generate::handle),
+                "/v1/completions", new Route("POST", completions::handle),
+                "/v1/models", new Route("GET", this::models),
+                "/abort_request", new Route("POST", this::abortRequest),
+                "/health", new Route("GET", this::health),
+                "/health_generate", new Route("GET", this::healthGenerate),
+                "/metrics", new Route("GET", this::metrics));
+        this.server = HttpServer.create(new InetSocketAddress(config.host(), config.port()), 0);
+        server.setExecutor(executor);
+        server.createContext("/", this::dispatch);
+    }
+
+    /** Binds {@code config.host():config.port()} and starts answering. */
+    public static ApiServer start(ServerConfig config, Scheduler scheduler, ModelConfig model)
+            throws IOException
+    {
+        ApiServer server = new ApiServer(config, scheduler, model);
+        server.server.start();
+        return server;
+    }
+
+    /** Where it listens (with the actual port when the configured one was 0). */
+    public InetSocketAddress address()
+    {
+        return server.getAddress();
+    }
+
+    /** Generation requests in flight. */
+    public int inFlight()
+    {
+        return generations.inFlight();
+    }
+
+    private void dispatch(HttpExchange raw)
+    {
+        Exchange exchange = new Exchange(raw, config.maxBodyBytes());
+        String path = exchange.path();
+        Route route = routes.get(path);
+        try {
+            if (route == null) {
+                throw ApiError.notFound("not_found", null, "no endpoint " + path + "; endpoints: " + String.join(", ", new TreeSet<>(routes.keySet())));
+            }
+            if (!route.method().equals(exchange.method())) {
+                exchange.setHeader("Allow", route.method());
+                throw ApiError.methodNotAllowed(exchange.method(), path, route.method());
+            }
+            route.handler().handle(exchange);
+        }
+        catch (ApiError error) {
+            respond(exchange, error);
+        }
+        catch (IOException e) {
+            // The client went away mid-exchange; its generation, if any, was aborted and has returned its pages.
+            log.debug("{} {}: {}", exchange.method(), path, e.toString());
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            respond(exchange, ApiError.unavailable("shutting_down", "the server is shutting down"));
+        }
+        catch (RuntimeException e) {
+            log.error("{} {} failed", exchange.method(), path, e);
+            respond(exchange, ApiError.internal("internal error: " + e));
+        }
+        finally {
+            // 499 (nginx's convention): the client closed the connection before any response was sent.
+            metrics.http(route == null ? "other" : path, exchange.status() == -1 ? 499 : exchange.status());
+            exchange.close();
+        }
+    }
+
+    private void respond(Exchange exchange, ApiError error)
+    {
+        if (exchange.status() != -1) {
+            log.warn("{} {}: {} after the response had started", exchange.method(), exchange.path(), error.getMessage());
+            return;
+        }
+        try {
+            exchange.sendError(error);
+        }
+        catch (IOException e) {
+            log.debug("{} {}: could not send the error: {}", exchange.method(), exchange.path(), e.toString());
+        }
+    }
+
+    private void models(Exchange exchange)
+            throws IOException
+    {
+        ObjectNode body = JsonFields.MAPPER.createObjectNode();
+        body.put("object", "list");
+        ObjectNode entry = body.putArray("data").addObject();
+        entry.put("id", model.name());
+        entry.put("object", "model");
+        entry.put("created", created);
+        entry.put("owned_by", "handoff");
+        entry.put("root", model.name());
+        entry.put("max_model_len", model.maxContext());
+        exchange.sendJson(200, body);
+    }
+
+    private void abortRequest(Exchange exchange)
+            throws IOException
+    {
+        JsonFields body = exchange.json();
+        body.allowOnly(Set.of("rid"));
+        String rid = body.string("rid").orElseThrow(() -> ApiError.invalid("missing_field", "rid", "'rid' is required: the id of the request to abort"));
+        if (!generations.abort(rid)) {
+            throw ApiError.notFound("rid_not_found", "rid", "no request with rid '" + rid + "' is in flight (it may have finished already)");
+        }
+        ObjectNode response = JsonFields.MAPPER.createObjectNode();
+        response.put("rid", rid);
+        response.put("aborted", true);
+        exchange.sendJson(200, response);
+    }
+
+    private void health(Exchange exchange)
+            throws IOException
+    {
+        if (generations.draining()) {
+            throw ApiError.unavailable("shutting_down", "the server is shutting down");
+        }
+        ObjectNode body = JsonFields.MAPPER.createObjectNode();
+        body.put("status", "ok");
+        exchange.sendJson(200, body);
+    }
+
+    /** Runs a one-token generation through the whole path; 503 if it does not finish within the configured timeout. */
+    private void healthGenerate(Exchange exchange)
+            throws IOException, InterruptedException
+    {
+        GenerationParams params = new GenerationParams("health-" + generations.newRid(), new int[] {ByteTokenizer.BOS}, 1,
+                SamplingParams.GREEDY, List.of(), Set.of(), true);
+        try (Generation generation = generations.start(params)) {
+            Optional<Generation.Outcome> outcome = generation.run(Generation.Sink.NONE, config.healthGenerateTimeout());
+            if (outcome.isEmpty()) {
+                throw ApiError.unavailable("unhealthy", "a one-token generation did not finish within " + config.healthGenerateTimeout().toMillis() + " ms");
+            }
+            if (outcome.get().reason() != FinishReason.LENGTH || outcome.get().outputIds().length != 1) {
+                throw ApiError.unavailable("unhealthy", "a one-token generation ended with " + outcome.get().reason()
+                        + outcome.get().error().map(error -> ": " + error).orElse(""));
+            }
+            ObjectNode body = JsonFields.MAPPER.createObjectNode();
+            body.put("status", "ok");
+            body.put("output_id", outcome.get().outputIds()[0]);
+            body.put("latency_seconds", outcome.get().totalNanos() / 1e9);
+            exchange.sendJson(200, body);
+        }
+    }
+
+    private void metrics(Exchange exchange)
+            throws IOException
+    {
+        exchange.sendText(200, PrometheusText.CONTENT_TYPE, metrics.render(scheduler.stats(), generations.inFlight()));
+    }
+
+    /**
+     * Graceful shutdown within {@code grace}: stops admitting (new requests get 503), lets in-flight
+     * requests finish during the first three quarters, aborts the rest, then stops the HTTP server. The
+     * scheduler is the caller's to close.
+     */
+    public void shutdown(Duration grace)
+            throws InterruptedException
+    {
+        synchronized (this) {
+            if (stopped) {
+                return;
+            }
+            stopped = true;
+        }
+        long start = System.nanoTime();
+        long finishBy = start + grace.toNanos() * 3 / 4;
+        long abortBy = start + grace.toNanos() * 9 / 10;
+        int aborted = generations.drain(finishBy, abortBy);
+        // Every exchange that held a generation has answered; the rest are short (health, metrics).
+        server.stop(0);
+        executor.shutdownNow();
+        log.info("HTTP server stopped after {} ms ({} in-flight request(s) aborted)", (System.nanoTime() - start) / 1_000_000, aborted);
+    }
+
+    @Override
+    public void close()
+    {
+        try {
+            shutdown(config.gracePeriod());
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,48 @@
+package io.handoff.core.cli;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ServeCommandTest
+{
+    @Test
+    void rolesOfLaterVersionsAreAUsageErrorThatSaysSo()
+    {
+        for (String role : new String[] {"prefill", "decode"}) {
+            Result result = run("serve", "--role", role);
+
+            assertThat(result.exitCode()).isEqualTo(Main.USAGE);
+            assertThat(result.stderr()).contains("--role " + role + " is not available in this version of Handoff; only --role colocated is",
+                    "Usage: handoff serve");
+        }
+    }
+
+    @Test
+    void unknownRoleIsAUsageError()
+    {
+        Result result = run("serve", "--role", "router");
+
+        assertThat(result.exitCode()).isEqualTo(Main.USAGE);
+        assertThat(result.stderr()).contains("unknown --role 'router': expected colocated");
+    }
+
+    private record Result(int exitCode, String stderr) {}
+
+    private static Result run(String... args)
+    {
+        PrintStream original = System.err;
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        try {
+            return new Result(Main.run(args), err.toString(StandardCharsets.UTF_8));
+        }
+        finally {
+            System.setErr(original);
+        }
+    }
+}
