@@ -140,6 +140,12 @@ public final class ControlChannel
         return Optional.ofNullable(closeReason);
     }
 
+    /** How many heartbeats {@link #tick} has sent. */
+    public long heartbeatsSent()
+    {
+        return heartbeats.get();
+    }
+
     /**
      * Sends one message; safe from any thread. Returns false, without throwing, when the channel is closed
      * or the write failed (which closes it): the listener hears why.

@@ -76,6 +76,7 @@ public final class SenderRoom
     private boolean draining;
     private boolean drained;
     private boolean drainAckOwed;
+    private boolean sourcesReleased;
     private String failure;
 
     /**
@@ -141,7 +142,7 @@ public final class SenderRoom
             case Drained() -> {
                 draining = false;
                 drained = true;
-                effects.add(new ReleaseSources());
+                releaseSources(effects);
                 ackDrainIfOwed(effects);
             }
             case Abort(String reason) -> failIfLive("aborted: " + reason, true, effects);
@@ -298,7 +299,7 @@ public final class SenderRoom
         }).orElse(new int[0]);
         phase = SUCCESS;
         effects.add(new Send(new AuxRecord(room, firstToken, promptLength, checksums)));
-        effects.add(new ReleaseSources());
+        releaseSources(effects);
         effects.add(new Complete(firstToken));
     }
 
@@ -328,8 +329,16 @@ public final class SenderRoom
         }
         else {
             drained = true;
-            effects.add(new ReleaseSources());
+            releaseSources(effects);
             ackDrainIfOwed(effects);
+        }
+    }
+
+    private void releaseSources(List<RoomEffect> effects)
+    {
+        if (!sourcesReleased) {
+            sourcesReleased = true;
+            effects.add(new ReleaseSources());
         }
     }
 
