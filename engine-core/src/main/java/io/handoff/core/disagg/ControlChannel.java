@@ -104,6 +104,7 @@ public final class ControlChannel
             throws IOException
     {
         requireNonNull(address, "address is null");
+        requireNonNull(connectTimeout, "connectTimeout is null");
         Socket socket = new Socket();
         try {
             socket.connect(address, Math.toIntExact(connectTimeout.toMillis()));

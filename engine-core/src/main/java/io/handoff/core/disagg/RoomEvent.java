@@ -55,9 +55,11 @@ public sealed interface RoomEvent
     }
 
     /**
-     * Prefill: the forward that wrote a chunk completed. Room-relative pages {@code firstPageIndex ..} are
-     * in {@code sourcePages}; a non-last chunk covers whole pages only. {@code firstToken} (sampled on
-     * prefill) is read only for the last chunk.
+     * Prefill: a chunk's forward wrote room-relative pages {@code firstPageIndex ..}, held in
+     * {@code sourcePages}; a non-last chunk covers whole pages only, and chunks come in order.
+     * {@code firstToken} (sampled on prefill) is read only for the last chunk. The {@code fence} travels
+     * in every plan (invariant I1): deliver this event before the fence is done only when the peer's
+     * backend honours fences ({@code FORWARD_SYNC} or {@code STAGING}); otherwise deliver it after.
      */
     record ChunkForwarded(int chunk, int firstPageIndex, int[] sourcePages, ProducerFence fence, boolean last, int firstToken)
             implements ForSender

@@ -80,7 +80,8 @@ public final class SenderRoom
     private String failure;
 
     /**
-     * @param pageChecksum CRC32C of a prefill page (see {@link PageChecksums}), or empty when checksums are off
+     * @param pageChecksum CRC32C of a prefill page (see {@link PageChecksums}), or empty when checksums are off; applied to
+     *         every page of the room, on the thread that calls {@link #on}, once the last plan completed (so after every fence)
      */
     public SenderRoom(RoomKey room, int promptLength, int pageSize, int maxPagesPerPlan, RoomDeadlines deadlines,
             Optional<IntUnaryOperator> pageChecksum, long nowNanos)
