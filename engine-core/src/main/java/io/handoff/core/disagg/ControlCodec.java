@@ -1,0 +1,291 @@
+package io.handoff.core.disagg;
+
+import io.handoff.core.disagg.ControlMessage.AuxRecord;
+import io.handoff.core.disagg.ControlMessage.ChunkDone;
+import io.handoff.core.disagg.ControlMessage.DrainAck;
+import io.handoff.core.disagg.ControlMessage.DrainRequest;
+import io.handoff.core.disagg.ControlMessage.Heartbeat;
+import io.handoff.core.disagg.ControlMessage.Hello;
+import io.handoff.core.disagg.ControlMessage.HelloResult;
+import io.handoff.core.disagg.ControlMessage.RegionsRegistered;
+import io.handoff.core.disagg.ControlMessage.RegisterRegions;
+import io.handoff.core.disagg.ControlMessage.Role;
+import io.handoff.core.disagg.ControlMessage.RoomFailed;
+import io.handoff.core.disagg.ControlMessage.RoomRequest;
+import io.handoff.spi.transfer.RoomKey;
+import io.handoff.spi.transfer.TransferCapability;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.EnumSet;
+import java.util.Set;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The bytes of a {@link ControlMessage}: one type byte, then the fields in declaration order, big-endian
+ * ({@link DataOutputStream}); strings as modified UTF-8 with a 16-bit length, arrays as an int count then
+ * the elements. A frame on the wire is an int length followed by these bytes ({@link ControlChannel}).
+ *
+ * <p>Decoding trusts nothing: every count is checked against the bytes that remain before anything is
+ * allocated, trailing bytes are an error, and every failure is a {@link MalformedFrameException} that says
+ * what was wrong.
+ */
+public final class ControlCodec
+{
+    /** The largest frame either side sends or accepts (a 1M-page room request is 4 MiB). */
+    public static final int MAX_FRAME_BYTES = 16 << 20;
+
+    private static final byte HELLO = 1;
+    private static final byte HELLO_RESULT = 2;
+    private static final byte REGISTER_REGIONS = 3;
+    private static final byte REGIONS_REGISTERED = 4;
+    private static final byte ROOM_REQUEST = 5;
+    private static final byte CHUNK_DONE = 6;
+    private static final byte AUX_RECORD = 7;
+    private static final byte ROOM_FAILED = 8;
+    private static final byte DRAIN_REQUEST = 9;
+    private static final byte DRAIN_ACK = 10;
+    private static final byte HEARTBEAT = 11;
+
+    /** A frame that is not a valid message of this protocol version. */
+    public static final class MalformedFrameException
+            extends IOException
+    {
+        public MalformedFrameException(String message)
+        {
+            super(message);
+        }
+
+        public MalformedFrameException(String message, Throwable cause)
+        {
+            super(message, cause);
+        }
+    }
+
+    private ControlCodec() {}
+
+    public static byte[] encode(ControlMessage message)
+    {
+        requireNonNull(message, "message is null");
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(64);
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            switch (message) {
+                case Hello m -> {
+                    out.writeByte(HELLO);
+                    out.writeInt(m.protocolVersion());
+                    out.writeUTF(m.hostId());
+                    out.writeByte(m.role().ordinal());
+                    Compatibility c = m.compatibility();
+                    out.writeUTF(c.modelName());
+                    out.writeUTF(c.weightsHash());
+                    out.writeUTF(c.kvLayout());
+                    out.writeUTF(c.kvDtype());
+                    out.writeInt(c.pageSize());
+                    out.writeInt(c.protocolVersion());
+                }
+                case HelloResult m -> {
+                    out.writeByte(HELLO_RESULT);
+                    out.writeBoolean(m.accepted());
+                    out.writeUTF(m.reason());
+                }
+                case RegisterRegions m -> {
+                    out.writeByte(REGISTER_REGIONS);
+                    out.writeUTF(m.backendId());
+                    out.writeInt(m.descriptor().length);
+                    out.write(m.descriptor());
+                }
+                case RegionsRegistered m -> {
+                    out.writeByte(REGIONS_REGISTERED);
+                    out.writeBoolean(m.accepted());
+                    out.writeUTF(m.transport());
+                    // by name, so a peer with more capabilities than this version knows stays decodable
+                    out.writeInt(m.capabilities().size());
+                    for (TransferCapability capability : m.capabilities()) {
+                        out.writeUTF(capability.name());
+                    }
+                    out.writeUTF(m.reason());
+                }
+                case RoomRequest m -> {
+                    out.writeByte(ROOM_REQUEST);
+                    writeRoom(out, m.room());
+                    out.writeUTF(m.requestId());
+                    out.writeInt(m.promptLength());
+                    writeInts(out, m.destinationPages());
+                }
+                case ChunkDone m -> {
+                    out.writeByte(CHUNK_DONE);
+                    writeRoom(out, m.room());
+                    out.writeInt(m.chunk());
+                    out.writeInt(m.firstPageIndex());
+                    out.writeInt(m.pageCount());
+                }
+                case AuxRecord m -> {
+                    out.writeByte(AUX_RECORD);
+                    writeRoom(out, m.room());
+                    out.writeInt(m.firstToken());
+                    out.writeInt(m.promptLength());
+                    writeInts(out, m.pageChecksums());
+                }
+                case RoomFailed m -> {
+                    out.writeByte(ROOM_FAILED);
+                    writeRoom(out, m.room());
+                    out.writeUTF(m.reason());
+                }
+                case DrainRequest m -> {
+                    out.writeByte(DRAIN_REQUEST);
+                    writeRoom(out, m.room());
+                }
+                case DrainAck m -> {
+                    out.writeByte(DRAIN_ACK);
+                    writeRoom(out, m.room());
+                }
+                case Heartbeat m -> {
+                    out.writeByte(HEARTBEAT);
+                    out.writeLong(m.sequence());
+                }
+            }
+        }
+        catch (IOException e) {
+            // a ByteArrayOutputStream does not fail; writeUTF does for > 64 KiB, which the records' bounds rule out
+            throw new UncheckedIOException("cannot encode " + message, e);
+        }
+        if (bytes.size() > MAX_FRAME_BYTES) {
+            throw new IllegalArgumentException(message + " needs " + bytes.size() + " bytes, more than the frame limit " + MAX_FRAME_BYTES);
+        }
+        return bytes.toByteArray();
+    }
+
+    public static ControlMessage decode(byte[] frame)
+            throws MalformedFrameException
+    {
+        requireNonNull(frame, "frame is null");
+        if (frame.length == 0) {
+            throw new MalformedFrameException("empty frame");
+        }
+        if (frame.length > MAX_FRAME_BYTES) {
+            throw new MalformedFrameException("frame of " + frame.length + " bytes exceeds the limit " + MAX_FRAME_BYTES);
+        }
+        ByteArrayInputStream bytes = new ByteArrayInputStream(frame);
+        DataInputStream in = new DataInputStream(bytes);
+        int type = frame[0];
+        try {
+            in.readByte();
+            ControlMessage message = switch (type) {
+                case HELLO -> new Hello(in.readInt(), in.readUTF(), readRole(in),
+                        new Compatibility(in.readUTF(), in.readUTF(), in.readUTF(), in.readUTF(), in.readInt(), in.readInt()));
+                case HELLO_RESULT -> new HelloResult(in.readBoolean(), in.readUTF());
+                case REGISTER_REGIONS -> new RegisterRegions(in.readUTF(), readBytes(in, bytes));
+                case REGIONS_REGISTERED -> new RegionsRegistered(in.readBoolean(), in.readUTF(), readCapabilities(in, bytes), in.readUTF());
+                case ROOM_REQUEST -> new RoomRequest(readRoom(in), in.readUTF(), in.readInt(), readInts(in, bytes));
+                case CHUNK_DONE -> new ChunkDone(readRoom(in), in.readInt(), in.readInt(), in.readInt());
+                case AUX_RECORD -> new AuxRecord(readRoom(in), in.readInt(), in.readInt(), readInts(in, bytes));
+                case ROOM_FAILED -> new RoomFailed(readRoom(in), in.readUTF());
+                case DRAIN_REQUEST -> new DrainRequest(readRoom(in));
+                case DRAIN_ACK -> new DrainAck(readRoom(in));
+                case HEARTBEAT -> new Heartbeat(in.readLong());
+                default -> throw new MalformedFrameException("unknown message type " + type + " in a frame of " + frame.length + " bytes");
+            };
+            if (bytes.available() != 0) {
+                throw new MalformedFrameException(bytes.available() + " unexpected bytes after " + message);
+            }
+            return message;
+        }
+        catch (MalformedFrameException e) {
+            throw e;
+        }
+        catch (EOFException e) {
+            throw new MalformedFrameException("truncated frame: " + frame.length + " bytes is too short for message type " + type, e);
+        }
+        catch (IOException | RuntimeException e) {
+            // bad UTF-8, or a record's own checks (negative generation, empty run ...)
+            throw new MalformedFrameException("invalid message of type " + type + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void writeRoom(DataOutputStream out, RoomKey room)
+            throws IOException
+    {
+        out.writeLong(room.roomId());
+        out.writeInt(room.generation());
+    }
+
+    private static RoomKey readRoom(DataInputStream in)
+            throws IOException
+    {
+        return new RoomKey(in.readLong(), in.readInt());
+    }
+
+    private static Role readRole(DataInputStream in)
+            throws IOException
+    {
+        int ordinal = in.readUnsignedByte();
+        Role[] roles = Role.values();
+        if (ordinal >= roles.length) {
+            throw new MalformedFrameException("unknown role " + ordinal);
+        }
+        return roles[ordinal];
+    }
+
+    private static void writeInts(DataOutputStream out, int[] values)
+            throws IOException
+    {
+        out.writeInt(values.length);
+        for (int value : values) {
+            out.writeInt(value);
+        }
+    }
+
+    private static int[] readInts(DataInputStream in, ByteArrayInputStream remaining)
+            throws IOException
+    {
+        int count = readCount(in, remaining, Integer.BYTES);
+        int[] values = new int[count];
+        for (int i = 0; i < count; i++) {
+            values[i] = in.readInt();
+        }
+        return values;
+    }
+
+    private static byte[] readBytes(DataInputStream in, ByteArrayInputStream remaining)
+            throws IOException
+    {
+        byte[] values = new byte[readCount(in, remaining, 1)];
+        in.readFully(values);
+        return values;
+    }
+
+    private static Set<TransferCapability> readCapabilities(DataInputStream in, ByteArrayInputStream remaining)
+            throws IOException
+    {
+        // each name takes at least its 2-byte length
+        int count = readCount(in, remaining, 2);
+        Set<TransferCapability> capabilities = EnumSet.noneOf(TransferCapability.class);
+        for (int i = 0; i < count; i++) {
+            String name = in.readUTF();
+            for (TransferCapability capability : TransferCapability.values()) {
+                if (capability.name().equals(name)) {
+                    capabilities.add(capability);
+                }
+            }
+            // an unknown name is a guarantee this version cannot use: leaving it out is the conservative reading
+        }
+        return capabilities;
+    }
+
+    // a count that the remaining bytes cannot hold is rejected before anything is allocated
+    private static int readCount(DataInputStream in, ByteArrayInputStream remaining, int bytesPerElement)
+            throws IOException
+    {
+        int count = in.readInt();
+        if (count < 0 || (long) count * bytesPerElement > remaining.available()) {
+            throw new MalformedFrameException("count " + count + " does not fit in the " + remaining.available() + " bytes left in the frame");
+        }
+        return count;
+    }
+}

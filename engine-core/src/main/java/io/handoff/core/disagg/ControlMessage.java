@@ -1,0 +1,238 @@
+package io.handoff.core.disagg;
+
+import io.handoff.spi.transfer.RoomKey;
+import io.handoff.spi.transfer.TransferCapability;
+
+import java.util.Arrays;
+import java.util.Set;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * What a prefill and a decode say to each other on their control channel (see {@link ControlCodec} for
+ * the bytes). Per connection: both send {@link Hello} and answer the other's with {@link HelloResult};
+ * the decode then sends {@link RegisterRegions} once and the prefill answers {@link RegionsRegistered}.
+ * Per room: {@link RoomRequest} (decode), {@link ChunkDone}s and one {@link AuxRecord} (prefill),
+ * {@link RoomFailed} from either side, {@link DrainRequest} / {@link DrainAck} after a failure.
+ * {@link Heartbeat}s keep an idle connection provably alive.
+ *
+ * <p>Records holding arrays compare them by content; callers must not mutate an array they passed in.
+ */
+public sealed interface ControlMessage
+{
+    /** Bumped on any change to the messages or their encoding; peers must match exactly. */
+    int PROTOCOL_VERSION = 1;
+    /** Longest reason text kept; a longer one is clipped, so a message always fits its frame. */
+    int MAX_REASON_CHARS = 1000;
+
+    enum Role
+    {
+        PREFILL,
+        DECODE
+    }
+
+    /** A message about one room; every one carries the room's generation, so a retired generation's messages are recognisable. */
+    sealed interface RoomMessage
+            extends ControlMessage
+    {
+        RoomKey room();
+    }
+
+    record Hello(int protocolVersion, String hostId, Role role, Compatibility compatibility)
+            implements ControlMessage
+    {
+        public Hello
+        {
+            requireNonNull(hostId, "hostId is null");
+            requireNonNull(role, "role is null");
+            requireNonNull(compatibility, "compatibility is null");
+            if (hostId.length() > Compatibility.MAX_FIELD_CHARS) {
+                throw new IllegalArgumentException("host id is longer than " + Compatibility.MAX_FIELD_CHARS + " characters");
+            }
+        }
+    }
+
+    record HelloResult(boolean accepted, String reason)
+            implements ControlMessage
+    {
+        public static final HelloResult ACCEPTED = new HelloResult(true, "");
+
+        public HelloResult
+        {
+            reason = clip(reason);
+        }
+
+        public static HelloResult refused(String reason)
+        {
+            return new HelloResult(false, reason);
+        }
+    }
+
+    /** The decode's KV regions, as its transfer backend's {@code expose} described them; sent once per prefill. */
+    record RegisterRegions(String backendId, byte[] descriptor)
+            implements ControlMessage
+    {
+        public RegisterRegions
+        {
+            requireNonNull(backendId, "backendId is null");
+            requireNonNull(descriptor, "descriptor is null");
+        }
+
+        @Override
+        public boolean equals(Object o)
+        {
+            return o instanceof RegisterRegions other && backendId.equals(other.backendId) && Arrays.equals(descriptor, other.descriptor);
+        }
+
+        @Override
+        public int hashCode()
+        {
+            return 31 * backendId.hashCode() + Arrays.hashCode(descriptor);
+        }
+
+        @Override
+        public String toString()
+        {
+            return "RegisterRegions[backendId=" + backendId + ", descriptor=" + descriptor.length + " bytes]";
+        }
+    }
+
+    /**
+     * The prefill's answer to {@link RegisterRegions}: whether it connected to those regions, over which
+     * transport, and what that connection guarantees (the decode's {@link ReleasePolicy} comes from it).
+     */
+    record RegionsRegistered(boolean accepted, String transport, Set<TransferCapability> capabilities, String reason)
+            implements ControlMessage
+    {
+        public RegionsRegistered
+        {
+            requireNonNull(transport, "transport is null");
+            capabilities = Set.copyOf(requireNonNull(capabilities, "capabilities is null"));
+            reason = clip(reason);
+        }
+    }
+
+    /** The decode's destination pages for a room: room-relative page {@code i} goes to pool page {@code destinationPages[i]}. */
+    record RoomRequest(RoomKey room, String requestId, int promptLength, int[] destinationPages)
+            implements RoomMessage
+    {
+        public RoomRequest
+        {
+            requireNonNull(room, "room is null");
+            requireNonNull(requestId, "requestId is null");
+            requireNonNull(destinationPages, "destinationPages is null");
+            if (requestId.length() > Compatibility.MAX_FIELD_CHARS) {
+                throw new IllegalArgumentException("request id is longer than " + Compatibility.MAX_FIELD_CHARS + " characters");
+            }
+            if (promptLength < 1) {
+                throw new IllegalArgumentException("prompt length must be >= 1, was " + promptLength);
+            }
+        }
+
+        @Override
+        public boolean equals(Object o)
+        {
+            return o instanceof RoomRequest other && room.equals(other.room) && requestId.equals(other.requestId)
+                    && promptLength == other.promptLength && Arrays.equals(destinationPages, other.destinationPages);
+        }
+
+        @Override
+        public int hashCode()
+        {
+            return 31 * (31 * room.hashCode() + requestId.hashCode()) + Arrays.hashCode(destinationPages);
+        }
+
+        @Override
+        public String toString()
+        {
+            return "RoomRequest[room=" + room + ", requestId=" + requestId + ", promptLength=" + promptLength + ", pages="
+                    + destinationPages.length + "]";
+        }
+    }
+
+    /** Room-relative pages {@code firstPageIndex .. +pageCount-1} of chunk {@code chunk} are in the decode's memory. */
+    record ChunkDone(RoomKey room, int chunk, int firstPageIndex, int pageCount)
+            implements RoomMessage
+    {
+        public ChunkDone
+        {
+            requireNonNull(room, "room is null");
+            if (chunk < 0 || firstPageIndex < 0 || pageCount < 1) {
+                throw new IllegalArgumentException("bad chunk: chunk=" + chunk + " firstPageIndex=" + firstPageIndex + " pageCount=" + pageCount);
+            }
+        }
+    }
+
+    /**
+     * The room's commit record, sent after its last data: the first output token (sampled on prefill) and
+     * one CRC32C per room page taken on prefill after the fence, or none when checksums are off.
+     */
+    record AuxRecord(RoomKey room, int firstToken, int promptLength, int[] pageChecksums)
+            implements RoomMessage
+    {
+        public AuxRecord
+        {
+            requireNonNull(room, "room is null");
+            requireNonNull(pageChecksums, "pageChecksums is null");
+        }
+
+        @Override
+        public boolean equals(Object o)
+        {
+            return o instanceof AuxRecord other && room.equals(other.room) && firstToken == other.firstToken
+                    && promptLength == other.promptLength && Arrays.equals(pageChecksums, other.pageChecksums);
+        }
+
+        @Override
+        public int hashCode()
+        {
+            return 31 * (31 * room.hashCode() + firstToken) + Arrays.hashCode(pageChecksums);
+        }
+
+        @Override
+        public String toString()
+        {
+            return "AuxRecord[room=" + room + ", firstToken=" + firstToken + ", promptLength=" + promptLength + ", checksums="
+                    + pageChecksums.length + "]";
+        }
+    }
+
+    record RoomFailed(RoomKey room, String reason)
+            implements RoomMessage
+    {
+        public RoomFailed
+        {
+            requireNonNull(room, "room is null");
+            reason = clip(reason);
+        }
+    }
+
+    /** The decode asks: tell me when no write for this room can land any more. */
+    record DrainRequest(RoomKey room)
+            implements RoomMessage
+    {
+        public DrainRequest
+        {
+            requireNonNull(room, "room is null");
+        }
+    }
+
+    /** No write for this room can land any more: the decode may release its quarantined pages. */
+    record DrainAck(RoomKey room)
+            implements RoomMessage
+    {
+        public DrainAck
+        {
+            requireNonNull(room, "room is null");
+        }
+    }
+
+    record Heartbeat(long sequence)
+            implements ControlMessage {}
+
+    private static String clip(String reason)
+    {
+        requireNonNull(reason, "reason is null");
+        return reason.length() <= MAX_REASON_CHARS ? reason : reason.substring(0, MAX_REASON_CHARS - 3) + "...";
+    }
+}

@@ -1,0 +1,324 @@
+package io.handoff.core.disagg;
+
+import io.handoff.core.disagg.ControlMessage.AuxRecord;
+import io.handoff.core.disagg.ControlMessage.ChunkDone;
+import io.handoff.core.disagg.ControlMessage.DrainAck;
+import io.handoff.core.disagg.ControlMessage.DrainRequest;
+import io.handoff.core.disagg.ControlMessage.RoomFailed;
+import io.handoff.core.disagg.ControlMessage.RoomMessage;
+import io.handoff.core.disagg.ControlMessage.RoomRequest;
+import io.handoff.core.disagg.RoomEffect.Commit;
+import io.handoff.core.disagg.RoomEffect.Complete;
+import io.handoff.core.disagg.RoomEffect.Fail;
+import io.handoff.core.disagg.RoomEffect.Ignored;
+import io.handoff.core.disagg.RoomEffect.MarkReceiving;
+import io.handoff.core.disagg.RoomEffect.Quarantine;
+import io.handoff.core.disagg.RoomEffect.Release;
+import io.handoff.core.disagg.RoomEffect.ReleaseQuarantined;
+import io.handoff.core.disagg.RoomEffect.Send;
+import io.handoff.core.disagg.RoomEvent.Abort;
+import io.handoff.core.disagg.RoomEvent.PeerFenced;
+import io.handoff.core.disagg.RoomEvent.PeerLost;
+import io.handoff.core.disagg.RoomEvent.PeerReady;
+import io.handoff.core.disagg.RoomEvent.Received;
+import io.handoff.core.disagg.RoomEvent.Tick;
+import io.handoff.core.kv.ReleaseProof;
+import io.handoff.spi.transfer.RoomKey;
+import io.handoff.spi.transfer.WriteGuard;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.IntUnaryOperator;
+
+import static io.handoff.core.disagg.RoomPhase.BOOTSTRAPPING;
+import static io.handoff.core.disagg.RoomPhase.FAILED;
+import static io.handoff.core.disagg.RoomPhase.SUCCESS;
+import static io.handoff.core.disagg.RoomPhase.TRANSFERRING;
+import static io.handoff.core.disagg.RoomPhase.WAITING_FOR_INPUT;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The decode side of one room: advertises the request's destination pages once the connection to the
+ * prefill is ready, tracks which pages landed, and commits only on an aux record whose room, generation,
+ * prompt length and per-page checksums match (invariant I3). One transition function, no I/O: {@link #on}
+ * returns the effects for the caller to execute in order.
+ *
+ * <p>After a failure the pages follow the connection's {@link ReleasePolicy} (invariant I2): released at
+ * once when the pages were never advertised or the transport validates writes on the receiver, otherwise
+ * quarantined until a drain ack or a fenced peer proves that no write can land. The room stays
+ * {@link RoomPhase#FAILED} meanwhile; it is {@linkplain #isSettled settled} (and may be dropped) only once
+ * its pages are accounted for. No timer ever releases a page.
+ */
+public final class ReceiverRoom
+{
+    private final RoomKey room;
+    private final String requestId;
+    private final int promptLength;
+    private final int[] pages;
+    // sorted copy of the granted pages for the write guard, which backend threads read without the lock
+    private final int[] grantedSorted;
+    private final String peer;
+    private final RoomDeadlines deadlines;
+    private final Optional<IntUnaryOperator> pageChecksum;
+
+    private final BitSet landed;
+    private volatile boolean acceptingWrites;
+    private RoomPhase phase = BOOTSTRAPPING;
+    private long deadline;
+    private ReleasePolicy policy;
+    private AuxRecord heldAux;
+    private boolean awaitingProof;
+    private String failure;
+
+    /**
+     * @param pages the request's destination pages, allocated (OWNED, one owner) and not yet marked receiving
+     * @param peer the prefill, as the caller names it (reported in a {@link ReleaseProof.PeerFenced})
+     * @param pageChecksum CRC32C of a decode page (see {@link PageChecksums}), or empty when checksums are off
+     */
+    public ReceiverRoom(RoomKey room, String requestId, int promptLength, int[] pages, String peer, RoomDeadlines deadlines,
+            Optional<IntUnaryOperator> pageChecksum, long nowNanos)
+    {
+        this.room = requireNonNull(room, "room is null");
+        this.requestId = requireNonNull(requestId, "requestId is null");
+        this.peer = requireNonNull(peer, "peer is null");
+        this.deadlines = requireNonNull(deadlines, "deadlines is null");
+        this.pageChecksum = requireNonNull(pageChecksum, "pageChecksum is null");
+        this.pages = requireNonNull(pages, "pages is null").clone();
+        if (promptLength < 1 || pages.length == 0) {
+            throw new IllegalArgumentException("room " + room + " needs a prompt and pages: promptLength=" + promptLength + " pages=" + pages.length);
+        }
+        this.promptLength = promptLength;
+        this.grantedSorted = this.pages.clone();
+        Arrays.sort(grantedSorted);
+        this.landed = new BitSet(pages.length);
+        this.deadline = nowNanos + deadlines.nanos(BOOTSTRAPPING);
+    }
+
+    /** A write guard over the rooms a decode currently has: a write lands only in pages granted to a live room of its generation. */
+    public static WriteGuard writeGuard(RoomTable<ReceiverRoom> rooms)
+    {
+        requireNonNull(rooms, "rooms is null");
+        return (room, page, count) -> rooms.get(room).map(receiver -> receiver.admits(page, count)).orElse(false);
+    }
+
+    public RoomKey room()
+    {
+        return room;
+    }
+
+    public String peer()
+    {
+        return peer;
+    }
+
+    public int[] pages()
+    {
+        return pages.clone();
+    }
+
+    public synchronized RoomPhase phase()
+    {
+        return phase;
+    }
+
+    /** When {@link RoomEvent.Tick} fails the room; {@link Long#MAX_VALUE} once it is terminal. */
+    public synchronized long deadlineNanos()
+    {
+        return phase.isTerminal() ? Long.MAX_VALUE : deadline;
+    }
+
+    public synchronized Optional<String> failure()
+    {
+        return Optional.ofNullable(failure);
+    }
+
+    /** Terminal, and its pages are committed, released, or back in the pool: nothing more will happen to it. */
+    public synchronized boolean isSettled()
+    {
+        return phase.isTerminal() && !awaitingProof;
+    }
+
+    /** Whether a write into pages {@code page .. page+count-1} may land now: the room is live, advertised, and owns them. */
+    public boolean admits(int page, int count)
+    {
+        if (!acceptingWrites || count < 1) {
+            return false;
+        }
+        for (long p = page; p < (long) page + count; p++) {
+            if (p > Integer.MAX_VALUE || Arrays.binarySearch(grantedSorted, (int) p) < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The single transition function. */
+    public synchronized List<RoomEffect> on(RoomEvent.ForReceiver event, long nowNanos)
+    {
+        requireNonNull(event, "event is null");
+        List<RoomEffect> effects = new ArrayList<>();
+        switch (event) {
+            case PeerReady(ReleasePolicy releasePolicy) when phase == BOOTSTRAPPING -> {
+                policy = releasePolicy;
+                enter(WAITING_FOR_INPUT, nowNanos);
+                acceptingWrites = true;
+                effects.add(new MarkReceiving(pages.clone()));
+                effects.add(new Send(new RoomRequest(room, requestId, promptLength, pages.clone())));
+            }
+            case PeerReady _ -> effects.add(new Ignored("peer ready again for room " + room + " in " + phase));
+            case Received(RoomMessage message) -> onMessage(message, nowNanos, effects);
+            case Abort(String reason) -> failIfLive("aborted: " + reason, true, true, effects);
+            case PeerLost(String reason) -> failIfLive("lost the prefill: " + reason, false, false, effects);
+            case PeerFenced(String how) -> {
+                failIfLive("the prefill was fenced: " + how, false, false, effects);
+                if (awaitingProof) {
+                    awaitingProof = false;
+                    effects.add(new ReleaseQuarantined(pages.clone(), new ReleaseProof.PeerFenced(peer, how)));
+                }
+            }
+            case Tick() -> {
+                if (!phase.isTerminal() && nowNanos - deadline >= 0) {
+                    fail("room " + room + " timed out after " + deadlines.nanos(phase) / 1_000_000 + " ms in " + phase, true, true, effects);
+                }
+            }
+        }
+        return effects;
+    }
+
+    private void onMessage(RoomMessage message, long now, List<RoomEffect> effects)
+    {
+        if (!message.room().equals(room)) {
+            effects.add(new Ignored("message for room " + message.room() + " reached room " + room));
+            return;
+        }
+        switch (message) {
+            case RoomFailed failed -> failIfLive("the prefill failed the room: " + failed.reason(), false, true, effects);
+            case DrainAck _ when awaitingProof && policy == ReleasePolicy.AWAIT_DRAIN_ACK -> {
+                awaitingProof = false;
+                effects.add(new ReleaseQuarantined(pages.clone(), new ReleaseProof.DrainAck(room.roomId(), room.generation(), 0)));
+            }
+            case DrainAck _ -> effects.add(new Ignored("drain ack for room " + room + " that awaits none (" + phase + ", " + policy + ")"));
+            case ChunkDone chunk when phase.isTerminal() -> effects.add(new Ignored(chunk + " after the room ended " + phase));
+            case AuxRecord aux when phase.isTerminal() -> effects.add(new Ignored(aux + " after the room ended " + phase));
+            case ChunkDone _, AuxRecord _ when phase == BOOTSTRAPPING -> fail("protocol violation: " + message
+                    + " before this decode sent its pages", true, true, effects);
+            case ChunkDone chunk -> onChunkDone(chunk, now, effects);
+            case AuxRecord aux when heldAux != null -> effects.add(new Ignored("duplicate " + aux));
+            case AuxRecord aux -> {
+                heldAux = aux;
+                // the aux record commits only what landed: hold it until every page has
+                commitIfComplete(effects);
+            }
+            case RoomRequest _, DrainRequest _ -> effects.add(new Ignored("a decode does not expect " + message));
+        }
+    }
+
+    private void onChunkDone(ChunkDone chunk, long now, List<RoomEffect> effects)
+    {
+        long end = (long) chunk.firstPageIndex() + chunk.pageCount();
+        if (end > pages.length) {
+            fail("protocol violation: chunk " + chunk.chunk() + " covers pages " + chunk.firstPageIndex() + ".." + (end - 1)
+                    + " of a room of " + pages.length + " pages", true, true, effects);
+            return;
+        }
+        int before = landed.cardinality();
+        landed.set(chunk.firstPageIndex(), (int) end);
+        if (landed.cardinality() == before) {
+            effects.add(new Ignored("duplicate " + chunk));
+            return;
+        }
+        enter(TRANSFERRING, now);
+        commitIfComplete(effects);
+    }
+
+    private void commitIfComplete(List<RoomEffect> effects)
+    {
+        if (heldAux == null || landed.cardinality() != pages.length) {
+            return;
+        }
+        String invalid = validate(heldAux);
+        if (invalid != null) {
+            fail(invalid, true, true, effects);
+            return;
+        }
+        phase = SUCCESS;
+        acceptingWrites = false;
+        effects.add(new Commit(pages.clone()));
+        effects.add(new Complete(heldAux.firstToken()));
+    }
+
+    // why the aux record may not commit this room, or null when it may
+    private String validate(AuxRecord aux)
+    {
+        if (aux.promptLength() != promptLength) {
+            return "aux record for a prompt of " + aux.promptLength() + " tokens; this decode expects " + promptLength;
+        }
+        int[] expected = aux.pageChecksums();
+        if (expected.length == 0 || pageChecksum.isEmpty()) {
+            // checksums are off on one side
+            return null;
+        }
+        if (expected.length != pages.length) {
+            return "aux record carries " + expected.length + " page checksums for a room of " + pages.length + " pages";
+        }
+        IntUnaryOperator checksum = pageChecksum.get();
+        for (int i = 0; i < pages.length; i++) {
+            int actual = checksum.applyAsInt(pages[i]);
+            if (actual != expected[i]) {
+                return "KV checksum mismatch on room page " + i + " (decode page " + pages[i] + "): prefill sent 0x"
+                        + Integer.toHexString(expected[i]) + ", decode holds 0x" + Integer.toHexString(actual)
+                        + "; the transferred KV is corrupt";
+            }
+        }
+        return null;
+    }
+
+    private void failIfLive(String reason, boolean tellPeer, boolean peerReachable, List<RoomEffect> effects)
+    {
+        if (phase.isTerminal()) {
+            effects.add(new Ignored("room " + room + " already ended " + phase + "; not failing it for: " + reason));
+        }
+        else {
+            fail(reason, tellPeer, peerReachable, effects);
+        }
+    }
+
+    private void fail(String reason, boolean tellPeer, boolean peerReachable, List<RoomEffect> effects)
+    {
+        // the guard refuses from here on, before any page is given back
+        acceptingWrites = false;
+        boolean advertised = phase != BOOTSTRAPPING;
+        phase = FAILED;
+        failure = reason;
+        if (tellPeer) {
+            effects.add(new Send(new RoomFailed(room, reason)));
+        }
+        effects.add(new Fail(reason));
+        if (!advertised) {
+            // no writer knows these pages
+            effects.add(new Release(pages.clone()));
+            return;
+        }
+        effects.add(new Quarantine(pages.clone()));
+        switch (policy) {
+            case RELEASE_NOW -> effects.add(new ReleaseQuarantined(pages.clone(), new ReleaseProof.ReceiverValidated(room.roomId(), room.generation())));
+            case AWAIT_DRAIN_ACK -> {
+                awaitingProof = true;
+                if (peerReachable) {
+                    // sent after RoomFailed on the same channel, so the prefill has stopped posting before it drains
+                    effects.add(new Send(new DrainRequest(room)));
+                }
+            }
+            case AWAIT_PEER_FENCE -> awaitingProof = true;
+        }
+    }
+
+    private void enter(RoomPhase next, long now)
+    {
+        phase = next;
+        deadline = now + deadlines.nanos(next);
+    }
+}

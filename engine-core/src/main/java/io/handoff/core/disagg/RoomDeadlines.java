@@ -1,0 +1,42 @@
+package io.handoff.core.disagg;
+
+import java.time.Duration;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * How long a room may stay in each live phase without progress. A deadline is armed when a room enters a
+ * phase and re-armed on every step of progress within it (a chunk, a completion), so a long prompt is not
+ * failed for being long, only for stalling. Terminal phases have none, and nothing that releases a page
+ * ever waits on one (invariant I2).
+ */
+public record RoomDeadlines(Duration bootstrapping, Duration waitingForInput, Duration transferring)
+{
+    public static final RoomDeadlines DEFAULT = new RoomDeadlines(Duration.ofSeconds(30), Duration.ofSeconds(300), Duration.ofSeconds(60));
+
+    public RoomDeadlines
+    {
+        check(bootstrapping, "bootstrapping");
+        check(waitingForInput, "waitingForInput");
+        check(transferring, "transferring");
+    }
+
+    /** The allowance of a live phase, in nanoseconds. */
+    public long nanos(RoomPhase phase)
+    {
+        return switch (phase) {
+            case BOOTSTRAPPING -> bootstrapping.toNanos();
+            case WAITING_FOR_INPUT -> waitingForInput.toNanos();
+            case TRANSFERRING -> transferring.toNanos();
+            case SUCCESS, FAILED -> throw new IllegalArgumentException("terminal phase " + phase + " has no deadline");
+        };
+    }
+
+    private static void check(Duration duration, String name)
+    {
+        requireNonNull(duration, name + " is null");
+        if (duration.isNegative() || duration.isZero()) {
+            throw new IllegalArgumentException(name + " deadline must be positive, was " + duration);
+        }
+    }
+}
