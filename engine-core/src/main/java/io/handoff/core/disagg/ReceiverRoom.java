@@ -65,7 +65,12 @@ public final class ReceiverRoom
     private final Optional<IntUnaryOperator> pageChecksum;
 
     private final BitSet landed;
-    private volatile boolean acceptingWrites;
+    // acceptingWrites and openWrites change together under writeLock: a permit is given only while the room
+    // accepts writes, and a retired room counts the permits still open before its pages may go back
+    private final Object writeLock = new Object();
+    private boolean acceptingWrites;
+    private int openWrites;
+    private Runnable writesSettled = () -> {};
     private RoomPhase phase = BOOTSTRAPPING;
     private long deadline;
     private ReleasePolicy policy;
@@ -101,7 +106,51 @@ public final class ReceiverRoom
     public static WriteGuard writeGuard(RoomTable<ReceiverRoom> rooms)
     {
         requireNonNull(rooms, "rooms is null");
-        return (room, page, count) -> rooms.get(room).map(receiver -> receiver.admits(page, count)).orElse(false);
+        return (room, page, count) -> rooms.get(room).map(receiver -> receiver.openWrite(page, count)).orElse(null);
+    }
+
+    /** Called (on a backend thread) when a retired room's last open write has landed; the caller then feeds {@link RoomEvent.WritesSettled}. */
+    public void onWritesSettled(Runnable listener)
+    {
+        this.writesSettled = requireNonNull(listener, "listener is null");
+    }
+
+    /** A permit for a write into pages {@code page .. page+count-1}, or null when {@link #admits} says no. */
+    public WriteGuard.Permit openWrite(int page, int count)
+    {
+        synchronized (writeLock) {
+            if (!admits(page, count)) {
+                return null;
+            }
+            openWrites++;
+        }
+        return this::closeWrite;
+    }
+
+    private void closeWrite()
+    {
+        boolean settled;
+        synchronized (writeLock) {
+            openWrites--;
+            settled = openWrites == 0 && !acceptingWrites;
+        }
+        if (settled) {
+            writesSettled.run();
+        }
+    }
+
+    private void stopWrites()
+    {
+        synchronized (writeLock) {
+            acceptingWrites = false;
+        }
+    }
+
+    private boolean writesInFlight()
+    {
+        synchronized (writeLock) {
+            return openWrites > 0;
+        }
     }
 
     public RoomKey room()
@@ -144,7 +193,11 @@ public final class ReceiverRoom
     /** Whether a write into pages {@code page .. page+count-1} may land now: the room is live, advertised, and owns them. */
     public boolean admits(int page, int count)
     {
-        if (!acceptingWrites || count < 1) {
+        boolean accepting;
+        synchronized (writeLock) {
+            accepting = acceptingWrites;
+        }
+        if (!accepting || count < 1) {
             return false;
         }
         for (long p = page; p < (long) page + count; p++) {
@@ -164,7 +217,9 @@ public final class ReceiverRoom
             case PeerReady(ReleasePolicy releasePolicy) when phase == BOOTSTRAPPING -> {
                 policy = releasePolicy;
                 enter(WAITING_FOR_INPUT, nowNanos);
-                acceptingWrites = true;
+                synchronized (writeLock) {
+                    acceptingWrites = true;
+                }
                 effects.add(new MarkReceiving(pages.clone()));
                 effects.add(new Send(new RoomRequest(room, requestId, promptLength, pages.clone())));
             }
@@ -177,6 +232,15 @@ public final class ReceiverRoom
                 if (awaitingProof) {
                     awaitingProof = false;
                     effects.add(new ReleaseQuarantined(pages.clone(), new ReleaseProof.PeerFenced(peer, how)));
+                }
+            }
+            case RoomEvent.WritesSettled() -> {
+                if (awaitingProof && policy == ReleasePolicy.RELEASE_NOW && !writesInFlight()) {
+                    awaitingProof = false;
+                    effects.add(new ReleaseQuarantined(pages.clone(), new ReleaseProof.ReceiverValidated(room.roomId(), room.generation())));
+                }
+                else {
+                    effects.add(new Ignored("writes settled for room " + room + " in " + phase));
                 }
             }
             case Tick() -> {
@@ -245,7 +309,7 @@ public final class ReceiverRoom
             return;
         }
         phase = SUCCESS;
-        acceptingWrites = false;
+        stopWrites();
         effects.add(new Commit(pages.clone()));
         effects.add(new Complete(heldAux.firstToken()));
     }
@@ -289,7 +353,7 @@ public final class ReceiverRoom
     private void fail(String reason, boolean tellPeer, boolean peerReachable, List<RoomEffect> effects)
     {
         // the guard refuses from here on, before any page is given back
-        acceptingWrites = false;
+        stopWrites();
         boolean advertised = phase != BOOTSTRAPPING;
         phase = FAILED;
         failure = reason;
@@ -304,7 +368,15 @@ public final class ReceiverRoom
         }
         effects.add(new Quarantine(pages.clone()));
         switch (policy) {
-            case RELEASE_NOW -> effects.add(new ReleaseQuarantined(pages.clone(), new ReleaseProof.ReceiverValidated(room.roomId(), room.generation())));
+            case RELEASE_NOW -> {
+                if (writesInFlight()) {
+                    // a write the guard admitted before the room was retired is still streaming in: wait for it to land
+                    awaitingProof = true;
+                }
+                else {
+                    effects.add(new ReleaseQuarantined(pages.clone(), new ReleaseProof.ReceiverValidated(room.roomId(), room.generation())));
+                }
+            }
             case AWAIT_DRAIN_ACK -> {
                 awaitingProof = true;
                 if (peerReachable) {

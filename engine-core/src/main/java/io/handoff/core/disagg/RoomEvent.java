@@ -132,4 +132,11 @@ public sealed interface RoomEvent
             requireNonNull(how, "how is null");
         }
     }
+
+    /**
+     * Decode: the last write the guard admitted for this retired room has landed (its permit closed), so no
+     * receiver-validated write can land any more.
+     */
+    record WritesSettled()
+            implements ForReceiver {}
 }

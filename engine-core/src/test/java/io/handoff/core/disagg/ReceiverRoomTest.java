@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -105,6 +106,28 @@ class ReceiverRoomTest
     }
 
     @Test
+    void aWriteAdmittedBeforeTheRoomFailedDelaysTheReleaseUntilItLands()
+    {
+        ReceiverRoom room = readyRoom(RELEASE_NOW);
+        List<String> settled = new ArrayList<>();
+        room.onWritesSettled(() -> settled.add("settled"));
+        WriteGuard.Permit streaming = room.openWrite(40, 1);
+        assertThat(streaming).isNotNull();
+
+        List<RoomEffect> failed = on(room, new Abort("client went away"));
+        assertThat(failed).contains(new Quarantine(PAGES));
+        assertThat(failed).noneMatch(effect -> effect instanceof ReleaseQuarantined);
+        assertThat(room.openWrite(40, 1)).as("no new write after the room failed").isNull();
+        assertThat(room.isSettled()).isFalse();
+
+        streaming.close();
+        assertThat(settled).containsExactly("settled");
+        assertThat(on(room, new RoomEvent.WritesSettled()))
+                .containsExactly(new ReleaseQuarantined(PAGES, new ReleaseProof.ReceiverValidated(ROOM.roomId(), ROOM.generation())));
+        assertThat(room.isSettled()).isTrue();
+    }
+
+    @Test
     void writeGuardAdmitsOnlyGrantedPagesOfALiveRoomOfTheSameGeneration()
     {
         ReceiverRoom room = readyRoom(RELEASE_NOW);
@@ -112,14 +135,14 @@ class ReceiverRoomTest
         rooms.register(ROOM, room);
         WriteGuard guard = ReceiverRoom.writeGuard(rooms);
 
-        assertThat(guard.admits(ROOM, 40, 3)).isTrue();
-        assertThat(guard.admits(ROOM, 7, 1)).isTrue();
-        assertThat(guard.admits(ROOM, 42, 2)).as("page 43 is not granted").isFalse();
-        assertThat(guard.admits(ROOM, 8, 1)).isFalse();
-        assertThat(guard.admits(new RoomKey(ROOM.roomId(), ROOM.generation() - 1), 40, 1)).as("retired generation").isFalse();
+        assertThat(guard.open(ROOM, 40, 3)).isNotNull();
+        assertThat(guard.open(ROOM, 7, 1)).isNotNull();
+        assertThat(guard.open(ROOM, 42, 2)).as("page 43 is not granted").isNull();
+        assertThat(guard.open(ROOM, 8, 1)).isNull();
+        assertThat(guard.open(new RoomKey(ROOM.roomId(), ROOM.generation() - 1), 40, 1)).as("retired generation").isNull();
 
         on(room, new Abort("stop"));
-        assertThat(guard.admits(ROOM, 40, 1)).as("failed room").isFalse();
+        assertThat(guard.open(ROOM, 40, 1)).as("failed room").isNull();
     }
 
     @Test

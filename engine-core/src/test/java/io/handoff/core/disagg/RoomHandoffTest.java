@@ -280,12 +280,15 @@ class RoomHandoffTest
     {
         inFlight.remove(plan);
         for (int run = 0; run < plan.runs(); run++) {
-            if (receiverValidates && !guard.admits(plan.room(), plan.dstPages()[run], plan.runLengths()[run])) {
+            WriteGuard.Permit permit = receiverValidates ? guard.open(plan.room(), plan.dstPages()[run], plan.runLengths()[run]) : () -> {};
+            if (permit == null) {
                 continue;
             }
-            for (int region = 0; region < prefillMemory.size(); region++) {
-                MemorySegment.copy(prefillMemory.get(region).segment(), plan.srcPages()[run] * STRIDE,
-                        decodeMemory.get(region).segment(), plan.dstPages()[run] * STRIDE, plan.runLengths()[run] * STRIDE);
+            try (permit) {
+                for (int region = 0; region < prefillMemory.size(); region++) {
+                    MemorySegment.copy(prefillMemory.get(region).segment(), plan.srcPages()[run] * STRIDE,
+                            decodeMemory.get(region).segment(), plan.dstPages()[run] * STRIDE, plan.runLengths()[run] * STRIDE);
+                }
             }
         }
         if (drainsWaiting.contains(plan.room()) && inFlight.stream().noneMatch(other -> other.room().equals(plan.room()))) {
