@@ -1,5 +1,6 @@
 package io.handoff.core.cli;
 
+import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.http.ApiServer;
 import io.handoff.core.http.ServerConfig;
@@ -17,6 +18,7 @@ import picocli.CommandLine.Spec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.BindException;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 
 @Command(name = "serve", mixinStandardHelpOptions = true,
@@ -31,7 +33,8 @@ final class ServeCommand
     EngineOptions options;
 
     @Option(names = "--role", defaultValue = "colocated", paramLabel = "ROLE",
-            description = "colocated (prefill and decode in this process; default). prefill and decode are not available in this version.")
+            description = "colocated (prefill and decode in this process; default), prefill (runs prompts, sends their KV), or decode "
+                    + "(receives KV, generates). Prefill and decode servers take requests from a router (handoff router).")
     String role;
 
     @Option(names = "--host", paramLabel = "HOST", description = "Address to listen on; sets handoff.server.host (default 127.0.0.1).")
@@ -47,12 +50,12 @@ final class ServeCommand
     public Integer call()
             throws Exception
     {
-        switch (role) {
-            case "colocated" -> { }
-            case "prefill", "decode" -> throw new ParameterException(spec.commandLine(),
-                    "--role " + role + " is not available in this version of Handoff; only --role colocated is");
-            default -> throw new ParameterException(spec.commandLine(), "unknown --role '" + role + "': expected colocated (prefill and decode come later)");
-        }
+        Optional<Disaggregation.Role> disaggregationRole = switch (role) {
+            case "colocated" -> Optional.empty();
+            case "prefill" -> Optional.of(Disaggregation.Role.PREFILL);
+            case "decode" -> Optional.of(Disaggregation.Role.DECODE);
+            default -> throw new ParameterException(spec.commandLine(), "unknown --role '" + role + "': expected colocated, prefill or decode");
+        };
         if (port != null && (port < 0 || port > 65535)) {
             throw new ParameterException(spec.commandLine(), "--port must be in 0..65535, got " + port);
         }
@@ -67,7 +70,7 @@ final class ServeCommand
         ApiServer server;
         ServerConfig config;
         try {
-            compute = ComputeEngine.create(engine, FaultInjector.NONE);
+            compute = ComputeEngine.create(engine, FaultInjector.NONE, disaggregationRole);
             config = ServerConfig.from(engine.config().config());
             server = listen(config, compute);
         }
@@ -96,7 +99,7 @@ final class ServeCommand
                 stopped.countDown();
             }
         }));
-        log.info("serving {} (role colocated) on http://{}:{}", compute.model().name(), server.address().getHostString(), server.address().getPort());
+        log.info("serving {} (role {}) on http://{}:{}", compute.model().name(), role, server.address().getHostString(), server.address().getPort());
         stopped.await();
         return Main.OK;
     }
@@ -105,7 +108,7 @@ final class ServeCommand
             throws IOException
     {
         try {
-            return ApiServer.start(config, compute.scheduler(), compute.model());
+            return ApiServer.start(config, compute.scheduler(), compute.model(), compute.disaggregation());
         }
         catch (BindException e) {
             throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.port() + " (" + e.getMessage()

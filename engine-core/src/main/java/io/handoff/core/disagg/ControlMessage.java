@@ -110,6 +110,11 @@ public sealed interface ControlMessage
             capabilities = Set.copyOf(requireNonNull(capabilities, "capabilities is null"));
             reason = clip(reason);
         }
+
+        public static RegionsRegistered refused(String reason)
+        {
+            return new RegionsRegistered(false, "", Set.of(), reason);
+        }
     }
 
     /** The decode's destination pages for a room: room-relative page {@code i} goes to pool page {@code destinationPages[i]}. */

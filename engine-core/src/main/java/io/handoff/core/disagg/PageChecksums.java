@@ -25,6 +25,16 @@ public final class PageChecksums
         }
     }
 
+    /** Bytes of one page across every region: what a transfer of one page moves. */
+    public long bytesPerPage()
+    {
+        long bytes = 0;
+        for (MemoryRegion region : regions) {
+            bytes += region.pageStride();
+        }
+        return bytes;
+    }
+
     public int checksum(int page)
     {
         CRC32C crc = new CRC32C();

@@ -1,8 +1,10 @@
 package io.handoff.core.http;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SamplingParams;
@@ -52,21 +54,25 @@ public final class ApiServer
     private final ModelConfig model;
     private final ServerMetrics metrics = new ServerMetrics();
     private final Generations generations;
+    private final Optional<Disaggregation> disaggregation;
+    private final Bootstrap bootstrap;
     private final Map<String, Route> routes;
     private final long created = System.currentTimeMillis() / 1000;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     private final HttpServer server;
     private boolean stopped;
 
-    private ApiServer(ServerConfig config, Scheduler scheduler, ModelConfig model)
+    private ApiServer(ServerConfig config, Scheduler scheduler, ModelConfig model, Optional<Disaggregation> disaggregation)
             throws IOException
     {
+        this.disaggregation = requireNonNull(disaggregation, "disaggregation is null");
+        this.bootstrap = new Bootstrap(disaggregation.map(Disaggregation::role));
         this.config = requireNonNull(config, "config is null");
         this.scheduler = requireNonNull(scheduler, "scheduler is null");
         this.model = requireNonNull(model, "model is null");
         this.generations = new Generations(scheduler, model, metrics, config.retryAfter());
-        GenerateApi generate = new GenerateApi(generations, model);
-        CompletionsApi completions = new CompletionsApi(generations, model, created);
+        GenerateApi generate = new GenerateApi(generations, model, bootstrap);
+        CompletionsApi completions = new CompletionsApi(generations, model, created, bootstrap);
         this.routes = Map.of(
                 "/generate", new Route("POST", generate::handle),
                 "/v1/completions", new Route("POST", completions::handle),
@@ -74,7 +80,8 @@ public final class ApiServer
                 "/abort_request", new Route("POST", this::abortRequest),
                 "/health", new Route("GET", this::health),
                 "/health_generate", new Route("GET", this::healthGenerate),
-                "/metrics", new Route("GET", this::metrics));
+                "/metrics", new Route("GET", this::metrics),
+                "/bootstrap", new Route("GET", this::bootstrap));
         this.server = HttpServer.create(new InetSocketAddress(config.host(), config.port()), 0);
         server.setExecutor(executor);
         server.createContext("/", this::dispatch);
@@ -84,7 +91,14 @@ public final class ApiServer
     public static ApiServer start(ServerConfig config, Scheduler scheduler, ModelConfig model)
             throws IOException
     {
-        ApiServer server = new ApiServer(config, scheduler, model);
+        return start(config, scheduler, model, Optional.empty());
+    }
+
+    /** A server for a prefill or decode of a disaggregated deployment (colocated when {@code disaggregation} is empty). */
+    public static ApiServer start(ServerConfig config, Scheduler scheduler, ModelConfig model, Optional<Disaggregation> disaggregation)
+            throws IOException
+    {
+        ApiServer server = new ApiServer(config, scheduler, model, disaggregation);
         server.server.start();
         return server;
     }
@@ -198,7 +212,7 @@ public final class ApiServer
             throws IOException, InterruptedException
     {
         GenerationParams params = new GenerationParams("health-" + generations.newRid(), new int[] {ByteTokenizer.BOS}, 1,
-                SamplingParams.GREEDY, List.of(), Set.of(), true);
+                SamplingParams.GREEDY, List.of(), Set.of(), true, Optional.empty());
         try (Generation generation = generations.start(params)) {
             Optional<Generation.Outcome> outcome = generation.run(Generation.Sink.NONE, config.healthGenerateTimeout());
             if (outcome.isEmpty()) {
@@ -219,7 +233,33 @@ public final class ApiServer
     private void metrics(Exchange exchange)
             throws IOException
     {
-        exchange.sendText(200, PrometheusText.CONTENT_TYPE, metrics.render(scheduler.stats(), generations.inFlight()));
+        String text = metrics.render(scheduler.stats(), generations.inFlight());
+        if (disaggregation.isPresent()) {
+            text += DisaggregationMetrics.render(disaggregation.get());
+        }
+        exchange.sendText(200, PrometheusText.CONTENT_TYPE, text);
+    }
+
+    /** What a router (or an operator) needs to pair this server: its role, model, compatibility and transfer setup. */
+    private void bootstrap(Exchange exchange)
+            throws IOException
+    {
+        ObjectNode node = JsonFields.MAPPER.createObjectNode();
+        node.put("role", bootstrap.roleName());
+        node.put("model", model.name());
+        node.put("compatibility", model.compatibilityHash());
+        disaggregation.ifPresent(d -> {
+            d.controlAddress().ifPresent(address -> node.put("control", address));
+            node.put("transfer_backend", d.backendId());
+            ArrayNode capabilities = node.putArray("capabilities");
+            d.capabilities().stream().map(Enum::name).sorted().forEach(capabilities::add);
+            ObjectNode earlySend = node.putObject("early_send");
+            earlySend.put("requested", d.earlySend().requested());
+            earlySend.put("enabled", d.earlySend().enabled());
+            earlySend.put("reason", d.earlySend().reason());
+            node.put("transport", d.transport());
+        });
+        exchange.sendJson(200, node);
     }
 
     /**

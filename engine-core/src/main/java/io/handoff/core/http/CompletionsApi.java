@@ -27,17 +27,19 @@ final class CompletionsApi
 {
     private static final Set<String> FIELDS = Set.of("model", "prompt", "max_tokens", "temperature", "top_p", "seed", "stop", "stream",
             "stream_options", "n", "best_of", "echo", "logprobs", "frequency_penalty", "presence_penalty", "logit_bias", "suffix", "user",
-            "ignore_eos", "stop_token_ids", "rid");
+            "ignore_eos", "stop_token_ids", "rid", "bootstrap_room", "bootstrap_generation", "bootstrap_host");
     private static final int DEFAULT_MAX_TOKENS = 16;
 
     private final Generations generations;
     private final ModelConfig model;
     private final long created;
+    private final Bootstrap bootstrap;
     private final ByteTokenizer tokenizer = new ByteTokenizer();
 
-    CompletionsApi(Generations generations, ModelConfig model, long createdEpochSeconds)
+    CompletionsApi(Generations generations, ModelConfig model, long createdEpochSeconds, Bootstrap bootstrap)
     {
         this.generations = requireNonNull(generations, "generations is null");
+        this.bootstrap = requireNonNull(bootstrap, "bootstrap is null");
         this.model = requireNonNull(model, "model is null");
         this.created = createdEpochSeconds;
     }
@@ -125,11 +127,12 @@ final class CompletionsApi
         return new GenerationParams(
                 body.string("rid").orElseGet(generations::newRid),
                 prompt,
-                maxTokens,
+                bootstrap.maxNewTokens(maxTokens),
                 sampling,
                 body.strings("stop", GenerateApi.MAX_STOP_STRINGS),
                 body.intArray("stop_token_ids", 0, model.vocabSize()).map(GenerateApi::boxed).orElse(Set.of()),
-                body.bool("ignore_eos").orElse(false));
+                body.bool("ignore_eos").orElse(false),
+                bootstrap.ticket(body));
     }
 
     /** A string (BOS + its bytes, as {@code handoff generate} encodes it) or token ids; a list of one of either. */

@@ -26,7 +26,8 @@ import static java.util.Objects.requireNonNull;
 final class GenerateApi
 {
     static final int MAX_STOP_STRINGS = 16;
-    private static final Set<String> FIELDS = Set.of("text", "input_ids", "sampling_params", "rid", "stream", "return_logprob");
+    private static final Set<String> FIELDS = Set.of("text", "input_ids", "sampling_params", "rid", "stream", "return_logprob",
+            "bootstrap_room", "bootstrap_generation", "bootstrap_host");
     private static final Set<String> SAMPLING_FIELDS = Set.of("max_new_tokens", "temperature", "top_p", "seed", "stop", "stop_token_ids",
             "ignore_eos", "n", "top_k", "min_p", "frequency_penalty", "presence_penalty", "repetition_penalty", "no_stop_trim",
             "skip_special_tokens");
@@ -34,11 +35,13 @@ final class GenerateApi
 
     private final Generations generations;
     private final ModelConfig model;
+    private final Bootstrap bootstrap;
     private final ByteTokenizer tokenizer = new ByteTokenizer();
 
-    GenerateApi(Generations generations, ModelConfig model)
+    GenerateApi(Generations generations, ModelConfig model, Bootstrap bootstrap)
     {
         this.generations = requireNonNull(generations, "generations is null");
+        this.bootstrap = requireNonNull(bootstrap, "bootstrap is null");
         this.model = requireNonNull(model, "model is null");
     }
 
@@ -101,7 +104,8 @@ final class GenerateApi
             ignoreEos = sampling.bool("ignore_eos").orElse(false);
         }
         generations.checkContext(prompt.length, body.has("text") ? "text" : "input_ids", maxNewTokens, "sampling_params.max_new_tokens");
-        return new GenerationParams(rid, prompt, maxNewTokens, samplingParams, stops, stopIds, ignoreEos);
+        return new GenerationParams(rid, prompt, bootstrap.maxNewTokens(maxNewTokens), samplingParams, stops, stopIds, ignoreEos,
+                bootstrap.ticket(body));
     }
 
     private int[] prompt(JsonFields body)

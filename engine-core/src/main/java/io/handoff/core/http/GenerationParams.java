@@ -2,8 +2,10 @@ package io.handoff.core.http;
 
 import io.handoff.core.model.SamplingParams;
 import io.handoff.core.scheduler.GenerateRequest;
+import io.handoff.core.scheduler.RoomTicket;
 
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 import static java.util.Objects.requireNonNull;
@@ -21,7 +23,8 @@ record GenerationParams(
         SamplingParams sampling,
         List<String> stops,
         Set<Integer> stopTokenIds,
-        boolean ignoreEos)
+        boolean ignoreEos,
+        Optional<RoomTicket> ticket)
 {
     GenerationParams
     {
@@ -30,10 +33,11 @@ record GenerationParams(
         requireNonNull(sampling, "sampling is null");
         stops = List.copyOf(requireNonNull(stops, "stops is null"));
         stopTokenIds = Set.copyOf(requireNonNull(stopTokenIds, "stopTokenIds is null"));
+        requireNonNull(ticket, "ticket is null");
     }
 
     GenerateRequest toRequest()
     {
-        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, false);
+        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, false, ticket);
     }
 }

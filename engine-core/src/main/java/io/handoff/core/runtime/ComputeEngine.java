@@ -1,6 +1,8 @@
 package io.handoff.core.runtime;
 
 import com.typesafe.config.Config;
+import io.handoff.core.disagg.Compatibility;
+import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
@@ -13,6 +15,7 @@ import io.handoff.core.plugin.PluginRegistry;
 import io.handoff.core.prefix.ChunkCache;
 import io.handoff.core.prefix.PrefixCache;
 import io.handoff.core.prefix.RadixCache;
+import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.spi.PluginSettings;
@@ -25,6 +28,7 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
 import java.util.Locale;
+import java.util.Optional;
 import java.util.stream.Collectors;
 
 import static java.util.Objects.requireNonNull;
@@ -45,9 +49,12 @@ public final class ComputeEngine
     private final Transformer transformer;
     private final PrefixCache prefixCache;
     private final Scheduler scheduler;
+    private final Optional<Disaggregation> disaggregation;
 
-    private ComputeEngine(ModelConfig model, String attentionId, KvPool kv, Transformer transformer, PrefixCache prefixCache, Scheduler scheduler)
+    private ComputeEngine(ModelConfig model, String attentionId, KvPool kv, Transformer transformer, PrefixCache prefixCache, Scheduler scheduler,
+            Optional<Disaggregation> disaggregation)
     {
+        this.disaggregation = disaggregation;
         this.model = model;
         this.attentionId = attentionId;
         this.kv = kv;
@@ -57,6 +64,15 @@ public final class ComputeEngine
     }
 
     public static ComputeEngine create(Engine engine, FaultInjector faults)
+    {
+        return create(engine, faults, Optional.empty());
+    }
+
+    /**
+     * A compute engine for one role: colocated when {@code role} is empty, else the prefill or decode half
+     * of a disaggregated deployment, with its transfer backend opened and its handoff wired to the scheduler.
+     */
+    public static ComputeEngine create(Engine engine, FaultInjector faults, Optional<Disaggregation.Role> role)
     {
         requireNonNull(engine, "engine is null");
         Config config = engine.config().config();
@@ -77,7 +93,16 @@ public final class ComputeEngine
                 threads == 0 ? Runtime.getRuntime().availableProcessors() : threads);
 
         KvGeometry kvGeometry = KvGeometry.of(geometry, model.layers(), dtype, pageSize);
-        KvPool kv = KvPool.allocate(kvGeometry, config.getInt("handoff.kv.pool-pages"));
+        Optional<Disaggregation> disaggregation = role.map(r -> Disaggregation.open(r, engine.config(), engine.plugins(), faults));
+        KvPool kv;
+        try {
+            kv = disaggregation.map(d -> d.allocatePool(kvGeometry, config.getInt("handoff.kv.pool-pages")))
+                    .orElseGet(() -> KvPool.allocate(kvGeometry, config.getInt("handoff.kv.pool-pages")));
+        }
+        catch (RuntimeException e) {
+            disaggregation.ifPresent(Disaggregation::close);
+            throw e;
+        }
         Transformer transformer = null;
         try {
             PluginSettings settings = engine.config().pluginSettings(attentionId);
@@ -88,16 +113,21 @@ public final class ComputeEngine
             PrefixCache prefixCache = config.getBoolean("handoff.scheduler.prefix-cache")
                     ? new RadixCache(pageSize, kv.pagePool())
                     : new ChunkCache(pageSize);
-            Scheduler scheduler = new Scheduler(schedulerConfig, transformer, kv, prefixCache, attention, faults);
+            KvHandoff handoff = disaggregation
+                    .map(d -> d.handoff(kv, Compatibility.of(model.name(), model.compatibilityHash(), geometry.layout(), kvGeometry)))
+                    .orElse(KvHandoff.NONE);
+            Scheduler scheduler = new Scheduler(schedulerConfig, transformer, kv, prefixCache, attention, faults, handoff);
+            disaggregation.ifPresent(d -> d.attach(scheduler));
             log.info("model {} ({}), attention {}, KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}",
                     model.name(), model.architecture(), attentionId, kv.pages(), pageSize, kv.footprintBytes() >> 20,
                     dtype, schedulerConfig.threads(), schedulerConfig.overlap());
-            return new ComputeEngine(model, attentionId, kv, transformer, prefixCache, scheduler);
+            return new ComputeEngine(model, attentionId, kv, transformer, prefixCache, scheduler, disaggregation);
         }
         catch (Exception e) {
             if (transformer != null) {
                 transformer.close();
             }
+            disaggregation.ifPresent(Disaggregation::close);
             kv.close();
             if (e instanceof RuntimeException runtime) {
                 throw runtime;
@@ -157,11 +187,18 @@ public final class ComputeEngine
         return kv;
     }
 
+    /** The prefill or decode part of a disaggregated deployment; empty when colocated. */
+    public Optional<Disaggregation> disaggregation()
+    {
+        return disaggregation;
+    }
+
     @Override
     public void close()
     {
         scheduler.close();
         transformer.close();
+        disaggregation.ifPresent(Disaggregation::close);
         // The scheduler thread has ended, so the prefix cache is ours now: drop it and account for every page.
         prefixCache.evict(prefixCache.cachedPages());
         PageAccounting pages = kv.pagePool().accounting();

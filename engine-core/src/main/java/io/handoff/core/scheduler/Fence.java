@@ -11,6 +11,7 @@ import java.util.concurrent.TimeoutException;
  * fence {@code k}; nothing may read them (a transfer above all) before it completes (invariant I1).
  */
 public final class Fence
+        implements io.handoff.spi.transfer.ProducerFence
 {
     private final long step;
     private final CompletableFuture<Void> done = new CompletableFuture<>();
@@ -28,23 +29,27 @@ public final class Fence
         return fence;
     }
 
+    @Override
     public long step()
     {
         return step;
     }
 
+    @Override
     public boolean isDone()
     {
         return done.isDone();
     }
 
     /** Whether the step failed; its pages hold garbage and must not be sent. */
+    @Override
     public boolean failed()
     {
         return done.isCompletedExceptionally();
     }
 
     /** Blocks until the step finished. Throws if it failed, or if it did not finish in time. */
+    @Override
     public void await(Duration timeout)
             throws TimeoutException
     {

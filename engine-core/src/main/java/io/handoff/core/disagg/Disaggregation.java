@@ -1,0 +1,228 @@
+package io.handoff.core.disagg;
+
+import io.handoff.core.config.HandoffConfig;
+import io.handoff.core.fault.FaultInjector;
+import io.handoff.core.kv.KvGeometry;
+import io.handoff.core.kv.KvPool;
+import io.handoff.core.kv.KvRegion;
+import io.handoff.core.plugin.PluginEntry;
+import io.handoff.core.plugin.PluginRegistry;
+import io.handoff.core.scheduler.KvHandoff;
+import io.handoff.core.scheduler.Scheduler;
+import io.handoff.spi.PluginSettings;
+import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.TransferBackend;
+import io.handoff.spi.transfer.TransferBackendProvider;
+import io.handoff.spi.transfer.TransferCapability;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * One process's part in disaggregation: the transfer backend chosen among the plugins, the KV pool it
+ * needs (a shared file mapping on a decode whose backend writes one-sided on the same host), and the
+ * prefill or decode handoff that drives rooms over it.
+ */
+public final class Disaggregation
+        implements AutoCloseable
+{
+    private static final Logger log = LogManager.getLogger(Disaggregation.class);
+
+    public enum Role
+    {
+        PREFILL,
+        DECODE
+    }
+
+    private final Role role;
+    private final DisaggregationConfig config;
+    private final String backendId;
+    private final TransferBackend backend;
+    private final Set<TransferCapability> capabilities;
+    private final EarlySend earlySend;
+    private Path sharedFile;
+    private PrefillHandoff prefill;
+    private DecodeHandoff decode;
+
+    private Disaggregation(Role role, DisaggregationConfig config, String backendId, TransferBackend backend,
+            Set<TransferCapability> capabilities, EarlySend earlySend)
+    {
+        this.role = role;
+        this.config = config;
+        this.backendId = backendId;
+        this.backend = backend;
+        this.capabilities = Set.copyOf(capabilities);
+        this.earlySend = earlySend;
+    }
+
+    /**
+     * Opens the configured transfer backend for {@code role}. Fails with a message naming the backend when
+     * it is missing, unavailable, has no data path, or when early send is forced on without the
+     * capabilities that make it safe.
+     */
+    public static Disaggregation open(Role role, HandoffConfig handoffConfig, PluginRegistry plugins, FaultInjector faults)
+    {
+        requireNonNull(role, "role is null");
+        DisaggregationConfig config = DisaggregationConfig.from(handoffConfig.config());
+        String id = config.transferBackend();
+        String known = plugins.entries().stream()
+                .filter(e -> e.kind().equals("transfer") && e.available())
+                .map(PluginEntry::id)
+                .collect(Collectors.joining(", "));
+        PluginEntry entry = plugins.find(id).orElseThrow(() -> new IllegalArgumentException(
+                "no transfer backend '" + id + "' (handoff.disaggregation.transfer-backend); available: " + known));
+        if (!entry.kind().equals("transfer")) {
+            throw new IllegalArgumentException("plugin '" + id + "' is a " + entry.kind() + " plugin, not a transfer backend; available: " + known);
+        }
+        if (!entry.available()) {
+            throw new IllegalArgumentException("transfer backend '" + id + "' is unavailable: " + entry.reason());
+        }
+        TransferBackendProvider provider = (TransferBackendProvider) entry.provider().orElseThrow();
+        PluginSettings settings = handoffConfig.pluginSettings(id);
+        Set<TransferCapability> capabilities = provider.capabilities(settings);
+        EarlySend earlySend = EarlySend.decide(config.earlySend(), id, capabilities);
+        TransferBackend backend;
+        try {
+            backend = PluginRegistry.inContext(plugins.loaderOf(entry), () -> provider.open(new EngineTransferContext(faults), settings));
+        }
+        catch (RuntimeException e) {
+            throw new IllegalArgumentException("transfer backend '" + id + "' failed to open: " + e.getMessage(), e);
+        }
+        catch (Exception e) {
+            throw new IllegalStateException("transfer backend '" + id + "' failed to open: " + e, e);
+        }
+        log.info("{}: transfer backend {} with {}; early send of the cached prefix {} ({})", role.name().toLowerCase(java.util.Locale.ROOT),
+                id, capabilities, earlySend.enabled() ? "enabled" : "disabled", earlySend.reason());
+        return new Disaggregation(role, config, id, backend, capabilities, earlySend);
+    }
+
+    /** The KV pool this role needs: anonymous memory, or on a decode a shared file same-host peers can map. */
+    public KvPool allocatePool(KvGeometry geometry, int pages)
+    {
+        if (role == Role.DECODE && backend.wantsSharedFileMemory()) {
+            Path folder = new EngineTransferContext(FaultInjector.NONE).sharedMemoryDirectory();
+            sharedFile = folder.resolve("handoff-kv-" + ProcessHandle.current().pid() + ".pool");
+            try {
+                return KvPool.mapShared(geometry, pages, sharedFile);
+            }
+            catch (IOException e) {
+                throw new UncheckedIOException("cannot map the KV pool to " + sharedFile + ": " + e.getMessage(), e);
+            }
+        }
+        return KvPool.allocate(geometry, pages);
+    }
+
+    /** Builds the handoff the scheduler drives; call {@link #attach} once the scheduler exists. */
+    public KvHandoff handoff(KvPool pool, Compatibility compatibility)
+    {
+        List<MemoryRegion> regions = regions(pool);
+        PageChecksums checksums = new PageChecksums(regions);
+        if (role == Role.PREFILL) {
+            backend.registerSources(regions);
+            try {
+                prefill = new PrefillHandoff(config, compatibility, backendId, backend, checksums, pool.geometry().pageSize(), earlySend.enabled());
+            }
+            catch (IOException e) {
+                throw new UncheckedIOException("cannot start the prefill control endpoint: " + e.getMessage(), e);
+            }
+            log.info("prefill control endpoint on {}", prefill.controlAddress());
+            return prefill;
+        }
+        decode = new DecodeHandoff(config, compatibility, backendId, backend, regions, pool.sharedFile().orElse(null), checksums);
+        return decode;
+    }
+
+    public void attach(Scheduler scheduler)
+    {
+        if (prefill != null) {
+            prefill.attach(scheduler);
+        }
+        if (decode != null) {
+            decode.attach(scheduler);
+        }
+    }
+
+    private static List<MemoryRegion> regions(KvPool pool)
+    {
+        List<MemoryRegion> regions = new ArrayList<>();
+        for (KvRegion region : pool.regions()) {
+            regions.add(new MemoryRegion(regions.size(), region.segment(), region.pageStride(), region.fileOffset()));
+        }
+        return regions;
+    }
+
+    public Role role()
+    {
+        return role;
+    }
+
+    public String backendId()
+    {
+        return backendId;
+    }
+
+    public Set<TransferCapability> capabilities()
+    {
+        return capabilities;
+    }
+
+    public EarlySend earlySend()
+    {
+        return earlySend;
+    }
+
+    /** The prefill's control address, which decodes connect to. */
+    public Optional<String> controlAddress()
+    {
+        return Optional.ofNullable(prefill).map(PrefillHandoff::controlAddress);
+    }
+
+    /** The transport of the most recent peer connection (e.g. tcp, shm). */
+    public String transport()
+    {
+        return prefill != null ? prefill.transport() : decode != null ? decode.transport() : "none";
+    }
+
+    public TransferStats stats()
+    {
+        return prefill != null ? prefill.stats() : decode.stats();
+    }
+
+    public long droppedMessages()
+    {
+        return prefill != null ? prefill.droppedMessages() : decode.droppedMessages();
+    }
+
+    @Override
+    public void close()
+    {
+        if (prefill != null) {
+            prefill.close();
+        }
+        else if (decode != null) {
+            decode.close();
+        }
+        else {
+            backend.close();
+        }
+        if (sharedFile != null) {
+            try {
+                Files.deleteIfExists(sharedFile);
+            }
+            catch (IOException e) {
+                log.warn("cannot remove the shared KV file {}: {}", sharedFile, e.getMessage());
+            }
+        }
+    }
+}

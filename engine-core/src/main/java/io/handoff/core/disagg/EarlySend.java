@@ -1,0 +1,56 @@
+package io.handoff.core.disagg;
+
+import io.handoff.spi.transfer.TransferCapability;
+
+import java.util.Set;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The gate for early send of the cached prefix (invariant I1), decided once at startup from what the
+ * transfer backend declares, never from what it does: sending pages before the current chunk's forward
+ * completes is safe only if the backend waits on the producing forward's fence before reading
+ * ({@link TransferCapability#FORWARD_SYNC}) or snapshots after it ({@link TransferCapability#STAGING}).
+ *
+ * @param requested the setting: auto, on or off
+ */
+public record EarlySend(String requested, boolean enabled, String reason)
+{
+    public EarlySend
+    {
+        requireNonNull(requested, "requested is null");
+        requireNonNull(reason, "reason is null");
+    }
+
+    /**
+     * Throws {@link IllegalArgumentException} for {@code on} with a backend that declares neither
+     * capability: the operator asked for something unsafe, and the engine refuses to start.
+     */
+    public static EarlySend decide(String setting, String backendId, Set<TransferCapability> capabilities)
+    {
+        boolean forwardSync = capabilities.contains(TransferCapability.FORWARD_SYNC);
+        boolean staging = capabilities.contains(TransferCapability.STAGING);
+        String guarantee = forwardSync && staging ? "FORWARD_SYNC and STAGING" : forwardSync ? "FORWARD_SYNC" : "STAGING";
+        String safe = "transfer backend '" + backendId + "' declares " + guarantee
+                + (forwardSync ? " (its transfer thread waits on the forward's fence)" : " (it snapshots pages after the forward's fence)");
+        String unsafe = "transfer backend '" + backendId + "' declares neither FORWARD_SYNC nor STAGING, so an early send could read "
+                + "pages while the forward still writes them";
+        boolean isSafe = forwardSync || staging;
+        return switch (setting) {
+            case "off" -> new EarlySend(setting, false, "early-send-cached-prefix is off");
+            case "on" -> {
+                if (!isSafe) {
+                    throw new IllegalArgumentException("transfer backend '" + backendId + "' lacks FORWARD_SYNC and STAGING; "
+                            + "handoff.disaggregation.early-send-cached-prefix = on is unsafe with it: set it to auto or off, or use a "
+                            + "backend that declares one of them (for mori: handoff.plugins.mori.forward-sync = true)");
+                }
+                yield new EarlySend(setting, true, "on: " + safe);
+            }
+            case "auto" -> isSafe
+                    ? new EarlySend(setting, true, "auto: " + safe)
+                    : new EarlySend(setting, false, "auto: " + unsafe);
+            default -> throw new IllegalArgumentException("handoff.disaggregation.early-send-cached-prefix = " + setting
+                    + ": expected auto, on or off");
+        };
+    }
+}

@@ -1,0 +1,83 @@
+package io.handoff.core.disagg;
+
+import io.handoff.core.fault.FaultInjector;
+import io.handoff.core.fault.FaultPoint;
+import io.handoff.spi.transfer.RoomKey;
+import io.handoff.spi.transfer.TransferContext;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The core's side of a transfer backend: this host's identity (two processes share memory exactly when
+ * their host ids are equal: same host name and same boot), where shared files go, and the transfer
+ * path's fault-injection points.
+ */
+public final class EngineTransferContext
+        implements TransferContext
+{
+    private static final String HOST_ID = computeHostId();
+
+    private final FaultInjector faults;
+
+    public EngineTransferContext(FaultInjector faults)
+    {
+        this.faults = requireNonNull(faults, "faults is null");
+    }
+
+    public static String localHostId()
+    {
+        return HOST_ID;
+    }
+
+    @Override
+    public String hostId()
+    {
+        return HOST_ID;
+    }
+
+    @Override
+    public Path sharedMemoryDirectory()
+    {
+        Path shm = Path.of("/dev/shm");
+        return Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
+    }
+
+    @Override
+    public void beforeReadingChunk(RoomKey room, int chunk)
+    {
+        faults.hit(FaultPoint.TRANSFER_BEFORE_CHUNK, room.roomId(), chunk);
+    }
+
+    @Override
+    public void afterPage(RoomKey room, int pageIndex)
+    {
+        faults.hit(FaultPoint.TRANSFER_AFTER_PAGE, room.roomId(), pageIndex);
+    }
+
+    private static String computeHostId()
+    {
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        }
+        catch (IOException e) {
+            host = "unknown-host";
+        }
+        String boot = "";
+        try {
+            Path bootId = Path.of("/proc/sys/kernel/random/boot_id");
+            if (Files.isReadable(bootId)) {
+                boot = Files.readString(bootId).strip();
+            }
+        }
+        catch (IOException e) {
+            boot = "";
+        }
+        return boot.isEmpty() ? host : host + "/" + boot;
+    }
+}

@@ -1,0 +1,459 @@
+package io.handoff.core.disagg;
+
+import io.handoff.core.disagg.ControlMessage.DrainAck;
+import io.handoff.core.disagg.ControlMessage.DrainRequest;
+import io.handoff.core.disagg.ControlMessage.Hello;
+import io.handoff.core.disagg.ControlMessage.RegisterRegions;
+import io.handoff.core.disagg.ControlMessage.RegionsRegistered;
+import io.handoff.core.disagg.ControlMessage.RoomMessage;
+import io.handoff.core.disagg.ControlMessage.RoomRequest;
+import io.handoff.core.disagg.RoomEvent.ChunkForwarded;
+import io.handoff.core.scheduler.FinishReason;
+import io.handoff.core.scheduler.HandoffRequest;
+import io.handoff.core.scheduler.KvHandoff;
+import io.handoff.core.scheduler.Scheduler;
+import io.handoff.spi.transfer.ProducerFence;
+import io.handoff.spi.transfer.RoomKey;
+import io.handoff.spi.transfer.TransferBackend;
+import io.handoff.spi.transfer.TransferListener;
+import io.handoff.spi.transfer.TransferPeer;
+import io.handoff.spi.transfer.TransferPlan;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The prefill side of disaggregation: accepts decode control connections, connects the transfer backend
+ * to each decode that registers its regions, and drives one {@link SenderRoom} per request from the
+ * scheduler's hooks, the decode's messages and the backend's completions. All room events go through
+ * {@link #drive}, one at a time, and their effects run in order before the next event (a drain never
+ * overtakes a post).
+ */
+public final class PrefillHandoff
+        implements KvHandoff, AutoCloseable
+{
+    private static final Logger log = LogManager.getLogger(PrefillHandoff.class);
+
+    /** What the prefill tracks per room besides the state machine. */
+    private static final class Room
+    {
+        final SenderRoom machine;
+        final String rid;
+        final CompletableFuture<Void> sourcesReleased = new CompletableFuture<>();
+        int nextChunk;
+        boolean prefixForwarded;
+        boolean lastComputed;
+        /** Early send: the scheduled chunk not forwarded yet (its pages are forwarded when the next one is scheduled). */
+        int pendingFrom = -1;
+        int pendingTo;
+        io.handoff.core.scheduler.Fence pendingFence;
+
+        Room(SenderRoom machine, String rid)
+        {
+            this.machine = machine;
+            this.rid = rid;
+        }
+    }
+
+    private final DisaggregationConfig config;
+    private final Compatibility compatibility;
+    private final String backendId;
+    private final TransferBackend backend;
+    private final PageChecksums checksums;
+    private final int pageSize;
+    private final boolean earlySend;
+    private final DeadlineClock clock = DeadlineClock.system();
+    private final TransferStats stats = new TransferStats();
+    private volatile String transport = "not connected yet";
+    private final RoomTable<Room> rooms = new RoomTable<>(1024, 4096);
+    private final Map<RoomKey, ControlChannel> roomChannels = new ConcurrentHashMap<>();
+    private final Map<ControlChannel, TransferPeer> peers = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService ticker;
+    private final ControlServer server;
+    private volatile Scheduler scheduler;
+
+    public PrefillHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
+            PageChecksums checksums, int pageSize, boolean earlySend)
+            throws IOException
+    {
+        this.config = requireNonNull(config, "config is null");
+        this.compatibility = requireNonNull(compatibility, "compatibility is null");
+        this.backendId = requireNonNull(backendId, "backendId is null");
+        this.backend = requireNonNull(backend, "backend is null");
+        this.checksums = requireNonNull(checksums, "checksums is null");
+        this.pageSize = pageSize;
+        this.earlySend = earlySend;
+        this.server = ControlServer.start(new InetSocketAddress(config.controlHost(), config.controlPort()), config.liveness(), clock,
+                new ControlChannel.Listener()
+                {
+                    @Override
+                    public void received(ControlChannel channel, ControlMessage message)
+                    {
+                        onMessage(channel, message);
+                    }
+
+                    @Override
+                    public void closed(ControlChannel channel, String reason)
+                    {
+                        onClosed(channel, reason);
+                    }
+                });
+        this.ticker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("handoff-prefill-ticks").daemon().factory());
+        long period = Math.max(50, config.liveness().heartbeatInterval().toMillis() / 2);
+        ticker.scheduleAtFixedRate(this::tick, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    /** The scheduler whose requests this hands off (set once, right after both are built). */
+    public void attach(Scheduler scheduler)
+    {
+        this.scheduler = requireNonNull(scheduler, "scheduler is null");
+    }
+
+    /** Where decodes connect: {@code host:port}. */
+    public String controlAddress()
+    {
+        return config.controlHost() + ":" + server.port();
+    }
+
+    public TransferStats stats()
+    {
+        return stats;
+    }
+
+    /** The transport of the most recent peer connection. */
+    public String transport()
+    {
+        return transport;
+    }
+
+    public long droppedMessages()
+    {
+        return rooms.dropped();
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Control connections (reader threads).
+
+    private void onMessage(ControlChannel channel, ControlMessage message)
+    {
+        switch (message) {
+            case Hello hello -> {
+                ControlMessage.HelloResult result = compatibility.judge(hello, ControlMessage.Role.DECODE);
+                channel.send(result);
+                if (!result.accepted()) {
+                    log.warn("refused decode {}: {}", channel.peer(), result.reason());
+                    channel.close("handshake refused: " + result.reason());
+                }
+            }
+            case RegisterRegions register -> channel.send(register(channel, register));
+            case RoomMessage roomMessage -> {
+                if (roomMessage instanceof RoomRequest) {
+                    roomChannels.put(roomMessage.room(), channel);
+                }
+                Optional<Room> room = rooms.route(roomMessage);
+                if (room.isPresent()) {
+                    drive(room.get(), new RoomEvent.Received(roomMessage));
+                }
+                else if (roomMessage instanceof DrainRequest drain && !rooms.hasParkedFailure(drain.room())) {
+                    // a room this prefill no longer (or never) had: nothing of it can be in flight
+                    channel.send(new DrainAck(drain.room()));
+                }
+            }
+            case ControlMessage.Heartbeat ignored -> { }
+            default -> {
+                stats.ignored();
+                log.debug("prefill ignores {} from {}", message, channel.peer());
+            }
+        }
+    }
+
+    private RegionsRegistered register(ControlChannel channel, RegisterRegions register)
+    {
+        if (!register.backendId().equals(backendId)) {
+            return RegionsRegistered.refused("this prefill transfers with '" + backendId + "' but the decode registered regions for '"
+                    + register.backendId() + "': set handoff.disaggregation.transfer-backend the same on both");
+        }
+        try {
+            TransferPeer peer = backend.connect(EngineTransferContext.localHostId(), register.descriptor());
+            TransferPeer previous = peers.put(channel, peer);
+            if (previous != null) {
+                previous.close();
+            }
+            transport = peer.transport();
+            log.info("decode {} registered its KV regions; transport {} with {}", channel.peer(), peer.transport(), peer.capabilities());
+            return new RegionsRegistered(true, peer.transport(), peer.capabilities(), "");
+        }
+        catch (RuntimeException e) {
+            log.warn("cannot connect the {} backend to decode {}: {}", backendId, channel.peer(), e.getMessage());
+            return RegionsRegistered.refused("the prefill cannot reach the decode's memory with " + backendId + ": " + e.getMessage());
+        }
+    }
+
+    private void onClosed(ControlChannel channel, String reason)
+    {
+        TransferPeer peer = peers.remove(channel);
+        for (Room room : rooms.rooms()) {
+            if (roomChannels.get(room.machine.room()) == channel) {
+                drive(room, new RoomEvent.PeerLost(reason));
+            }
+        }
+        roomChannels.values().removeIf(c -> c == channel);
+        if (peer != null) {
+            peer.close();
+        }
+    }
+
+    private void tick()
+    {
+        try {
+            server.tick();
+            long now = clock.nanos();
+            for (Room room : rooms.rooms()) {
+                if (now - room.machine.deadlineNanos() >= 0) {
+                    drive(room, new RoomEvent.Tick());
+                }
+            }
+        }
+        catch (RuntimeException e) {
+            log.error("prefill tick failed", e);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Scheduler hooks (scheduler thread).
+
+    @Override
+    public void admitted(HandoffRequest request)
+    {
+        if (request.ticket().isEmpty()) {
+            return;
+        }
+        RoomKey key = request.ticket().get().room();
+        SenderRoom machine = new SenderRoom(key, request.promptIds().length, pageSize, config.maxPagesPerPlan(), config.deadlines(),
+                config.checksums() ? Optional.of(checksums::checksum) : Optional.empty(), clock.nanos());
+        Room room = new Room(machine, request.rid());
+        List<RoomMessage> early;
+        try {
+            early = rooms.register(key, room);
+        }
+        catch (IllegalStateException e) {
+            log.warn("request {}: {}", request.rid(), e.getMessage());
+            scheduler.abort(request.rid());
+            return;
+        }
+        for (RoomMessage message : early) {
+            drive(room, new RoomEvent.Received(message));
+        }
+    }
+
+    /**
+     * With early send, pages that are final when a step is scheduled go out now: the cached prefix (fence
+     * done), and the request's previous chunk, whose forward may still be running in overlap mode; its
+     * fence travels in the plan and the backend honours it (the gate allowed early send only for backends
+     * that declare FORWARD_SYNC or STAGING).
+     */
+    @Override
+    public void chunkScheduled(HandoffRequest request, int from, int to, io.handoff.core.scheduler.Fence fence)
+    {
+        if (!earlySend) {
+            return;
+        }
+        Optional<Room> found = room(request);
+        if (found.isEmpty()) {
+            return;
+        }
+        Room room = found.get();
+        forwardPrefix(room, request, from);
+        if (room.pendingFrom >= 0) {
+            forward(room, request, room.pendingFrom, room.pendingTo, room.pendingFence, false, -1);
+        }
+        room.pendingFrom = from;
+        room.pendingTo = to;
+        room.pendingFence = fence;
+    }
+
+    @Override
+    public void chunkComputed(HandoffRequest request, int from, int to, io.handoff.core.scheduler.Fence fence, boolean last, int firstToken)
+    {
+        Optional<Room> found = room(request);
+        if (found.isEmpty()) {
+            return;
+        }
+        Room room = found.get();
+        if (earlySend) {
+            // non-last chunks went (or go) out when the next chunk is scheduled; the last one goes now
+            if (last) {
+                room.pendingFrom = -1;
+                forward(room, request, from, to, fence, true, firstToken);
+            }
+            return;
+        }
+        forwardPrefix(room, request, from);
+        forward(room, request, from, to, fence, last, firstToken);
+    }
+
+    private void forwardPrefix(Room room, HandoffRequest request, int from)
+    {
+        if (!room.prefixForwarded) {
+            room.prefixForwarded = true;
+            if (from > 0) {
+                // prefix-cache hit: these pages were final before this request started
+                int[] prefix = Arrays.copyOfRange(request.pages(), 0, from / pageSize);
+                drive(room, ChunkForwarded.middle(room.nextChunk++, 0, prefix, ProducerFence.DONE));
+            }
+        }
+    }
+
+    private void forward(Room room, HandoffRequest request, int from, int to, ProducerFence fence, boolean last, int firstToken)
+    {
+        int firstPage = from / pageSize;
+        int endPage = last ? Math.ceilDiv(to, pageSize) : to / pageSize;
+        int[] pages = Arrays.copyOfRange(request.pages(), firstPage, endPage);
+        drive(room, last
+                ? ChunkForwarded.last(room.nextChunk++, firstPage, pages, fence, firstToken)
+                : ChunkForwarded.middle(room.nextChunk++, firstPage, pages, fence));
+        room.lastComputed |= last;
+    }
+
+    @Override
+    public Release finished(HandoffRequest request, FinishReason reason, String error)
+    {
+        Optional<Room> found = room(request);
+        if (found.isEmpty()) {
+            return Release.NOW;
+        }
+        Room room = found.get();
+        if (!room.lastComputed || reason == FinishReason.ABORT || reason == FinishReason.ERROR) {
+            drive(room, new RoomEvent.Abort(error != null ? error : "the prefill request ended " + reason));
+        }
+        return room.sourcesReleased.isDone() ? Release.NOW : new AfterTransfers(room.sourcesReleased);
+    }
+
+    private Optional<Room> room(HandoffRequest request)
+    {
+        return request.ticket().flatMap(ticket -> rooms.get(ticket.room()));
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Driving rooms.
+
+    private void drive(Room room, RoomEvent.ForSender event)
+    {
+        List<RoomEffect> effects;
+        synchronized (room) {
+            effects = room.machine.on(event, clock.nanos());
+            for (RoomEffect effect : effects) {
+                execute(room, effect);
+            }
+        }
+        if (room.machine.phase().isTerminal() && room.sourcesReleased.isDone()) {
+            rooms.retire(room.machine.room());
+            roomChannels.remove(room.machine.room());
+        }
+    }
+
+    private void execute(Room room, RoomEffect effect)
+    {
+        RoomKey key = room.machine.room();
+        switch (effect) {
+            case RoomEffect.Send send -> {
+                ControlChannel channel = roomChannels.get(key);
+                if (channel == null || !channel.send(send.message())) {
+                    log.debug("room {}: no open control connection for {}", key, send.message());
+                }
+            }
+            case RoomEffect.Post post -> post(room, post.plan());
+            case RoomEffect.Drain drain -> {
+                TransferPeer peer = peer(key);
+                CompletableFuture<Void> drained = peer == null ? CompletableFuture.completedFuture(null) : peer.drain(key);
+                drained.whenComplete((ignored, failure) -> {
+                    if (failure != null) {
+                        // no proof that nothing is in flight: keep the source pages (and the decode's quarantine)
+                        log.error("room {}: cannot prove its transfers drained ({}); its pages stay held", key, failure.getMessage());
+                        return;
+                    }
+                    drive(room, new RoomEvent.Drained());
+                });
+            }
+            case RoomEffect.ReleaseSources ignored -> room.sourcesReleased.complete(null);
+            case RoomEffect.Complete ignored -> stats.roomEnded(true);
+            case RoomEffect.Fail fail -> {
+                stats.roomEnded(false);
+                log.info("room {} (request {}) failed: {}", key, room.rid, fail.reason());
+                Scheduler current = scheduler;
+                if (current != null) {
+                    current.abort(room.rid);
+                }
+            }
+            case RoomEffect.Ignored ignored -> {
+                stats.ignored();
+                log.debug("room {}: {}", key, ignored.why());
+            }
+            default -> throw new IllegalStateException("a sender room emitted a receiver effect: " + effect);
+        }
+    }
+
+    private void post(Room room, TransferPlan plan)
+    {
+        TransferPeer peer = peer(plan.room());
+        if (peer == null) {
+            drive(room, new RoomEvent.PlanFailed(plan, "the decode registered no regions with this prefill"));
+            return;
+        }
+        long bytes = (long) plan.pages() * bytesPerPage();
+        stats.planStarted();
+        if (!plan.fence().isDone()) {
+            stats.earlyBytes(bytes);
+        }
+        peer.post(plan, new TransferListener()
+        {
+            @Override
+            public void completed(TransferPlan done, long moved)
+            {
+                stats.planEnded(moved, true);
+                drive(room, new RoomEvent.PlanCompleted(done));
+            }
+
+            @Override
+            public void failed(TransferPlan failed, String reason)
+            {
+                stats.planEnded(0, false);
+                drive(room, new RoomEvent.PlanFailed(failed, reason));
+            }
+        });
+    }
+
+    private long bytesPerPage()
+    {
+        return checksums.bytesPerPage();
+    }
+
+    private TransferPeer peer(RoomKey key)
+    {
+        ControlChannel channel = roomChannels.get(key);
+        return channel == null ? null : peers.get(channel);
+    }
+
+    @Override
+    public void close()
+    {
+        ticker.shutdownNow();
+        server.close();
+        peers.values().forEach(TransferPeer::close);
+        peers.clear();
+        backend.close();
+    }
+}

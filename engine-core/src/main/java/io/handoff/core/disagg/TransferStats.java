@@ -1,0 +1,99 @@
+package io.handoff.core.disagg;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What moved and how long the link was busy, for {@code /metrics} and the demo's GB/s: busy time counts
+ * wall time with at least one plan in flight, so concurrent plans are not double counted.
+ */
+public final class TransferStats
+{
+    private final AtomicLong bytes = new AtomicLong();
+    private final AtomicLong plansCompleted = new AtomicLong();
+    private final AtomicLong plansFailed = new AtomicLong();
+    private final AtomicLong roomsSucceeded = new AtomicLong();
+    private final AtomicLong roomsFailed = new AtomicLong();
+    private final AtomicLong messagesIgnored = new AtomicLong();
+    private final AtomicLong earlyBytes = new AtomicLong();
+    private int inFlight;
+    private long busySince;
+    private long busyNanos;
+
+    synchronized void planStarted()
+    {
+        if (inFlight++ == 0) {
+            busySince = System.nanoTime();
+        }
+    }
+
+    synchronized void planEnded(long planBytes, boolean completed)
+    {
+        if (--inFlight == 0) {
+            busyNanos += System.nanoTime() - busySince;
+        }
+        if (completed) {
+            bytes.addAndGet(planBytes);
+            plansCompleted.incrementAndGet();
+        }
+        else {
+            plansFailed.incrementAndGet();
+        }
+    }
+
+    void earlyBytes(long planBytes)
+    {
+        earlyBytes.addAndGet(planBytes);
+    }
+
+    void roomEnded(boolean success)
+    {
+        (success ? roomsSucceeded : roomsFailed).incrementAndGet();
+    }
+
+    void ignored()
+    {
+        messagesIgnored.incrementAndGet();
+    }
+
+    public long bytes()
+    {
+        return bytes.get();
+    }
+
+    /** Bytes of plans posted before the forward of their room's last chunk had completed. */
+    public long earlyBytes()
+    {
+        return earlyBytes.get();
+    }
+
+    public synchronized double busySeconds()
+    {
+        long busy = busyNanos + (inFlight > 0 ? System.nanoTime() - busySince : 0);
+        return busy / 1e9;
+    }
+
+    public long plansCompleted()
+    {
+        return plansCompleted.get();
+    }
+
+    public long plansFailed()
+    {
+        return plansFailed.get();
+    }
+
+    public long roomsSucceeded()
+    {
+        return roomsSucceeded.get();
+    }
+
+    public long roomsFailed()
+    {
+        return roomsFailed.get();
+    }
+
+    public long messagesIgnored()
+    {
+        return messagesIgnored.get();
+    }
+}
