@@ -93,6 +93,8 @@ public final class ControlCodec
                     out.writeByte(HELLO_RESULT);
                     out.writeBoolean(m.accepted());
                     out.writeUTF(m.reason());
+                    out.writeUTF(m.hostId());
+                    out.writeLong(m.pid());
                 }
                 case RegisterRegions m -> {
                     out.writeByte(REGISTER_REGIONS);
@@ -179,7 +181,7 @@ public final class ControlCodec
             ControlMessage message = switch (type) {
                 case HELLO -> new Hello(in.readInt(), in.readUTF(), readRole(in),
                         new Compatibility(in.readUTF(), in.readUTF(), in.readUTF(), in.readUTF(), in.readInt(), in.readInt()));
-                case HELLO_RESULT -> new HelloResult(in.readBoolean(), in.readUTF());
+                case HELLO_RESULT -> new HelloResult(in.readBoolean(), in.readUTF(), in.readUTF(), in.readLong());
                 case REGISTER_REGIONS -> new RegisterRegions(in.readUTF(), readBytes(in, bytes));
                 case REGIONS_REGISTERED -> new RegionsRegistered(in.readBoolean(), in.readUTF(), readCapabilities(in, bytes), in.readUTF());
                 case ROOM_REQUEST -> new RoomRequest(readRoom(in), in.readUTF(), in.readInt(), readInts(in, bytes));

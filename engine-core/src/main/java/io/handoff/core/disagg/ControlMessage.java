@@ -52,19 +52,30 @@ public sealed interface ControlMessage
         }
     }
 
-    record HelloResult(boolean accepted, String reason)
+    /**
+     * The answer to a hello. {@code hostId} and {@code pid} identify the answering process, so that a
+     * peer on the same host can tell, after the connection is gone, whether that process is gone too
+     * (a fenced peer: proof that its one-sided writes have stopped).
+     */
+    record HelloResult(boolean accepted, String reason, String hostId, long pid)
             implements ControlMessage
     {
-        public static final HelloResult ACCEPTED = new HelloResult(true, "");
+        public static final HelloResult ACCEPTED = new HelloResult(true, "", "", -1);
 
         public HelloResult
         {
             reason = clip(reason);
+            hostId = clip(hostId);
         }
 
         public static HelloResult refused(String reason)
         {
-            return new HelloResult(false, reason);
+            return new HelloResult(false, reason, "", -1);
+        }
+
+        public HelloResult from(String answeringHostId, long answeringPid)
+        {
+            return new HelloResult(accepted, reason, answeringHostId, answeringPid);
         }
     }
 

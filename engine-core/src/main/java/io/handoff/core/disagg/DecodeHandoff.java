@@ -59,6 +59,8 @@ public final class DecodeHandoff
         ControlChannel channel;
         ReleasePolicy policy;
         String failure;
+        /** The prefill process, when it runs on this host: its exit fences it. */
+        Optional<ProcessHandle> sameHostProcess = Optional.empty();
 
         Link(String address)
         {
@@ -262,7 +264,12 @@ public final class DecodeHandoff
     private void onMessage(Link link, ControlChannel channel, ControlMessage message)
     {
         switch (message) {
-            case HelloResult result when result.accepted() -> channel.send(new ControlMessage.RegisterRegions(backendId, descriptor()));
+            case HelloResult result when result.accepted() -> {
+                if (result.hostId().equals(EngineTransferContext.localHostId()) && result.pid() > 0) {
+                    link.sameHostProcess = ProcessHandle.of(result.pid());
+                }
+                channel.send(new ControlMessage.RegisterRegions(backendId, descriptor()));
+            }
             case HelloResult result -> {
                 log.error("prefill {} refused this decode: {}", link.address, result.reason());
                 channel.close("handshake refused: " + result.reason());
@@ -330,6 +337,12 @@ public final class DecodeHandoff
         for (Room room : affected) {
             drive(room, new RoomEvent.PeerLost(reason));
         }
+        // A lost connection alone proves nothing about one-sided writes still in flight; the prefill's exit does.
+        link.sameHostProcess.ifPresent(process -> process.onExit().thenRun(() -> {
+            for (Room room : affected) {
+                drive(room, new RoomEvent.PeerFenced("prefill process " + process.pid() + " exited"));
+            }
+        }));
     }
 
     private void tick()

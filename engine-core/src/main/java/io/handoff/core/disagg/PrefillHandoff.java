@@ -151,7 +151,8 @@ public final class PrefillHandoff
     {
         switch (message) {
             case Hello hello -> {
-                ControlMessage.HelloResult result = compatibility.judge(hello, ControlMessage.Role.DECODE);
+                ControlMessage.HelloResult result = compatibility.judge(hello, ControlMessage.Role.DECODE)
+                        .from(EngineTransferContext.localHostId(), ProcessHandle.current().pid());
                 channel.send(result);
                 if (!result.accepted()) {
                     log.warn("refused decode {}: {}", channel.peer(), result.reason());
@@ -414,23 +415,28 @@ public final class PrefillHandoff
             return;
         }
         long bytes = (long) plan.pages() * bytesPerPage();
-        stats.planStarted();
-        if (!plan.fence().isDone()) {
+        TransferStats.Plan busy = stats.plan();
+        if (plan.fence() instanceof io.handoff.core.scheduler.Fence fence && !fence.isDone()) {
+            // an early plan: the link is not busy with it while the backend waits on the forward's fence
             stats.earlyBytes(bytes);
+            fence.onComplete(busy::start);
+        }
+        else {
+            busy.start();
         }
         peer.post(plan, new TransferListener()
         {
             @Override
             public void completed(TransferPlan done, long moved)
             {
-                stats.planEnded(moved, true);
+                busy.end(moved, true);
                 drive(room, new RoomEvent.PlanCompleted(done));
             }
 
             @Override
             public void failed(TransferPlan failed, String reason)
             {
-                stats.planEnded(0, false);
+                busy.end(0, false);
                 drive(room, new RoomEvent.PlanFailed(failed, reason));
             }
         });

@@ -19,18 +19,46 @@ public final class TransferStats
     private long busySince;
     private long busyNanos;
 
-    synchronized void planStarted()
+    /** One posted plan's share of the busy time: it starts when the plan can move (its fence done) and ends with its outcome. */
+    final class Plan
     {
-        if (inFlight++ == 0) {
-            busySince = System.nanoTime();
+        private boolean started;
+        private boolean ended;
+
+        void start()
+        {
+            synchronized (TransferStats.this) {
+                if (!started && !ended) {
+                    started = true;
+                    if (inFlight++ == 0) {
+                        busySince = System.nanoTime();
+                    }
+                }
+            }
+        }
+
+        void end(long planBytes, boolean completed)
+        {
+            synchronized (TransferStats.this) {
+                if (ended) {
+                    return;
+                }
+                ended = true;
+                if (started && --inFlight == 0) {
+                    busyNanos += System.nanoTime() - busySince;
+                }
+            }
+            outcome(planBytes, completed);
         }
     }
 
-    synchronized void planEnded(long planBytes, boolean completed)
+    Plan plan()
     {
-        if (--inFlight == 0) {
-            busyNanos += System.nanoTime() - busySince;
-        }
+        return new Plan();
+    }
+
+    private void outcome(long planBytes, boolean completed)
+    {
         if (completed) {
             bytes.addAndGet(planBytes);
             plansCompleted.incrementAndGet();
