@@ -29,7 +29,7 @@ final class ServerProcess
 {
     static final Path DIST = Path.of(System.getProperty("handoff.dist.home", "target/handoff"));
     static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern LISTENING = Pattern.compile("serving \\S+ \\(role colocated\\) on http://127\\.0\\.0\\.1:(\\d+)");
+    private static final Pattern LISTENING = Pattern.compile(" on http://127\\.0\\.0\\.1:(\\d+)");
 
     final Process process;
     final Path log;
@@ -47,14 +47,25 @@ final class ServerProcess
     static ServerProcess start(Path workDir, String... args)
             throws IOException
     {
-        List<String> command = new ArrayList<>(List.of(DIST.resolve("bin/handoff").toString(), "serve", "--role", "colocated", "--port", "0"));
+        return serve(workDir, "colocated", args);
+    }
+
+    /** Starts {@code handoff serve --role ROLE --port 0 args} and waits until it listens. */
+    static ServerProcess serve(Path workDir, String role, String... args)
+            throws IOException
+    {
+        List<String> command = new ArrayList<>(List.of("serve", "--role", role, "--port", "0"));
         command.addAll(List.of(args));
-        Path log = Files.createTempFile(workDir, "serve", ".log");
-        ProcessBuilder builder = new ProcessBuilder(command).directory(workDir.toFile())
-                .redirectErrorStream(true).redirectOutput(log.toFile());
-        builder.environment().keySet().removeIf(name -> name.startsWith("CONFIG_FORCE_") || name.equals("HANDOFF_JAVA_OPTS"));
-        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
-        Process process = builder.start();
+        return launch(workDir, role, command);
+    }
+
+    /** Starts {@code handoff COMMAND...} (a server that logs "... on http://127.0.0.1:PORT") and waits until it listens. */
+    static ServerProcess launch(Path workDir, String name, List<String> arguments)
+            throws IOException
+    {
+        List<String> command = Launcher.command(DIST, arguments.toArray(String[]::new));
+        Path log = Files.createTempFile(workDir, name, ".log");
+        Process process = Launcher.builder(workDir, command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
         while (System.nanoTime() < deadline) {
             Matcher listening = LISTENING.matcher(Files.readString(log));

@@ -1,7 +1,7 @@
 package io.handoff.core.cli;
 
 import io.handoff.core.disagg.Disaggregation;
-import io.handoff.core.fault.FaultInjector;
+import io.handoff.core.fault.FaultSpec;
 import io.handoff.core.http.ApiServer;
 import io.handoff.core.http.ServerConfig;
 import io.handoff.core.runtime.ComputeEngine;
@@ -70,7 +70,8 @@ final class ServeCommand
         ApiServer server;
         ServerConfig config;
         try {
-            compute = ComputeEngine.create(engine, FaultInjector.NONE, disaggregationRole);
+            compute = ComputeEngine.create(engine, FaultSpec.parse(engine.config().config().getStringList("handoff.debug.faults")),
+                    disaggregationRole);
             config = ServerConfig.from(engine.config().config());
             server = listen(config, compute);
         }

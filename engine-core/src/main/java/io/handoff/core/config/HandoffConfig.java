@@ -70,7 +70,7 @@ public final class HandoffConfig
     /** The user's layers only, unvalidated: enough to find the plugin folder before plugins are loaded. */
     public static Config userLayers(ConfigSource source)
     {
-        Config layered = ConfigFactory.parseMap(source.overrides(), "-D on the command line");
+        Config layered = overrides(source.overrides());
         layered = layered.withFallback(ConfigFactory.parseProperties(handoffSystemProperties(),
                 ConfigParseOptions.defaults().setOriginDescription("JVM system property")));
         layered = layered.withFallback(fromEnvironment(source.environment()));
@@ -78,6 +78,30 @@ public final class HandoffConfig
             layered = layered.withFallback(parseFile(source.file().get()));
         }
         return layered;
+    }
+
+    /** {@code -Dkey=value}: a value written as a HOCON list or object ({@code [...]}, {@code {...}}) is parsed as one, anything else is a string. */
+    private static Config overrides(Map<String, String> overrides)
+    {
+        Config config = ConfigFactory.empty();
+        ConfigParseOptions options = ConfigParseOptions.defaults().setOriginDescription("-D on the command line");
+        for (Map.Entry<String, String> entry : overrides.entrySet()) {
+            String value = entry.getValue().strip();
+            Config one;
+            if (value.startsWith("[") || value.startsWith("{")) {
+                try {
+                    one = ConfigFactory.parseString(entry.getKey() + " = " + value, options);
+                }
+                catch (ConfigException e) {
+                    throw new InvalidConfigException(List.of("-D" + entry.getKey() + "=" + entry.getValue() + " is not valid HOCON: " + e.getMessage()));
+                }
+            }
+            else {
+                one = ConfigFactory.parseMap(Map.of(entry.getKey(), entry.getValue()), "-D on the command line");
+            }
+            config = one.withFallback(config);
+        }
+        return config;
     }
 
     static Config reference(Collection<URL> extraReferences)

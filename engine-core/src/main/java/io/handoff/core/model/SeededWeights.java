@@ -34,12 +34,25 @@ public final class SeededWeights
             return values;
         }
         SplittableRandom random = new SplittableRandom(mix(seed, name));
-        double bound = Math.sqrt(3.0 / shape[1]);
+        double bound = gain(name) * Math.sqrt(3.0 / shape[1]);
         for (int i = 0; i < count; i++) {
             values[i] = (float) ((2 * random.nextDouble() - 1) * bound);
         }
         return values;
     }
+
+    /**
+     * Query and key projections of GQA layers are drawn wider: with unit-variance q and k, random attention
+     * is nearly uniform over a long context, every position sees the same average and greedy output
+     * collapses to one token. Sharper attention keeps outputs tied to the prompt, which is what makes a
+     * corrupted KV row visible in them.
+     */
+    private static double gain(String name)
+    {
+        return name.endsWith("self_attn.q_proj.weight") || name.endsWith("self_attn.k_proj.weight") ? GQA_QK_GAIN : 1.0;
+    }
+
+    private static final double GQA_QK_GAIN = 3.0;
 
     @Override
     public String description()

@@ -24,7 +24,7 @@ class SeededWeightsTest
     @Test
     void matricesHaveVarianceOneOverFanInAndNormsAreOnes()
     {
-        float[] matrix = new SeededWeights(7).floats(Q, 256, 64);
+        float[] matrix = new SeededWeights(7).floats("model.layers.0.mlp.up_proj.weight", 256, 64);
         double sum = 0;
         double squares = 0;
         for (float value : matrix) {
@@ -34,6 +34,19 @@ class SeededWeightsTest
         assertThat(sum / matrix.length).isCloseTo(0, within(0.01));
         assertThat(squares / matrix.length).isCloseTo(1.0 / 64, within(0.1 / 64));
         assertThat(new SeededWeights(7).floats("model.norm.weight", 16)).containsOnly(1f);
+    }
+
+    @Test
+    void gqaQueryAndKeyProjectionsAreDrawnThreeTimesWiderForSharperAttention()
+    {
+        for (String name : new String[] {Q, "model.layers.1.self_attn.k_proj.weight"}) {
+            float[] matrix = new SeededWeights(7).floats(name, 256, 64);
+            double squares = 0;
+            for (float value : matrix) {
+                squares += value * value;
+            }
+            assertThat(squares / matrix.length).as(name).isCloseTo(9.0 / 64, within(0.9 / 64));
+        }
     }
 
     @Test

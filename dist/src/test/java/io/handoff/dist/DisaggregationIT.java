@@ -1,0 +1,224 @@
+package io.handoff.dist;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A prefill and a decode as separate processes of the built distribution, talking to each other on
+ * loopback: the decode's output must equal the colocated engine's to the bit, with no page left behind,
+ * and a broken pairing must fail loudly and promptly.
+ */
+class DisaggregationIT
+{
+    private static final String SHARED_PREFIX = "Q: Tom has 3 apples and buys 5 more. How many apples does he have? A: 3 + 5 = 8. The answer is 8.\n"
+            .repeat(3);
+    private static final AtomicLong ROOMS = new AtomicLong(1_000);
+
+    @TempDir
+    Path temp;
+
+    @ParameterizedTest
+    @CsvSource({"tcp, tiny-mla", "shm, tiny-mla", "tcp, tiny-gqa", "shm, tiny-gqa"})
+    void decodeOutputEqualsTheColocatedEngineBitForBit(String transport, String model)
+            throws Exception
+    {
+        String[] options = {"-Dhandoff.plugins.mooncake.transport=" + transport, "-Dhandoff.model.name=" + model,
+                "-Dhandoff.scheduler.chunked-prefill-size=64"};
+        List<String> prompts = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            prompts.add(SHARED_PREFIX + "Q: Question " + i + " of the batch? A:");
+        }
+        List<List<Integer>> reference = colocated(prompts, 12, options);
+        try (ServerProcess prefill = ServerProcess.serve(temp, "prefill", options);
+                ServerProcess decode = ServerProcess.serve(temp, "decode", options)) {
+            String control = ServerProcess.json(prefill.get("/bootstrap").body()).get("control").asText();
+            List<List<Integer>> outputs = new ArrayList<>();
+            for (String prompt : prompts) {
+                outputs.add(outputIds(generate(prefill, decode, control, prompt, 12)));
+            }
+
+            assertThat(outputs).isEqualTo(reference);
+            Set<Integer> distinct = new HashSet<>();
+            outputs.forEach(distinct::addAll);
+            assertThat(distinct).as("distinct output tokens").hasSizeGreaterThanOrEqualTo(4);
+            JsonNode bootstrap = ServerProcess.json(decode.get("/bootstrap").body());
+            assertThat(bootstrap.get("transport").asText()).isEqualTo(transport);
+            assertThat(metric(prefill, "handoff_disagg_rooms_total{outcome=\"success\"}")).isEqualTo(prompts.size());
+            assertThat(metric(prefill, "handoff_kv_transfer_bytes_total")).isPositive();
+            assertNoPagesLeaked(prefill);
+            assertNoPagesLeaked(decode);
+        }
+    }
+
+    @Test
+    void aPageSizeMismatchIsRefusedAtTheHandshakeNamingBothValues()
+            throws Exception
+    {
+        try (ServerProcess prefill = ServerProcess.serve(temp, "prefill", "-Dhandoff.kv.page-size=16");
+                ServerProcess decode = ServerProcess.serve(temp, "decode", "-Dhandoff.kv.page-size=32")) {
+            String control = ServerProcess.json(prefill.get("/bootstrap").body()).get("control").asText();
+
+            HttpResponse<String> response = generateResponse(prefill, decode, control, SHARED_PREFIX, 4);
+
+            assertThat(response.statusCode()).as(response.body()).isGreaterThanOrEqualTo(400);
+            assertThat(response.body()).contains("page size is '16' here but '32' on the peer");
+            assertNoPagesLeaked(decode);
+        }
+    }
+
+    @Test
+    void aModelMismatchIsRefusedAtTheHandshakeNamingBothValues()
+            throws Exception
+    {
+        try (ServerProcess prefill = ServerProcess.serve(temp, "prefill", "-Dhandoff.model.name=tiny-mla");
+                ServerProcess decode = ServerProcess.serve(temp, "decode", "-Dhandoff.model.name=tiny-gqa")) {
+            String control = ServerProcess.json(prefill.get("/bootstrap").body()).get("control").asText();
+
+            HttpResponse<String> response = generateResponse(prefill, decode, control, SHARED_PREFIX, 4);
+
+            assertThat(response.statusCode()).as(response.body()).isGreaterThanOrEqualTo(400);
+            assertThat(response.body()).contains("tiny-mla").contains("tiny-gqa");
+        }
+    }
+
+    @Test
+    void killingThePrefillMidTransferFailsTheRoomPromptlyAndFreesTheDecodesPages()
+            throws Exception
+    {
+        // The prefill's transfer thread parks after the first page of every room: killed there, it dies mid-transfer.
+        try (ServerProcess prefill = ServerProcess.serve(temp, "prefill", "-Dhandoff.debug.faults=[\"transfer-after-page b=0 park\"]",
+                "-Dhandoff.plugins.mooncake.transport=shm");
+                ServerProcess decode = ServerProcess.serve(temp, "decode", "-Dhandoff.disaggregation.peer-timeout=3s",
+                        "-Dhandoff.plugins.mooncake.transport=shm")) {
+            String control = ServerProcess.json(prefill.get("/bootstrap").body()).get("control").asText();
+            CompletableFuture<HttpResponse<String>> pending = CompletableFuture.supplyAsync(
+                    () -> generateResponse(prefill, decode, control, SHARED_PREFIX + "Q: and then? A:", 8));
+            awaitMetric(decode, "handoff_kv_pages{state=\"receiving\"}", value -> value > 0);
+            // the prefill sampled the first token: its last chunk is posted and its transfer thread parks on the first page
+            awaitMetric(prefill, "handoff_generation_tokens_total", value -> value >= 1);
+            long killedAt = System.nanoTime();
+
+            prefill.process.destroyForcibly().waitFor();
+            HttpResponse<String> response = pending.get();
+
+            assertThat(Duration.ofNanos(System.nanoTime() - killedAt)).isLessThan(Duration.ofSeconds(10));
+            assertThat(response.statusCode()).as(response.body()).isGreaterThanOrEqualTo(500);
+            assertThat(response.body()).contains("prefill");
+            // shared memory is one-sided: the pages come back only once the prefill's exit fences it
+            awaitMetric(decode, "handoff_kv_pages{state=\"quarantined\"}", value -> value == 0);
+            assertNoPagesLeaked(decode);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+
+    /** What the router does: the same request to both sides, the decode told where the prefill is. */
+    private static JsonNode generate(ServerProcess prefill, ServerProcess decode, String control, String prompt, int maxNewTokens)
+    {
+        HttpResponse<String> response = generateResponse(prefill, decode, control, prompt, maxNewTokens);
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        return ServerProcess.json(response.body());
+    }
+
+    private static HttpResponse<String> generateResponse(ServerProcess prefill, ServerProcess decode, String control, String prompt,
+            int maxNewTokens)
+    {
+        ObjectNode body = ServerProcess.JSON.createObjectNode();
+        body.put("text", prompt);
+        ObjectNode sampling = body.putObject("sampling_params");
+        sampling.put("max_new_tokens", maxNewTokens);
+        sampling.put("temperature", 0);
+        sampling.put("ignore_eos", true);
+        body.put("rid", "it-" + ROOMS.get());
+        body.put("bootstrap_room", ROOMS.incrementAndGet());
+        body.put("bootstrap_generation", 0);
+        CompletableFuture<HttpResponse<String>> prefillSide = CompletableFuture.supplyAsync(() -> prefill.post("/generate", body.toString()));
+        ObjectNode decodeBody = body.deepCopy();
+        decodeBody.put("bootstrap_host", control);
+        HttpResponse<String> response = decode.post("/generate", decodeBody.toString());
+        if (response.statusCode() != 200 && prefill.process.isAlive()) {
+            // as the router does: a failed decode aborts the prefill's half
+            prefill.post("/abort_request", "{\"rid\": \"" + body.get("rid").asText() + "\"}");
+        }
+        try {
+            prefillSide.get();
+        }
+        catch (Exception e) {
+            // the prefill may be gone (killed by the test); the decode's answer is what counts
+        }
+        return response;
+    }
+
+    private List<List<Integer>> colocated(List<String> prompts, int maxNewTokens, String... options)
+            throws Exception
+    {
+        List<String> args = new ArrayList<>(List.of("generate", "--json", "--ignore-eos", "--max-new-tokens", Integer.toString(maxNewTokens)));
+        for (String prompt : prompts) {
+            args.add("--prompt");
+            args.add(prompt);
+        }
+        args.addAll(List.of(options));
+        Launcher.Run run = Launcher.run(temp, args.toArray(String[]::new));
+        assertThat(run.exitCode()).as(run.describe()).isZero();
+        List<List<Integer>> outputs = new ArrayList<>();
+        ServerProcess.json(run.stdout()).forEach(result -> outputs.add(outputIds(result)));
+        return outputs;
+    }
+
+    private static List<Integer> outputIds(JsonNode result)
+    {
+        List<Integer> ids = new ArrayList<>();
+        result.get("output_ids").forEach(id -> ids.add(id.asInt()));
+        return ids;
+    }
+
+    /** Pages neither free nor held by the prefix cache, once nothing runs: must be none. */
+    private static void assertNoPagesLeaked(ServerProcess server)
+    {
+        awaitMetric(server, "handoff_running_requests", value -> value == 0);
+        double total = metric(server, "handoff_kv_pool_pages");
+        double free = metric(server, "handoff_kv_pages{state=\"free\"}");
+        double cached = metric(server, "handoff_prefix_cache_pages");
+        assertThat(total - free - cached).as("pages leaked on %s", server.logText().lines().filter(l -> l.contains("role")).findFirst().orElse("?"))
+                .isZero();
+    }
+
+    private static double metric(ServerProcess server, String sample)
+    {
+        String text = server.get("/metrics").body();
+        return text.lines().filter(line -> line.startsWith(sample + " ")).findFirst()
+                .map(line -> Double.parseDouble(line.substring(sample.length() + 1).strip()))
+                .orElseThrow(() -> new AssertionError("no metric " + sample + " in:\n" + text));
+    }
+
+    /** Polls a metric until it satisfies {@code condition} (bounded: 30 s). */
+    private static void awaitMetric(ServerProcess server, String sample, java.util.function.DoublePredicate condition)
+    {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        double value = metric(server, sample);
+        while (!condition.test(value)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(sample + " stayed at " + value + "; log:\n" + server.logText());
+            }
+            LockSupport.parkNanos(50_000_000);
+            value = metric(server, sample);
+        }
+    }
+}
