@@ -45,6 +45,16 @@ public final class Disaggregation
         DECODE
     }
 
+    /**
+     * How to open. {@code bypassEarlySendGateForTesting} turns early send on whatever the backend declares:
+     * it exists only so a test can show what the gate prevents (torn KV), and nothing in the distribution
+     * sets it.
+     */
+    public record Options(boolean bypassEarlySendGateForTesting)
+    {
+        public static final Options DEFAULT = new Options(false);
+    }
+
     private final Role role;
     private final DisaggregationConfig config;
     private final String backendId;
@@ -73,6 +83,11 @@ public final class Disaggregation
      */
     public static Disaggregation open(Role role, HandoffConfig handoffConfig, PluginRegistry plugins, FaultInjector faults)
     {
+        return open(role, handoffConfig, plugins, faults, Options.DEFAULT);
+    }
+
+    public static Disaggregation open(Role role, HandoffConfig handoffConfig, PluginRegistry plugins, FaultInjector faults, Options options)
+    {
         requireNonNull(role, "role is null");
         DisaggregationConfig config = DisaggregationConfig.from(handoffConfig.config());
         String id = config.transferBackend();
@@ -91,7 +106,10 @@ public final class Disaggregation
         TransferBackendProvider provider = (TransferBackendProvider) entry.provider().orElseThrow();
         PluginSettings settings = handoffConfig.pluginSettings(id);
         Set<TransferCapability> capabilities = provider.capabilities(settings);
-        EarlySend earlySend = EarlySend.decide(config.earlySend(), id, capabilities);
+        EarlySend earlySend = options.bypassEarlySendGateForTesting()
+                ? new EarlySend(config.earlySend(), true, "forced on by a test hook that bypasses the gate; transfer backend '" + id
+                        + "' declares " + capabilities)
+                : EarlySend.decide(config.earlySend(), id, capabilities);
         TransferBackend backend;
         try {
             backend = PluginRegistry.inContext(plugins.loaderOf(entry), () -> provider.open(new EngineTransferContext(faults), settings));

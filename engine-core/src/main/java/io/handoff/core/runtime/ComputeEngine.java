@@ -74,6 +74,11 @@ public final class ComputeEngine
      */
     public static ComputeEngine create(Engine engine, FaultInjector faults, Optional<Disaggregation.Role> role)
     {
+        return create(engine, faults, role, Disaggregation.Options.DEFAULT);
+    }
+
+    public static ComputeEngine create(Engine engine, FaultInjector faults, Optional<Disaggregation.Role> role, Disaggregation.Options options)
+    {
         requireNonNull(engine, "engine is null");
         Config config = engine.config().config();
         ModelConfig model = ModelConfig.byName(config.getString("handoff.model.name"));
@@ -93,7 +98,7 @@ public final class ComputeEngine
                 threads == 0 ? Runtime.getRuntime().availableProcessors() : threads);
 
         KvGeometry kvGeometry = KvGeometry.of(geometry, model.layers(), dtype, pageSize);
-        Optional<Disaggregation> disaggregation = role.map(r -> Disaggregation.open(r, engine.config(), engine.plugins(), faults));
+        Optional<Disaggregation> disaggregation = role.map(r -> Disaggregation.open(r, engine.config(), engine.plugins(), faults, options));
         KvPool kv;
         try {
             kv = disaggregation.map(d -> d.allocatePool(kvGeometry, config.getInt("handoff.kv.pool-pages")))
