@@ -11,8 +11,11 @@ import java.nio.charset.StandardCharsets;
 
 import static java.util.Objects.requireNonNull;
 
-/** One HTTP exchange as the API handlers use it: a size-limited JSON body in, JSON or server-sent events out. */
-final class Exchange
+/**
+ * One HTTP exchange as the API handlers use it: a size-limited JSON body in, JSON or server-sent events out
+ * (or, for the router, a backend's response relayed as it is).
+ */
+public final class Exchange
 {
     private static final long DISCARD_LIMIT = 16 << 20;
     private static final byte[] DONE = "data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8);
@@ -27,24 +30,24 @@ final class Exchange
         this.maxBodyBytes = maxBodyBytes;
     }
 
-    String method()
+    public String method()
     {
         return exchange.getRequestMethod();
     }
 
-    String path()
+    public String path()
     {
         return exchange.getRequestURI().getPath();
     }
 
     /** The status sent, or -1 while nothing has been. */
-    int status()
+    public int status()
     {
         return status;
     }
 
     /** The body as a JSON object; 413 beyond the limit, without ever holding more than the limit. */
-    JsonFields json()
+    public JsonFields json()
             throws IOException
     {
         byte[] body;
@@ -81,31 +84,31 @@ final class Exchange
         return ApiError.tooLarge(maxBodyBytes);
     }
 
-    void setHeader(String name, String value)
+    public void setHeader(String name, String value)
     {
         exchange.getResponseHeaders().set(name, value);
     }
 
-    void sendJson(int code, JsonNode body)
+    public void sendJson(int code, JsonNode body)
             throws IOException
     {
         send(code, "application/json", JsonFields.MAPPER.writeValueAsBytes(body));
     }
 
-    void sendText(int code, String contentType, String body)
+    public void sendText(int code, String contentType, String body)
             throws IOException
     {
         send(code, contentType, body.getBytes(StandardCharsets.UTF_8));
     }
 
-    void sendError(ApiError error)
+    public void sendError(ApiError error)
             throws IOException
     {
         error.retryAfter().ifPresent(after -> exchange.getResponseHeaders().set("Retry-After", Long.toString(Math.max(1, after.toSeconds()))));
         sendJson(error.status(), errorBody(error));
     }
 
-    static ObjectNode errorBody(ApiError error)
+    public static ObjectNode errorBody(ApiError error)
     {
         ObjectNode body = JsonFields.MAPPER.createObjectNode();
         ObjectNode inner = body.putObject("error");
@@ -116,7 +119,7 @@ final class Exchange
         return body;
     }
 
-    private void send(int code, String contentType, byte[] bytes)
+    public void send(int code, String contentType, byte[] bytes)
             throws IOException
     {
         exchange.getResponseHeaders().set("Content-Type", contentType);
@@ -131,11 +134,18 @@ final class Exchange
     EventStream events()
             throws IOException
     {
-        exchange.getResponseHeaders().set("Content-Type", "text/event-stream; charset=utf-8");
+        return new EventStream(stream(200, "text/event-stream; charset=utf-8"));
+    }
+
+    /** Starts a response of unknown length (chunked, not cached); the caller writes, flushes and closes the body. */
+    public OutputStream stream(int code, String contentType)
+            throws IOException
+    {
+        exchange.getResponseHeaders().set("Content-Type", contentType);
         exchange.getResponseHeaders().set("Cache-Control", "no-cache");
-        status = 200;
-        exchange.sendResponseHeaders(200, 0);
-        return new EventStream(exchange.getResponseBody());
+        status = code;
+        exchange.sendResponseHeaders(code, 0);
+        return exchange.getResponseBody();
     }
 
     /** Server-sent events in the style of SGLang and OpenAI: {@code data: <json>} per event, {@code data: [DONE]} at the end. */
