@@ -66,7 +66,7 @@ public final class HttpRoutes
             respond(exchange, error);
         }
         catch (IOException e) {
-            // The client went away mid-exchange; its generation, if any, was aborted and has returned its pages.
+            // The client went away mid-exchange; the handler has aborted whatever it had started for it.
             log.debug("{} {}: {}", exchange.method(), path, e.toString());
         }
         catch (InterruptedException e) {

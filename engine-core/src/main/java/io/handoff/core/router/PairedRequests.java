@@ -86,6 +86,7 @@ final class PairedRequests
             }
         }
         String rid = body.string("rid").orElseGet(PairedRequests::newRid);
+        // Read here only to refuse a non-boolean before anything is sent: the prefill's copy is set to false.
         body.bool("stream");
         if (draining) {
             throw ApiError.unavailable("shutting_down", "the router is shutting down");
@@ -171,6 +172,9 @@ final class PairedRequests
         private final Exchange exchange;
         private final Pair pair;
         private final AtomicBoolean decodeReleased = new AtomicBoolean();
+        // Guarded by this: whether the client has been sent the decode's stream, or the prefill's failure came first.
+        private boolean streamStarted;
+        private boolean prefillFailedFirst;
 
         Forwarding(Exchange exchange, Pair pair)
         {
@@ -229,7 +233,7 @@ final class PairedRequests
             relayDecode(decoded, prefillCall);
         }
 
-        private void relayDecode(HttpResponse<InputStream> decoded, CompletableFuture<?> prefillCall)
+        private void relayDecode(HttpResponse<InputStream> decoded, CompletableFuture<HttpResponse<byte[]>> prefillCall)
                 throws IOException, InterruptedException
         {
             String contentType = decoded.headers().firstValue("Content-Type").orElse("application/json");
@@ -239,9 +243,47 @@ final class PairedRequests
                 relay(decoded.statusCode(), decoded.headers(), body);
                 return;
             }
+            // A decode answers a stream's headers at once, before it has any KV; until its first event the
+            // request has not really been answered, and a prefill failure still ends it with the prefill's error.
+            prefillCall.whenComplete((response, failure) -> {
+                if (failure == null && response.statusCode() / 100 == 2) {
+                    return;
+                }
+                synchronized (this) {
+                    if (streamStarted) {
+                        return;
+                    }
+                    prefillFailedFirst = true;
+                }
+                upstream.abortAsync(pair.decode(), pair.rid());
+            });
             InputStream in = decoded.body();
+            SseRelay relay = new SseRelay(in);
+            byte[] first;
+            try {
+                first = relay.next();
+            }
+            catch (IOException e) {
+                first = null;
+                if (!prefillFailedFirst()) {
+                    in.close();
+                    releaseDecode();
+                    ended(pair.decode(), -1, e);
+                    abortPrefillIfRunning(prefillCall);
+                    throw upstream.failure(pair.decode(), e);
+                }
+            }
+            synchronized (this) {
+                streamStarted = !prefillFailedFirst;
+            }
+            if (prefillFailedFirst()) {
+                in.close();
+                releaseDecode();
+                relayPrefillFailure(prefillCall);
+                return;
+            }
             OutputStream out = exchange.stream(decoded.statusCode(), contentType);
-            SseRelay.Result result = SseRelay.copy(in, out);
+            SseRelay.Result result = relay.relay(first, out);
             switch (result.ending()) {
                 case COMPLETE -> {
                     in.close();
@@ -270,6 +312,11 @@ final class PairedRequests
             }
         }
 
+        private synchronized boolean prefillFailedFirst()
+        {
+            return prefillFailedFirst;
+        }
+
         /** Reads a decode's whole (non-streaming) body; a decode that breaks off is a 502 that names it. */
         private byte[] readBody(HttpResponse<InputStream> decoded, CompletableFuture<?> prefillCall)
                 throws InterruptedException
@@ -288,6 +335,7 @@ final class PairedRequests
         private void relayPrefillFailure(CompletableFuture<HttpResponse<byte[]>> prefillCall)
                 throws IOException
         {
+            log.debug("rid {}: {} failed before {} answered; the decode was aborted", pair.rid(), pair.prefill(), pair.decode());
             HttpResponse<byte[]> response;
             try {
                 response = prefillCall.join();

@@ -8,9 +8,10 @@ import java.io.OutputStream;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Copies a server-sent event stream from a decode server to the client event by event: each event (the
- * lines up to a blank line) is written and flushed as soon as its blank line arrives, so the client sees a
- * token when the decode sends it, and a stream cut mid-event never leaves half an event on the client side.
+ * A server-sent event stream from a decode server, read and passed to the client event by event: each
+ * event (its lines up to a blank line) is written and flushed as soon as its blank line arrives, so the
+ * client sees a token when the decode sends it, and a stream cut mid-event never leaves half an event on
+ * the client side.
  */
 final class SseRelay
 {
@@ -27,42 +28,40 @@ final class SseRelay
 
     record Result(Ending ending, IOException failure, int events) {}
 
-    private SseRelay() {}
+    private final InputStream upstream;
+    private final byte[] buffer = new byte[8192];
+    private final ByteArrayOutputStream event = new ByteArrayOutputStream();
+    private int position;
+    private int limit;
+    private int lineLength;
 
-    static Result copy(InputStream upstream, OutputStream client)
+    SseRelay(InputStream upstream)
     {
-        requireNonNull(upstream, "upstream is null");
-        requireNonNull(client, "client is null");
-        byte[] buffer = new byte[8192];
-        ByteArrayOutputStream event = new ByteArrayOutputStream();
-        int lineLength = 0;
-        int events = 0;
+        this.upstream = requireNonNull(upstream, "upstream is null");
+    }
+
+    /** The next event with its blank line; at the end a last event without one (still the server's output), then null. */
+    byte[] next()
+            throws IOException
+    {
         while (true) {
-            int read;
-            try {
-                read = upstream.read(buffer);
-            }
-            catch (IOException e) {
-                return new Result(Ending.UPSTREAM_FAILED, e, events);
-            }
-            if (read < 0) {
-                // A last event without its blank line is still the server's output: pass it on.
-                if (event.size() > 0 && !write(event, client)) {
-                    return new Result(Ending.CLIENT_GONE, null, events);
+            if (position == limit) {
+                limit = upstream.read(buffer);
+                position = 0;
+                if (limit < 0) {
+                    limit = 0;
+                    return take();
                 }
-                return new Result(Ending.COMPLETE, null, events);
             }
-            for (int i = 0; i < read; i++) {
-                byte b = buffer[i];
+            while (position < limit) {
+                byte b = buffer[position++];
                 event.write(b);
                 if (b == '\n') {
-                    if (lineLength == 0) {
-                        if (!write(event, client)) {
-                            return new Result(Ending.CLIENT_GONE, null, events);
-                        }
-                        events++;
-                    }
+                    boolean blank = lineLength == 0;
                     lineLength = 0;
+                    if (blank) {
+                        return take();
+                    }
                 }
                 else if (b != '\r') {
                     lineLength++;
@@ -71,18 +70,38 @@ final class SseRelay
         }
     }
 
-    private static boolean write(ByteArrayOutputStream event, OutputStream client)
+    private byte[] take()
     {
-        try {
-            event.writeTo(client);
-            client.flush();
-            return true;
+        if (event.size() == 0) {
+            return null;
         }
-        catch (IOException e) {
-            return false;
+        byte[] bytes = event.toByteArray();
+        event.reset();
+        return bytes;
+    }
+
+    /** Writes {@code first} (when not null) and then every further event to {@code client}, flushing each. */
+    Result relay(byte[] first, OutputStream client)
+    {
+        requireNonNull(client, "client is null");
+        int events = 0;
+        byte[] next = first;
+        while (next != null) {
+            try {
+                client.write(next);
+                client.flush();
+            }
+            catch (IOException e) {
+                return new Result(Ending.CLIENT_GONE, null, events);
+            }
+            events++;
+            try {
+                next = next();
+            }
+            catch (IOException e) {
+                return new Result(Ending.UPSTREAM_FAILED, e, events);
+            }
         }
-        finally {
-            event.reset();
-        }
+        return new Result(Ending.COMPLETE, null, events);
     }
 }
