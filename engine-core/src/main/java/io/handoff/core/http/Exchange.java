@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.function.IntConsumer;
 
 import static java.util.Objects.requireNonNull;
 
@@ -22,12 +23,15 @@ public final class Exchange
 
     private final HttpExchange exchange;
     private final long maxBodyBytes;
+    private final IntConsumer onStatus;
     private int status = -1;
 
-    Exchange(HttpExchange exchange, long maxBodyBytes)
+    /** {@code onStatus} hears the status just before it is sent, so a count of it is in place by the time the client has the response. */
+    Exchange(HttpExchange exchange, long maxBodyBytes, IntConsumer onStatus)
     {
         this.exchange = requireNonNull(exchange, "exchange is null");
         this.maxBodyBytes = maxBodyBytes;
+        this.onStatus = requireNonNull(onStatus, "onStatus is null");
     }
 
     public String method()
@@ -124,6 +128,7 @@ public final class Exchange
     {
         exchange.getResponseHeaders().set("Content-Type", contentType);
         status = code;
+        onStatus.accept(code);
         exchange.sendResponseHeaders(code, bytes.length == 0 ? -1 : bytes.length);
         try (OutputStream out = exchange.getResponseBody()) {
             out.write(bytes);
@@ -144,6 +149,7 @@ public final class Exchange
         exchange.getResponseHeaders().set("Content-Type", contentType);
         exchange.getResponseHeaders().set("Cache-Control", "no-cache");
         status = code;
+        onStatus.accept(code);
         exchange.sendResponseHeaders(code, 0);
         return exchange.getResponseBody();
     }

@@ -49,9 +49,10 @@ public final class HttpRoutes
 
     public void dispatch(HttpExchange raw)
     {
-        Exchange exchange = new Exchange(raw, maxBodyBytes);
-        String path = exchange.path();
+        String path = raw.getRequestURI().getPath();
         Route route = routes.get(path);
+        String counted = route == null ? "other" : path;
+        Exchange exchange = new Exchange(raw, maxBodyBytes, status -> counts.record(counted, status));
         try {
             if (route == null) {
                 throw ApiError.notFound("not_found", null, "no endpoint " + path + "; endpoints: " + String.join(", ", new TreeSet<>(routes.keySet())));
@@ -78,8 +79,10 @@ public final class HttpRoutes
             respond(exchange, ApiError.internal("internal error: " + e));
         }
         finally {
-            // 499 (nginx's convention): the client closed the connection before any response was sent.
-            counts.record(route == null ? "other" : path, exchange.status() == -1 ? 499 : exchange.status());
+            if (exchange.status() == -1) {
+                // 499 (nginx's convention): the client closed the connection before any response was sent.
+                counts.record(counted, 499);
+            }
             exchange.close();
         }
     }

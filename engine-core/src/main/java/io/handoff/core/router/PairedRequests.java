@@ -97,12 +97,12 @@ final class PairedRequests
             pair.decode().release();
             throw ApiError.conflict("duplicate_rid", "rid", "a request with rid '" + rid + "' is already in flight through this router; give each request its own rid");
         }
+        Forwarding forwarding = new Forwarding(exchange, pair, start);
         try {
-            new Forwarding(exchange, pair).run(body.copy());
+            forwarding.run(body.copy());
         }
         finally {
-            inFlight.remove(rid, pair);
-            metrics.forwarded(System.nanoTime() - start);
+            forwarding.finish();
         }
     }
 
@@ -171,15 +171,30 @@ final class PairedRequests
     {
         private final Exchange exchange;
         private final Pair pair;
+        private final long start;
         private final AtomicBoolean decodeReleased = new AtomicBoolean();
+        private final AtomicBoolean finished = new AtomicBoolean();
         // Guarded by this: whether the client has been sent the decode's stream, or the prefill's failure came first.
         private boolean streamStarted;
         private boolean prefillFailedFirst;
 
-        Forwarding(Exchange exchange, Pair pair)
+        Forwarding(Exchange exchange, Pair pair, long start)
         {
             this.exchange = exchange;
             this.pair = pair;
+            this.start = start;
+        }
+
+        /**
+         * The request leaves this router's books: called before the last bytes go to the client, so a client
+         * that has its response finds the rid gone and the request counted (the same for a test).
+         */
+        void finish()
+        {
+            if (finished.compareAndSet(false, true)) {
+                inFlight.remove(pair.rid(), pair);
+                metrics.forwarded(System.nanoTime() - start);
+            }
         }
 
         void run(ObjectNode body)
@@ -288,6 +303,7 @@ final class PairedRequests
                 case COMPLETE -> {
                     in.close();
                     releaseDecode();
+                    finish();
                     out.close();
                 }
                 case UPSTREAM_FAILED -> {
@@ -299,6 +315,7 @@ final class PairedRequests
                     log.warn("rid {}: the stream from {} broke after {} event(s): {}", pair.rid(), pair.decode(), result.events(), error.getMessage());
                     // As a server ends a stream that failed: an error event, then [DONE].
                     out.write(("data: " + JsonFields.MAPPER.writeValueAsString(Exchange.errorBody(error)) + "\n\n").getBytes(StandardCharsets.UTF_8));
+                    finish();
                     out.write(DONE);
                     out.close();
                 }
@@ -350,6 +367,7 @@ final class PairedRequests
                 throws IOException
         {
             headers.firstValue("Retry-After").ifPresent(value -> exchange.setHeader("Retry-After", value));
+            finish();
             exchange.send(status, headers.firstValue("Content-Type").orElse("application/json"), body);
         }
 

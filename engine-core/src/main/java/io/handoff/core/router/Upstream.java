@@ -125,12 +125,18 @@ final class Upstream
         return cause;
     }
 
+    /** A failure to reach a server, in words (the JDK's own messages are often empty). */
     static String describe(Throwable failure)
     {
         Throwable cause = unwrap(failure);
-        return cause.getMessage() == null || cause.getMessage().isBlank()
-                ? cause.getClass().getSimpleName()
-                : cause.getMessage() + " (" + cause.getClass().getSimpleName() + ")";
+        return switch (cause) {
+            case HttpConnectTimeoutException _ -> "opening a connection timed out";
+            case HttpTimeoutException _ -> "no answer in time";
+            case ConnectException _ -> "connection refused (is it running?)";
+            default -> cause.getMessage() == null || cause.getMessage().isBlank()
+                    ? cause.getClass().getSimpleName()
+                    : cause.getMessage() + " (" + cause.getClass().getSimpleName() + ")";
+        };
     }
 
     @Override

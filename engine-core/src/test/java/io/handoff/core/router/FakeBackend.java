@@ -56,6 +56,8 @@ final class FakeBackend
     volatile String control;
     volatile String bootstrapRole;
     volatile Generator generator = FakeBackend::answer;
+    /** For a decode: the prefills it may be paired with. */
+    volatile List<FakeBackend> prefills = List.of();
     final List<Received> received = new CopyOnWriteArrayList<>();
     final List<String> aborted = new CopyOnWriteArrayList<>();
     final AtomicInteger bootstrapCalls = new AtomicInteger();
@@ -172,10 +174,20 @@ final class FakeBackend
         }
     }
 
-    /** The default answer: canned JSON naming this server, or three events and [DONE] when the body asks to stream. */
+    /**
+     * The default answer: canned JSON naming this server, or three events and [DONE] when the body asks to
+     * stream. A decode answers only once its prefill (the one whose control endpoint is the request's
+     * {@code bootstrap_host}) has the request, as a real decode waits for the KV.
+     */
     static void answer(FakeBackend self, HttpExchange exchange, ObjectNode body)
-            throws IOException
+            throws IOException, InterruptedException
     {
+        for (FakeBackend prefill : self.prefills) {
+            if (prefill.control != null && prefill.control.equals(body.path("bootstrap_host").asText()) && !prefill.awaitReceived(body.path("rid").asText())) {
+                json(exchange, 500, JSON.createObjectNode().put("error", "test: the prefill never got the request"));
+                return;
+            }
+        }
         if (!body.path("stream").asBoolean(false)) {
             json(exchange, 200, response(self, body.path("rid").asText(), "abc"));
             return;

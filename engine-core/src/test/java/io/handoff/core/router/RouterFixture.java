@@ -35,6 +35,7 @@ final class RouterFixture
     {
         this.prefills = prefills;
         this.decodes = decodes;
+        decodes.forEach(decode -> decode.prefills = List.copyOf(prefills));
         this.router = Router.start(ServerConfig.loopback(), CONFIG,
                 prefills.stream().map(FakeBackend::url).toList(), decodes.stream().map(FakeBackend::url).toList());
     }
