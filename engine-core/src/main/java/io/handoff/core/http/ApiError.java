@@ -70,6 +70,24 @@ public final class ApiError
         return new ApiError(503, "server_error", code, null, message, null);
     }
 
+    /** HTTP 503 that says when to try again (the router, when one side has no healthy server). */
+    public static ApiError unavailable(String code, String message, Duration retryAfter)
+    {
+        return new ApiError(503, "server_error", code, null, message, requireNonNull(retryAfter, "retryAfter is null"));
+    }
+
+    /** HTTP 502: a server this one forwards to failed to answer (the router's view of a dead prefill or decode). */
+    public static ApiError badGateway(String code, String message)
+    {
+        return new ApiError(502, "server_error", code, null, message, null);
+    }
+
+    /** HTTP 504: a server this one forwards to did not answer in time. */
+    public static ApiError gatewayTimeout(String code, String message)
+    {
+        return new ApiError(504, "server_error", code, null, message, null);
+    }
+
     public static ApiError internal(String message)
     {
         return new ApiError(500, "server_error", "internal_error", null, message, null);

@@ -2,9 +2,9 @@ package io.handoff.core.http;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.handoff.core.disagg.Disaggregation;
+import io.handoff.core.http.HttpRoutes.Route;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SamplingParams;
@@ -20,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
@@ -39,15 +38,6 @@ public final class ApiServer
         implements AutoCloseable
 {
     private static final Logger log = LogManager.getLogger(ApiServer.class);
-
-    private record Route(String method, Handler handler) {}
-
-    @FunctionalInterface
-    private interface Handler
-    {
-        void handle(Exchange exchange)
-                throws IOException, InterruptedException;
-    }
 
     private final ServerConfig config;
     private final Scheduler scheduler;
@@ -84,7 +74,7 @@ public final class ApiServer
                 "/bootstrap", new Route("GET", this::bootstrap));
         this.server = HttpServer.create(new InetSocketAddress(config.host(), config.port()), 0);
         server.setExecutor(executor);
-        server.createContext("/", this::dispatch);
+        server.createContext("/", new HttpRoutes(routes, config.maxBodyBytes(), metrics.httpRequests())::dispatch);
     }
 
     /** Binds {@code config.host():config.port()} and starts answering. */
@@ -113,57 +103,6 @@ public final class ApiServer
     public int inFlight()
     {
         return generations.inFlight();
-    }
-
-    private void dispatch(HttpExchange raw)
-    {
-        Exchange exchange = new Exchange(raw, config.maxBodyBytes());
-        String path = exchange.path();
-        Route route = routes.get(path);
-        try {
-            if (route == null) {
-                throw ApiError.notFound("not_found", null, "no endpoint " + path + "; endpoints: " + String.join(", ", new TreeSet<>(routes.keySet())));
-            }
-            if (!route.method().equals(exchange.method())) {
-                exchange.setHeader("Allow", route.method());
-                throw ApiError.methodNotAllowed(exchange.method(), path, route.method());
-            }
-            route.handler().handle(exchange);
-        }
-        catch (ApiError error) {
-            respond(exchange, error);
-        }
-        catch (IOException e) {
-            // The client went away mid-exchange; its generation, if any, was aborted and has returned its pages.
-            log.debug("{} {}: {}", exchange.method(), path, e.toString());
-        }
-        catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            respond(exchange, ApiError.unavailable("shutting_down", "the server is shutting down"));
-        }
-        catch (RuntimeException e) {
-            log.error("{} {} failed", exchange.method(), path, e);
-            respond(exchange, ApiError.internal("internal error: " + e));
-        }
-        finally {
-            // 499 (nginx's convention): the client closed the connection before any response was sent.
-            metrics.http(route == null ? "other" : path, exchange.status() == -1 ? 499 : exchange.status());
-            exchange.close();
-        }
-    }
-
-    private void respond(Exchange exchange, ApiError error)
-    {
-        if (exchange.status() != -1) {
-            log.warn("{} {}: {} after the response had started", exchange.method(), exchange.path(), error.getMessage());
-            return;
-        }
-        try {
-            exchange.sendError(error);
-        }
-        catch (IOException e) {
-            log.debug("{} {}: could not send the error: {}", exchange.method(), exchange.path(), e.toString());
-        }
     }
 
     private void models(Exchange exchange)

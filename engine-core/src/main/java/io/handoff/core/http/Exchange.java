@@ -8,43 +8,50 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.function.IntConsumer;
 
 import static java.util.Objects.requireNonNull;
 
-/** One HTTP exchange as the API handlers use it: a size-limited JSON body in, JSON or server-sent events out. */
-final class Exchange
+/**
+ * One HTTP exchange as the API handlers use it: a size-limited JSON body in, JSON or server-sent events out
+ * (or, for the router, a backend's response relayed as it is).
+ */
+public final class Exchange
 {
     private static final long DISCARD_LIMIT = 16 << 20;
     private static final byte[] DONE = "data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8);
 
     private final HttpExchange exchange;
     private final long maxBodyBytes;
+    private final IntConsumer onStatus;
     private int status = -1;
 
-    Exchange(HttpExchange exchange, long maxBodyBytes)
+    /** {@code onStatus} hears the status just before it is sent, so a count of it is in place by the time the client has the response. */
+    Exchange(HttpExchange exchange, long maxBodyBytes, IntConsumer onStatus)
     {
         this.exchange = requireNonNull(exchange, "exchange is null");
         this.maxBodyBytes = maxBodyBytes;
+        this.onStatus = requireNonNull(onStatus, "onStatus is null");
     }
 
-    String method()
+    public String method()
     {
         return exchange.getRequestMethod();
     }
 
-    String path()
+    public String path()
     {
         return exchange.getRequestURI().getPath();
     }
 
     /** The status sent, or -1 while nothing has been. */
-    int status()
+    public int status()
     {
         return status;
     }
 
     /** The body as a JSON object; 413 beyond the limit, without ever holding more than the limit. */
-    JsonFields json()
+    public JsonFields json()
             throws IOException
     {
         byte[] body;
@@ -81,31 +88,31 @@ final class Exchange
         return ApiError.tooLarge(maxBodyBytes);
     }
 
-    void setHeader(String name, String value)
+    public void setHeader(String name, String value)
     {
         exchange.getResponseHeaders().set(name, value);
     }
 
-    void sendJson(int code, JsonNode body)
+    public void sendJson(int code, JsonNode body)
             throws IOException
     {
         send(code, "application/json", JsonFields.MAPPER.writeValueAsBytes(body));
     }
 
-    void sendText(int code, String contentType, String body)
+    public void sendText(int code, String contentType, String body)
             throws IOException
     {
         send(code, contentType, body.getBytes(StandardCharsets.UTF_8));
     }
 
-    void sendError(ApiError error)
+    public void sendError(ApiError error)
             throws IOException
     {
         error.retryAfter().ifPresent(after -> exchange.getResponseHeaders().set("Retry-After", Long.toString(Math.max(1, after.toSeconds()))));
         sendJson(error.status(), errorBody(error));
     }
 
-    static ObjectNode errorBody(ApiError error)
+    public static ObjectNode errorBody(ApiError error)
     {
         ObjectNode body = JsonFields.MAPPER.createObjectNode();
         ObjectNode inner = body.putObject("error");
@@ -116,11 +123,12 @@ final class Exchange
         return body;
     }
 
-    private void send(int code, String contentType, byte[] bytes)
+    public void send(int code, String contentType, byte[] bytes)
             throws IOException
     {
         exchange.getResponseHeaders().set("Content-Type", contentType);
         status = code;
+        onStatus.accept(code);
         exchange.sendResponseHeaders(code, bytes.length == 0 ? -1 : bytes.length);
         try (OutputStream out = exchange.getResponseBody()) {
             out.write(bytes);
@@ -131,11 +139,19 @@ final class Exchange
     EventStream events()
             throws IOException
     {
-        exchange.getResponseHeaders().set("Content-Type", "text/event-stream; charset=utf-8");
+        return new EventStream(stream(200, "text/event-stream; charset=utf-8"));
+    }
+
+    /** Starts a response of unknown length (chunked, not cached); the caller writes, flushes and closes the body. */
+    public OutputStream stream(int code, String contentType)
+            throws IOException
+    {
+        exchange.getResponseHeaders().set("Content-Type", contentType);
         exchange.getResponseHeaders().set("Cache-Control", "no-cache");
-        status = 200;
-        exchange.sendResponseHeaders(200, 0);
-        return new EventStream(exchange.getResponseBody());
+        status = code;
+        onStatus.accept(code);
+        exchange.sendResponseHeaders(code, 0);
+        return exchange.getResponseBody();
     }
 
     /** Server-sent events in the style of SGLang and OpenAI: {@code data: <json>} per event, {@code data: [DONE]} at the end. */

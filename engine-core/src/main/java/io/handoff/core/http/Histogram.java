@@ -6,21 +6,21 @@ import java.util.Arrays;
  * A Prometheus histogram: fixed upper bounds (seconds), counts per bucket, sum and count. Observations
  * and snapshots are serialized, so a snapshot's {@code +Inf} bucket always equals its count.
  */
-final class Histogram
+public final class Histogram
 {
     /** Time to first token and end-to-end latency. */
-    static final double[] LATENCY_BUCKETS = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
+    public static final double[] LATENCY_BUCKETS = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
     /** Time between consecutive output tokens of one request. */
-    static final double[] INTER_TOKEN_BUCKETS = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+    public static final double[] INTER_TOKEN_BUCKETS = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
 
-    record Snapshot(double[] upperBounds, long[] cumulativeCounts, double sum, long count) {}
+    public record Snapshot(double[] upperBounds, long[] cumulativeCounts, double sum, long count) {}
 
     private final double[] upperBounds;
     private final long[] counts;
     private double sum;
     private long count;
 
-    Histogram(double[] upperBounds)
+    public Histogram(double[] upperBounds)
     {
         for (int i = 1; i < upperBounds.length; i++) {
             if (!(upperBounds[i] > upperBounds[i - 1])) {
@@ -31,7 +31,7 @@ final class Histogram
         this.counts = new long[upperBounds.length];
     }
 
-    synchronized void observe(double value)
+    public synchronized void observe(double value)
     {
         int bucket = Arrays.binarySearch(upperBounds, value);
         bucket = bucket >= 0 ? bucket : -bucket - 1; // first bound >= value ("le" is inclusive)
@@ -42,7 +42,7 @@ final class Histogram
         count++;
     }
 
-    synchronized Snapshot snapshot()
+    public synchronized Snapshot snapshot()
     {
         long[] cumulative = new long[counts.length];
         long running = 0;

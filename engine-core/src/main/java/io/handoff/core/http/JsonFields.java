@@ -23,9 +23,9 @@ import static java.util.Objects.requireNonNull;
  * expected and what was seen. A field set to {@code null} counts as absent (OpenAI clients send nulls for
  * unset options).
  */
-final class JsonFields
+public final class JsonFields
 {
-    static final ObjectMapper MAPPER = mapper();
+    public static final ObjectMapper MAPPER = mapper();
 
     private final ObjectNode node;
     private final String prefix;
@@ -68,13 +68,19 @@ final class JsonFields
         return new JsonFields(object, "");
     }
 
+    /** A copy of the whole object, for a caller that passes the body on rather than reading it. */
+    public ObjectNode copy()
+    {
+        return node.deepCopy();
+    }
+
     String path(String name)
     {
         return prefix + name;
     }
 
     /** Refuses fields this API does not know: a misspelt option must not silently fall back to its default. */
-    void allowOnly(Set<String> known)
+    public void allowOnly(Set<String> known)
     {
         for (Iterator<String> names = node.fieldNames(); names.hasNext(); ) {
             String name = names.next();
@@ -85,7 +91,7 @@ final class JsonFields
         }
     }
 
-    boolean has(String name)
+    public boolean has(String name)
     {
         JsonNode value = node.get(name);
         return value != null && !value.isNull();
@@ -96,7 +102,7 @@ final class JsonFields
         return has(name) ? Optional.of(node.get(name)) : Optional.empty();
     }
 
-    Optional<String> string(String name)
+    public Optional<String> string(String name)
     {
         return raw(name).map(value -> {
             if (!value.isTextual()) {
@@ -106,7 +112,7 @@ final class JsonFields
         });
     }
 
-    Optional<Boolean> bool(String name)
+    public Optional<Boolean> bool(String name)
     {
         return raw(name).map(value -> {
             if (!value.isBoolean()) {

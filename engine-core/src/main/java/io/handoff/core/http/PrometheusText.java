@@ -8,20 +8,20 @@ import java.util.Map;
  * {@code # TYPE} line, then samples {@code name{label="value",...} number}. Small enough that a metrics
  * library would add more than it saves.
  */
-final class PrometheusText
+public final class PrometheusText
 {
-    static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+    public static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
     private final StringBuilder out = new StringBuilder();
 
-    PrometheusText counter(String name, String help, double value)
+    public PrometheusText counter(String name, String help, double value)
     {
         family(name, help, "counter");
         sample(name, Map.of(), value);
         return this;
     }
 
-    PrometheusText gauge(String name, String help, double value)
+    public PrometheusText gauge(String name, String help, double value)
     {
         family(name, help, "gauge");
         sample(name, Map.of(), value);
@@ -29,14 +29,14 @@ final class PrometheusText
     }
 
     /** One family whose samples differ by the value of one label. */
-    PrometheusText labelled(String name, String help, String type, String label, Map<String, ? extends Number> values)
+    public PrometheusText labelled(String name, String help, String type, String label, Map<String, ? extends Number> values)
     {
         family(name, help, type);
         values.forEach((key, value) -> sample(name, Map.of(label, key), value.doubleValue()));
         return this;
     }
 
-    PrometheusText histogram(String name, String help, Histogram.Snapshot histogram)
+    public PrometheusText histogram(String name, String help, Histogram.Snapshot histogram)
     {
         family(name, help, "histogram");
         for (int i = 0; i < histogram.upperBounds().length; i++) {
@@ -48,7 +48,7 @@ final class PrometheusText
         return this;
     }
 
-    PrometheusText family(String name, String help, String type)
+    public PrometheusText family(String name, String help, String type)
     {
         out.append("# HELP ").append(name).append(' ').append(help.replace("\\", "\\\\").replace("\n", "\\n")).append('\n');
         out.append("# TYPE ").append(name).append(' ').append(type).append('\n');
@@ -56,7 +56,7 @@ final class PrometheusText
     }
 
     /** One sample; {@code labels} are written in their iteration order. */
-    PrometheusText sample(String name, Map<String, String> labels, double value)
+    public PrometheusText sample(String name, Map<String, String> labels, double value)
     {
         out.append(name);
         if (!labels.isEmpty()) {

@@ -6,11 +6,8 @@ import io.handoff.core.scheduler.RequestRejectedException;
 import io.handoff.core.scheduler.SchedulerStats;
 
 import java.util.LinkedHashMap;
-import java.util.Comparator;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -21,9 +18,7 @@ final class ServerMetrics
 {
     private static final double NANOS = 1e9;
 
-    private record RouteStatus(String route, int status) {}
-
-    private final ConcurrentMap<RouteStatus, LongAdder> httpRequests = new ConcurrentHashMap<>();
+    private final HttpRequestCounts httpRequests = new HttpRequestCounts();
     private final Map<FinishReason, LongAdder> finished = new LinkedHashMap<>();
     private final Map<RequestRejectedException.Kind, LongAdder> rejected = new LinkedHashMap<>();
     private final LongAdder clientDisconnects = new LongAdder();
@@ -41,9 +36,9 @@ final class ServerMetrics
         }
     }
 
-    void http(String route, int status)
+    HttpRequestCounts httpRequests()
     {
-        httpRequests.computeIfAbsent(new RouteStatus(route, status), key -> new LongAdder()).increment();
+        return httpRequests;
     }
 
     void rejected(RequestRejectedException.Kind kind)
@@ -73,15 +68,7 @@ final class ServerMetrics
     String render(SchedulerStats stats, int inFlight)
     {
         PrometheusText out = new PrometheusText();
-        out.family("handoff_http_requests_total", "HTTP requests answered, by route and status code.", "counter");
-        httpRequests.entrySet().stream()
-                .sorted(Map.Entry.comparingByKey(Comparator.comparing(RouteStatus::route).thenComparingInt(RouteStatus::status)))
-                .forEach(entry -> {
-                    Map<String, String> labels = new LinkedHashMap<>();
-                    labels.put("route", entry.getKey().route());
-                    labels.put("code", Integer.toString(entry.getKey().status()));
-                    out.sample("handoff_http_requests_total", labels, entry.getValue().sum());
-                });
+        httpRequests.render(out);
         out.labelled("handoff_requests_finished_total", "Generation requests that ended, by finish reason.", "counter", "reason",
                 lowerKeys(finished));
         out.labelled("handoff_requests_rejected_total", "Generation requests refused before they ran, by reason.", "counter", "reason",

@@ -11,7 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A strict reader of the Prometheus text format, for tests: every line is a {@code # HELP}/{@code # TYPE}
  * comment or {@code name{labels} value}; returns the samples by their full series name.
  */
-final class PrometheusFormat
+public final class PrometheusFormat
 {
     private static final Pattern SAMPLE = Pattern.compile(
             "([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{(?:[a-zA-Z_][a-zA-Z0-9_]*=\"(?:[^\"\\\\\\n]|\\\\[\\\\\"n])*\",?)*})? (-?[0-9.eE+-]+|NaN|[+-]Inf)");
@@ -19,7 +19,7 @@ final class PrometheusFormat
 
     private PrometheusFormat() {}
 
-    static Map<String, Double> parse(String text)
+    public static Map<String, Double> parse(String text)
     {
         Map<String, Double> samples = new HashMap<>();
         Map<String, String> types = new HashMap<>();
