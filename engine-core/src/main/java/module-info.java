@@ -12,6 +12,7 @@ module handoff.core {
     requires info.picocli;
     requires jdk.incubator.vector;
     requires jdk.httpserver;
+    requires java.net.http;
 
     exports io.handoff.spi;
     exports io.handoff.spi.transfer;

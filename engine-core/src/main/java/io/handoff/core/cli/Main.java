@@ -13,7 +13,7 @@ import java.util.concurrent.Callable;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "Handoff: prefill/decode disaggregated LLM serving.",
-        subcommands = {PluginsCommand.class, ConfigCommand.class, GenerateCommand.class, ServeCommand.class, BenchCommand.class,
+        subcommands = {PluginsCommand.class, ConfigCommand.class, GenerateCommand.class, ServeCommand.class, BenchCommand.class, DemoCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main
         implements Callable<Integer>
