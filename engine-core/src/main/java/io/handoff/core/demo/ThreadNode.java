@@ -64,10 +64,11 @@ public final class ThreadNode
         return "this process's stderr (in-process)";
     }
 
+    /** Nothing: its output is interleaved with everything else this JVM logs. */
     @Override
     public List<String> logTail(int lines)
     {
-        return ended().map(List::of).orElse(List.of());
+        return List.of();
     }
 
     @Override
