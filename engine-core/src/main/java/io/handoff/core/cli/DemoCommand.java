@@ -37,6 +37,9 @@ import java.util.stream.Stream;
 final class DemoCommand
         implements Callable<Integer>
 {
+    // Idle servers stop at once on SIGTERM; this bounds an interrupted run, whose servers still have requests in flight.
+    private static final Duration STOP_GRACE = Duration.ofSeconds(10);
+
     @Mixin
     EngineOptions options;
 
@@ -135,7 +138,7 @@ final class DemoCommand
             return new DemoSettings(requests, seed, maxNewTokens, concurrency, prefills, decodes, transferBackend, Optional.ofNullable(model),
                     Optional.ofNullable(attention), Optional.ofNullable(options.configFile), new LinkedHashMap<>(options.overrides), inProcess,
                     colocatedStandIns, seconds("--startup-timeout", startupTimeoutSeconds), seconds("--request-timeout", requestTimeoutSeconds),
-                    Duration.ofSeconds(30));
+                    STOP_GRACE);
         }
         catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());

@@ -31,10 +31,15 @@ public final class Cluster
     private final Thread shutdownHook;
     private boolean closed;
 
-    private Cluster(Duration stopGrace)
+    private Cluster(Duration stopGrace, Consumer<String> progress)
     {
         this.stopGrace = requireNonNull(stopGrace, "stopGrace is null");
-        this.shutdownHook = Thread.ofPlatform().name("handoff-demo-stop").unstarted(this::stop);
+        this.shutdownHook = Thread.ofPlatform().name("handoff-demo-stop").unstarted(() -> {
+            if (!nodes().isEmpty()) {
+                progress.accept("interrupted: stopping the servers");
+            }
+            stop();
+        });
     }
 
     /**
@@ -45,7 +50,7 @@ public final class Cluster
             Duration stopGrace, Consumer<String> progress)
             throws StartupFailure, InterruptedException
     {
-        Cluster cluster = new Cluster(stopGrace);
+        Cluster cluster = new Cluster(stopGrace, progress);
         Runtime.getRuntime().addShutdownHook(cluster.shutdownHook);
         try {
             for (List<NodeSpec> stage : stages) {
