@@ -23,9 +23,11 @@ dist:
 test:
 	$(MVN) $(MVN_FLAGS) verify
 
-## demo: build the distribution and run the demo
+## demo: build the distribution and run the demo: a prefill, a decode and a router on loopback, checked
+## against a colocated engine (DEMO_ARGS adds options, e.g. make demo DEMO_ARGS="--json --transfer-backend mori")
+DEMO_ARGS ?=
 demo: dist
-	$(HANDOFF) plugins
+	$(HANDOFF) demo $(DEMO_ARGS)
 
 clean:
 	$(MVN) $(MVN_FLAGS) clean

@@ -13,7 +13,8 @@ import java.util.concurrent.Callable;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "Handoff: prefill/decode disaggregated LLM serving.",
-        subcommands = {PluginsCommand.class, ConfigCommand.class, GenerateCommand.class, ServeCommand.class, RouterCommand.class, BenchCommand.class,
+        subcommands = {PluginsCommand.class, ConfigCommand.class, GenerateCommand.class, ServeCommand.class, RouterCommand.class,
+                DemoCommand.class, BenchCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main
         implements Callable<Integer>
