@@ -61,13 +61,15 @@ public final class Disaggregation
     private final TransferBackend backend;
     private final Set<TransferCapability> capabilities;
     private final EarlySend earlySend;
+    private final EngineTransferContext context;
     private Path sharedFile;
     private PrefillHandoff prefill;
     private DecodeHandoff decode;
 
     private Disaggregation(Role role, DisaggregationConfig config, String backendId, TransferBackend backend,
-            Set<TransferCapability> capabilities, EarlySend earlySend)
+            Set<TransferCapability> capabilities, EarlySend earlySend, EngineTransferContext context)
     {
+        this.context = context;
         this.role = role;
         this.config = config;
         this.backendId = backendId;
@@ -110,9 +112,10 @@ public final class Disaggregation
                 ? new EarlySend(config.earlySend(), true, "forced on by a test hook that bypasses the gate; transfer backend '" + id
                         + "' declares " + capabilities)
                 : EarlySend.decide(config.earlySend(), id, capabilities);
+        EngineTransferContext context = new EngineTransferContext(faults);
         TransferBackend backend;
         try {
-            backend = PluginRegistry.inContext(plugins.loaderOf(entry), () -> provider.open(new EngineTransferContext(faults), settings));
+            backend = PluginRegistry.inContext(plugins.loaderOf(entry), () -> provider.open(context, settings));
         }
         catch (RuntimeException e) {
             throw new IllegalArgumentException("transfer backend '" + id + "' failed to open: " + e.getMessage(), e);
@@ -122,14 +125,14 @@ public final class Disaggregation
         }
         log.info("{}: transfer backend {} with {}; early send of the cached prefix {} ({})", role.name().toLowerCase(java.util.Locale.ROOT),
                 id, capabilities, earlySend.enabled() ? "enabled" : "disabled", earlySend.reason());
-        return new Disaggregation(role, config, id, backend, capabilities, earlySend);
+        return new Disaggregation(role, config, id, backend, capabilities, earlySend, context);
     }
 
     /** The KV pool this role needs: anonymous memory, or on a decode a shared file same-host peers can map. */
     public KvPool allocatePool(KvGeometry geometry, int pages)
     {
         if (role == Role.DECODE && backend.wantsSharedFileMemory()) {
-            Path folder = new EngineTransferContext(FaultInjector.NONE).sharedMemoryDirectory();
+            Path folder = context.sharedMemoryDirectory();
             sharedFile = folder.resolve("handoff-kv-" + ProcessHandle.current().pid() + ".pool");
             try {
                 return KvPool.mapShared(geometry, pages, sharedFile);
@@ -154,6 +157,7 @@ public final class Disaggregation
             catch (IOException e) {
                 throw new UncheckedIOException("cannot start the prefill control endpoint: " + e.getMessage(), e);
             }
+            context.listen(prefill::movingChunk);
             log.info("prefill control endpoint on {}", prefill.controlAddress());
             return prefill;
         }

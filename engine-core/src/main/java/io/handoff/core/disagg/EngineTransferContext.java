@@ -22,11 +22,25 @@ public final class EngineTransferContext
 {
     private static final String HOST_ID = computeHostId();
 
+    /** Hears when a backend starts moving a chunk's pages, for transfer timing. */
+    public interface Activity
+    {
+        Activity NONE = (room, chunk) -> {};
+
+        void movingChunk(RoomKey room, int chunk);
+    }
+
     private final FaultInjector faults;
+    private volatile Activity activity = Activity.NONE;
 
     public EngineTransferContext(FaultInjector faults)
     {
         this.faults = requireNonNull(faults, "faults is null");
+    }
+
+    void listen(Activity listener)
+    {
+        this.activity = requireNonNull(listener, "listener is null");
     }
 
     public static String localHostId()
@@ -51,6 +65,7 @@ public final class EngineTransferContext
     public void beforeReadingChunk(RoomKey room, int chunk)
     {
         faults.hit(FaultPoint.TRANSFER_BEFORE_CHUNK, room.roomId(), chunk);
+        activity.movingChunk(room, chunk);
     }
 
     @Override

@@ -81,6 +81,8 @@ public final class PrefillHandoff
     private final RoomTable<Room> rooms = new RoomTable<>(1024, 4096);
     private final Map<RoomKey, ControlChannel> roomChannels = new ConcurrentHashMap<>();
     private final Map<ControlChannel, TransferPeer> peers = new ConcurrentHashMap<>();
+    // plans posted but not yet moving, by room and chunk: their busy time starts when the backend starts reading them
+    private final Map<RoomKey, Map<Integer, java.util.ArrayDeque<TransferStats.Plan>>> waitingToMove = new ConcurrentHashMap<>();
     private final ScheduledExecutorService ticker;
     private final ControlServer server;
     private volatile Scheduler scheduler;
@@ -416,13 +418,13 @@ public final class PrefillHandoff
         }
         long bytes = (long) plan.pages() * bytesPerPage();
         TransferStats.Plan busy = stats.plan();
-        if (plan.fence() instanceof io.handoff.core.scheduler.Fence fence && !fence.isDone()) {
-            // an early plan: the link is not busy with it while the backend waits on the forward's fence
+        if (!plan.fence().isDone()) {
             stats.earlyBytes(bytes);
-            fence.onComplete(busy::start);
         }
-        else {
-            busy.start();
+        // the link is busy with a plan from when the backend starts reading it (after any fence wait and queueing)
+        synchronized (waitingToMove) {
+            waitingToMove.computeIfAbsent(plan.room(), r -> new ConcurrentHashMap<>())
+                    .computeIfAbsent(plan.chunk(), c -> new java.util.ArrayDeque<>()).add(busy);
         }
         peer.post(plan, new TransferListener()
         {
@@ -440,6 +442,27 @@ public final class PrefillHandoff
                 drive(room, new RoomEvent.PlanFailed(failed, reason));
             }
         });
+    }
+
+    /** The backend is about to read a plan of this chunk (called on its transfer thread). */
+    void movingChunk(RoomKey room, int chunk)
+    {
+        TransferStats.Plan busy = null;
+        synchronized (waitingToMove) {
+            Map<Integer, java.util.ArrayDeque<TransferStats.Plan>> chunks = waitingToMove.get(room);
+            if (chunks != null && chunks.get(chunk) != null) {
+                busy = chunks.get(chunk).poll();
+                if (chunks.get(chunk).isEmpty()) {
+                    chunks.remove(chunk);
+                }
+                if (chunks.isEmpty()) {
+                    waitingToMove.remove(room);
+                }
+            }
+        }
+        if (busy != null) {
+            busy.start();
+        }
     }
 
     private long bytesPerPage()
