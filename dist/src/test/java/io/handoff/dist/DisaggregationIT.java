@@ -45,13 +45,13 @@ class DisaggregationIT
         for (int i = 0; i < 4; i++) {
             prompts.add(SHARED_PREFIX + "Q: Question " + i + " of the batch? A:");
         }
-        List<List<Integer>> reference = colocated(prompts, 12, options);
+        List<List<Integer>> reference = Launcher.colocated(temp, prompts, 12, options);
         try (ServerProcess prefill = ServerProcess.serve(temp, "prefill", options);
                 ServerProcess decode = ServerProcess.serve(temp, "decode", options)) {
             String control = ServerProcess.json(prefill.get("/bootstrap").body()).get("control").asText();
             List<List<Integer>> outputs = new ArrayList<>();
             for (String prompt : prompts) {
-                outputs.add(outputIds(generate(prefill, decode, control, prompt, 12)));
+                outputs.add(ServerProcess.outputIds(generate(prefill, decode, control, prompt, 12)));
             }
 
             assertThat(outputs).isEqualTo(reference);
@@ -60,10 +60,10 @@ class DisaggregationIT
             assertThat(distinct).as("distinct output tokens").hasSizeGreaterThanOrEqualTo(4);
             JsonNode bootstrap = ServerProcess.json(decode.get("/bootstrap").body());
             assertThat(bootstrap.get("transport").asText()).isEqualTo(transport);
-            assertThat(metric(prefill, "handoff_disagg_rooms_total{outcome=\"success\"}")).isEqualTo(prompts.size());
-            assertThat(metric(prefill, "handoff_kv_transfer_bytes_total")).isPositive();
-            assertNoPagesLeaked(prefill);
-            assertNoPagesLeaked(decode);
+            assertThat(prefill.metric("handoff_disagg_rooms_total{outcome=\"success\"}")).isEqualTo(prompts.size());
+            assertThat(prefill.metric("handoff_kv_transfer_bytes_total")).isPositive();
+            prefill.assertNoPagesLeaked();
+            decode.assertNoPagesLeaked();
         }
     }
 
@@ -79,7 +79,7 @@ class DisaggregationIT
 
             assertThat(response.statusCode()).as(response.body()).isGreaterThanOrEqualTo(400);
             assertThat(response.body()).contains("page size is '16' here but '32' on the peer");
-            assertNoPagesLeaked(decode);
+            decode.assertNoPagesLeaked();
         }
     }
 
@@ -110,9 +110,9 @@ class DisaggregationIT
             String control = ServerProcess.json(prefill.get("/bootstrap").body()).get("control").asText();
             CompletableFuture<HttpResponse<String>> pending = CompletableFuture.supplyAsync(
                     () -> generateResponse(prefill, decode, control, SHARED_PREFIX + "Q: and then? A:", 8));
-            awaitMetric(decode, "handoff_kv_pages{state=\"receiving\"}", value -> value > 0);
+            decode.awaitMetric("handoff_kv_pages{state=\"receiving\"}", value -> value > 0);
             // the prefill sampled the first token: its last chunk is posted and its transfer thread parks on the first page
-            awaitMetric(prefill, "handoff_generation_tokens_total", value -> value >= 1);
+            prefill.awaitMetric("handoff_generation_tokens_total", value -> value >= 1);
             long killedAt = System.nanoTime();
 
             prefill.process.destroyForcibly().waitFor();
@@ -122,8 +122,8 @@ class DisaggregationIT
             assertThat(response.statusCode()).as(response.body()).isGreaterThanOrEqualTo(500);
             assertThat(response.body()).contains("prefill");
             // shared memory is one-sided: the pages come back only once the prefill's exit fences it
-            awaitMetric(decode, "handoff_kv_pages{state=\"quarantined\"}", value -> value == 0);
-            assertNoPagesLeaked(decode);
+            decode.awaitMetric("handoff_kv_pages{state=\"quarantined\"}", value -> value == 0);
+            decode.assertNoPagesLeaked();
         }
     }
 
@@ -164,61 +164,5 @@ class DisaggregationIT
             // the prefill may be gone (killed by the test); the decode's answer is what counts
         }
         return response;
-    }
-
-    private List<List<Integer>> colocated(List<String> prompts, int maxNewTokens, String... options)
-            throws Exception
-    {
-        List<String> args = new ArrayList<>(List.of("generate", "--json", "--ignore-eos", "--max-new-tokens", Integer.toString(maxNewTokens)));
-        for (String prompt : prompts) {
-            args.add("--prompt");
-            args.add(prompt);
-        }
-        args.addAll(List.of(options));
-        Launcher.Run run = Launcher.run(temp, args.toArray(String[]::new));
-        assertThat(run.exitCode()).as(run.describe()).isZero();
-        List<List<Integer>> outputs = new ArrayList<>();
-        ServerProcess.json(run.stdout()).forEach(result -> outputs.add(outputIds(result)));
-        return outputs;
-    }
-
-    private static List<Integer> outputIds(JsonNode result)
-    {
-        List<Integer> ids = new ArrayList<>();
-        result.get("output_ids").forEach(id -> ids.add(id.asInt()));
-        return ids;
-    }
-
-    /** Pages neither free nor held by the prefix cache, once nothing runs: must be none. */
-    private static void assertNoPagesLeaked(ServerProcess server)
-    {
-        awaitMetric(server, "handoff_running_requests", value -> value == 0);
-        double total = metric(server, "handoff_kv_pool_pages");
-        double free = metric(server, "handoff_kv_pages{state=\"free\"}");
-        double cached = metric(server, "handoff_prefix_cache_pages");
-        assertThat(total - free - cached).as("pages leaked on %s", server.logText().lines().filter(l -> l.contains("role")).findFirst().orElse("?"))
-                .isZero();
-    }
-
-    private static double metric(ServerProcess server, String sample)
-    {
-        String text = server.get("/metrics").body();
-        return text.lines().filter(line -> line.startsWith(sample + " ")).findFirst()
-                .map(line -> Double.parseDouble(line.substring(sample.length() + 1).strip()))
-                .orElseThrow(() -> new AssertionError("no metric " + sample + " in:\n" + text));
-    }
-
-    /** Polls a metric until it satisfies {@code condition} (bounded: 30 s). */
-    private static void awaitMetric(ServerProcess server, String sample, java.util.function.DoublePredicate condition)
-    {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        double value = metric(server, sample);
-        while (!condition.test(value)) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(sample + " stayed at " + value + "; log:\n" + server.logText());
-            }
-            LockSupport.parkNanos(50_000_000);
-            value = metric(server, sample);
-        }
     }
 }

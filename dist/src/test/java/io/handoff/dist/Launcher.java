@@ -63,4 +63,23 @@ final class Launcher
         builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
         return builder;
     }
+
+    /** Output ids of {@code handoff generate --json} for these prompts (one batch, colocated): the reference. */
+    static List<List<Integer>> colocated(Path workDir, List<String> prompts, int maxNewTokens, String... options)
+            throws IOException, InterruptedException
+    {
+        List<String> args = new ArrayList<>(List.of("generate", "--json", "--ignore-eos", "--max-new-tokens", Integer.toString(maxNewTokens)));
+        for (String prompt : prompts) {
+            args.add("--prompt");
+            args.add(prompt);
+        }
+        args.addAll(List.of(options));
+        Run run = run(workDir, args.toArray(String[]::new));
+        if (run.exitCode() != 0) {
+            throw new AssertionError(run.describe());
+        }
+        List<List<Integer>> outputs = new ArrayList<>();
+        ServerProcess.json(run.stdout()).forEach(result -> outputs.add(ServerProcess.outputIds(result)));
+        return outputs;
+    }
 }

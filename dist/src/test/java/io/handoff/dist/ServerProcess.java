@@ -128,6 +128,48 @@ final class ServerProcess
         }
     }
 
+    static java.util.List<Integer> outputIds(JsonNode result)
+    {
+        java.util.List<Integer> ids = new ArrayList<>();
+        result.get("output_ids").forEach(id -> ids.add(id.asInt()));
+        return ids;
+    }
+
+    /** The value of one sample of this server's {@code /metrics}, e.g. {@code handoff_kv_pages{state="free"}}. */
+    double metric(String sample)
+    {
+        String text = get("/metrics").body();
+        return text.lines().filter(line -> line.startsWith(sample + " ")).findFirst()
+                .map(line -> Double.parseDouble(line.substring(sample.length() + 1).strip()))
+                .orElseThrow(() -> new AssertionError("no metric " + sample + " in:\n" + text));
+    }
+
+    /** Polls a metric until it satisfies {@code condition} (bounded: 30 s). */
+    void awaitMetric(String sample, java.util.function.DoublePredicate condition)
+    {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        double value = metric(sample);
+        while (!condition.test(value)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(sample + " stayed at " + value + "; log:\n" + logText());
+            }
+            LockSupport.parkNanos(50_000_000);
+            value = metric(sample);
+        }
+    }
+
+    /** Pages neither free nor held by the prefix cache once nothing runs: there must be none. */
+    void assertNoPagesLeaked()
+    {
+        awaitMetric("handoff_running_requests", value -> value == 0);
+        double total = metric("handoff_kv_pool_pages");
+        double free = metric("handoff_kv_pages{state=\"free\"}");
+        double cached = metric("handoff_prefix_cache_pages");
+        if (total - free - cached != 0) {
+            throw new AssertionError((total - free - cached) + " KV pages leaked; log:\n" + logText());
+        }
+    }
+
     static JsonNode json(String text)
     {
         try {

@@ -11,18 +11,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ServeCommandTest
 {
     @Test
-    void rolesOfLaterVersionsAreAUsageErrorThatSaysSo()
-    {
-        for (String role : new String[] {"prefill", "decode"}) {
-            Result result = run("serve", "--role", role);
-
-            assertThat(result.exitCode()).isEqualTo(Main.USAGE);
-            assertThat(result.stderr()).contains("--role " + role + " is not available in this version of Handoff; only --role colocated is",
-                    "Usage: handoff serve");
-        }
-    }
-
-    @Test
     void unknownRoleIsAUsageError()
     {
         Result result = run("serve", "--role", "router");
