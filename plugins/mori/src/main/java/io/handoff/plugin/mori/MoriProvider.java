@@ -7,22 +7,41 @@ import io.handoff.spi.transfer.TransferBackendProvider;
 import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.TransferContext;
 
-import java.util.EnumSet;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Set;
+import java.util.function.Supplier;
 
-import static io.handoff.spi.transfer.TransferCapability.FORWARD_SYNC;
-import static io.handoff.spi.transfer.TransferCapability.ONE_SIDED;
-import static io.handoff.spi.transfer.TransferCapability.SAME_HOST;
+import static io.handoff.spi.transfer.TransferCapability.REMOTE;
+import static java.util.Objects.requireNonNull;
 
 /**
  * Transfer backend "mori": writes pages straight from the source KV pool into the peer's memory, with
  * no staging copy. That is only safe for early send if the transfer thread waits on the producing
  * forward's fence, so FORWARD_SYNC is declared exactly when {@code forward-sync} is on; with it off the
- * backend models the unfixed field bug (seed 000) and the core must keep early send off.
+ * backend models the unfixed field bug (seed 000) and the core must keep early send off. REMOTE is
+ * declared only when the RDMA path is usable, which in this version it never is (see {@link RdmaTransport}).
  */
 public final class MoriProvider
         implements TransferBackendProvider
 {
+    // Where Linux keeps POSIX shared memory; the decode pool file must be on a memory-backed file system.
+    private static final Path SHARED_MEMORY = Path.of("/dev/shm");
+
+    private final Path sharedMemory;
+    private final Supplier<RdmaTransport.Probe> rdma;
+
+    public MoriProvider()
+    {
+        this(SHARED_MEMORY, RdmaTransport::probe);
+    }
+
+    MoriProvider(Path sharedMemory, Supplier<RdmaTransport.Probe> rdma)
+    {
+        this.sharedMemory = requireNonNull(sharedMemory, "sharedMemory is null");
+        this.rdma = requireNonNull(rdma, "rdma is null");
+    }
+
     @Override
     public String id()
     {
@@ -32,15 +51,15 @@ public final class MoriProvider
     @Override
     public String description()
     {
-        return "direct one-sided page writes from the KV pool (shared memory; ibverbs RDMA when a device exists)";
+        return "direct one-sided page writes from the KV pool: shared memory on one host; RDMA (ibverbs) " + rdma.get().summary();
     }
 
     @Override
     public Set<TransferCapability> capabilities(PluginSettings settings)
     {
-        Set<TransferCapability> capabilities = EnumSet.of(ONE_SIDED, SAME_HOST);
-        if (settings.getBoolean("forward-sync")) {
-            capabilities.add(FORWARD_SYNC);
+        Set<TransferCapability> capabilities = MoriConfig.sharedMemoryCapabilities(settings.getBoolean("forward-sync"));
+        if (rdma.get().usable()) {
+            capabilities.add(REMOTE);
         }
         return capabilities;
     }
@@ -48,12 +67,23 @@ public final class MoriProvider
     @Override
     public Availability availability(PluginSettings settings)
     {
-        return Availability.unavailable("the mori data path is not implemented in this version of Handoff");
+        try {
+            MoriConfig.from(settings);
+        }
+        catch (IllegalArgumentException e) {
+            return Availability.unavailable(e.getMessage());
+        }
+        // Shared memory is pure Java and the only path this version has: it decides availability, RDMA does not.
+        if (!Files.isDirectory(sharedMemory)) {
+            return Availability.unavailable("mori keeps the decode KV pool in a shared-memory file, but " + sharedMemory
+                    + " does not exist on this machine, and the RDMA path is " + rdma.get().summary() + "; use another transfer backend");
+        }
+        return Availability.AVAILABLE;
     }
 
     @Override
     public TransferBackend open(TransferContext context, PluginSettings settings)
     {
-        throw new UnsupportedOperationException(availability(settings).reason());
+        return new MoriBackend(context, MoriConfig.from(settings), rdma.get());
     }
 }

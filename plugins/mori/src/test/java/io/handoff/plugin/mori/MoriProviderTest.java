@@ -1,0 +1,121 @@
+package io.handoff.plugin.mori;
+
+import io.handoff.spi.Availability;
+import io.handoff.spi.ProviderKind;
+import io.handoff.spi.transfer.TransferBackend;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
+
+import static io.handoff.spi.transfer.TransferCapability.DRAIN_ACK;
+import static io.handoff.spi.transfer.TransferCapability.FORWARD_SYNC;
+import static io.handoff.spi.transfer.TransferCapability.ONE_SIDED;
+import static io.handoff.spi.transfer.TransferCapability.REMOTE;
+import static io.handoff.spi.transfer.TransferCapability.SAME_HOST;
+import static io.handoff.spi.transfer.TransferCapability.STAGING;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class MoriProviderTest
+{
+    private final MoriProvider provider = new MoriProvider();
+
+    @TempDir
+    Path folder;
+
+    @Test
+    void isAnAvailableTransferBackendWithItsDefaults()
+    {
+        assertThat(provider.id()).isEqualTo("mori");
+        assertThat(provider.kind()).isEqualTo(ProviderKind.TRANSFER);
+        assertThat(TestSettings.reference()).containsEntry("forward-sync", "true").containsEntry("fence-timeout", "60s");
+        assertThat(provider.availability(TestSettings.defaults())).isEqualTo(Availability.AVAILABLE);
+        assertThat(provider.availability(TestSettings.with("forward-sync", "false"))).isEqualTo(Availability.AVAILABLE);
+    }
+
+    @Test
+    void declaresForwardSyncExactlyWhenTheTransferThreadWaitsOnTheFenceAndNeverStaging()
+    {
+        assertThat(provider.capabilities(TestSettings.with("forward-sync", "true")))
+                .isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC));
+        assertThat(provider.capabilities(TestSettings.with("forward-sync", "false")))
+                .isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK));
+        assertThat(provider.capabilityNames(TestSettings.defaults())).containsExactly("DRAIN_ACK", "FORWARD_SYNC", "ONE_SIDED", "SAME_HOST");
+    }
+
+    @Test
+    void eachPeerPromisesWhatTheProviderDeclaresForItsSetting()
+            throws Exception
+    {
+        for (String forwardSync : List.of("true", "false")) {
+            try (Link link = Link.open(Files.createDirectory(folder.resolve("forward-sync-" + forwardSync)), "forward-sync", forwardSync)) {
+                assertThat(link.peer.capabilities()).isEqualTo(provider.capabilities(TestSettings.with("forward-sync", forwardSync)));
+                assertThat(link.peer.capabilities()).doesNotContain(STAGING, REMOTE);
+            }
+        }
+    }
+
+    @Test
+    void declaresRemoteOnlyWhenTheRdmaPathIsUsable()
+    {
+        // Whatever this machine has, this version has no RDMA data path, so it never claims REMOTE.
+        assertThat(RdmaTransport.probe().usable()).isFalse();
+        assertThat(provider.capabilities(TestSettings.defaults())).doesNotContain(REMOTE);
+
+        // The rule itself, with probe results handed in (a usable one cannot occur on any machine in this version).
+        RdmaTransport.Probe usable = new RdmaTransport.Probe(List.of("mlx5_0"), Optional.empty());
+        RdmaTransport.Probe devicesOnly = new RdmaTransport.Probe(List.of("mlx5_0"), Optional.of("no data path"));
+        assertThat(new MoriProvider(folder, () -> usable).capabilities(TestSettings.defaults())).contains(REMOTE);
+        assertThat(new MoriProvider(folder, () -> devicesOnly).capabilities(TestSettings.defaults())).doesNotContain(REMOTE);
+    }
+
+    @Test
+    void theDescriptionReportsTheRdmaProbe()
+    {
+        assertThat(provider.description()).contains("shared memory").endsWith("RDMA (ibverbs) " + RdmaTransport.probe().summary());
+        assertThat(RdmaTransport.probe().summary()).startsWith("unavailable: ");
+    }
+
+    @Test
+    void isUnavailableWithAReasonWithoutTheSharedMemoryDirectoryOrWithABadSetting()
+    {
+        Path missing = folder.resolve("no-shm");
+        Availability noShm = new MoriProvider(missing, RdmaTransport::probe).availability(TestSettings.defaults());
+        assertThat(noShm.available()).isFalse();
+        assertThat(noShm.reason()).contains(missing + " does not exist").contains("RDMA path is unavailable: ");
+
+        Availability badTimeout = provider.availability(TestSettings.with("fence-timeout", "0s"));
+        assertThat(badTimeout.available()).isFalse();
+        assertThat(badTimeout.reason()).contains("handoff.plugins.mori.fence-timeout = PT0S: must be positive");
+    }
+
+    @Test
+    void wantsSharedFileMemoryAndRefusesToOpenWithoutAWritableSharedMemoryDirectory()
+    {
+        try (TransferBackend backend = provider.open(new TestContext("h", folder), TestSettings.defaults())) {
+            assertThat(backend.wantsSharedFileMemory()).isTrue();
+        }
+        Path missing = folder.resolve("missing");
+        assertThatThrownBy(() -> provider.open(new TestContext("h", missing), TestSettings.defaults()))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(missing + ", which is not a writable directory");
+    }
+
+    @Test
+    void everyKeyIsDocumentedInTheReferenceAndTimesCarryTheirType()
+    {
+        List<String> lines = TestSettings.referenceText().lines().toList();
+        for (String key : TestSettings.reference().keySet()) {
+            int at = lines.indexOf(lines.stream().filter(line -> line.strip().startsWith(key + " =")).findFirst().orElseThrow());
+            assertThat(lines.get(at - 1).strip()).as("comment above %s", key).startsWith("#");
+            if (TestSettings.reference().get(key).matches("[0-9]+(ms|s|m)")) {
+                assertThat(lines.get(at - 1).strip()).as("schema of %s", key).isEqualTo("# type: duration");
+            }
+        }
+    }
+}
