@@ -243,16 +243,13 @@ class ServeIT
     }
 
     @Test
-    void roleOfALaterVersionIsAUsageErrorThatSaysItIsNotAvailable()
+    void aPrefillWhoseTransferBackendIsUnknownExitsOneNamingIt()
             throws Exception
     {
-        Process process = new ProcessBuilder(ServerProcess.DIST.resolve("bin/handoff").toString(), "serve", "--role", "decode")
-                .directory(temp.toFile()).redirectErrorStream(true).start();
-        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        Launcher.Run run = Launcher.run(temp, "serve", "--role", "prefill", "--port", "0", "-Dhandoff.disaggregation.transfer-backend=carrier-pigeon");
 
-        assertThat(process.waitFor(2, TimeUnit.MINUTES)).isTrue();
-        assertThat(process.exitValue()).as(output).isEqualTo(2);
-        assertThat(output).contains("--role decode is not available in this version of Handoff; only --role colocated is");
+        assertThat(run.exitCode()).as(run.describe()).isEqualTo(1);
+        assertThat(run.stderr()).contains("no transfer backend 'carrier-pigeon' (handoff.disaggregation.transfer-backend); available: ");
     }
 
     private static Map<String, Double> metrics()
