@@ -265,7 +265,8 @@ public final class DecodeHandoff
     {
         switch (message) {
             case HelloResult result when result.accepted() -> {
-                if (result.hostId().equals(EngineTransferContext.localHostId()) && result.pid() > 0) {
+                if (result.hostId().equals(EngineTransferContext.localHostId()) && result.pid() > 0
+                        && result.pid() != ProcessHandle.current().pid()) {
                     link.sameHostProcess = ProcessHandle.of(result.pid());
                 }
                 channel.send(new ControlMessage.RegisterRegions(backendId, descriptor()));
