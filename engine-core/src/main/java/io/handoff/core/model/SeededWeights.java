@@ -42,17 +42,22 @@ public final class SeededWeights
     }
 
     /**
-     * Query and key projections of GQA layers are drawn wider: with unit-variance q and k, random attention
+     * Query and key projections of GQA layers (and MLA's query up-projection) are drawn wider: with unit-variance q and k, random attention
      * is nearly uniform over a long context, every position sees the same average and greedy output
      * collapses to one token. Sharper attention keeps outputs tied to the prompt, which is what makes a
      * corrupted KV row visible in them.
      */
     private static double gain(String name)
     {
-        return name.endsWith("self_attn.q_proj.weight") || name.endsWith("self_attn.k_proj.weight") ? GQA_QK_GAIN : 1.0;
+        if (name.endsWith("self_attn.q_proj.weight") || name.endsWith("self_attn.k_proj.weight")) {
+            return GQA_QK_GAIN;
+        }
+        // MLA: the latent key is RMS-normalised, so the query alone sets how sharp attention is
+        return name.endsWith("self_attn.q_b_proj.weight") ? MLA_Q_GAIN : 1.0;
     }
 
     private static final double GQA_QK_GAIN = 3.0;
+    private static final double MLA_Q_GAIN = 4.0;
 
     @Override
     public String description()

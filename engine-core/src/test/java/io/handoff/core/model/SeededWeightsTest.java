@@ -37,7 +37,7 @@ class SeededWeightsTest
     }
 
     @Test
-    void gqaQueryAndKeyProjectionsAreDrawnThreeTimesWiderForSharperAttention()
+    void attentionQueryProjectionsAreDrawnWiderForSharperAttention()
     {
         for (String name : new String[] {Q, "model.layers.1.self_attn.k_proj.weight"}) {
             float[] matrix = new SeededWeights(7).floats(name, 256, 64);
@@ -47,6 +47,12 @@ class SeededWeightsTest
             }
             assertThat(squares / matrix.length).as(name).isCloseTo(9.0 / 64, within(0.9 / 64));
         }
+        float[] mlaQuery = new SeededWeights(7).floats("model.layers.0.self_attn.q_b_proj.weight", 256, 64);
+        double squares = 0;
+        for (float value : mlaQuery) {
+            squares += value * value;
+        }
+        assertThat(squares / mlaQuery.length).as("MLA q_b_proj").isCloseTo(16.0 / 64, within(1.6 / 64));
     }
 
     @Test
