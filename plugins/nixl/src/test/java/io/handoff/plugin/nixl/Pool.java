@@ -6,6 +6,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -102,6 +103,16 @@ final class Pool
             }
         }
         return mismatches;
+    }
+
+    /** Every page to itself: with {@link #mismatches}, "the pool holds this pattern everywhere". */
+    static Map<Integer, Integer> everyPage()
+    {
+        Map<Integer, Integer> pages = new HashMap<>();
+        for (int page = 0; page < PAGES; page++) {
+            pages.put(page, page);
+        }
+        return pages;
     }
 
     @Override
