@@ -128,7 +128,8 @@ final class Exposure
                     continue;
                 }
                 if (++idle < SPINS) {
-                    Thread.onSpinWait();
+                    // Yield rather than spin: with more busy threads than cores, a spinning poller would hold the core its peer needs.
+                    Thread.yield();
                     continue;
                 }
                 int armed = ucp.arm(worker);

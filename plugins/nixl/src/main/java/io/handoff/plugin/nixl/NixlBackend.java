@@ -46,7 +46,13 @@ final class NixlBackend
         this.config = requireNonNull(config, "config is null");
         this.capabilities = Set.copyOf(capabilities);
         this.ucp = requireNonNull(ucp, "ucp is null");
-        this.ucpContext = ucp.createContext(config.tls());
+        try {
+            this.ucpContext = ucp.createContext(config.tls());
+        }
+        catch (UcxException e) {
+            throw new IllegalStateException("nixl: " + e.getMessage() + "; check handoff.plugins.nixl.tls (" + config.tlsName()
+                    + ") against the transports `ucx_info -d` lists on this machine", e);
+        }
     }
 
     /**

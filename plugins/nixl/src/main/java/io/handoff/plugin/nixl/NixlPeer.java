@@ -155,19 +155,21 @@ final class NixlPeer
         }
     }
 
-    /** Fails the queued plans and stops the transfer thread once its current plan finished; it then releases the link. */
+    /**
+     * Fails the queued plans and stops the transfer thread once its current plan finished; it then releases the link.
+     * Returns when the thread stopped (or after a bounded wait), also when the peer was already closed.
+     */
     @Override
     public void close()
     {
-        List<Posted> dropped;
+        List<Posted> dropped = List.of();
         synchronized (lock) {
-            if (closed) {
-                return;
+            if (!closed) {
+                closed = true;
+                dropped = new ArrayList<>(queue);
+                queue.clear();
+                lock.notifyAll();
             }
-            closed = true;
-            dropped = new ArrayList<>(queue);
-            queue.clear();
-            lock.notifyAll();
         }
         for (Posted posted : dropped) {
             finish(posted, -1, "nixl peer " + name + " was closed before the plan was sent", true);

@@ -235,7 +235,8 @@ final class UcxLink
                 return UCS_INPROGRESS;
             }
             if (++idle < SPINS) {
-                Thread.onSpinWait();
+                // Yield rather than spin: with more busy threads than cores, a spinning poller would hold the core its peer needs.
+                Thread.yield();
                 continue;
             }
             // Nothing to do for a while (a slow receiver): sleep on the worker's event fd instead of spinning a core.

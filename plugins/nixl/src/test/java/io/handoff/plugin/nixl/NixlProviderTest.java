@@ -77,6 +77,17 @@ class NixlProviderTest
     }
 
     @Test
+    void refusesToOpenWithTransportsUcxDoesNotHave()
+    {
+        Ucx.assumeAvailable();
+
+        assertThatThrownBy(() -> provider.open(new TestContext("host"), TestSettings.with("tls", "no-such-transport")))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("ucp_init (UCX_TLS=no-such-transport) failed")
+                .hasMessageContaining("check handoff.plugins.nixl.tls");
+    }
+
+    @Test
     void readsOnlyKeysItsReferenceDeclares()
     {
         assertThat(TestSettings.reference()).containsOnlyKeys("library", "tls", "staging-buffer", "fence-timeout", "flush-timeout");
