@@ -318,14 +318,14 @@ final class NixlPeer
                     done = 0;
                 }
             }
-            try {
-                for (int page = batchFirstPage; page < pageIndex; page++) {
+            for (int page = batchFirstPage; page < pageIndex; page++) {
+                try {
                     context.afterPage(room, page);
                 }
-            }
-            catch (RuntimeException e) {
-                throw new TransferFailure("sending room " + room + " chunk " + plan.chunk() + " stopped at page " + pageIndex + " ("
-                        + e + "); pages before " + batchFirstPage + " landed, nothing after", true);
+                catch (RuntimeException e) {
+                    throw new TransferFailure("sending room " + room + " chunk " + plan.chunk() + " stopped at page " + page + " ("
+                            + e + "); pages before " + batchFirstPage + " landed, nothing after", true);
+                }
             }
             for (int piece = 0; piece < pieces; piece++) {
                 if (!link.put(pieceOffset[piece], pieceBytes[piece], pieceRegion[piece], pieceRemote[piece])) {

@@ -26,6 +26,7 @@ import static io.handoff.spi.transfer.TransferCapability.STAGING;
 public final class NixlProvider
         implements TransferBackendProvider
 {
+    private static final String DEFAULT_LIBRARY = "libucp.so.0";
     private static final Set<TransferCapability> CAPABILITIES = Set.copyOf(EnumSet.of(STAGING, ONE_SIDED, DRAIN_ACK, REMOTE, SAME_HOST));
 
     @Override
@@ -34,11 +35,13 @@ public final class NixlProvider
         return "nixl";
     }
 
+    /** Names the UCX version the default library ({@value #DEFAULT_LIBRARY}, as in reference.conf) provides, or why none. */
     @Override
     public String description()
     {
-        return "UCX one-sided puts (the system's libucp via FFM) from a staging buffer snapshotted after the forward's fence; "
-                + "availability names the UCX version";
+        UcxLibrary.Probe probe = UcxLibrary.probe(DEFAULT_LIBRARY, System.getenv("UCX_ERROR_SIGNALS"));
+        String ucx = probe.version().map(version -> "UCX " + version + " from " + DEFAULT_LIBRARY).orElse("UCX not loaded");
+        return "UCX one-sided puts (libucp via FFM) from a staging buffer snapshotted after the forward's fence; " + ucx;
     }
 
     @Override
@@ -61,7 +64,7 @@ public final class NixlProvider
         if (probe.version().isEmpty()) {
             return Availability.unavailable(probe.failure());
         }
-        return new Availability(true, "UCX " + probe.version().get() + " (" + config.library() + "), transports: " + config.tlsName());
+        return Availability.AVAILABLE;
     }
 
     @Override

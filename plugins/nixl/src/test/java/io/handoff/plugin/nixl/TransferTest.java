@@ -250,7 +250,7 @@ class TransferTest
             });
             Outcome outcome = link.post(plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 10, 3}));
 
-            assertThat(outcome.await().failure()).contains("injected fault").contains("nothing after");
+            assertThat(outcome.await().failure()).contains("stopped at page 1").contains("injected fault").contains("pages before 0 landed, nothing after");
             assertThat(link.destination.mismatches(0, Map.of())).isEmpty();
             assertThat(link.peer.drain(ROOM).get(30, TimeUnit.SECONDS)).isNull();
 
