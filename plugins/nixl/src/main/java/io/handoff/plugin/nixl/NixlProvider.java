@@ -10,50 +10,71 @@ import io.handoff.spi.transfer.TransferContext;
 import java.util.EnumSet;
 import java.util.Set;
 
+import static io.handoff.spi.transfer.TransferCapability.DRAIN_ACK;
 import static io.handoff.spi.transfer.TransferCapability.ONE_SIDED;
 import static io.handoff.spi.transfer.TransferCapability.REMOTE;
 import static io.handoff.spi.transfer.TransferCapability.SAME_HOST;
 import static io.handoff.spi.transfer.TransferCapability.STAGING;
 
 /**
- * Transfer backend "nixl": gathers pages into a registered staging buffer after the producing
- * forward's fence and puts them to the peer with UCX ({@code ucp_put_nbx} + flush).
+ * Transfer backend "nixl": gathers a plan's pages into a registered staging buffer after the producing forward's
+ * fence (STAGING) and puts them into the decode's registered pool with UCX ({@code ucp_put_nbx} + flush; ONE_SIDED:
+ * the decode's write guard is never asked). Puts leave only from a peer's transfer thread and a plan is reported only
+ * after its flush completed at the receiver, so a room with no plan outstanding has no write in flight (DRAIN_ACK).
+ * FORWARD_SYNC is not claimed: the source is read once, into the copy, after the fence.
  */
 public final class NixlProvider
         implements TransferBackendProvider
 {
+    private static final String DEFAULT_LIBRARY = "libucp.so.0";
+    private static final Set<TransferCapability> CAPABILITIES = Set.copyOf(EnumSet.of(STAGING, ONE_SIDED, DRAIN_ACK, REMOTE, SAME_HOST));
+
     @Override
     public String id()
     {
         return "nixl";
     }
 
+    /** Names the UCX version the default library ({@value #DEFAULT_LIBRARY}, as in reference.conf) provides, or why none. */
     @Override
     public String description()
     {
-        return "UCX one-sided puts (libucp via FFM) from a staging buffer snapshotted after the forward's fence";
+        UcxLibrary.Probe probe = UcxLibrary.probe(DEFAULT_LIBRARY, System.getenv("UCX_ERROR_SIGNALS"));
+        String ucx = probe.version().map(version -> "UCX " + version + " from " + DEFAULT_LIBRARY).orElse("UCX not loaded");
+        return "UCX one-sided puts (libucp via FFM) from a staging buffer snapshotted after the forward's fence; " + ucx;
     }
 
     @Override
     public Set<TransferCapability> capabilities(PluginSettings settings)
     {
-        return EnumSet.of(STAGING, ONE_SIDED, REMOTE, SAME_HOST);
+        return CAPABILITIES;
     }
 
     @Override
     public Availability availability(PluginSettings settings)
     {
-        UcxLibrary.Probe probe = UcxLibrary.probe(settings.getString("library"), System.getenv("UCX_ERROR_SIGNALS"));
+        NixlConfig config;
+        try {
+            config = NixlConfig.from(settings);
+        }
+        catch (IllegalArgumentException e) {
+            return Availability.unavailable(e.getMessage());
+        }
+        UcxLibrary.Probe probe = UcxLibrary.probe(config.library(), System.getenv("UCX_ERROR_SIGNALS"));
         if (probe.version().isEmpty()) {
             return Availability.unavailable(probe.failure());
         }
-        return Availability.unavailable("UCX " + probe.version().get() + " found, but the nixl data path is not "
-                + "implemented in this version of Handoff");
+        return Availability.AVAILABLE;
     }
 
     @Override
     public TransferBackend open(TransferContext context, PluginSettings settings)
     {
-        throw new UnsupportedOperationException(availability(settings).reason());
+        NixlConfig config = NixlConfig.from(settings);
+        UcxLibrary.Probe probe = UcxLibrary.probe(config.library(), System.getenv("UCX_ERROR_SIGNALS"));
+        if (probe.version().isEmpty()) {
+            throw new IllegalStateException("transfer backend 'nixl' cannot open: " + probe.failure());
+        }
+        return new NixlBackend(context, config, CAPABILITIES, Ucp.load(config.library()));
     }
 }

@@ -15,9 +15,12 @@ import java.util.Optional;
  */
 final class UcxLibrary
 {
-    /** The oldest UCX whose API the binding uses (Debian 12 ships 1.13.1). */
+    /**
+     * The oldest UCX the binding accepts: its struct layouts come from the 1.13 headers (Debian 12 ships 1.13.1), and
+     * UCX keeps those structs compatible in later versions (new fields go at the end, behind field masks).
+     */
     static final int MIN_MAJOR = 1;
-    static final int MIN_MINOR = 12;
+    static final int MIN_MINOR = 13;
 
     record Version(int major, int minor, int release)
     {

@@ -1,0 +1,178 @@
+package io.handoff.plugin.nixl;
+
+import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.TransferBackend;
+import io.handoff.spi.transfer.TransferCapability;
+import io.handoff.spi.transfer.TransferContext;
+import io.handoff.spi.transfer.TransferPeer;
+import io.handoff.spi.transfer.WriteGuard;
+
+import java.lang.System.Logger;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static java.lang.System.Logger.Level.WARNING;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The nixl backend of one process: one UCX context (its transports chosen by {@code tls}). A decode exposes its
+ * pool (registered regions, a worker and the thread that progresses it); a prefill registers its pool as sources and
+ * connects one {@link NixlPeer} per decode, each with its own worker, endpoint and staging buffer.
+ */
+final class NixlBackend
+        implements TransferBackend
+{
+    private static final Logger log = System.getLogger(NixlBackend.class.getName());
+    private static final AtomicInteger PEER_IDS = new AtomicInteger();
+
+    private final TransferContext context;
+    private final NixlConfig config;
+    private final Set<TransferCapability> capabilities;
+    private final Ucp ucp;
+    private final MemorySegment ucpContext;
+    private final List<NixlPeer> peers = new CopyOnWriteArrayList<>();
+    private Exposure exposure;
+    private WriteGuard exposedGuard;
+    private List<MemoryRegion> sources;
+    private boolean closed;
+
+    NixlBackend(TransferContext context, NixlConfig config, Set<TransferCapability> capabilities, Ucp ucp)
+    {
+        this.context = requireNonNull(context, "context is null");
+        this.config = requireNonNull(config, "config is null");
+        this.capabilities = Set.copyOf(capabilities);
+        this.ucp = requireNonNull(ucp, "ucp is null");
+        try {
+            this.ucpContext = ucp.createContext(config.tls());
+        }
+        catch (UcxException e) {
+            throw new IllegalStateException("nixl: " + e.getMessage() + "; check handoff.plugins.nixl.tls (" + config.tlsName()
+                    + ") against the transports `ucx_info -d` lists on this machine", e);
+        }
+    }
+
+    /**
+     * Registers the regions with UCX and returns the descriptor senders connect with. The guard is kept but never
+     * asked: puts land without the receiver's involvement (ONE_SIDED), so the core releases pages on drain acks or by
+     * fencing the peer, not on permits. Exposing the same pool again returns the same descriptor.
+     */
+    @Override
+    public synchronized byte[] expose(List<MemoryRegion> regions, Path sharedFile, WriteGuard guard)
+    {
+        requireNonNull(regions, "regions is null");
+        requireNonNull(guard, "guard is null");
+        checkOpen();
+        if (exposure != null) {
+            if (exposure.regions().equals(regions) && exposedGuard == guard) {
+                return exposure.descriptor();
+            }
+            throw new IllegalStateException("nixl: another pool (or guard) is already exposed by this backend");
+        }
+        checkIndexed(regions);
+        if (regions.isEmpty()) {
+            throw new IllegalArgumentException("nixl: no regions to expose");
+        }
+        exposure = Exposure.start(ucp, ucpContext, regions, context.hostId());
+        exposedGuard = guard;
+        return exposure.descriptor();
+    }
+
+    @Override
+    public synchronized void registerSources(List<MemoryRegion> regions)
+    {
+        requireNonNull(regions, "regions is null");
+        checkOpen();
+        checkIndexed(regions);
+        sources = List.copyOf(regions);
+    }
+
+    @Override
+    public synchronized TransferPeer connect(String peerHostId, byte[] descriptor)
+    {
+        requireNonNull(peerHostId, "peerHostId is null");
+        checkOpen();
+        if (sources == null) {
+            throw new IllegalStateException("nixl: registerSources must come before connect");
+        }
+        Descriptor remote = Descriptor.decode(descriptor);
+        checkGeometry(remote);
+        String name = peerHostId + "#" + PEER_IDS.incrementAndGet();
+        UcxLink link = UcxLink.connect(ucp, ucpContext, remote, config.stagingBytes());
+        NixlPeer peer;
+        try {
+            peer = new NixlPeer(name, "ucx:" + config.tlsName(), capabilities, context, sources, remote, link, config);
+        }
+        catch (RuntimeException e) {
+            link.release(config.flushTimeout().toMillis());
+            throw e;
+        }
+        peers.add(peer);
+        return peer.start();
+    }
+
+    /**
+     * Closes the peers (failing their queued plans), stops the progress thread, then cleans up the UCX context. If a
+     * thread could not be stopped, the context is left alone: cleaning it up under a live worker aborts the process.
+     */
+    @Override
+    public void close()
+    {
+        Exposure exposed;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            exposed = exposure;
+        }
+        boolean released = true;
+        for (NixlPeer peer : peers) {
+            peer.close();
+            released &= peer.released();
+        }
+        if (exposed != null) {
+            released &= exposed.close(config.flushTimeout().toMillis() + 1_000);
+        }
+        if (released) {
+            ucp.cleanup(ucpContext);
+        }
+        else {
+            log.log(WARNING, "nixl: a UCX thread did not stop; the UCX context is not cleaned up");
+        }
+    }
+
+    private void checkGeometry(Descriptor remote)
+    {
+        if (remote.regions().size() != sources.size()) {
+            throw new IllegalArgumentException("nixl: the receiver exposed " + remote.regions().size() + " regions, this sender has "
+                    + sources.size() + "; both sides must serve the same model and KV layout");
+        }
+        for (int i = 0; i < sources.size(); i++) {
+            long remoteStride = remote.regions().get(i).pageStride();
+            if (remoteStride != sources.get(i).pageStride()) {
+                throw new IllegalArgumentException("nixl: region " + i + " has " + remoteStride + "-byte pages on the receiver and "
+                        + sources.get(i).pageStride() + "-byte pages here; both sides must use the same page size and dtype");
+            }
+        }
+    }
+
+    private static void checkIndexed(List<MemoryRegion> regions)
+    {
+        for (int i = 0; i < regions.size(); i++) {
+            if (regions.get(i).index() != i) {
+                throw new IllegalArgumentException("region at position " + i + " has index " + regions.get(i).index());
+            }
+        }
+    }
+
+    private void checkOpen()
+    {
+        if (closed) {
+            throw new IllegalStateException("nixl backend is closed");
+        }
+    }
+}

@@ -1,0 +1,80 @@
+package io.handoff.plugin.nixl;
+
+import io.handoff.spi.transfer.ProducerFence;
+
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/** A producer fence the test finishes (or fails) by hand; it also says when the transfer thread started waiting on it. */
+final class ControlledFence
+        implements ProducerFence
+{
+    private final long step;
+    private final CountDownLatch done = new CountDownLatch(1);
+    private final CountDownLatch awaited = new CountDownLatch(1);
+    private volatile boolean failed;
+
+    ControlledFence(long step)
+    {
+        this.step = step;
+    }
+
+    void complete()
+    {
+        done.countDown();
+    }
+
+    void fail()
+    {
+        failed = true;
+        done.countDown();
+    }
+
+    /** Blocks until the transfer thread waited on this fence at least once. */
+    void awaitWaiter()
+            throws InterruptedException
+    {
+        if (!awaited.await(30, TimeUnit.SECONDS)) {
+            throw new AssertionError("the transfer thread never waited on the fence of step " + step);
+        }
+    }
+
+    @Override
+    public long step()
+    {
+        return step;
+    }
+
+    @Override
+    public boolean isDone()
+    {
+        return done.getCount() == 0;
+    }
+
+    @Override
+    public boolean failed()
+    {
+        return failed;
+    }
+
+    @Override
+    public void await(Duration timeout)
+            throws TimeoutException
+    {
+        awaited.countDown();
+        try {
+            if (!done.await(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+                throw new TimeoutException("step " + step + " not done");
+            }
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+        if (failed) {
+            throw new IllegalStateException("step " + step + " failed");
+        }
+    }
+}

@@ -1,0 +1,72 @@
+package io.handoff.plugin.nixl;
+
+import io.handoff.spi.transfer.ProducerFence;
+import io.handoff.spi.transfer.RoomKey;
+import io.handoff.spi.transfer.TransferPlan;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static io.handoff.plugin.nixl.Link.pagesOf;
+import static io.handoff.plugin.nixl.Link.plan;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * A receiver that closed (its worker and registrations gone) while a sender is still connected. Endpoints run
+ * without peer error handling, so UCX does not always notice: over tcp the connection breaks and puts fail; over
+ * shared memory the puts sit in the receiver's queue and the flush never completes.
+ */
+class ReceiverGoneTest
+{
+    private static final RoomKey ROOM = new RoomKey(7, 1);
+
+    @BeforeAll
+    static void ucx()
+    {
+        Ucx.assumeAvailable();
+    }
+
+    @Test
+    void overTcpTheNextPlanFailsWithUcxsReasonAndThePeerTakesNoMorePlans()
+            throws Exception
+    {
+        try (Link link = Link.open("tcp")) {
+            TransferPlan landed = plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 0, 2});
+            assertThat(link.post(landed).await().completed()).isTrue();
+            link.receiver.close();
+
+            Outcome.Result failed = link.post(plan(ROOM, 1, 2, ProducerFence.DONE, new int[] {2, 2, 2})).await();
+            assertThat(failed.failure()).contains("room 7#1 chunk 1 failed: ").doesNotContain("may still land");
+            // The connection broke: nothing of the plan is in flight, so the drain holds.
+            assertThat(link.peer.drain(ROOM).get(30, TimeUnit.SECONDS)).isNull();
+            assertThat(link.post(plan(ROOM, 2, 4, ProducerFence.DONE, new int[] {4, 4, 1})).await().failure())
+                    .contains("is unusable since an earlier plan failed").contains("was not sent");
+            assertThat(link.destination.mismatches(0, pagesOf(landed))).isEmpty();
+        }
+    }
+
+    @Test
+    void overSharedMemoryAFlushThatNeverCompletesFailsThePlanAndTakesAwayTheDrainPromise()
+            throws Exception
+    {
+        try (Link link = Link.open("posix,self", "flush-timeout", "300ms")) {
+            assertThat(link.post(plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 0, 2})).await().completed()).isTrue();
+            link.receiver.close();
+
+            Outcome.Result failed = link.post(plan(ROOM, 1, 2, ProducerFence.DONE, new int[] {2, 2, 2})).await();
+            assertThat(failed.failure()).contains("did not complete at the receiver within flush-timeout").contains("may still land");
+            assertThatThrownBy(() -> link.peer.drain(ROOM).get(30, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .hasMessageContaining("cannot prove that no write of room 7#1 is in flight");
+            assertThat(link.post(plan(ROOM, 2, 4, ProducerFence.DONE, new int[] {4, 4, 1})).await().failure())
+                    .contains("is unusable since an earlier plan failed");
+            // Closing the sender still finishes: the endpoint's close is bounded by the flush timeout.
+            link.sender.close();
+            assertThat(link.destination.mismatches(0, Map.of(0, 0, 1, 1))).isEmpty();
+        }
+    }
+}
