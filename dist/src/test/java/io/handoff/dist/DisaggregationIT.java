@@ -35,12 +35,18 @@ class DisaggregationIT
     Path temp;
 
     @ParameterizedTest
-    @CsvSource({"tcp, tiny-mla", "shm, tiny-mla", "tcp, tiny-gqa", "shm, tiny-gqa"})
-    void decodeOutputEqualsTheColocatedEngineBitForBit(String transport, String model)
+    @CsvSource({
+            "mooncake, handoff.plugins.mooncake.transport, tcp, tiny-mla",
+            "mooncake, handoff.plugins.mooncake.transport, shm, tiny-mla",
+            "mooncake, handoff.plugins.mooncake.transport, tcp, tiny-gqa",
+            "mooncake, handoff.plugins.mooncake.transport, shm, tiny-gqa",
+            "nixl, handoff.plugins.nixl.tls, tcp, tiny-mla",
+            "nixl, handoff.plugins.nixl.tls, 'posix,self', tiny-mla"})
+    void decodeOutputEqualsTheColocatedEngineBitForBit(String backend, String transportKey, String transport, String model)
             throws Exception
     {
-        String[] options = {"-Dhandoff.plugins.mooncake.transport=" + transport, "-Dhandoff.model.name=" + model,
-                "-Dhandoff.scheduler.chunked-prefill-size=64"};
+        String[] options = {"-Dhandoff.disaggregation.transfer-backend=" + backend, "-D" + transportKey + "=" + transport,
+                "-Dhandoff.model.name=" + model, "-Dhandoff.scheduler.chunked-prefill-size=64"};
         List<String> prompts = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             prompts.add(SHARED_PREFIX + "Q: Question " + i + " of the batch? A:");
@@ -59,7 +65,10 @@ class DisaggregationIT
             outputs.forEach(distinct::addAll);
             assertThat(distinct).as("distinct output tokens").hasSizeGreaterThanOrEqualTo(4);
             JsonNode bootstrap = ServerProcess.json(decode.get("/bootstrap").body());
-            assertThat(bootstrap.get("transport").asText()).isEqualTo(transport);
+            if (backend.equals("mooncake")) {
+                assertThat(bootstrap.get("transport").asText()).isEqualTo(transport);
+            }
+            assertThat(prefill.metric("handoff_kv_transfer_early_bytes_total")).as("early send fired").isPositive();
             assertThat(prefill.metric("handoff_disagg_rooms_total{outcome=\"success\"}")).isEqualTo(prompts.size());
             assertThat(prefill.metric("handoff_kv_transfer_bytes_total")).isPositive();
             prefill.assertNoPagesLeaked();

@@ -91,7 +91,7 @@ class EarlySendHazardIT
 
     @ParameterizedTest
     @CsvSource({"mori, handoff.plugins.mori.forward-sync, true", "mooncake, handoff.plugins.mooncake.transport, shm",
-            "mooncake, handoff.plugins.mooncake.transport, tcp", "nixl, handoff.plugins.nixl.tls, 'posix,self,tcp'"})
+            "mooncake, handoff.plugins.mooncake.transport, tcp", "nixl, handoff.plugins.nixl.tls, 'posix,self'"})
     void throughTheGateTheSameScenarioIsBitExact(String backend, String key, String value)
             throws Exception
     {
