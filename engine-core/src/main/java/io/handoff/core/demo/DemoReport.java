@@ -149,6 +149,8 @@ public record DemoReport(
         putNumber(json, "kv_bytes_transferred", servers.kvBytesTransferred(), 0);
         putNumber(json, "transfer_busy_seconds", servers.transferBusySeconds(), 6);
         putNumber(json, "transfer_gbps", servers.transferGbps(), 6);
+        putNumber(json, "kv_early_bytes", servers.earlyBytes(), 0);
+        putNumber(json, "kv_ready_after_last_forward_ms", servers.kvReadyAfterForwardMs(), 3);
         ObjectNode leaked = json.putObject("pages_leaked");
         putInteger(leaked, "prefill", servers.leakedPrefillPages());
         putInteger(leaked, "decode", servers.leakedDecodePages());

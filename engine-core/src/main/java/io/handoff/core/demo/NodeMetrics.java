@@ -20,7 +20,10 @@ public record NodeMetrics(
         OptionalInt freePages,
         OptionalInt prefixCachePages,
         OptionalDouble transferBytes,
-        OptionalDouble transferBusySeconds)
+        OptionalDouble transferBusySeconds,
+        OptionalDouble earlyBytes,
+        OptionalDouble kvReadySeconds,
+        OptionalDouble kvReadyRooms)
 {
     public static final String RUNNING = "handoff_running_requests";
     public static final String WAITING = "handoff_waiting_requests";
@@ -30,6 +33,16 @@ public record NodeMetrics(
     public static final String PREFIX_CACHE_PAGES = "handoff_prefix_cache_pages";
     public static final String TRANSFER_BYTES = "handoff_kv_transfer_bytes_total";
     public static final String TRANSFER_BUSY_SECONDS = "handoff_kv_transfer_busy_seconds_total";
+    public static final String EARLY_BYTES = "handoff_kv_transfer_early_bytes_total";
+    public static final String KV_READY_SECONDS = "handoff_kv_ready_after_forward_seconds_total";
+    public static final String KV_READY_ROOMS = "handoff_kv_ready_rooms_total";
+
+    public NodeMetrics(OptionalInt running, OptionalInt waiting, OptionalInt inFlight, OptionalInt poolPages, OptionalInt freePages,
+            OptionalInt prefixCachePages, OptionalDouble transferBytes, OptionalDouble transferBusySeconds)
+    {
+        this(running, waiting, inFlight, poolPages, freePages, prefixCachePages, transferBytes, transferBusySeconds,
+                OptionalDouble.empty(), OptionalDouble.empty(), OptionalDouble.empty());
+    }
 
     public static NodeMetrics from(PrometheusSamples samples)
     {
@@ -46,7 +59,10 @@ public record NodeMetrics(
                 integer(samples.value(PAGES, Map.of("state", "free"))),
                 integer(samples.value(PREFIX_CACHE_PAGES)),
                 samples.value(TRANSFER_BYTES),
-                samples.value(TRANSFER_BUSY_SECONDS));
+                samples.value(TRANSFER_BUSY_SECONDS),
+                samples.value(EARLY_BYTES),
+                samples.value(KV_READY_SECONDS),
+                samples.value(KV_READY_ROOMS));
     }
 
     private static OptionalInt integer(OptionalDouble value)

@@ -18,10 +18,29 @@ public record ServerFigures(
         OptionalDouble transferBusySeconds,
         OptionalInt leakedPrefillPages,
         OptionalInt leakedDecodePages,
-        BootstrapInfo bootstrap)
+        BootstrapInfo bootstrap,
+        OptionalDouble earlyBytes,
+        OptionalDouble kvReadySeconds,
+        OptionalDouble kvReadyRooms)
 {
     public static final ServerFigures UNKNOWN = new ServerFigures(OptionalDouble.empty(), OptionalDouble.empty(), OptionalInt.empty(),
             OptionalInt.empty(), BootstrapInfo.UNKNOWN);
+
+    public ServerFigures(OptionalDouble kvBytesTransferred, OptionalDouble transferBusySeconds, OptionalInt leakedPrefillPages,
+            OptionalInt leakedDecodePages, BootstrapInfo bootstrap)
+    {
+        this(kvBytesTransferred, transferBusySeconds, leakedPrefillPages, leakedDecodePages, bootstrap, OptionalDouble.empty(),
+                OptionalDouble.empty(), OptionalDouble.empty());
+    }
+
+    /** Mean time from a room's last chunk forward completing to its KV being in the decode's memory, in ms. */
+    public OptionalDouble kvReadyAfterForwardMs()
+    {
+        if (kvReadySeconds.isEmpty() || kvReadyRooms.isEmpty() || !(kvReadyRooms.getAsDouble() > 0)) {
+            return OptionalDouble.empty();
+        }
+        return OptionalDouble.of(kvReadySeconds.getAsDouble() / kvReadyRooms.getAsDouble() * 1000);
+    }
 
     public ServerFigures
     {

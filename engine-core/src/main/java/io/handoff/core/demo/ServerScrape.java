@@ -67,7 +67,10 @@ public final class ServerScrape
                 sum(prefillMetrics, NodeMetrics::transferBusySeconds),
                 leaked(prefillMetrics),
                 leaked(decodeMetrics),
-                prefills.isEmpty() ? BootstrapInfo.UNKNOWN : bootstrap(prefills.getFirst()));
+                prefills.isEmpty() ? BootstrapInfo.UNKNOWN : bootstrap(prefills.getFirst()),
+                sum(prefillMetrics, NodeMetrics::earlyBytes),
+                sum(prefillMetrics, NodeMetrics::kvReadySeconds),
+                sum(prefillMetrics, NodeMetrics::kvReadyRooms));
     }
 
     private List<Optional<NodeMetrics>> scrapeAll(List<URI> servers, boolean noteFailures)

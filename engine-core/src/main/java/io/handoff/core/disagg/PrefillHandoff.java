@@ -56,6 +56,7 @@ public final class PrefillHandoff
         int nextChunk;
         boolean prefixForwarded;
         boolean lastComputed;
+        long lastForwardNanos;
         /** Early send: the scheduled chunk not forwarded yet (its pages are forwarded when the next one is scheduled). */
         int pendingFrom = -1;
         int pendingTo;
@@ -325,6 +326,9 @@ public final class PrefillHandoff
         int firstPage = from / pageSize;
         int endPage = last ? Math.ceilDiv(to, pageSize) : to / pageSize;
         int[] pages = Arrays.copyOfRange(request.pages(), firstPage, endPage);
+        if (last) {
+            room.lastForwardNanos = System.nanoTime();
+        }
         drive(room, last
                 ? ChunkForwarded.last(room.nextChunk++, firstPage, pages, fence, firstToken)
                 : ChunkForwarded.middle(room.nextChunk++, firstPage, pages, fence));
@@ -392,7 +396,10 @@ public final class PrefillHandoff
                 });
             }
             case RoomEffect.ReleaseSources ignored -> room.sourcesReleased.complete(null);
-            case RoomEffect.Complete ignored -> stats.roomEnded(true);
+            case RoomEffect.Complete ignored -> {
+                stats.roomEnded(true);
+                stats.kvReady(System.nanoTime() - room.lastForwardNanos);
+            }
             case RoomEffect.Fail fail -> {
                 stats.roomEnded(false);
                 log.info("room {} (request {}) failed: {}", key, room.rid, fail.reason());

@@ -15,6 +15,8 @@ public final class TransferStats
     private final AtomicLong roomsFailed = new AtomicLong();
     private final AtomicLong messagesIgnored = new AtomicLong();
     private final AtomicLong earlyBytes = new AtomicLong();
+    private final AtomicLong kvReadyNanos = new AtomicLong();
+    private final AtomicLong kvReadyRooms = new AtomicLong();
     private int inFlight;
     private long busySince;
     private long busyNanos;
@@ -71,6 +73,23 @@ public final class TransferStats
     void earlyBytes(long planBytes)
     {
         earlyBytes.addAndGet(planBytes);
+    }
+
+    /** A room's KV was all in the decode's memory and its aux record sent, this long after the last chunk's forward completed. */
+    void kvReady(long nanosAfterLastForward)
+    {
+        kvReadyNanos.addAndGet(nanosAfterLastForward);
+        kvReadyRooms.incrementAndGet();
+    }
+
+    public double kvReadySeconds()
+    {
+        return kvReadyNanos.get() / 1e9;
+    }
+
+    public long kvReadyRooms()
+    {
+        return kvReadyRooms.get();
     }
 
     void roomEnded(boolean success)

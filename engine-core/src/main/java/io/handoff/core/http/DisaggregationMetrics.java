@@ -26,6 +26,10 @@ final class DisaggregationMetrics
                 stats.messagesIgnored());
         out.counter("handoff_disagg_messages_dropped_total", "Control messages dropped for a retired room generation.",
                 disaggregation.droppedMessages());
+        out.counter("handoff_kv_ready_after_forward_seconds_total",
+                "Over rooms that succeeded: time from the last chunk's forward completing to the room's KV being in the decode's memory.",
+                stats.kvReadySeconds());
+        out.counter("handoff_kv_ready_rooms_total", "Rooms counted in handoff_kv_ready_after_forward_seconds_total.", stats.kvReadyRooms());
         out.gauge("handoff_early_send_enabled", "1 when early send of the cached prefix is on (see /bootstrap for the reason).",
                 disaggregation.earlySend().enabled() ? 1 : 0);
         return out.toString();
