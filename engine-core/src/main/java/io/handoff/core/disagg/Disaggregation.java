@@ -25,7 +25,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.stream.Collectors;
 
 import static java.util.Objects.requireNonNull;
 
@@ -93,18 +92,7 @@ public final class Disaggregation
         requireNonNull(role, "role is null");
         DisaggregationConfig config = DisaggregationConfig.from(handoffConfig.config());
         String id = config.transferBackend();
-        String known = plugins.entries().stream()
-                .filter(e -> e.kind().equals("transfer") && e.available())
-                .map(PluginEntry::id)
-                .collect(Collectors.joining(", "));
-        PluginEntry entry = plugins.find(id).orElseThrow(() -> new IllegalArgumentException(
-                "no transfer backend '" + id + "' (handoff.disaggregation.transfer-backend); available: " + known));
-        if (!entry.kind().equals("transfer")) {
-            throw new IllegalArgumentException("plugin '" + id + "' is a " + entry.kind() + " plugin, not a transfer backend; available: " + known);
-        }
-        if (!entry.available()) {
-            throw new IllegalArgumentException("transfer backend '" + id + "' is unavailable: " + entry.reason());
-        }
+        PluginEntry entry = plugins.require(id, "transfer", "handoff.disaggregation.transfer-backend");
         TransferBackendProvider provider = (TransferBackendProvider) entry.provider().orElseThrow();
         PluginSettings settings = handoffConfig.pluginSettings(id);
         Set<TransferCapability> capabilities = provider.capabilities(settings);

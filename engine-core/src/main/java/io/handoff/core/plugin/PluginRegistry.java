@@ -229,6 +229,32 @@ public final class PluginRegistry
                 .or(() -> entries.stream().filter(e -> e.id().equals(id)).findFirst());
     }
 
+    /**
+     * The available entry of kind {@code kind} ("transfer", "attention") with this id, or an
+     * {@link IllegalArgumentException} that says what is wrong (missing, another kind, unavailable and why)
+     * and which ids of that kind are available; {@code setting} is the configuration key that chose it.
+     */
+    public PluginEntry require(String id, String kind, String setting)
+    {
+        String noun = kind + " backend";
+        PluginEntry entry = find(id).orElseThrow(() -> new IllegalArgumentException(
+                "no " + noun + " '" + id + "' (" + setting + "); available: " + available(kind)));
+        if (!entry.kind().equals(kind)) {
+            throw new IllegalArgumentException("plugin '" + id + "' is a " + entry.kind() + " plugin, not a " + noun + "; available: "
+                    + available(kind));
+        }
+        if (!entry.available()) {
+            throw new IllegalArgumentException(noun + " '" + id + "' is unavailable: " + entry.reason());
+        }
+        return entry;
+    }
+
+    /** The ids of the available entries of one kind, for messages. */
+    public String available(String kind)
+    {
+        return String.join(", ", entries.stream().filter(e -> e.kind().equals(kind) && e.available()).map(PluginEntry::id).toList());
+    }
+
     /** The class loader to make current when calling into {@code entry}'s provider. */
     public ClassLoader loaderOf(PluginEntry entry)
     {

@@ -29,7 +29,6 @@ import org.apache.logging.log4j.Logger;
 
 import java.util.Locale;
 import java.util.Optional;
-import java.util.stream.Collectors;
 
 import static java.util.Objects.requireNonNull;
 
@@ -144,24 +143,13 @@ public final class ComputeEngine
     private static AttentionBackendProvider attentionProvider(PluginRegistry plugins, String id, AttentionGeometry geometry,
             int pageSize, KvDtype dtype, PluginSettings settings)
     {
-        String known = plugins.entries().stream()
-                .filter(e -> e.kind().equals("attention") && e.available())
-                .map(PluginEntry::id)
-                .collect(Collectors.joining(", "));
-        PluginEntry entry = plugins.find(id).orElseThrow(() -> new IllegalArgumentException(
-                "no attention backend '" + id + "' (handoff.attention.backend); available: " + known));
-        if (!entry.kind().equals("attention")) {
-            throw new IllegalArgumentException("plugin '" + id + "' is a " + entry.kind() + " plugin, not an attention backend; available: " + known);
-        }
-        if (!entry.available()) {
-            throw new IllegalArgumentException("attention backend '" + id + "' is unavailable: " + entry.reason());
-        }
+        PluginEntry entry = plugins.require(id, "attention", "handoff.attention.backend");
         AttentionBackendProvider provider = (AttentionBackendProvider) entry.provider().orElseThrow();
         AttentionCapabilities capabilities = provider.capabilities(settings);
         if (!capabilities.supports(geometry.layout(), pageSize, dtype)) {
             throw new IllegalArgumentException("attention backend '" + id + "' does not support the " + geometry.layout()
                     + " layout with page size " + pageSize + " and " + dtype + " (it declares " + capabilities.names()
-                    + "); choose another backend (" + known + ") or model");
+                    + "); choose another backend (" + plugins.available("attention") + ") or model");
         }
         return provider;
     }
