@@ -26,6 +26,17 @@ public interface PluginSettings
 
     Duration getDuration(String path);
 
+    /**
+     * Settings as the engine would hand them to a provider: the {@code handoff.plugins.<pluginId>} defaults
+     * from the {@code reference.conf} files {@code loader} sees (the plugin's own), with {@code overrides}
+     * (keys relative to that subtree) validated the way the engine validates them. An unknown key, a wrong
+     * type or an out-of-range value throws {@link IllegalArgumentException}. For plugin tests.
+     */
+    static PluginSettings fromReference(String pluginId, ClassLoader loader, java.util.Map<String, String> overrides)
+    {
+        return io.handoff.core.config.HandoffConfig.pluginSettings(pluginId, loader, overrides);
+    }
+
     /** Settings with nothing in them; every read fails. For tests and for providers without a configuration. */
     static PluginSettings empty(String pluginId)
     {

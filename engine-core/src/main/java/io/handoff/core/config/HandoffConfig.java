@@ -198,6 +198,25 @@ public final class HandoffConfig
         return new TypesafePluginSettings(pluginId, subtree);
     }
 
+    /** {@link PluginSettings#fromReference}: one plugin's reference defaults with validated overrides. */
+    public static PluginSettings pluginSettings(String pluginId, ClassLoader loader, Map<String, String> overrides)
+    {
+        requireNonNull(pluginId, "pluginId is null");
+        String prefix = "handoff.plugins." + ConfigPaths.quoteKey(pluginId);
+        Map<String, String> paths = new TreeMap<>();
+        overrides.forEach((key, value) -> paths.put(prefix + "." + key, value));
+        Config user = overrides(paths);
+        Config reference = ConfigFactory.parseResources(loader, "reference.conf").resolve();
+        ConfigValidator.Result result = ConfigValidator.validate(user, reference);
+        List<String> problems = new ArrayList<>(result.errors());
+        problems.addAll(result.warnings());
+        if (!problems.isEmpty()) {
+            throw new IllegalArgumentException(String.join("; ", problems));
+        }
+        Config effective = user.withFallback(reference).resolve();
+        return new TypesafePluginSettings(pluginId, effective.hasPath(prefix) ? effective.getConfig(prefix) : ConfigFactory.empty());
+    }
+
     /** Every leaf under {@code handoff}, sorted by path, with where its value came from. */
     public List<EffectiveValue> effectiveValues()
     {

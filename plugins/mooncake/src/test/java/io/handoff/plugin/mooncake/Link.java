@@ -1,5 +1,7 @@
 package io.handoff.plugin.mooncake;
 
+import io.handoff.spi.PluginSettings;
+
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPeer;
@@ -33,7 +35,7 @@ final class Link
         // tcp: another host and an anonymous pool; shm: this host and a pool file.
         String receiverHost = "decode-host";
         String senderHost = shm ? receiverHost : "prefill-host";
-        TestSettings config = TestSettings.with(concat(new String[] {"transport", transport.id(), "max-frame-bytes", "4KiB"}, settings));
+        PluginSettings config = TestSettings.with(concat(new String[] {"transport", transport.id(), "max-frame-bytes", "4KiB"}, settings));
         senderContext = new TestContext(senderHost, folder, events);
         receiver = new MooncakeBackend(new TestContext(receiverHost, folder), MooncakeConfig.from(config));
         sender = new MooncakeBackend(senderContext, MooncakeConfig.from(config));

@@ -1,5 +1,7 @@
 package io.handoff.plugin.mooncake;
 
+import io.handoff.spi.PluginSettings;
+
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
@@ -68,7 +70,7 @@ public final class TransferThroughput
     private static double transfer(String transport, Path file, int plans)
             throws Exception
     {
-        TestSettings settings = TestSettings.with("transport", transport, "socket-buffer-bytes", System.getProperty("sockbuf", "0"));
+        PluginSettings settings = TestSettings.with("transport", transport, "socket-buffer-bytes", System.getProperty("sockbuf", "0"));
         try (Arena arena = Arena.ofShared();
                 MooncakeBackend receiver = new MooncakeBackend(new TestContext("host", file.getParent()), MooncakeConfig.from(settings));
                 MooncakeBackend sender = new MooncakeBackend(new TestContext("host", file.getParent()), MooncakeConfig.from(settings))) {

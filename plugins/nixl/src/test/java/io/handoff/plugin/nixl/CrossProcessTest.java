@@ -103,10 +103,22 @@ class CrossProcessTest
         command.add("--enable-native-access=ALL-UNNAMED");
         command.add("-cp");
         command.add(location(NixlProvider.class) + java.io.File.pathSeparator + location(ReceiverProcess.class)
-                + java.io.File.pathSeparator + location(TransferBackend.class));
+                + java.io.File.pathSeparator + location(TransferBackend.class)
+                // the engine reads the plugin's settings with Typesafe Config (PluginSettings.fromReference)
+                + java.io.File.pathSeparator + location(typesafeConfig()));
         command.add(ReceiverProcess.class.getName());
         command.add(tls);
         return command;
+    }
+
+    private static Class<?> typesafeConfig()
+    {
+        try {
+            return Class.forName("com.typesafe.config.ConfigFactory");
+        }
+        catch (ClassNotFoundException e) {
+            throw new IllegalStateException("Typesafe Config is not on the test path", e);
+        }
     }
 
     private static String location(Class<?> type)

@@ -1,5 +1,7 @@
 package io.handoff.plugin.nixl;
 
+import io.handoff.spi.PluginSettings;
+
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.WriteGuard;
 import org.junit.jupiter.api.Test;
@@ -78,7 +80,7 @@ class DescriptorTest
             throws Exception
     {
         Ucx.assumeAvailable();
-        TestSettings settings = TestSettings.with("tls", "tcp");
+        PluginSettings settings = TestSettings.with("tls", "tcp");
         try (Pool source = Pool.allocate().fill(0);
                 Pool destination = Pool.allocate().fillCanary();
                 Pool narrow = Pool.allocate(1024, 1024)) {

@@ -1,5 +1,7 @@
 package io.handoff.plugin.nixl;
 
+import io.handoff.spi.PluginSettings;
+
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferBackend;
@@ -31,7 +33,7 @@ final class Link
 
     private Link(String tls, String... settings)
     {
-        TestSettings config = TestSettings.with(concat(new String[] {"tls", tls}, settings));
+        PluginSettings config = TestSettings.with(concat(new String[] {"tls", tls}, settings));
         senderContext = new TestContext("prefill-host", events);
         receiver = new NixlProvider().open(new TestContext(DECODE_HOST), config);
         sender = new NixlProvider().open(senderContext, config);

@@ -1,5 +1,7 @@
 package io.handoff.plugin.nixl;
 
+import io.handoff.spi.PluginSettings;
+
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.WriteGuard;
 
@@ -26,7 +28,7 @@ public final class ReceiverProcess
     public static void main(String[] args)
             throws Exception
     {
-        TestSettings settings = TestSettings.with("tls", args[0]);
+        PluginSettings settings = TestSettings.with("tls", args[0]);
         try (Pool pool = Pool.allocate().fillCanary()) {
             TransferBackend receiver = new NixlProvider().open(new TestContext("decode-process"), settings);
             try {

@@ -1,5 +1,7 @@
 package io.handoff.plugin.nixl;
 
+import io.handoff.spi.PluginSettings;
+
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
@@ -63,7 +65,7 @@ public final class TransferThroughput
     private static double transfer(String tls, int plans)
             throws Exception
     {
-        TestSettings settings = TestSettings.with("tls", tls);
+        PluginSettings settings = TestSettings.with("tls", tls);
         try (Arena arena = Arena.ofShared()) {
             TransferBackend receiver = new NixlProvider().open(new TestContext("decode"), settings);
             TransferBackend sender = new NixlProvider().open(new TestContext("prefill"), settings);
