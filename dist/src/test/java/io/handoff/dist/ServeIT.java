@@ -165,7 +165,8 @@ class ServeIT
             assertThat(during.get("handoff_kv_request_pages")).isGreaterThan(before.get("handoff_kv_request_pages"));
         }
 
-        Map<String, Double> after = awaitMetrics(m -> m.get("handoff_running_requests") == 0
+        // The exchange ends (in-flight 0) after the scheduler has let the request go; wait for both.
+        Map<String, Double> after = awaitMetrics(m -> m.get("handoff_running_requests") == 0 && m.get("handoff_server_inflight_requests") == 0
                 && m.get("handoff_kv_request_pages").equals(before.get("handoff_kv_request_pages")), "the KV page count back at its start");
 
         assertThat(after.get("handoff_client_disconnects_total")).isEqualTo(before.get("handoff_client_disconnects_total") + 1);

@@ -174,6 +174,8 @@ final class Generation
                         }
                         catch (IOException e) {
                             clientGone = true;
+                            // Counted before the abort, so anyone who sees the pages back also sees the count.
+                            metrics.clientDisconnected();
                             scheduler.abort(params.rid());
                         }
                     }

@@ -51,12 +51,14 @@ final class ServerMetrics
         interToken.observe(nanos / NANOS);
     }
 
+    void clientDisconnected()
+    {
+        clientDisconnects.increment();
+    }
+
     void finished(Generation.Outcome outcome)
     {
         finished.get(outcome.reason()).increment();
-        if (outcome.clientGone()) {
-            clientDisconnects.increment();
-        }
         if (outcome.firstTokenNanos() > 0) {
             timeToFirstToken.observe(outcome.firstTokenNanos() / NANOS);
         }
