@@ -26,6 +26,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -58,7 +59,8 @@ class EarlySendHazardIT
             RequestHandle decode = pair.start(1);
 
             copied.awaitParked(PATIENCE);
-            // chunk 0's pages were copied while its forward is still parked after layer 0 of 4
+            // chunk 0's pages were copied while its forward is parked after layer 0 of 4 (it parks there, at the latest now, until released)
+            forward.awaitParked(PATIENCE);
             assertThat(forward.parkedNow()).isEqualTo(1);
             assertThat(pair.prefill.disaggregation().orElseThrow().stats().earlyBytes()).isPositive();
             copied.release();
@@ -104,6 +106,9 @@ class EarlySendHazardIT
             RequestHandle decode = pair.start(3);
 
             forward.awaitParked(PATIENCE);
+            // Chunk 0 is scheduled for sending once chunk 1 is scheduled; its plan is posted, fence pending, as soon as the
+            // decode's room request (its own process-independent handshake) has arrived. Hold the forward until then.
+            awaitEarlyBytes(pair);
             forward.release();
             GenerateResult result = decode.result().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
 
@@ -115,6 +120,15 @@ class EarlySendHazardIT
     }
 
     // ---------------------------------------------------------------------------------------------
+
+    private static void awaitEarlyBytes(Pair pair)
+    {
+        long deadline = System.nanoTime() + PATIENCE.toNanos();
+        while (pair.prefill.disaggregation().orElseThrow().stats().earlyBytes() == 0) {
+            assertThat(System.nanoTime()).as("a plan posted while its forward was parked").isLessThan(deadline);
+            LockSupport.parkNanos(10_000_000);
+        }
+    }
 
     private static Map<String, String> common()
     {

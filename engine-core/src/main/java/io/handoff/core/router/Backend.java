@@ -34,6 +34,7 @@ final class Backend
     private final AtomicInteger inFlight = new AtomicInteger();
     private final LongAdder requests = new LongAdder();
     private final LongAdder failures = new LongAdder();
+    private final AtomicInteger unansweredPolls = new AtomicInteger();
     private volatile Health health = new Health(null, "not polled yet");
 
     Backend(URI url, BackendRole role)
@@ -81,11 +82,24 @@ final class Backend
         return bootstrap().map(bootstrap -> bootstrap.path("control")).filter(JsonNode::isTextual).map(JsonNode::textValue);
     }
 
+    /** A poll got its answer in time. */
+    void answered()
+    {
+        unansweredPolls.set(0);
+    }
+
+    /** A poll got no answer in time; returns how many in a row have not. */
+    int unanswered()
+    {
+        return unansweredPolls.incrementAndGet();
+    }
+
     /** Returns whether it was unhealthy before. */
     boolean up(JsonNode bootstrap)
     {
         requireNonNull(bootstrap, "bootstrap is null");
         boolean was = health.healthy();
+        unansweredPolls.set(0);
         health = new Health(bootstrap, null);
         return !was;
     }

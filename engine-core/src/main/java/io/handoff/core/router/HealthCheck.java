@@ -7,6 +7,7 @@ import org.apache.logging.log4j.Logger;
 
 import java.io.IOException;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
@@ -27,18 +28,28 @@ final class HealthCheck
 
     private final Upstream upstream;
     private final Duration timeout;
+    private final int unhealthyAfterTimeouts;
 
-    HealthCheck(Upstream upstream, Duration timeout)
+    HealthCheck(Upstream upstream, Duration timeout, int unhealthyAfterTimeouts)
     {
         this.upstream = requireNonNull(upstream, "upstream is null");
         this.timeout = requireNonNull(timeout, "timeout is null");
+        this.unhealthyAfterTimeouts = unhealthyAfterTimeouts;
     }
 
     void probe(Backend backend)
             throws InterruptedException
     {
         try {
-            HttpResponse<byte[]> health = upstream.get(backend, "/health", timeout);
+            HttpResponse<byte[]> health;
+            try {
+                health = upstream.get(backend, "/health", timeout);
+            }
+            catch (HttpTimeoutException e) {
+                unanswered(backend);
+                return;
+            }
+            backend.answered();
             if (health.statusCode() != 200) {
                 down(backend, "GET /health answered " + health.statusCode() + excerpt(health.body()));
                 return;
@@ -71,6 +82,22 @@ final class HealthCheck
         catch (IOException e) {
             down(backend, Upstream.describe(e));
         }
+    }
+
+    /**
+     * A healthy server that is slow to answer (a long GC pause, every core busy) keeps its requests until
+     * {@code unhealthyAfterTimeouts} polls in a row went unanswered; one that is not healthy stays out.
+     */
+    private void unanswered(Backend backend)
+    {
+        int inARow = backend.unanswered();
+        String reason = "GET /health got no answer within " + timeout.toMillis() + " ms (handoff.router.health-timeout)";
+        if (backend.healthy() && inARow < unhealthyAfterTimeouts) {
+            log.info("{} is slow: {}, {} poll(s) in a row; it is taken out after {} (handoff.router.unhealthy-after-timeouts)", backend, reason,
+                    inARow, unhealthyAfterTimeouts);
+            return;
+        }
+        down(backend, reason);
     }
 
     /** What is wrong with a {@code /bootstrap} answer for a server given as {@code role}, if anything. */

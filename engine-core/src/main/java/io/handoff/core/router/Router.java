@@ -68,7 +68,7 @@ public final class Router
         // Bound before any thread or client exists: a port in use fails here with nothing to clean up.
         this.server = HttpServer.create(new InetSocketAddress(serverConfig.host(), serverConfig.port()), 0);
         this.upstream = new Upstream(config, executor);
-        this.healthCheck = new HealthCheck(upstream, config.healthTimeout());
+        this.healthCheck = new HealthCheck(upstream, config.healthTimeout(), config.unhealthyAfterTimeouts());
         this.requests = new PairedRequests(pool, upstream, metrics, RoomIds.random());
         Map<String, Route> routes = Map.of(
                 "/generate", new Route("POST", requests::forward),

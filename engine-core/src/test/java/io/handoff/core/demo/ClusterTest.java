@@ -66,9 +66,10 @@ class ClusterTest
     void aServerThatNeverBecomesHealthyFailsWithinTheTimeoutAndIsStopped()
     {
         NodeLauncher launcher = scripts(Map.of("prefill", "echo loading weights; exec sleep 600"));
-        assertThatThrownBy(() -> Cluster.start(List.of(List.of(PREFILL)), launcher, READY_IN_LOG, Duration.ofMillis(300), LONG, line -> {}))
+        // The timeout is long enough for the script to have written its first line on a loaded machine.
+        assertThatThrownBy(() -> Cluster.start(List.of(List.of(PREFILL)), launcher, READY_IN_LOG, Duration.ofSeconds(3), LONG, line -> {}))
                 .isInstanceOf(StartupFailure.class)
-                .hasMessageStartingWith("prefill did not become healthy within 300 ms (last probe: not ready yet)")
+                .hasMessageStartingWith("prefill did not become healthy within 3000 ms (last probe: not ready yet)")
                 .hasMessageContaining("  | loading weights");
         assertThat(launched.getFirst().ended()).contains("exited with code 143 (signal 15)");
     }
@@ -79,8 +80,9 @@ class ClusterTest
     {
         NodeLauncher launcher = scripts(Map.of("prefill", READY, "decode", IGNORES_SIGTERM, "router", READY));
         List<String> progress = new ArrayList<>();
+        // The stop grace is what the two that obey SIGTERM need to exit on a loaded machine; the one that ignores it waits it out.
         try (Cluster cluster = Cluster.start(List.of(List.of(PREFILL, DECODE), List.of(ROUTER)), launcher, READY_IN_LOG, LONG,
-                Duration.ofMillis(300), progress::add)) {
+                Duration.ofSeconds(2), progress::add)) {
             assertThat(cluster.nodes()).extracting(node -> node.spec().name()).containsExactly("prefill", "decode", "router");
             assertThat(cluster.nodes(NodeSpec.Role.DECODE)).extracting(node -> node.spec().name()).containsExactly("decode");
             assertThat(cluster.nodes()).allSatisfy(node -> assertThat(node.ended()).isEmpty());

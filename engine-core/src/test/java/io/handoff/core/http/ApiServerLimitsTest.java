@@ -134,14 +134,18 @@ class ApiServerLimitsTest
     void shutdownAbortsRequestsThatOutliveTheGracePeriod()
             throws Exception
     {
-        ServerConfig config = new ServerConfig("127.0.0.1", 0, Duration.ofSeconds(1), 1 << 20, Duration.ofSeconds(1), Duration.ofSeconds(20));
-        try (LocalServer local = new LocalServer(new SchedulerConfig(4, 256, 16, true, 2), config, 512, model)) {
+        // Requests still running at 3/4 of the grace period are aborted and get until 9/10 of it (300 ms here) to end their streams.
+        ServerConfig config = new ServerConfig("127.0.0.1", 0, Duration.ofSeconds(2), 1 << 20, Duration.ofSeconds(1), Duration.ofSeconds(20));
+        try (LocalServer local = new LocalServer(new SchedulerConfig(4, 256, 16, true, 2), config, 512, model);
+                ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor()) {
             Iterator<String> lines = local.stream("/generate", LONG_STREAM.formatted("too-long")).body().iterator();
             nextEvent(lines);
+            // Keep reading while the server shuts down: a client that stops reading would leave the stream blocked on a full socket.
+            Future<List<String>> tail = executor.submit(() -> lastEvents(lines));
 
             local.server.shutdown(config.gracePeriod());
 
-            List<String> last = lastEvents(lines);
+            List<String> last = tail.get();
             assertThat(last.getLast()).isEqualTo("[DONE]");
             JsonNode outcome = LocalServer.json(last.getFirst());
             assertThat(outcome.get("meta_info").get("finish_reason").get("type").asText()).isEqualTo("abort");

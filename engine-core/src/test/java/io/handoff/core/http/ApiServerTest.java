@@ -187,6 +187,8 @@ class ApiServerTest
         JsonNode last = LocalServer.json(rest.get(rest.size() - 2));
         assertThat(last.get("meta_info").get("finish_reason").get("type").asText()).isEqualTo("abort");
         assertThat(last.get("meta_info").get("completion_tokens").asInt()).isBetween(1, 2999);
+        // The rid stays registered until its exchange has ended, which is just after the client has read [DONE].
+        local.awaitStats(stats -> local.server.inFlight() == 0, "the aborted exchange to end");
         HttpResponse<String> again = local.post("/abort_request", "{\"rid\": \"abort-me\"}");
         assertThat(again.statusCode()).isEqualTo(404);
         assertThat(again.body()).contains("no request with rid 'abort-me' is in flight");

@@ -53,6 +53,8 @@ final class FakeBackend
     final String name;
     final String role;
     volatile int healthStatus = 200;
+    /** While set, {@code /health} answers only once it is counted down: a server too busy to answer in time. */
+    volatile CountDownLatch healthStall;
     volatile String control;
     volatile String bootstrapRole;
     volatile Generator generator = FakeBackend::answer;
@@ -140,7 +142,18 @@ final class FakeBackend
         try (exchange) {
             byte[] bytes = exchange.getRequestBody().readAllBytes();
             switch (exchange.getRequestURI().getPath()) {
-                case "/health" -> json(exchange, healthStatus, JSON.createObjectNode().put("status", healthStatus == 200 ? "ok" : "unhealthy"));
+                case "/health" -> {
+                    CountDownLatch stall = healthStall;
+                    if (stall != null) {
+                        try {
+                            stall.await(WAIT_SECONDS, TimeUnit.SECONDS);
+                        }
+                        catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                    json(exchange, healthStatus, JSON.createObjectNode().put("status", healthStatus == 200 ? "ok" : "unhealthy"));
+                }
                 case "/bootstrap" -> {
                     bootstrapCalls.incrementAndGet();
                     ObjectNode body = JSON.createObjectNode().put("role", bootstrapRole).put("model", "tiny-mla").put("compatibility", "c0ffee");

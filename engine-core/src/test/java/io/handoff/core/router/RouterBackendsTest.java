@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 import java.io.OutputStream;
 import java.net.URI;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -106,6 +107,41 @@ class RouterBackendsTest
             assertThat(d2.rids()).hasSize(1);
             assertThat(d1.rids()).hasSize(4);
             assertThat(entry(json(fixture.get("/backends")), d2.url()).path("healthy").asBoolean(false)).isTrue();
+        }
+    }
+
+    @Test
+    void aServerSlowToAnswerItsHealthPollKeepsGettingRequestsUntilTooManyPollsInARowGoUnanswered()
+            throws Exception
+    {
+        RouterConfig config = new RouterConfig(Duration.ofHours(1), Duration.ofMillis(200), 3, Duration.ofSeconds(5), Duration.ofSeconds(30));
+        try (RouterFixture fixture = RouterFixture.start(1, 1, config)) {
+            FakeBackend decode = fixture.decode();
+            CountDownLatch busy = new CountDownLatch(1);
+            decode.healthStall = busy;
+            fixture.poll();
+            fixture.poll();
+            decode.healthStall = null;
+            fixture.poll();
+            // Two unanswered, one answered: the count starts again.
+            decode.healthStall = busy;
+            fixture.poll();
+            fixture.poll();
+
+            assertThat(entry(json(fixture.get("/backends")), decode.url()).path("healthy").asBoolean(false)).isTrue();
+            assertThat(fixture.post("/generate", "{\"text\": \"x\", \"rid\": \"slow-0\"}").statusCode()).isEqualTo(200);
+
+            fixture.poll();
+            JsonNode down = entry(json(fixture.get("/backends")), decode.url());
+            assertThat(down.path("healthy").asBoolean(true)).isFalse();
+            assertThat(down.path("reason").asText()).isEqualTo("GET /health got no answer within 200 ms (handoff.router.health-timeout)");
+            assertThat(fixture.post("/generate", "{\"text\": \"x\", \"rid\": \"slow-1\"}").statusCode()).isEqualTo(503);
+
+            decode.healthStall = null;
+            busy.countDown();
+            fixture.poll();
+            assertThat(entry(json(fixture.get("/backends")), decode.url()).path("healthy").asBoolean(false)).isTrue();
+            assertThat(decode.rids()).containsExactly("slow-0");
         }
     }
 

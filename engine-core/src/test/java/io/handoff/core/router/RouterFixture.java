@@ -23,25 +23,31 @@ import java.util.stream.Stream;
 final class RouterFixture
         implements AutoCloseable
 {
-    static final RouterConfig CONFIG = new RouterConfig(Duration.ofHours(1), Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(30));
+    static final RouterConfig CONFIG = new RouterConfig(Duration.ofHours(1), Duration.ofSeconds(5), 3, Duration.ofSeconds(5), Duration.ofSeconds(30));
 
     final List<FakeBackend> prefills;
     final List<FakeBackend> decodes;
     final Router router;
     final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-    private RouterFixture(List<FakeBackend> prefills, List<FakeBackend> decodes)
+    private RouterFixture(List<FakeBackend> prefills, List<FakeBackend> decodes, RouterConfig config)
             throws IOException, InterruptedException
     {
         this.prefills = prefills;
         this.decodes = decodes;
         decodes.forEach(decode -> decode.prefills = List.copyOf(prefills));
-        this.router = Router.start(ServerConfig.loopback(), CONFIG,
+        this.router = Router.start(ServerConfig.loopback(), config,
                 prefills.stream().map(FakeBackend::url).toList(), decodes.stream().map(FakeBackend::url).toList());
     }
 
     /** {@code prefillCount} prefills (controls 10.0.0.1:7001, 10.0.0.2:7001, ...) and {@code decodeCount} decodes. */
     static RouterFixture start(int prefillCount, int decodeCount)
+            throws IOException, InterruptedException
+    {
+        return start(prefillCount, decodeCount, CONFIG);
+    }
+
+    static RouterFixture start(int prefillCount, int decodeCount, RouterConfig config)
             throws IOException, InterruptedException
     {
         List<FakeBackend> prefills = new ArrayList<>();
@@ -52,7 +58,7 @@ final class RouterFixture
         for (int i = 1; i <= decodeCount; i++) {
             decodes.add(FakeBackend.decode("d" + i));
         }
-        return new RouterFixture(prefills, decodes);
+        return new RouterFixture(prefills, decodes, config);
     }
 
     FakeBackend prefill()

@@ -16,6 +16,8 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
 import static io.handoff.core.scheduler.SchedulerFixture.TIMEOUT;
@@ -57,7 +59,12 @@ class ComputeStreamTest
             Fence first = stream.submit(0, forward(kv, faults, 0, trace));
             Fence second = stream.submit(1, forward(kv, faults, 1, trace));
             first.onComplete(() -> trace.add("fence 0"));
-            second.onComplete(() -> trace.add("fence 1"));
+            // A fence wakes its waiters before it runs its callbacks: wait for the callback itself, not the fence.
+            CountDownLatch secondHeard = new CountDownLatch(1);
+            second.onComplete(() -> {
+                trace.add("fence 1");
+                secondHeard.countDown();
+            });
             gate.awaitParked(TIMEOUT);
 
             assertThat(trace).containsExactly("step 0 layer 0", "step 0 layer 1");
@@ -67,6 +74,7 @@ class ComputeStreamTest
 
             gate.release();
             second.await(TIMEOUT);
+            assertThat(secondHeard.await(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
             assertThat(first.isDone()).isTrue();
             assertThat(first.failed()).isFalse();
             assertThat(second).hasToString("Fence[step 1, done]");
