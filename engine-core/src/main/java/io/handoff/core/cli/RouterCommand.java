@@ -13,7 +13,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
-import java.io.UncheckedIOException;
 import java.net.BindException;
 import java.net.URI;
 import java.util.ArrayList;
@@ -21,7 +20,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 
 @Command(name = "router", mixinStandardHelpOptions = true,
         description = {"Serve one HTTP API in front of prefill and decode servers (handoff serve --role prefill / --role decode) until SIGTERM or Ctrl-C.",
@@ -41,11 +39,8 @@ final class RouterCommand
     @Option(names = "--decode", paramLabel = "URL", description = "A decode server, e.g. http://10.0.0.6:30000. Repeatable; at least one.")
     List<String> decodes = new ArrayList<>();
 
-    @Option(names = "--host", paramLabel = "HOST", description = "Address to listen on; sets handoff.server.host (default 127.0.0.1).")
-    String host;
-
-    @Option(names = "--port", paramLabel = "PORT", description = "Port to listen on, 0 for any free one; sets handoff.server.port (default 30000).")
-    Integer port;
+    @Mixin
+    ListenOptions listen;
 
     @Spec
     CommandSpec spec;
@@ -57,15 +52,7 @@ final class RouterCommand
         Set<URI> seen = new HashSet<>();
         List<URI> prefillUrls = urls("--prefill", prefills, seen);
         List<URI> decodeUrls = urls("--decode", decodes, seen);
-        if (port != null && (port < 0 || port > 65535)) {
-            throw new ParameterException(spec.commandLine(), "--port must be in 0..65535, got " + port);
-        }
-        if (host != null) {
-            options.overrides.put("handoff.server.host", host);
-        }
-        if (port != null) {
-            options.overrides.put("handoff.server.port", Integer.toString(port));
-        }
+        listen.applyTo(options.overrides);
         ServerConfig serverConfig;
         RouterConfig routerConfig;
         // The engine validates the configuration (with plugins' keys) and sets up logging; the router needs nothing else of it.
@@ -78,24 +65,10 @@ final class RouterCommand
             router = Router.start(serverConfig, routerConfig, prefillUrls, decodeUrls);
         }
         catch (BindException e) {
-            throw new UncheckedIOException("cannot listen on " + serverConfig.host() + ":" + serverConfig.port() + " (" + e.getMessage()
-                    + "); choose another address with --host/--port or handoff.server.*", e);
+            throw ListenOptions.cannotListen(serverConfig, e);
         }
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("handoff-shutdown").unstarted(() -> {
-            log.info("shutting down: no new requests; in-flight ones have {} ms to finish", serverConfig.gracePeriod().toMillis());
-            try {
-                router.shutdown(serverConfig.gracePeriod());
-            }
-            catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            finally {
-                stopped.countDown();
-            }
-        }));
         log.info("routing on http://{}:{} to prefill {} and decode {}", router.address().getHostString(), router.address().getPort(), prefillUrls, decodeUrls);
-        stopped.await();
+        ListenOptions.serveUntilSignalled(serverConfig, () -> router.shutdown(serverConfig.gracePeriod()));
         return Main.OK;
     }
 

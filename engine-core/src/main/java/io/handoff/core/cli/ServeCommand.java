@@ -16,10 +16,8 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.BindException;
 import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
 
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = {"Serve the HTTP API (SGLang /generate, OpenAI /v1/completions, /metrics, ...) until SIGTERM or Ctrl-C.",
@@ -37,11 +35,8 @@ final class ServeCommand
                     + "(receives KV, generates). Prefill and decode servers take requests from a router (handoff router).")
     String role;
 
-    @Option(names = "--host", paramLabel = "HOST", description = "Address to listen on; sets handoff.server.host (default 127.0.0.1).")
-    String host;
-
-    @Option(names = "--port", paramLabel = "PORT", description = "Port to listen on, 0 for any free one; sets handoff.server.port (default 30000).")
-    Integer port;
+    @Mixin
+    ListenOptions listen;
 
     @Spec
     CommandSpec spec;
@@ -56,15 +51,7 @@ final class ServeCommand
             case "decode" -> Optional.of(Disaggregation.Role.DECODE);
             default -> throw new ParameterException(spec.commandLine(), "unknown --role '" + role + "': expected colocated, prefill or decode");
         };
-        if (port != null && (port < 0 || port > 65535)) {
-            throw new ParameterException(spec.commandLine(), "--port must be in 0..65535, got " + port);
-        }
-        if (host != null) {
-            options.overrides.put("handoff.server.host", host);
-        }
-        if (port != null) {
-            options.overrides.put("handoff.server.port", Integer.toString(port));
-        }
+        listen.applyTo(options.overrides);
         Engine engine = Engine.start(options.source());
         ComputeEngine compute = null;
         ApiServer server;
@@ -82,26 +69,18 @@ final class ServeCommand
             engine.close();
             throw e;
         }
-        CountDownLatch stopped = new CountDownLatch(1);
         ComputeEngine running = compute;
-        // SIGTERM and Ctrl-C run shutdown hooks; the launcher execs the JVM, so the signal reaches it.
-        Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("handoff-shutdown").unstarted(() -> {
-            log.info("shutting down: no new requests; in-flight ones have {} ms to finish", config.gracePeriod().toMillis());
+        log.info("serving {} (role {}) on http://{}:{}", compute.model().name(), role, server.address().getHostString(), server.address().getPort());
+        ListenOptions.serveUntilSignalled(config, () -> {
             try {
                 server.shutdown(config.gracePeriod());
-            }
-            catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
             }
             finally {
                 running.close();
                 engine.close();
                 log.info("stopped");
-                stopped.countDown();
             }
-        }));
-        log.info("serving {} (role {}) on http://{}:{}", compute.model().name(), role, server.address().getHostString(), server.address().getPort());
-        stopped.await();
+        });
         return Main.OK;
     }
 
@@ -112,8 +91,7 @@ final class ServeCommand
             return ApiServer.start(config, compute.scheduler(), compute.model(), compute.disaggregation());
         }
         catch (BindException e) {
-            throw new UncheckedIOException("cannot listen on " + config.host() + ":" + config.port() + " (" + e.getMessage()
-                    + "); choose another address with --host/--port or handoff.server.*", e);
+            throw ListenOptions.cannotListen(config, e);
         }
     }
 }

@@ -67,7 +67,7 @@ public final class ApiServer
                 "/generate", new Route("POST", generate::handle),
                 "/v1/completions", new Route("POST", completions::handle),
                 "/v1/models", new Route("GET", this::models),
-                "/abort_request", new Route("POST", this::abortRequest),
+                "/abort_request", new Route("POST", exchange -> AbortRequest.handle(exchange, generations::abort, "")),
                 "/health", new Route("GET", this::health),
                 "/health_generate", new Route("GET", this::healthGenerate),
                 "/metrics", new Route("GET", this::metrics),
@@ -118,21 +118,6 @@ public final class ApiServer
         entry.put("root", model.name());
         entry.put("max_model_len", model.maxContext());
         exchange.sendJson(200, body);
-    }
-
-    private void abortRequest(Exchange exchange)
-            throws IOException
-    {
-        JsonFields body = exchange.json();
-        body.allowOnly(Set.of("rid"));
-        String rid = body.string("rid").orElseThrow(() -> ApiError.invalid("missing_field", "rid", "'rid' is required: the id of the request to abort"));
-        if (!generations.abort(rid)) {
-            throw ApiError.notFound("rid_not_found", "rid", "no request with rid '" + rid + "' is in flight (it may have finished already)");
-        }
-        ObjectNode response = JsonFields.MAPPER.createObjectNode();
-        response.put("rid", rid);
-        response.put("aborted", true);
-        exchange.sendJson(200, response);
     }
 
     private void health(Exchange exchange)

@@ -3,6 +3,7 @@ package io.handoff.core.router;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpServer;
+import io.handoff.core.http.AbortRequest;
 import io.handoff.core.http.ApiError;
 import io.handoff.core.http.Exchange;
 import io.handoff.core.http.HttpRoutes;
@@ -22,7 +23,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -74,7 +74,7 @@ public final class Router
                 "/generate", new Route("POST", requests::forward),
                 "/v1/completions", new Route("POST", requests::forward),
                 "/v1/models", new Route("GET", this::models),
-                "/abort_request", new Route("POST", this::abortRequest),
+                "/abort_request", new Route("POST", exchange -> AbortRequest.handle(exchange, requests::abort, " through this router")),
                 "/health", new Route("GET", this::health),
                 "/backends", new Route("GET", this::backends),
                 "/metrics", new Route("GET", this::metrics));
@@ -195,21 +195,6 @@ public final class Router
             throw upstream.failure(decode, e);
         }
         exchange.send(response.statusCode(), response.headers().firstValue("Content-Type").orElse("application/json"), response.body());
-    }
-
-    private void abortRequest(Exchange exchange)
-            throws IOException
-    {
-        JsonFields body = exchange.json();
-        body.allowOnly(Set.of("rid"));
-        String rid = body.string("rid").orElseThrow(() -> ApiError.invalid("missing_field", "rid", "'rid' is required: the id of the request to abort"));
-        if (!requests.abort(rid)) {
-            throw ApiError.notFound("rid_not_found", "rid", "no request with rid '" + rid + "' is in flight through this router (it may have finished already)");
-        }
-        ObjectNode response = JsonFields.MAPPER.createObjectNode();
-        response.put("rid", rid);
-        response.put("aborted", true);
-        exchange.sendJson(200, response);
     }
 
     private void backends(Exchange exchange)
