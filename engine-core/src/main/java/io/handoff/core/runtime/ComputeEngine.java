@@ -146,11 +146,10 @@ public final class ComputeEngine
         PluginEntry entry = plugins.require(id, "attention", "handoff.attention.backend");
         AttentionBackendProvider provider = (AttentionBackendProvider) entry.provider().orElseThrow();
         AttentionCapabilities capabilities = provider.capabilities(settings);
-        if (!capabilities.supports(geometry.layout(), pageSize, dtype)) {
-            throw new IllegalArgumentException("attention backend '" + id + "' does not support the " + geometry.layout()
-                    + " layout with page size " + pageSize + " and " + dtype + " (it declares " + capabilities.names()
-                    + "); choose another backend (" + plugins.available("attention") + ") or model");
-        }
+        capabilities.refusal(id, geometry.layout(), pageSize, dtype).ifPresent(reason -> {
+            throw new IllegalArgumentException(reason + " (it declares " + capabilities.names() + "); choose another backend ("
+                    + plugins.available("attention") + ") or model");
+        });
         return provider;
     }
 

@@ -2,6 +2,7 @@ package io.handoff.spi.attention;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 import static java.util.Objects.requireNonNull;
@@ -32,7 +33,28 @@ public record AttentionCapabilities(
 
     public boolean supports(KvLayout layout, int pageSize, KvDtype dtype)
     {
-        return layouts.contains(layout) && pageSize >= minPageSize && pageSize <= maxPageSize && dtypes.contains(dtype);
+        return refusal("", layout, pageSize, dtype).isEmpty();
+    }
+
+    /** Why attention backend {@code id} cannot run a KV cache of this layout, page size and dtype; empty when it can. */
+    public Optional<String> refusal(String id, KvLayout layout, int pageSize, KvDtype dtype)
+    {
+        if (!layouts.contains(layout)) {
+            return Optional.of("attention backend '" + id + "' does not support the " + layout + " layout; it supports " + sorted(layouts));
+        }
+        if (pageSize < minPageSize || pageSize > maxPageSize) {
+            return Optional.of("attention backend '" + id + "' supports page sizes " + minPageSize + ".." + maxPageSize + ", not " + pageSize
+                    + ": choose a page size in that range");
+        }
+        if (!dtypes.contains(dtype)) {
+            return Optional.of("attention backend '" + id + "' does not support KV dtype " + dtype + "; it supports " + sorted(dtypes));
+        }
+        return Optional.empty();
+    }
+
+    private static <E extends Enum<E>> List<E> sorted(Set<E> values)
+    {
+        return values.stream().sorted().toList();
     }
 
     /** The capabilities as names, in a stable order: layouts, dtypes, page sizes, then flags. */

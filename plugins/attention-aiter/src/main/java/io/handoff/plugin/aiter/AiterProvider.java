@@ -55,13 +55,7 @@ public final class AiterProvider
     @Override
     public Availability availability(PluginSettings settings)
     {
-        try {
-            Class.forName("jdk.incubator.vector.FloatVector", false, AiterProvider.class.getClassLoader());
-            return Availability.AVAILABLE;
-        }
-        catch (ClassNotFoundException | LinkageError e) {
-            return Availability.unavailable("the Vector API (module jdk.incubator.vector) is not in this JVM: start it with --add-modules jdk.incubator.vector");
-        }
+        return Availability.ofVectorApi();
     }
 
     @Override
@@ -79,13 +73,9 @@ public final class AiterProvider
             throw new IllegalArgumentException("attention backend 'aiter' supports only the MLA layout, not " + geometry.layout()
                     + ": use attention backend 'triton' for " + geometry.layout());
         }
-        if (kv.pageSize() < CAPABILITIES.minPageSize() || kv.pageSize() > CAPABILITIES.maxPageSize()) {
-            throw new IllegalArgumentException("attention backend 'aiter' supports page sizes " + CAPABILITIES.minPageSize() + ".."
-                    + CAPABILITIES.maxPageSize() + ", not " + kv.pageSize() + ": choose a page size in that range");
-        }
-        if (!CAPABILITIES.dtypes().contains(kv.dtype())) {
-            throw new IllegalArgumentException("attention backend 'aiter' does not support KV dtype " + kv.dtype());
-        }
+        CAPABILITIES.refusal(id(), geometry.layout(), kv.pageSize(), kv.dtype()).ifPresent(reason -> {
+            throw new IllegalArgumentException(reason);
+        });
         if (!kv.valuesInKeyRow()) {
             throw new IllegalArgumentException("MLA needs a KV pool whose values are the latent prefix of the key row (valuesInKeyRow), but this pool stores V separately");
         }

@@ -54,13 +54,7 @@ public final class TritonProvider
     @Override
     public Availability availability(PluginSettings settings)
     {
-        try {
-            Class.forName("jdk.incubator.vector.FloatVector", false, TritonProvider.class.getClassLoader());
-            return Availability.AVAILABLE;
-        }
-        catch (ClassNotFoundException | LinkageError e) {
-            return Availability.unavailable("the Vector API (module jdk.incubator.vector) is not in this JVM: start it with --add-modules jdk.incubator.vector");
-        }
+        return Availability.ofVectorApi();
     }
 
     @Override
@@ -68,16 +62,9 @@ public final class TritonProvider
     {
         requireNonNull(geometry, "geometry is null");
         requireNonNull(kv, "kv is null");
-        if (!CAPABILITIES.layouts().contains(geometry.layout())) {
-            throw new IllegalArgumentException("attention backend 'triton' does not support the " + geometry.layout() + " layout; it supports MHA, GQA and MLA");
-        }
-        if (kv.pageSize() < CAPABILITIES.minPageSize() || kv.pageSize() > CAPABILITIES.maxPageSize()) {
-            throw new IllegalArgumentException("attention backend 'triton' supports page sizes " + CAPABILITIES.minPageSize() + ".."
-                    + CAPABILITIES.maxPageSize() + ", not " + kv.pageSize() + ": choose a page size in that range");
-        }
-        if (!CAPABILITIES.dtypes().contains(kv.dtype())) {
-            throw new IllegalArgumentException("attention backend 'triton' does not support KV dtype " + kv.dtype());
-        }
+        CAPABILITIES.refusal(id(), geometry.layout(), kv.pageSize(), kv.dtype()).ifPresent(reason -> {
+            throw new IllegalArgumentException(reason);
+        });
         if (kv.keyRowElements() != geometry.keyRowElements()) {
             throw new IllegalArgumentException("the KV pool's key rows have " + kv.keyRowElements() + " elements but the geometry needs "
                     + geometry.numKvHeads() + " KV heads x " + geometry.qkDim() + " = " + geometry.keyRowElements());
