@@ -3,6 +3,10 @@ package io.handoff.plugin.mooncake;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
+import io.handoff.spi.transfer.WriteGuard;
+import io.handoff.testkit.transfer.Link;
+import io.handoff.testkit.transfer.Pool;
+import io.handoff.testkit.transfer.ReferenceSettings;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -15,10 +19,13 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 
-import static io.handoff.plugin.mooncake.Link.pagesOf;
-import static io.handoff.plugin.mooncake.Link.plan;
+import static io.handoff.plugin.mooncake.TcpTransferTest.readsUntilClosed;
+import static io.handoff.plugin.mooncake.TcpTransferTest.tcpReceiver;
+import static io.handoff.testkit.transfer.Plans.pagesOf;
+import static io.handoff.testkit.transfer.Plans.plan;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.params.provider.Arguments.argumentSet;
 
@@ -66,8 +73,9 @@ class MalformedFrameTest
     void isRejectedWithoutWritingAndTheReceiverServesOthers(List<Frame> frames, String reason)
             throws Exception
     {
-        try (Link link = Link.open(Transport.TCP, folder);
-                SocketChannel raw = SocketChannel.open(new InetSocketAddress("127.0.0.1", link.tcpReceiver().port()))) {
+        MooncakeProvider provider = new MooncakeProvider();
+        try (Link link = Link.acrossHosts(provider, ReferenceSettings.of(provider).with(TcpTransferTest.TCP), folder, WriteGuard.ALLOW_ALL);
+                SocketChannel raw = SocketChannel.open(new InetSocketAddress("127.0.0.1", tcpReceiver(link).port()))) {
             handshake(raw);
             try {
                 for (Frame frame : frames) {
@@ -78,13 +86,13 @@ class MalformedFrameTest
                 // The receiver may close before the body is sent: that is the point.
             }
 
-            assertThat(TcpTransferTest.readsUntilClosed(raw)).isTrue();
-            assertThat(link.tcpReceiver().lastRejection()).contains(reason);
-            assertThat(link.destination.mismatches(java.util.Map.of())).isEmpty();
+            assertThat(readsUntilClosed(raw)).isTrue();
+            assertThat(tcpReceiver(link).lastRejection()).contains(reason);
+            assertThat(link.destination().mismatches(Map.of())).isEmpty();
 
             TransferPlan plan = plan(new RoomKey(3, 0), 0, 0, ProducerFence.DONE, new int[] {0, 0, 5});
             assertThat(link.post(plan).await().completed()).isTrue();
-            assertThat(link.destination.mismatches(pagesOf(plan))).isEmpty();
+            assertThat(link.destination().mismatches(pagesOf(plan))).isEmpty();
         }
     }
 

@@ -4,12 +4,13 @@ import io.handoff.spi.Availability;
 import io.handoff.spi.ProviderKind;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferCapability;
+import io.handoff.testkit.transfer.RecordingContext;
+import io.handoff.testkit.transfer.ReferenceSettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.util.EnumSet;
-import java.util.List;
 import java.util.Set;
 
 import static io.handoff.spi.transfer.TransferCapability.DRAIN_ACK;
@@ -24,6 +25,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class MooncakeProviderTest
 {
     private final MooncakeProvider provider = new MooncakeProvider();
+    private final ReferenceSettings settings = ReferenceSettings.of(provider);
 
     @TempDir
     Path folder;
@@ -33,25 +35,25 @@ class MooncakeProviderTest
     {
         assertThat(provider.id()).isEqualTo("mooncake");
         assertThat(provider.kind()).isEqualTo(ProviderKind.TRANSFER);
-        assertThat(provider.availability(TestSettings.defaults())).isEqualTo(Availability.AVAILABLE);
-        assertThat(provider.availability(TestSettings.with("transport", "tcp"))).isEqualTo(Availability.AVAILABLE);
+        assertThat(provider.availability(settings.defaults())).isEqualTo(Availability.AVAILABLE);
+        assertThat(provider.availability(settings.with("transport", "tcp"))).isEqualTo(Availability.AVAILABLE);
     }
 
     @Test
     void declaresPerTransportWhatItsTestsProve()
     {
-        assertThat(provider.capabilities(TestSettings.with("transport", "tcp")))
+        assertThat(provider.capabilities(settings.with("transport", "tcp")))
                 .isEqualTo(EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC));
-        assertThat(provider.capabilities(TestSettings.with("transport", "shm")))
+        assertThat(provider.capabilities(settings.with("transport", "shm")))
                 .isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC));
-        assertThat(provider.capabilityNames(TestSettings.defaults()))
+        assertThat(provider.capabilityNames(settings.defaults()))
                 .containsExactly("DRAIN_ACK", "FORWARD_SYNC", "REMOTE", "SAME_HOST");
     }
 
     @Test
     void autoPromisesOnlyTheGuaranteesBothTransportsKeep()
     {
-        Set<TransferCapability> auto = provider.capabilities(TestSettings.with("transport", "auto"));
+        Set<TransferCapability> auto = provider.capabilities(settings.with("transport", "auto"));
         Set<TransferCapability> both = EnumSet.copyOf(Transport.TCP.capabilities());
         both.retainAll(Transport.SHM.capabilities());
 
@@ -66,11 +68,11 @@ class MooncakeProviderTest
     void isUnavailableWithAReasonWhenItCannotListenOrIsMisconfigured()
     {
         // 192.0.2.1 is TEST-NET-1: never an address of this machine.
-        Availability foreign = provider.availability(TestSettings.with("listen-host", "192.0.2.1"));
+        Availability foreign = provider.availability(settings.with("listen-host", "192.0.2.1"));
         assertThat(foreign.available()).isFalse();
         assertThat(foreign.reason()).contains("cannot listen on 192.0.2.1").contains("listen-host");
 
-        Availability tinyFrames = provider.availability(TestSettings.with("max-frame-bytes", "1KiB"));
+        Availability tinyFrames = provider.availability(settings.with("max-frame-bytes", "1KiB"));
         assertThat(tinyFrames.available()).isFalse();
         assertThat(tinyFrames.reason()).contains("max-frame-bytes = 1024");
     }
@@ -91,25 +93,14 @@ class MooncakeProviderTest
     @Test
     void everyKeyIsDocumentedInTheReferenceAndTimesAndSizesCarryTheirType()
     {
-        List<String> lines = TestSettings.referenceText().lines().toList();
-        for (String key : TestSettings.reference().keySet()) {
-            int at = lines.indexOf(lines.stream().filter(line -> line.strip().startsWith(key + " =")).findFirst().orElseThrow());
-            assertThat(lines.get(at - 1).strip()).as("comment above %s", key).startsWith("#");
-            String value = TestSettings.reference().get(key);
-            if (value.matches("[0-9]+(ms|s|m)")) {
-                assertThat(lines.get(at - 1).strip()).as("schema of %s", key).isEqualTo("# type: duration");
-            }
-            if (value.matches("[0-9]+(B|KiB|MiB|GiB)?") && key.endsWith("-bytes")) {
-                assertThat(lines.get(at - 1).strip()).as("schema of %s", key).isEqualTo("# type: bytes");
-            }
-        }
-        assertThat(TestSettings.reference()).containsKeys("transport", "listen-host", "advertise-host", "connect-timeout",
+        assertThat(settings.undocumented()).isEmpty();
+        assertThat(settings.declared()).containsKeys("transport", "listen-host", "advertise-host", "connect-timeout",
                 "fence-timeout", "ack-timeout", "max-frame-bytes", "socket-buffer-bytes");
     }
 
     private boolean wantsSharedFile(String transport, Path directory)
     {
-        try (TransferBackend backend = provider.open(new TestContext("h", directory), TestSettings.with("transport", transport))) {
+        try (TransferBackend backend = provider.open(new RecordingContext("h", directory), settings.with("transport", transport))) {
             return backend.wantsSharedFileMemory();
         }
     }

@@ -1,12 +1,17 @@
 package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.transfer.ProducerFence;
-import io.handoff.spi.transfer.RoomKey;
+import io.handoff.spi.transfer.TransferBackend;
+import io.handoff.spi.transfer.TransferBackendProvider;
+import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.TransferPeer;
-import io.handoff.spi.transfer.TransferPlan;
 import io.handoff.spi.transfer.WriteGuard;
+import io.handoff.testkit.transfer.Link;
+import io.handoff.testkit.transfer.Outcome;
+import io.handoff.testkit.transfer.Pool;
+import io.handoff.testkit.transfer.RecordingContext;
+import io.handoff.testkit.transfer.TransferBackendContract;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -14,46 +19,68 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
-import static io.handoff.plugin.mooncake.Link.pagesOf;
-import static io.handoff.plugin.mooncake.Link.plan;
+import static io.handoff.spi.transfer.TransferCapability.DRAIN_ACK;
+import static io.handoff.spi.transfer.TransferCapability.FORWARD_SYNC;
+import static io.handoff.spi.transfer.TransferCapability.RECEIVER_VALIDATED_WRITES;
+import static io.handoff.spi.transfer.TransferCapability.REMOTE;
+import static io.handoff.spi.transfer.TransferCapability.SAME_HOST;
+import static io.handoff.testkit.transfer.Plans.plan;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** What only the tcp transport does: the receiver asks its write guard, refuses, and survives peers that break the protocol. */
+/**
+ * The transfer contract over tcp, and what only tcp does: the receiver asks its write guard frame by frame, says
+ * which frame it refused, and survives peers that break the protocol.
+ */
 class TcpTransferTest
+        extends TransferBackendContract
 {
-    private static final RoomKey ROOM = new RoomKey(7, 1);
-    private static final RoomKey NEXT_ROOM = new RoomKey(8, 0);
+    /** tcp with frames of 4 KiB: four pages of the largest stride, so runs span several frames. */
+    static final Map<String, String> TCP = Map.of("transport", "tcp", "max-frame-bytes", "4KiB");
 
-    @TempDir
-    Path folder;
+    @Override
+    protected TransferBackendProvider provider()
+    {
+        return new MooncakeProvider();
+    }
+
+    @Override
+    protected Map<String, String> settings()
+    {
+        return TCP;
+    }
+
+    @Override
+    protected Set<TransferCapability> expectedCapabilities()
+    {
+        return EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC);
+    }
+
+    @Override
+    protected String expectedTransport()
+    {
+        return "tcp";
+    }
 
     @Test
-    void aRefusedWriteFailsThePlanWithTheGuardsReasonLandsNothingAndKeepsTheConnection()
+    void aRefusedPlanNamesTheFirstRefusedFrameAndTheGuardsVerdict()
             throws Exception
     {
         WriteGuard retiredRoom = (room, page, count) -> room.equals(ROOM) ? null : () -> {};
-        try (Link link = Link.open(Transport.TCP, folder, retiredRoom, "max-frame-bytes", "8KiB")) {
+        try (Link link = open(retiredRoom, "max-frame-bytes", "8KiB")) {
             Outcome refused = link.post(plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 40, 8}, new int[] {10, 50, 3}));
 
-            Outcome.Result result = refused.await();
-            assertThat(result.failure()).isEqualTo("the receiver refused pages 40..47 of room 7#1: not granted");
-            assertThat(link.destination.mismatches(Map.of())).isEmpty();
-            assertThat(link.peer.drain(ROOM)).succeedsWithin(java.time.Duration.ofSeconds(30));
-
-            TransferPlan next = plan(NEXT_ROOM, 0, 0, ProducerFence.DONE, new int[] {20, 40, 8});
-            assertThat(link.post(next).await().completed()).isTrue();
-            assertThat(link.destination.mismatches(pagesOf(next))).isEmpty();
-            assertThat(refused.calls()).isEqualTo(1);
+            assertThat(refused.await().failure()).isEqualTo("the receiver refused pages 40..47 of room 7#1: not granted");
         }
     }
 
@@ -63,7 +90,7 @@ class TcpTransferTest
     {
         List<String> asked = new CopyOnWriteArrayList<>();
         WriteGuard recording = (room, page, count) -> asked.add(room + " " + page + "+" + count) ? () -> {} : null;
-        try (Link link = Link.open(Transport.TCP, folder, recording)) {
+        try (Link link = open(recording)) {
             // Frames hold 4 pages of the largest stride: pages 8..13 go as 8+4 and 12+2, in each of the three regions.
             assertThat(link.post(plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 8, 6})).await().completed()).isTrue();
 
@@ -75,25 +102,18 @@ class TcpTransferTest
     void aReceiverThatGoesAwayFailsThePlanInFlightAndThePeerStopsSending()
             throws Exception
     {
-        try (Link link = Link.open(Transport.TCP, folder)) {
-            CountDownLatch parked = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
-            link.senderContext.onAfterPage((room, page) -> {
-                if (page == 1) {
-                    parked.countDown();
-                    awaitQuietly(release);
-                }
-            });
+        try (Link link = open()) {
+            RecordingContext.Park park = link.senderContext().parkAfterPage(1);
             Outcome inFlight = link.post(plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 0, 12}));
-            assertThat(parked.await(30, TimeUnit.SECONDS)).isTrue();
+            park.awaitParked();
 
-            link.receiver.close();
-            release.countDown();
+            link.receiver().close();
+            park.release();
 
             assertThat(inFlight.await().failure()).isNotBlank();
             // The receiver's end of stream proved its connection thread stopped writing: the drain holds.
-            assertThat(link.peer.drain(ROOM).get(30, TimeUnit.SECONDS)).isNull();
-            Outcome later = link.post(plan(NEXT_ROOM, 0, 0, ProducerFence.DONE, new int[] {20, 20, 1}));
+            assertThat(link.peer().drain(ROOM).get(30, TimeUnit.SECONDS)).isNull();
+            Outcome later = link.post(plan(OTHER_ROOM, 0, 0, ProducerFence.DONE, new int[] {20, 20, 1}));
             assertThat(later.await().failure()).contains("lost its connection");
         }
     }
@@ -103,16 +123,15 @@ class TcpTransferTest
             throws Exception
     {
         try (ServerSocketChannel silent = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
-                Pool source = Pool.anonymous().fillSource();
-                MooncakeBackend sender = new MooncakeBackend(new TestContext("prefill-host", folder),
-                        MooncakeConfig.from(TestSettings.with("transport", "tcp", "ack-timeout", "200ms")))) {
+                Pool source = Pool.anonymous().fill(0);
+                TransferBackend sender = provider().open(new RecordingContext(Link.PREFILL_HOST, folder), settingsWith("ack-timeout", "200ms"))) {
             // Answers the hello, then swallows every frame and never replies nor closes: a stalled receiver.
             CountDownLatch testOver = new CountDownLatch(1);
             Thread swallower = Thread.ofPlatform().daemon().start(() -> swallow(silent, testOver));
-            Descriptor descriptor = new Descriptor("decode-host", "127.0.0.1", ((InetSocketAddress) silent.getLocalAddress()).getPort(),
+            Descriptor descriptor = new Descriptor(Link.DECODE_HOST, "127.0.0.1", ((InetSocketAddress) silent.getLocalAddress()).getPort(),
                     4096, Optional.empty(), source.regions().stream().map(Descriptor.Shape::of).toList());
             sender.registerSources(source.regions());
-            TransferPeer peer = sender.connect("decode-host", descriptor.encode());
+            TransferPeer peer = sender.connect(Link.DECODE_HOST, descriptor.encode());
 
             Outcome outcome = new Outcome();
             peer.post(plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 0, 3}), outcome);
@@ -122,7 +141,7 @@ class TcpTransferTest
                     .isInstanceOf(ExecutionException.class)
                     .hasMessageContaining("cannot prove that no write of room 7#1 is in flight");
             Outcome later = new Outcome();
-            peer.post(plan(NEXT_ROOM, 0, 0, ProducerFence.DONE, new int[] {5, 5, 1}), later);
+            peer.post(plan(OTHER_ROOM, 0, 0, ProducerFence.DONE, new int[] {5, 5, 1}), later);
             assertThat(later.await().failure()).contains("lost its connection");
             testOver.countDown();
             swallower.join(30_000);
@@ -153,14 +172,19 @@ class TcpTransferTest
     void aClientThatDoesNotSpeakMooncakeIsDisconnectedAtTheHandshake()
             throws Exception
     {
-        try (Link link = Link.open(Transport.TCP, folder);
-                SocketChannel stranger = SocketChannel.open(new InetSocketAddress("127.0.0.1", link.tcpReceiver().port()))) {
+        try (Link link = open();
+                SocketChannel stranger = SocketChannel.open(new InetSocketAddress("127.0.0.1", tcpReceiver(link).port()))) {
             stranger.write(ByteBuffer.wrap("GET / HTTP/1.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII)));
 
             assertThat(readsUntilClosed(stranger)).isTrue();
-            assertThat(link.tcpReceiver().lastRejection()).contains("not a mooncake hello");
-            assertThat(link.destination.mismatches(Map.of())).isEmpty();
+            assertThat(tcpReceiver(link).lastRejection()).contains("not a mooncake hello");
+            assertThat(link.destination().mismatches(Map.of())).isEmpty();
         }
+    }
+
+    static TcpReceiver tcpReceiver(Link link)
+    {
+        return ((MooncakeBackend) link.receiver()).receiver();
     }
 
     static boolean readsUntilClosed(SocketChannel channel)
@@ -176,16 +200,6 @@ class TcpTransferTest
         }
         catch (IOException e) {
             return true;
-        }
-    }
-
-    private static void awaitQuietly(CountDownLatch latch)
-    {
-        try {
-            latch.await(30, TimeUnit.SECONDS);
-        }
-        catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 }

@@ -5,20 +5,24 @@ import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPeer;
 import io.handoff.spi.transfer.TransferPlan;
 import io.handoff.spi.transfer.WriteGuard;
+import io.handoff.testkit.transfer.Outcome;
+import io.handoff.testkit.transfer.Pool;
+import io.handoff.testkit.transfer.RecordingContext;
+import io.handoff.testkit.transfer.ReferenceSettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.util.EnumSet;
 
-import static io.handoff.plugin.mooncake.Link.pagesOf;
-import static io.handoff.plugin.mooncake.Link.plan;
 import static io.handoff.spi.transfer.TransferCapability.DRAIN_ACK;
 import static io.handoff.spi.transfer.TransferCapability.FORWARD_SYNC;
 import static io.handoff.spi.transfer.TransferCapability.ONE_SIDED;
 import static io.handoff.spi.transfer.TransferCapability.RECEIVER_VALIDATED_WRITES;
 import static io.handoff.spi.transfer.TransferCapability.REMOTE;
 import static io.handoff.spi.transfer.TransferCapability.SAME_HOST;
+import static io.handoff.testkit.transfer.Plans.pagesOf;
+import static io.handoff.testkit.transfer.Plans.plan;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -26,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class TransportChoiceTest
 {
     private static final String DECODE_HOST = "decode-host";
+    private static final ReferenceSettings SETTINGS = ReferenceSettings.of(new MooncakeProvider());
 
     @TempDir
     Path folder;
@@ -36,7 +41,7 @@ class TransportChoiceTest
     {
         try (Decode decode = new Decode(true);
                 MooncakeBackend sender = sender("auto", DECODE_HOST);
-                Pool source = Pool.anonymous().fillSource()) {
+                Pool source = Pool.anonymous().fill(0)) {
             sender.registerSources(source.regions());
             TransferPeer peer = sender.connect(DECODE_HOST, decode.descriptor);
 
@@ -52,7 +57,7 @@ class TransportChoiceTest
     {
         try (Decode decode = new Decode(true);
                 MooncakeBackend sender = sender("auto", "prefill-host");
-                Pool source = Pool.anonymous().fillSource()) {
+                Pool source = Pool.anonymous().fill(0)) {
             sender.registerSources(source.regions());
             TransferPeer peer = sender.connect(DECODE_HOST, decode.descriptor);
 
@@ -68,7 +73,7 @@ class TransportChoiceTest
     {
         try (Decode decode = new Decode(false);
                 MooncakeBackend sender = sender("auto", DECODE_HOST);
-                Pool source = Pool.anonymous().fillSource()) {
+                Pool source = Pool.anonymous().fill(0)) {
             sender.registerSources(source.regions());
 
             assertThat(sender.connect(DECODE_HOST, decode.descriptor).transport()).isEqualTo("tcp");
@@ -81,7 +86,7 @@ class TransportChoiceTest
     {
         try (Decode decode = new Decode(true);
                 MooncakeBackend sender = sender("tcp", DECODE_HOST);
-                Pool source = Pool.anonymous().fillSource()) {
+                Pool source = Pool.anonymous().fill(0)) {
             sender.registerSources(source.regions());
 
             assertThat(sender.connect(DECODE_HOST, decode.descriptor).transport()).isEqualTo("tcp");
@@ -96,7 +101,7 @@ class TransportChoiceTest
         try (Decode decode = new Decode(true);
                 MooncakeBackend sender = sender("shm", "prefill-host");
                 MooncakeBackend anonymousDecode = backend("shm", DECODE_HOST);
-                Pool source = Pool.anonymous().fillSource();
+                Pool source = Pool.anonymous().fill(0);
                 Pool anonymous = Pool.anonymous()) {
             sender.registerSources(source.regions());
 
@@ -164,7 +169,7 @@ class TransportChoiceTest
 
     private MooncakeBackend backend(String transport, String hostId)
     {
-        return new MooncakeBackend(new TestContext(hostId, folder), MooncakeConfig.from(TestSettings.with("transport", transport)));
+        return new MooncakeBackend(new RecordingContext(hostId, folder), MooncakeConfig.from(SETTINGS.with("transport", transport)));
     }
 
     /** A decode under auto on {@link #DECODE_HOST}, its pool in a file or in anonymous memory. */

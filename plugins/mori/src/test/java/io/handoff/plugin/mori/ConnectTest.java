@@ -2,6 +2,9 @@ package io.handoff.plugin.mori;
 
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.WriteGuard;
+import io.handoff.testkit.transfer.Pool;
+import io.handoff.testkit.transfer.RecordingContext;
+import io.handoff.testkit.transfer.ReferenceSettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -122,6 +125,6 @@ class ConnectTest
 
     private MoriBackend backend(String hostId)
     {
-        return new MoriBackend(new TestContext(hostId, folder), MoriConfig.from(TestSettings.defaults()), RdmaTransport.probe());
+        return new MoriBackend(new RecordingContext(hostId, folder), MoriConfig.from(ReferenceSettings.of(new MoriProvider()).defaults()), RdmaTransport.probe());
     }
 }

@@ -3,10 +3,11 @@ package io.handoff.plugin.mori;
 import io.handoff.spi.Availability;
 import io.handoff.spi.ProviderKind;
 import io.handoff.spi.transfer.TransferBackend;
+import io.handoff.testkit.transfer.RecordingContext;
+import io.handoff.testkit.transfer.ReferenceSettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.List;
@@ -17,13 +18,13 @@ import static io.handoff.spi.transfer.TransferCapability.FORWARD_SYNC;
 import static io.handoff.spi.transfer.TransferCapability.ONE_SIDED;
 import static io.handoff.spi.transfer.TransferCapability.REMOTE;
 import static io.handoff.spi.transfer.TransferCapability.SAME_HOST;
-import static io.handoff.spi.transfer.TransferCapability.STAGING;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class MoriProviderTest
 {
     private final MoriProvider provider = new MoriProvider();
+    private final ReferenceSettings settings = ReferenceSettings.of(provider);
 
     @TempDir
     Path folder;
@@ -33,31 +34,19 @@ class MoriProviderTest
     {
         assertThat(provider.id()).isEqualTo("mori");
         assertThat(provider.kind()).isEqualTo(ProviderKind.TRANSFER);
-        assertThat(TestSettings.reference()).containsEntry("forward-sync", "true").containsEntry("fence-timeout", "60s");
-        assertThat(provider.availability(TestSettings.defaults())).isEqualTo(Availability.AVAILABLE);
-        assertThat(provider.availability(TestSettings.with("forward-sync", "false"))).isEqualTo(Availability.AVAILABLE);
+        assertThat(settings.declared()).containsEntry("forward-sync", "true").containsEntry("fence-timeout", "60s");
+        assertThat(provider.availability(settings.defaults())).isEqualTo(Availability.AVAILABLE);
+        assertThat(provider.availability(settings.with("forward-sync", "false"))).isEqualTo(Availability.AVAILABLE);
     }
 
     @Test
     void declaresForwardSyncExactlyWhenTheTransferThreadWaitsOnTheFenceAndNeverStaging()
     {
-        assertThat(provider.capabilities(TestSettings.with("forward-sync", "true")))
+        assertThat(provider.capabilities(settings.with("forward-sync", "true")))
                 .isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC));
-        assertThat(provider.capabilities(TestSettings.with("forward-sync", "false")))
+        assertThat(provider.capabilities(settings.with("forward-sync", "false")))
                 .isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK));
-        assertThat(provider.capabilityNames(TestSettings.defaults())).containsExactly("DRAIN_ACK", "FORWARD_SYNC", "ONE_SIDED", "SAME_HOST");
-    }
-
-    @Test
-    void eachPeerPromisesWhatTheProviderDeclaresForItsSetting()
-            throws Exception
-    {
-        for (String forwardSync : List.of("true", "false")) {
-            try (Link link = Link.open(Files.createDirectory(folder.resolve("forward-sync-" + forwardSync)), "forward-sync", forwardSync)) {
-                assertThat(link.peer.capabilities()).isEqualTo(provider.capabilities(TestSettings.with("forward-sync", forwardSync)));
-                assertThat(link.peer.capabilities()).doesNotContain(STAGING, REMOTE);
-            }
-        }
+        assertThat(provider.capabilityNames(settings.defaults())).containsExactly("DRAIN_ACK", "FORWARD_SYNC", "ONE_SIDED", "SAME_HOST");
     }
 
     @Test
@@ -65,13 +54,13 @@ class MoriProviderTest
     {
         // Whatever this machine has, this version has no RDMA data path, so it never claims REMOTE.
         assertThat(RdmaTransport.probe().usable()).isFalse();
-        assertThat(provider.capabilities(TestSettings.defaults())).doesNotContain(REMOTE);
+        assertThat(provider.capabilities(settings.defaults())).doesNotContain(REMOTE);
 
         // The rule itself, with probe results handed in (a usable one cannot occur on any machine in this version).
         RdmaTransport.Probe usable = new RdmaTransport.Probe(List.of("mlx5_0"), Optional.empty());
         RdmaTransport.Probe devicesOnly = new RdmaTransport.Probe(List.of("mlx5_0"), Optional.of("no data path"));
-        assertThat(new MoriProvider(folder, () -> usable).capabilities(TestSettings.defaults())).contains(REMOTE);
-        assertThat(new MoriProvider(folder, () -> devicesOnly).capabilities(TestSettings.defaults())).doesNotContain(REMOTE);
+        assertThat(new MoriProvider(folder, () -> usable).capabilities(settings.defaults())).contains(REMOTE);
+        assertThat(new MoriProvider(folder, () -> devicesOnly).capabilities(settings.defaults())).doesNotContain(REMOTE);
     }
 
     @Test
@@ -85,11 +74,11 @@ class MoriProviderTest
     void isUnavailableWithAReasonWithoutTheSharedMemoryDirectoryOrWithABadSetting()
     {
         Path missing = folder.resolve("no-shm");
-        Availability noShm = new MoriProvider(missing, RdmaTransport::probe).availability(TestSettings.defaults());
+        Availability noShm = new MoriProvider(missing, RdmaTransport::probe).availability(settings.defaults());
         assertThat(noShm.available()).isFalse();
         assertThat(noShm.reason()).contains(missing + " does not exist").contains("RDMA path is unavailable: ");
 
-        Availability badTimeout = provider.availability(TestSettings.with("fence-timeout", "0s"));
+        Availability badTimeout = provider.availability(settings.with("fence-timeout", "0s"));
         assertThat(badTimeout.available()).isFalse();
         assertThat(badTimeout.reason()).contains("handoff.plugins.mori.fence-timeout = PT0S: must be positive");
     }
@@ -97,11 +86,11 @@ class MoriProviderTest
     @Test
     void wantsSharedFileMemoryAndRefusesToOpenWithoutAWritableSharedMemoryDirectory()
     {
-        try (TransferBackend backend = provider.open(new TestContext("h", folder), TestSettings.defaults())) {
+        try (TransferBackend backend = provider.open(new RecordingContext("h", folder), settings.defaults())) {
             assertThat(backend.wantsSharedFileMemory()).isTrue();
         }
         Path missing = folder.resolve("missing");
-        assertThatThrownBy(() -> provider.open(new TestContext("h", missing), TestSettings.defaults()))
+        assertThatThrownBy(() -> provider.open(new RecordingContext("h", missing), settings.defaults()))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining(missing + ", which is not a writable directory");
     }
@@ -109,13 +98,6 @@ class MoriProviderTest
     @Test
     void everyKeyIsDocumentedInTheReferenceAndTimesCarryTheirType()
     {
-        List<String> lines = TestSettings.referenceText().lines().toList();
-        for (String key : TestSettings.reference().keySet()) {
-            int at = lines.indexOf(lines.stream().filter(line -> line.strip().startsWith(key + " =")).findFirst().orElseThrow());
-            assertThat(lines.get(at - 1).strip()).as("comment above %s", key).startsWith("#");
-            if (TestSettings.reference().get(key).matches("[0-9]+(ms|s|m)")) {
-                assertThat(lines.get(at - 1).strip()).as("schema of %s", key).isEqualTo("# type: duration");
-            }
-        }
+        assertThat(settings.undocumented()).isEmpty();
     }
 }

@@ -5,7 +5,12 @@ import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferPeer;
 import io.handoff.spi.transfer.TransferPlan;
+import io.handoff.testkit.transfer.Outcome;
+import io.handoff.testkit.transfer.Pool;
+import io.handoff.testkit.transfer.RecordingContext;
+import io.handoff.testkit.transfer.ReferenceSettings;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -22,9 +27,9 @@ import java.util.Map;
 import java.util.StringJoiner;
 import java.util.concurrent.TimeUnit;
 
-import static io.handoff.plugin.nixl.Link.bytesOf;
-import static io.handoff.plugin.nixl.Link.pagesOf;
-import static io.handoff.plugin.nixl.Link.plan;
+import static io.handoff.testkit.transfer.Plans.bytesOf;
+import static io.handoff.testkit.transfer.Plans.pagesOf;
+import static io.handoff.testkit.transfer.Plans.plan;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -33,6 +38,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class CrossProcessTest
 {
+    @TempDir
+    Path folder;
+
     @BeforeAll
     static void ucx()
     {
@@ -48,10 +56,11 @@ class CrossProcessTest
         // Closing the decode's input is its signal to close its backend and exit.
         PrintWriter in = new PrintWriter(decode.getOutputStream(), true, StandardCharsets.UTF_8);
         try (BufferedReader out = new BufferedReader(new InputStreamReader(decode.getInputStream(), StandardCharsets.UTF_8));
-                Pool source = Pool.allocate().fill(0)) {
+                Pool source = Pool.anonymous().fill(0)) {
             String announced = reply(out);
             assertThat(announced).startsWith("descriptor ");
-            TransferBackend sender = new NixlProvider().open(new TestContext("prefill-process"), TestSettings.with("tls", tls));
+            TransferBackend sender = new NixlProvider().open(new RecordingContext("prefill-process", folder),
+                    ReferenceSettings.of(new NixlProvider()).with("tls", tls));
             try {
                 sender.registerSources(source.regions());
                 TransferPeer peer = sender.connect("decode-process", Base64.getDecoder().decode(announced.substring("descriptor ".length())));
@@ -104,6 +113,8 @@ class CrossProcessTest
         command.add("-cp");
         command.add(location(NixlProvider.class) + java.io.File.pathSeparator + location(ReceiverProcess.class)
                 + java.io.File.pathSeparator + location(TransferBackend.class)
+                // the receiver's pool, context and settings come from the transfer test kit
+                + java.io.File.pathSeparator + location(Pool.class)
                 // the engine reads the plugin's settings with Typesafe Config (PluginSettings.fromReference)
                 + java.io.File.pathSeparator + location(typesafeConfig()));
         command.add(ReceiverProcess.class.getName());

@@ -4,9 +4,14 @@ import io.handoff.spi.PluginSettings;
 
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.WriteGuard;
+import io.handoff.testkit.transfer.Pool;
+import io.handoff.testkit.transfer.RecordingContext;
+import io.handoff.testkit.transfer.ReferenceSettings;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 
@@ -19,6 +24,9 @@ class DescriptorTest
     private static final Descriptor SAMPLE = new Descriptor(new byte[] {1, 2, 3, 4, 5}, List.of(
             new Descriptor.Region(0x7f00_0000_1000L, 64 * 1024, 1024, new byte[] {9, 8, 7}),
             new Descriptor.Region(0x7f00_0002_0000L, 64 * 512, 512, new byte[] {6, 5, 4, 3, 2, 1})));
+
+    @TempDir
+    Path folder;
 
     @Test
     void decodesWhatItEncodes()
@@ -80,13 +88,13 @@ class DescriptorTest
             throws Exception
     {
         Ucx.assumeAvailable();
-        PluginSettings settings = TestSettings.with("tls", "tcp");
-        try (Pool source = Pool.allocate().fill(0);
-                Pool destination = Pool.allocate().fillCanary();
-                Pool narrow = Pool.allocate(1024, 1024)) {
-            TransferBackend receiver = new NixlProvider().open(new TestContext("decode"), settings);
-            TransferBackend otherReceiver = new NixlProvider().open(new TestContext("other-decode"), settings);
-            TransferBackend sender = new NixlProvider().open(new TestContext("prefill"), settings);
+        PluginSettings settings = ReferenceSettings.of(new NixlProvider()).with("tls", "tcp");
+        try (Pool source = Pool.anonymous().fill(0);
+                Pool destination = Pool.anonymous().fillCanary();
+                Pool narrow = Pool.anonymous(Pool.PAGES, 1024, 1024)) {
+            TransferBackend receiver = new NixlProvider().open(new RecordingContext("decode", folder), settings);
+            TransferBackend otherReceiver = new NixlProvider().open(new RecordingContext("other-decode", folder), settings);
+            TransferBackend sender = new NixlProvider().open(new RecordingContext("prefill", folder), settings);
             try {
                 byte[] good = receiver.expose(destination.regions(), null, WriteGuard.ALLOW_ALL);
                 assertThat(receiver.expose(destination.regions(), null, WriteGuard.ALLOW_ALL)).as("exposed again").isEqualTo(good);

@@ -3,7 +3,12 @@ package io.handoff.plugin.nixl;
 import io.handoff.spi.Availability;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferCapability;
+import io.handoff.testkit.transfer.RecordingContext;
+import io.handoff.testkit.transfer.ReferenceSettings;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
 
 import static io.handoff.spi.transfer.TransferCapability.DRAIN_ACK;
 import static io.handoff.spi.transfer.TransferCapability.ONE_SIDED;
@@ -17,12 +22,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class NixlProviderTest
 {
     private final NixlProvider provider = new NixlProvider();
+    private final ReferenceSettings settings = ReferenceSettings.of(provider);
+
+    @TempDir
+    Path folder;
 
     @Test
     void declaresStagingOneSidedDrainAckAndBothReachesButNotForwardSync()
     {
-        assertThat(provider.capabilities(TestSettings.defaults())).containsExactlyInAnyOrder(STAGING, ONE_SIDED, DRAIN_ACK, REMOTE, SAME_HOST);
-        assertThat(provider.capabilities(TestSettings.defaults())).doesNotContain(TransferCapability.FORWARD_SYNC,
+        assertThat(provider.capabilities(settings.defaults())).containsExactlyInAnyOrder(STAGING, ONE_SIDED, DRAIN_ACK, REMOTE, SAME_HOST);
+        assertThat(provider.capabilities(settings.defaults())).doesNotContain(TransferCapability.FORWARD_SYNC,
                 TransferCapability.RECEIVER_VALIDATED_WRITES);
     }
 
@@ -31,14 +40,14 @@ class NixlProviderTest
     {
         Ucx.assumeAvailable();
 
-        assertThat(provider.availability(TestSettings.with("tls", "tcp"))).isEqualTo(Availability.AVAILABLE);
+        assertThat(provider.availability(settings.with("tls", "tcp"))).isEqualTo(Availability.AVAILABLE);
         assertThat(provider.description()).matches(".*; UCX 1\\.\\d+\\.\\d+ from libucp\\.so\\.0");
     }
 
     @Test
     void isUnavailableWhenTheLibraryIsMissing()
     {
-        Availability availability = provider.availability(TestSettings.with("library", "libucp-missing.so.0"));
+        Availability availability = provider.availability(settings.with("library", "libucp-missing.so.0"));
 
         assertThat(availability.available()).isFalse();
         // Without UCX_ERROR_SIGNALS= the probe refuses before it looks for the library; either reason names the cure.
@@ -55,11 +64,11 @@ class NixlProviderTest
     @Test
     void isUnavailableWithSettingsItCannotUse()
     {
-        assertThat(provider.availability(TestSettings.with("staging-buffer", "1KiB")).reason())
+        assertThat(provider.availability(settings.with("staging-buffer", "1KiB")).reason())
                 .contains("handoff.plugins.nixl.staging-buffer = 1024");
-        assertThat(provider.availability(TestSettings.with("tls", "tcp posix")).reason())
+        assertThat(provider.availability(settings.with("tls", "tcp posix")).reason())
                 .contains("handoff.plugins.nixl.tls = \"tcp posix\": not a UCX transport list");
-        assertThat(provider.availability(TestSettings.with("flush-timeout", "0s")).reason())
+        assertThat(provider.availability(settings.with("flush-timeout", "0s")).reason())
                 .contains("handoff.plugins.nixl.flush-timeout");
     }
 
@@ -67,7 +76,7 @@ class NixlProviderTest
     void opensAndClosesABackendThatWasNeverUsed()
     {
         Ucx.assumeAvailable();
-        TransferBackend backend = provider.open(new TestContext("host"), TestSettings.defaults());
+        TransferBackend backend = provider.open(new RecordingContext("host", folder), settings.defaults());
 
         assertThat(backend.wantsSharedFileMemory()).isFalse();
         backend.close();
@@ -79,7 +88,7 @@ class NixlProviderTest
     {
         Ucx.assumeAvailable();
 
-        assertThatThrownBy(() -> provider.open(new TestContext("host"), TestSettings.with("tls", "no-such-transport")))
+        assertThatThrownBy(() -> provider.open(new RecordingContext("host", folder), settings.with("tls", "no-such-transport")))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("ucp_init (UCX_TLS=no-such-transport) failed")
                 .hasMessageContaining("check handoff.plugins.nixl.tls");
@@ -88,8 +97,14 @@ class NixlProviderTest
     @Test
     void readsOnlyKeysItsReferenceDeclares()
     {
-        assertThat(TestSettings.reference()).containsOnlyKeys("library", "tls", "staging-buffer", "fence-timeout", "flush-timeout");
-        assertThat(NixlConfig.from(TestSettings.defaults()))
+        assertThat(settings.declared()).containsOnlyKeys("library", "tls", "staging-buffer", "fence-timeout", "flush-timeout");
+        assertThat(NixlConfig.from(settings.defaults()))
                 .isEqualTo(new NixlConfig("libucp.so.0", "", 64L << 20, java.time.Duration.ofSeconds(60), java.time.Duration.ofSeconds(30)));
+    }
+
+    @Test
+    void everyKeyIsDocumentedInTheReferenceAndTimesCarryTheirType()
+    {
+        assertThat(settings.undocumented()).isEmpty();
     }
 }

@@ -3,15 +3,22 @@ package io.handoff.plugin.nixl;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
+import io.handoff.spi.transfer.WriteGuard;
+import io.handoff.testkit.transfer.Link;
+import io.handoff.testkit.transfer.Outcome;
+import io.handoff.testkit.transfer.ReferenceSettings;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
 
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
-import static io.handoff.plugin.nixl.Link.pagesOf;
-import static io.handoff.plugin.nixl.Link.plan;
+import static io.handoff.testkit.transfer.Plans.pagesOf;
+import static io.handoff.testkit.transfer.Plans.plan;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -24,6 +31,9 @@ class ReceiverGoneTest
 {
     private static final RoomKey ROOM = new RoomKey(7, 1);
 
+    @TempDir
+    Path folder;
+
     @BeforeAll
     static void ucx()
     {
@@ -34,18 +44,18 @@ class ReceiverGoneTest
     void overTcpTheNextPlanFailsWithUcxsReasonAndThePeerTakesNoMorePlans()
             throws Exception
     {
-        try (Link link = Link.open("tcp")) {
+        try (Link link = open("tls", "tcp")) {
             TransferPlan landed = plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 0, 2});
             assertThat(link.post(landed).await().completed()).isTrue();
-            link.receiver.close();
+            link.receiver().close();
 
             Outcome.Result failed = link.post(plan(ROOM, 1, 2, ProducerFence.DONE, new int[] {2, 2, 2})).await();
             assertThat(failed.failure()).contains("room 7#1 chunk 1 failed: ").doesNotContain("may still land");
             // The connection broke: nothing of the plan is in flight, so the drain holds.
-            assertThat(link.peer.drain(ROOM).get(30, TimeUnit.SECONDS)).isNull();
+            assertThat(link.peer().drain(ROOM).get(30, TimeUnit.SECONDS)).isNull();
             assertThat(link.post(plan(ROOM, 2, 4, ProducerFence.DONE, new int[] {4, 4, 1})).await().failure())
                     .contains("is unusable since an earlier plan failed").contains("was not sent");
-            assertThat(link.destination.mismatches(0, pagesOf(landed))).isEmpty();
+            assertThat(link.destination().mismatches(0, pagesOf(landed))).isEmpty();
         }
     }
 
@@ -53,20 +63,26 @@ class ReceiverGoneTest
     void overSharedMemoryAFlushThatNeverCompletesFailsThePlanAndTakesAwayTheDrainPromise()
             throws Exception
     {
-        try (Link link = Link.open("posix,self", "flush-timeout", "300ms")) {
+        try (Link link = open("tls", "posix,self", "flush-timeout", "300ms")) {
             assertThat(link.post(plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 0, 2})).await().completed()).isTrue();
-            link.receiver.close();
+            link.receiver().close();
 
             Outcome.Result failed = link.post(plan(ROOM, 1, 2, ProducerFence.DONE, new int[] {2, 2, 2})).await();
             assertThat(failed.failure()).contains("did not complete at the receiver within flush-timeout").contains("may still land");
-            assertThatThrownBy(() -> link.peer.drain(ROOM).get(30, TimeUnit.SECONDS))
+            assertThatThrownBy(() -> link.peer().drain(ROOM).get(30, TimeUnit.SECONDS))
                     .isInstanceOf(ExecutionException.class)
                     .hasMessageContaining("cannot prove that no write of room 7#1 is in flight");
             assertThat(link.post(plan(ROOM, 2, 4, ProducerFence.DONE, new int[] {4, 4, 1})).await().failure())
                     .contains("is unusable since an earlier plan failed");
             // Closing the sender still finishes: the endpoint's close is bounded by the flush timeout.
-            link.sender.close();
-            assertThat(link.destination.mismatches(0, Map.of(0, 0, 1, 1))).isEmpty();
+            link.sender().close();
+            assertThat(link.destination().mismatches(0, Map.of(0, 0, 1, 1))).isEmpty();
         }
+    }
+
+    private Link open(String... settings)
+    {
+        NixlProvider provider = new NixlProvider();
+        return Link.acrossHosts(provider, ReferenceSettings.of(provider).with(settings), folder, WriteGuard.ALLOW_ALL);
     }
 }

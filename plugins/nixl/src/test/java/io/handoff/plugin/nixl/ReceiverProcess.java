@@ -4,10 +4,14 @@ import io.handoff.spi.PluginSettings;
 
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.WriteGuard;
+import io.handoff.testkit.transfer.Pool;
+import io.handoff.testkit.transfer.RecordingContext;
+import io.handoff.testkit.transfer.ReferenceSettings;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
@@ -28,9 +32,9 @@ public final class ReceiverProcess
     public static void main(String[] args)
             throws Exception
     {
-        PluginSettings settings = TestSettings.with("tls", args[0]);
-        try (Pool pool = Pool.allocate().fillCanary()) {
-            TransferBackend receiver = new NixlProvider().open(new TestContext("decode-process"), settings);
+        PluginSettings settings = ReferenceSettings.of(new NixlProvider()).with("tls", args[0]);
+        try (Pool pool = Pool.anonymous().fillCanary()) {
+            TransferBackend receiver = new NixlProvider().open(new RecordingContext("decode-process", Path.of(System.getProperty("java.io.tmpdir"))), settings);
             try {
                 byte[] descriptor = receiver.expose(pool.regions(), null, WriteGuard.ALLOW_ALL);
                 System.out.println(REPLY + "descriptor " + Base64.getEncoder().encodeToString(descriptor));

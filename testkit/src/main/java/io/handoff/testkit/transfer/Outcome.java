@@ -1,4 +1,4 @@
-package io.handoff.plugin.mori;
+package io.handoff.testkit.transfer;
 
 import io.handoff.spi.transfer.TransferListener;
 import io.handoff.spi.transfer.TransferPlan;
@@ -6,17 +6,21 @@ import io.handoff.spi.transfer.TransferPlan;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import static java.util.Objects.requireNonNull;
+
 /** A listener that keeps a plan's outcome, counts how often it was called, and logs it to an event list. */
-final class Outcome
+public final class Outcome
         implements TransferListener
 {
     /** {@code bytes} for a completed plan, or -1 with the failure's reason. */
-    record Result(long bytes, String failure)
+    public record Result(long bytes, String failure)
     {
-        boolean completed()
+        public boolean completed()
         {
             return failure == null;
         }
@@ -26,12 +30,13 @@ final class Outcome
     private final AtomicInteger calls = new AtomicInteger();
     private final List<String> events;
 
-    Outcome(List<String> events)
+    /** Logs "completed ROOM chunk N" or "failed ROOM chunk N" to {@code events}, after the hooks a context logs there. */
+    public Outcome(List<String> events)
     {
-        this.events = events;
+        this.events = requireNonNull(events, "events is null");
     }
 
-    Outcome()
+    public Outcome()
     {
         this(new CopyOnWriteArrayList<>());
     }
@@ -52,18 +57,20 @@ final class Outcome
         result.complete(new Result(-1, reason));
     }
 
-    Result await()
-            throws Exception
+    /** The outcome, once heard; a plan that is never reported fails the test after 30 seconds. */
+    public Result await()
+            throws InterruptedException, ExecutionException, TimeoutException
     {
         return result.get(30, TimeUnit.SECONDS);
     }
 
-    boolean isDone()
+    public boolean isDone()
     {
         return result.isDone();
     }
 
-    int calls()
+    /** How often the listener was called: the SPI says exactly once per plan. */
+    public int calls()
     {
         return calls.get();
     }

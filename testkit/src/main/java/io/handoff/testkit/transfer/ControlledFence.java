@@ -1,4 +1,4 @@
-package io.handoff.plugin.mori;
+package io.handoff.testkit.transfer;
 
 import io.handoff.spi.transfer.ProducerFence;
 
@@ -7,8 +7,11 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
-/** A producer fence the test finishes (or fails) by hand; it also records whether anyone waited on it. */
-final class ControlledFence
+/**
+ * A producer fence the test finishes (or fails) by hand, like the completion of a forward step it controls; it
+ * also says when the transfer thread started waiting on it, so a test knows the plan is held without sleeping.
+ */
+public final class ControlledFence
         implements ProducerFence
 {
     private final long step;
@@ -16,24 +19,24 @@ final class ControlledFence
     private final CountDownLatch awaited = new CountDownLatch(1);
     private volatile boolean failed;
 
-    ControlledFence(long step)
+    public ControlledFence(long step)
     {
         this.step = step;
     }
 
-    void complete()
+    public void complete()
     {
         done.countDown();
     }
 
-    void fail()
+    public void fail()
     {
         failed = true;
         done.countDown();
     }
 
     /** Blocks until the transfer thread waited on this fence at least once. */
-    void awaitWaiter()
+    public void awaitWaiter()
             throws InterruptedException
     {
         if (!awaited.await(30, TimeUnit.SECONDS)) {
@@ -41,7 +44,8 @@ final class ControlledFence
         }
     }
 
-    boolean wasAwaited()
+    /** Whether anyone waited on this fence. */
+    public boolean wasAwaited()
     {
         return awaited.getCount() == 0;
     }
@@ -76,7 +80,7 @@ final class ControlledFence
         }
         catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
+            throw new IllegalStateException("interrupted while waiting on the fence of step " + step, e);
         }
         if (failed) {
             throw new IllegalStateException("step " + step + " failed");

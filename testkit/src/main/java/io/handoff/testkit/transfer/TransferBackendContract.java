@@ -1,0 +1,495 @@
+package io.handoff.testkit.transfer;
+
+import io.handoff.spi.Availability;
+import io.handoff.spi.PluginSettings;
+import io.handoff.spi.transfer.ProducerFence;
+import io.handoff.spi.transfer.RoomKey;
+import io.handoff.spi.transfer.TransferBackendProvider;
+import io.handoff.spi.transfer.TransferCapability;
+import io.handoff.spi.transfer.TransferPlan;
+import io.handoff.spi.transfer.WriteGuard;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import static io.handoff.spi.transfer.TransferCapability.FORWARD_SYNC;
+import static io.handoff.spi.transfer.TransferCapability.ONE_SIDED;
+import static io.handoff.spi.transfer.TransferCapability.RECEIVER_VALIDATED_WRITES;
+import static io.handoff.spi.transfer.TransferCapability.REMOTE;
+import static io.handoff.spi.transfer.TransferCapability.STAGING;
+import static io.handoff.testkit.transfer.Plans.bytesOf;
+import static io.handoff.testkit.transfer.Plans.pagesOf;
+import static io.handoff.testkit.transfer.Plans.plan;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The transfer SPI's contract as tests: what the core relies on from every backend, proved over a real
+ * {@link Link} (two instances of the backend in this JVM). Subclass it once per transport or setting that changes
+ * the data path, say what the backend promises there, and add the tests only that backend needs next to them.
+ *
+ * <p>Proved here: pages land bit-exact where the plan says and nowhere else; each listener hears exactly once;
+ * the hooks run in order (the core's fault points); a backend that declares FORWARD_SYNC or STAGING reads nothing
+ * before the producer fence (I1), fails a plan whose fence failed or timed out, and sends nothing of it; drain
+ * completes only when no write of the room can still land (I2); close fails what is queued; a fault in a hook
+ * fails only its plan; a plan outside either pool is refused before anything is sent; a receiver's write guard
+ * is never asked by one-sided writes and always obeyed by receiver-validated ones. Failure reasons must carry the
+ * phrases the built-in backends use ("nothing was sent", "closed before the plan was sent", "is closed",
+ * "outside the N source or N destination pages"), since operators read them in the core's logs.
+ *
+ * <p>A backend that reports itself unavailable on this machine (a missing library) has its tests skipped, with
+ * the reason. Waits are bounded (30 seconds) and only for what must eventually happen; the races are driven
+ * by {@link ControlledFence}s and by parking the transfer thread in a hook.
+ */
+public abstract class TransferBackendContract
+{
+    protected static final RoomKey ROOM = new RoomKey(7, 1);
+    protected static final RoomKey OTHER_ROOM = new RoomKey(8, 0);
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    /** Where links put their shared files; a fresh folder for every test. */
+    @TempDir
+    protected Path folder;
+
+    /** The backend under test, as the engine finds it. */
+    protected abstract TransferBackendProvider provider();
+
+    /** What this transport promises, exactly: the provider must declare it and the peer must report it. */
+    protected abstract Set<TransferCapability> expectedCapabilities();
+
+    /** What the peer reports as its {@link io.handoff.spi.transfer.TransferPeer#transport() transport}. */
+    protected abstract String expectedTransport();
+
+    /** The overrides of the plugin's reference.conf that choose this transport or setting; none by default. */
+    protected Map<String, String> settings()
+    {
+        return Map.of();
+    }
+
+    /**
+     * Whether the transfer thread waits on a plan's producer fence before reading its pages: by default exactly
+     * when the backend declares FORWARD_SYNC or STAGING, as {@link ProducerFence} requires. Without it, the fence
+     * tests are skipped (the core never sends a page before its fence with such a backend).
+     */
+    protected boolean awaitsFence()
+    {
+        return expectedCapabilities().contains(FORWARD_SYNC) || expectedCapabilities().contains(STAGING);
+    }
+
+    /**
+     * Whether a page is in the receiver's pool when afterPage reports it ("for direct writes, written"): by
+     * default for a one-sided backend that writes from the source pool itself rather than from a staging copy.
+     */
+    protected boolean writesPagesDirectly()
+    {
+        return expectedCapabilities().contains(ONE_SIDED) && !expectedCapabilities().contains(STAGING);
+    }
+
+    /** Whether the sender is on the receiver's host; by default only for backends that cannot reach another. */
+    protected boolean senderOnReceiversHost()
+    {
+        return !expectedCapabilities().contains(REMOTE);
+    }
+
+    /** The setting that bounds the wait on a producer fence, as failure reasons name it. */
+    protected String fenceTimeoutKey()
+    {
+        return "fence-timeout";
+    }
+
+    /**
+     * Holds a plan stopped part way by a fault to what this backend says and leaves beyond the contract: how far
+     * it got, which pages landed. Called as soon as the failure is heard, before anything else is posted.
+     *
+     * @param pagesRead how many of the plan's pages were read when it stopped (afterPage ran for each)
+     */
+    protected void assertStoppedPartWay(Link link, TransferPlan plan, int pagesRead, String reason)
+    {
+    }
+
+    /** This transport's {@link #settings()} with {@code key, value, ...} on top, read as the engine reads them. */
+    protected final PluginSettings settingsWith(String... overrides)
+    {
+        if (overrides.length % 2 != 0) {
+            throw new IllegalArgumentException("overrides come in key, value pairs; got " + overrides.length + " strings");
+        }
+        Map<String, String> values = new LinkedHashMap<>(settings());
+        for (int i = 0; i < overrides.length; i += 2) {
+            values.put(overrides[i], overrides[i + 1]);
+        }
+        return ReferenceSettings.of(provider()).with(values);
+    }
+
+    /** A link of this transport with {@code key, value, ...} on top of its settings. */
+    protected final Link open(String... overrides)
+    {
+        return open(WriteGuard.ALLOW_ALL, overrides);
+    }
+
+    /** A link of this transport whose receiver admits writes as {@code guard} says. */
+    protected final Link open(WriteGuard guard, String... overrides)
+    {
+        return Link.open(provider(), settingsWith(overrides), folder, guard, senderOnReceiversHost());
+    }
+
+    @BeforeEach
+    public final void assumeAvailableHere()
+    {
+        Availability availability = provider().availability(settingsWith());
+        assumeTrue(availability.available(), () -> "transfer backend '" + provider().id() + "' is unavailable here: " + availability.reason());
+    }
+
+    @Test
+    public final void thePeerPromisesWhatTheProviderDeclaresAndNamesItsTransport()
+    {
+        try (Link link = open()) {
+            assertThat(provider().capabilities(settingsWith())).isEqualTo(expectedCapabilities());
+            assertThat(link.peer().capabilities()).isEqualTo(expectedCapabilities());
+            assertThat(link.peer().transport()).isEqualTo(expectedTransport());
+        }
+    }
+
+    @Test
+    public final void copiesExactlyThePlannedPagesOfEveryRegionAndNothingElse()
+            throws Exception
+    {
+        try (Link link = open()) {
+            // Three regions of two page strides; runs of different lengths, out of order on both sides.
+            TransferPlan first = plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {3, 50, 2}, new int[] {20, 0, 10}, new int[] {40, 10, 1});
+            TransferPlan second = plan(ROOM, 1, 13, ProducerFence.DONE, new int[] {60, 30, 4});
+            Outcome firstOutcome = link.post(first);
+            Outcome secondOutcome = link.post(second);
+
+            assertThat(firstOutcome.await()).isEqualTo(new Outcome.Result(bytesOf(first), null));
+            assertThat(secondOutcome.await()).isEqualTo(new Outcome.Result(bytesOf(second), null));
+            assertThat(link.destination().mismatches(pagesOf(first, second))).isEmpty();
+            assertThat(List.of(firstOutcome.calls(), secondOutcome.calls())).containsExactly(1, 1);
+        }
+    }
+
+    @Test
+    public final void callsBeforeReadingChunkThenAfterPageForEachPageInOrderThenTheListener()
+            throws Exception
+    {
+        try (Link link = open()) {
+            TransferPlan plan = plan(ROOM, 2, 5, ProducerFence.DONE, new int[] {0, 8, 2}, new int[] {9, 20, 5});
+
+            assertThat(link.post(plan).await().completed()).isTrue();
+            assertThat(link.events()).containsExactlyElementsOf(hooksThenCompletion(plan));
+        }
+    }
+
+    @Test
+    public final void eachPageHasLandedWhenAfterPageIsCalled()
+            throws Exception
+    {
+        assumeTrue(writesPagesDirectly(), "this backend does not write pages directly: afterPage says read, not landed");
+        try (Link link = open()) {
+            TransferPlan plan = plan(ROOM, 2, 5, ProducerFence.DONE, new int[] {0, 8, 2}, new int[] {9, 20, 5});
+            List<Map.Entry<Integer, Integer>> pages = List.copyOf(pagesOf(plan).entrySet());
+            List<Boolean> landed = new CopyOnWriteArrayList<>();
+            link.senderContext().onAfterPage((room, page) -> {
+                Map.Entry<Integer, Integer> dstToSrc = pages.get(page - plan.firstPageIndex());
+                landed.add(link.destination().holds(dstToSrc.getKey(), dstToSrc.getValue()));
+            });
+
+            assertThat(link.post(plan).await().completed()).isTrue();
+            assertThat(landed).hasSize(plan.pages()).containsOnly(true);
+        }
+    }
+
+    @Test
+    public final void aPendingProducerFenceHoldsTheTransferAndThePagesLandAsTheForwardLeftThem()
+            throws Exception
+    {
+        assumeFenceAwaited();
+        try (Link link = open()) {
+            ControlledFence fence = new ControlledFence(41);
+            TransferPlan plan = plan(ROOM, 2, 5, fence, new int[] {0, 8, 2}, new int[] {9, 20, 5});
+            Outcome outcome = link.post(plan);
+            fence.awaitWaiter();
+
+            // The transfer thread waits on the fence: nothing was read, nothing landed, nothing was reported.
+            assertThat(link.destination().mismatches(Map.of())).isEmpty();
+            assertThat(link.events()).isEmpty();
+            assertThat(outcome.isDone()).isFalse();
+
+            // The forward finishes writing its pages, then completes its fence: only what it left may land.
+            for (int source : pagesOf(plan).values()) {
+                link.source().writePage(source, 1);
+            }
+            link.events().add("fence completed");
+            fence.complete();
+
+            assertThat(outcome.await().completed()).isTrue();
+            assertThat(link.destination().mismatches(1, pagesOf(plan))).isEmpty();
+            List<String> expected = new ArrayList<>(List.of("fence completed"));
+            expected.addAll(hooksThenCompletion(plan));
+            assertThat(link.events()).containsExactlyElementsOf(expected);
+        }
+    }
+
+    @Test
+    public final void aFailedProducerFenceFailsThePlanAndNothingIsSent()
+            throws Exception
+    {
+        assumeFenceAwaited();
+        try (Link link = open()) {
+            ControlledFence fence = new ControlledFence(12);
+            Outcome outcome = link.post(plan(ROOM, 0, 0, fence, new int[] {1, 2, 6}));
+            fence.awaitWaiter();
+            fence.fail();
+
+            assertThat(outcome.await().failure()).contains("forward step 12").contains("nothing was sent");
+            assertThat(link.events()).containsExactly("failed 7#1 chunk 0");
+            assertThat(link.destination().mismatches(Map.of())).isEmpty();
+
+            // The peer goes on with the next plan.
+            TransferPlan next = plan(ROOM, 1, 6, ProducerFence.DONE, new int[] {7, 8, 1});
+            assertThat(link.post(next).await().completed()).isTrue();
+            assertThat(link.destination().mismatches(pagesOf(next))).isEmpty();
+        }
+    }
+
+    @Test
+    public final void aProducerFenceThatNeverFinishesFailsThePlanAtTheFenceTimeout()
+            throws Exception
+    {
+        assumeFenceAwaited();
+        try (Link link = open(fenceTimeoutKey(), "200ms")) {
+            Outcome outcome = link.post(plan(ROOM, 0, 0, new ControlledFence(5), new int[] {1, 2, 6}));
+
+            assertThat(outcome.await().failure())
+                    .contains("did not finish within " + fenceTimeoutKey() + " " + Duration.ofMillis(200))
+                    .contains("nothing was sent");
+            assertThat(link.destination().mismatches(Map.of())).isEmpty();
+        }
+    }
+
+    @Test
+    public final void drainCompletesOnlyAfterThePlanHeldOnItsFenceAndThoseQueuedBehindIt()
+            throws Exception
+    {
+        assumeFenceAwaited();
+        try (Link link = open()) {
+            ControlledFence fence = new ControlledFence(1);
+            TransferPlan held = plan(ROOM, 0, 0, fence, new int[] {0, 0, 4});
+            TransferPlan queued = plan(ROOM, 1, 4, ProducerFence.DONE, new int[] {4, 4, 4});
+            Outcome heldOutcome = link.post(held);
+            Outcome queuedOutcome = link.post(queued);
+            Outcome otherRoom = link.post(plan(OTHER_ROOM, 0, 0, ProducerFence.DONE, new int[] {8, 8, 4}));
+            fence.awaitWaiter();
+
+            CompletableFuture<Void> drain = link.peer().drain(ROOM);
+            // What the listeners had heard, and what had landed, at the moment the drain completed.
+            CompletableFuture<List<Object>> atDrain = drain.thenApply(_ -> List.of(heldOutcome.calls(), queuedOutcome.calls(),
+                    link.destination().mismatches(pagesOf(held, queued)).isEmpty()));
+            assertThat(link.peer().drain(new RoomKey(99, 0))).isCompleted();
+            assertThat(drain).isNotDone();
+
+            fence.complete();
+            assertThat(atDrain.get(30, TimeUnit.SECONDS)).containsExactly(1, 1, true);
+            assertThat(heldOutcome.await().completed()).isTrue();
+            assertThat(queuedOutcome.await().completed()).isTrue();
+            assertThat(link.peer().drain(ROOM)).succeedsWithin(WAIT);
+            assertThat(link.peer().drain(OTHER_ROOM).get(30, TimeUnit.SECONDS)).isNull();
+            assertThat(otherRoom.calls()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    public final void drainWaitsForAPlanParkedPartWayThroughItsPages()
+            throws Exception
+    {
+        try (Link link = open()) {
+            // Park the transfer thread after page 5 of 12.
+            RecordingContext.Park park = link.senderContext().parkAfterPage(5);
+            TransferPlan plan = plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 20, 12});
+            Outcome outcome = link.post(plan);
+            park.awaitParked();
+
+            CompletableFuture<Void> drain = link.peer().drain(ROOM);
+            assertThat(drain).isNotDone();
+            assertThat(outcome.isDone()).isFalse();
+
+            park.release();
+            drain.get(30, TimeUnit.SECONDS);
+            assertThat(outcome.calls()).isEqualTo(1);
+            assertThat(outcome.await().completed()).isTrue();
+            assertThat(link.destination().mismatches(pagesOf(plan))).isEmpty();
+        }
+    }
+
+    @Test
+    public final void closingThePeerFailsQueuedPlansAndThePlanWaitingOnItsFence()
+            throws Exception
+    {
+        assumeFenceAwaited();
+        try (Link link = open()) {
+            ControlledFence fence = new ControlledFence(9);
+            Outcome waiting = link.post(plan(ROOM, 0, 0, fence, new int[] {0, 0, 4}));
+            Outcome queued = link.post(plan(ROOM, 1, 4, ProducerFence.DONE, new int[] {4, 4, 4}));
+            fence.awaitWaiter();
+            CompletableFuture<Void> drainBeforeClose = link.peer().drain(ROOM);
+
+            link.peer().close();
+
+            assertThat(queued.await().failure()).contains("closed before the plan was sent");
+            assertThat(waiting.await().failure()).contains("closed").contains("nothing was sent");
+            // Nothing was sent, so the room is provably drained, for a drain asked before the close and after it.
+            assertThat(drainBeforeClose).succeedsWithin(WAIT);
+            assertThat(link.peer().drain(ROOM)).succeedsWithin(WAIT);
+            Outcome late = link.post(plan(ROOM, 2, 8, ProducerFence.DONE, new int[] {8, 8, 1}));
+            assertThat(late.await().failure()).contains("is closed");
+            fence.complete();
+            assertThat(link.destination().mismatches(Map.of())).isEmpty();
+            assertThat(List.of(waiting.calls(), queued.calls(), late.calls())).containsExactly(1, 1, 1);
+        }
+    }
+
+    @Test
+    public final void aFaultInAHookFailsThePlanAndTheNextPlanStillLands()
+            throws Exception
+    {
+        try (Link link = open()) {
+            link.senderContext().onAfterPage((room, page) -> {
+                if (room.equals(ROOM) && page == 2) {
+                    throw new IllegalStateException("injected fault after page 2");
+                }
+            });
+            TransferPlan failing = plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 0, 8});
+            String reason = link.post(failing).await().failure();
+            assertThat(reason).contains("injected fault after page 2");
+            assertStoppedPartWay(link, failing, 3, reason);
+
+            TransferPlan next = plan(OTHER_ROOM, 0, 0, ProducerFence.DONE, new int[] {30, 40, 6});
+            assertThat(link.post(next).await().completed()).isTrue();
+            pagesOf(next).forEach((dst, src) -> assertThat(link.destination().holds(dst, src)).as("page %d", dst).isTrue());
+            assertThat(link.peer().drain(ROOM)).succeedsWithin(WAIT);
+        }
+    }
+
+    @Test
+    public final void aFaultBeforeReadingAChunkFailsThePlanWithoutWriting()
+            throws Exception
+    {
+        try (Link link = open()) {
+            link.senderContext().onBeforeChunk((room, chunk) -> {
+                throw new IllegalStateException("injected fault before chunk " + chunk);
+            });
+            TransferPlan failing = plan(ROOM, 3, 0, ProducerFence.DONE, new int[] {0, 0, 8});
+            String reason = link.post(failing).await().failure();
+
+            assertThat(reason).contains("injected fault before chunk 3");
+            assertStoppedPartWay(link, failing, 0, reason);
+            assertThat(link.destination().mismatches(Map.of())).isEmpty();
+        }
+    }
+
+    @Test
+    public final void aPlanOutsideEitherPoolFailsWithoutSendingAnything()
+            throws Exception
+    {
+        try (Link link = open()) {
+            Outcome tooFar = link.post(plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 0, 2}, new int[] {2, Pool.PAGES - 1, 2}));
+            Outcome negative = link.post(plan(ROOM, 1, 0, ProducerFence.DONE, new int[] {-1, 0, 2}));
+
+            assertThat(tooFar.await().failure())
+                    .contains("outside the " + Pool.PAGES + " source or " + Pool.PAGES + " destination pages")
+                    .contains("nothing was sent");
+            assertThat(negative.await().failure()).contains("outside");
+            assertThat(link.events()).containsExactly("failed 7#1 chunk 0", "failed 7#1 chunk 1");
+            assertThat(link.destination().mismatches(Map.of())).isEmpty();
+        }
+    }
+
+    @Test
+    public final void aOneSidedWriteNeverAsksTheReceiversGuard()
+            throws Exception
+    {
+        assumeTrue(expectedCapabilities().contains(ONE_SIDED), "this transport does not write one-sided");
+        List<String> asked = new CopyOnWriteArrayList<>();
+        WriteGuard recording = (room, page, count) -> asked.add(room + " " + page) ? () -> {} : null;
+        try (Link link = open(recording)) {
+            TransferPlan plan = plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 0, 6});
+
+            assertThat(link.post(plan).await().completed()).isTrue();
+            assertThat(link.destination().mismatches(pagesOf(plan))).isEmpty();
+            assertThat(asked).isEmpty();
+        }
+    }
+
+    @Test
+    public final void aValidatingReceiverAsksItsGuardForEveryPageItWrites()
+            throws Exception
+    {
+        assumeReceiverValidates();
+        List<String> asked = new CopyOnWriteArrayList<>();
+        WriteGuard recording = (room, page, count) -> {
+            for (int i = 0; i < count; i++) {
+                asked.add(room + " " + (page + i));
+            }
+            return () -> {};
+        };
+        try (Link link = open(recording)) {
+            TransferPlan plan = plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 8, 6}, new int[] {30, 40, 2});
+
+            assertThat(link.post(plan).await().completed()).isTrue();
+            assertThat(link.destination().mismatches(pagesOf(plan))).isEmpty();
+            assertThat(Set.copyOf(asked)).containsExactlyInAnyOrderElementsOf(pagesOf(plan).keySet().stream().map(page -> ROOM + " " + page).toList());
+        }
+    }
+
+    @Test
+    public final void aValidatingReceiverLandsNothingItsGuardRefusesAndThePeerGoesOn()
+            throws Exception
+    {
+        assumeReceiverValidates();
+        WriteGuard retiredRoom = (room, page, count) -> room.equals(ROOM) ? null : () -> {};
+        try (Link link = open(retiredRoom)) {
+            Outcome refused = link.post(plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 40, 8}, new int[] {10, 50, 3}));
+
+            assertThat(refused.await().failure()).contains("refused").contains(ROOM.toString());
+            assertThat(link.destination().mismatches(Map.of())).isEmpty();
+            assertThat(link.peer().drain(ROOM)).succeedsWithin(WAIT);
+
+            TransferPlan next = plan(OTHER_ROOM, 0, 0, ProducerFence.DONE, new int[] {20, 40, 8});
+            assertThat(link.post(next).await().completed()).isTrue();
+            assertThat(link.destination().mismatches(pagesOf(next))).isEmpty();
+            assertThat(refused.calls()).isEqualTo(1);
+        }
+    }
+
+    /** The hooks a plan's pages call, then its listener's completion, as {@link Link#events()} logs them. */
+    protected static List<String> hooksThenCompletion(TransferPlan plan)
+    {
+        List<String> events = new ArrayList<>(List.of("before " + plan.room() + " chunk " + plan.chunk()));
+        for (int page = plan.firstPageIndex(); page < plan.firstPageIndex() + plan.pages(); page++) {
+            events.add("after " + plan.room() + " page " + page);
+        }
+        events.add("completed " + plan.room() + " chunk " + plan.chunk());
+        return events;
+    }
+
+    private void assumeFenceAwaited()
+    {
+        assumeTrue(awaitsFence(), "this backend does not wait on the producer fence (neither FORWARD_SYNC nor STAGING)");
+    }
+
+    private void assumeReceiverValidates()
+    {
+        assumeTrue(expectedCapabilities().contains(RECEIVER_VALIDATED_WRITES), "this transport's receiver does not validate writes");
+    }
+
+}

@@ -1,0 +1,15 @@
+/**
+ * A test kit for transfer backends, built-in or third party: fixtures (a KV pool, a sender/receiver link over a
+ * real backend, a controllable producer fence, a recording listener and context, settings read the engine's way)
+ * and {@link io.handoff.testkit.transfer.TransferBackendContract}, the SPI's contract as JUnit tests. Open, so
+ * that JUnit may reach the contract's tests and fields when the kit is on the module path.
+ */
+open module handoff.testkit {
+    requires transitive handoff.core;
+    requires transitive org.junit.jupiter.api;
+    requires transitive org.assertj.core;
+
+    exports io.handoff.testkit.transfer;
+
+    uses io.handoff.spi.transfer.TransferBackendProvider;
+}
