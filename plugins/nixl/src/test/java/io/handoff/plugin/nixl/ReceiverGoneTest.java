@@ -63,7 +63,8 @@ class ReceiverGoneTest
     void overSharedMemoryAFlushThatNeverCompletesFailsThePlanAndTakesAwayTheDrainPromise()
             throws Exception
     {
-        try (Link link = open("tls", "posix,self", "flush-timeout", "300ms")) {
+        // Long enough for the first plan's flush on a loaded machine; the failing plan waits it out once.
+        try (Link link = open("tls", "posix,self", "flush-timeout", "2s")) {
             assertThat(link.post(plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 0, 2})).await().completed()).isTrue();
             link.receiver().close();
 
