@@ -1,6 +1,7 @@
 package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.PageGeometry;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -69,6 +70,12 @@ record Descriptor(String hostId, String host, int port, long maxFrameBytes, Opti
                 }
             }
         }
+    }
+
+    /** The receiver's regions as a plan's pages must fit them. */
+    PageGeometry geometry()
+    {
+        return new PageGeometry(regions.stream().map(Shape::pageStride).toList(), regions.stream().mapToInt(Shape::pages).min().orElse(0));
     }
 
     byte[] encode()

@@ -1,6 +1,7 @@
 package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferContext;
 import io.handoff.spi.transfer.TransferPeer;
@@ -22,7 +23,7 @@ import static java.util.Objects.requireNonNull;
 /**
  * The mooncake backend of one process. A decode exposes its pool: a tcp listener for receiver-validated
  * writes, plus, when the pool is a shared file, what a same-host prefill needs to map it. A prefill
- * registers its pool as sources and connects one {@link SerialPeer} per decode, choosing the transport per
+ * registers its pool as sources and connects one {@link MooncakePeer} per decode, choosing the transport per
  * peer.
  */
 final class MooncakeBackend
@@ -33,10 +34,11 @@ final class MooncakeBackend
     private final TransferContext context;
     private final MooncakeConfig config;
     private final boolean sharedFileMemory;
-    private final List<SerialPeer> peers = new CopyOnWriteArrayList<>();
+    private final List<MooncakePeer> peers = new CopyOnWriteArrayList<>();
     private TcpReceiver receiver;
     private Exposure exposure;
     private List<MemoryRegion> sources;
+    private PageGeometry sourceGeometry;
     private boolean closed;
 
     /** What was exposed, so that exposing the same pool again (e.g. once per peer) returns the same descriptor. */
@@ -77,7 +79,7 @@ final class MooncakeBackend
             }
             throw new IllegalStateException("mooncake: another pool (or guard) is already exposed on port " + receiver.port());
         }
-        checkIndexed(regions);
+        PageGeometry.of(regions); // refuses regions out of index order
         if (config.transport() == Transport.SHM && sharedFile == null) {
             throw new IllegalArgumentException("mooncake transport shm needs the KV pool in a shared file, but it was exposed as anonymous memory");
         }
@@ -96,7 +98,7 @@ final class MooncakeBackend
     {
         requireNonNull(regions, "regions is null");
         checkOpen();
-        checkIndexed(regions);
+        sourceGeometry = PageGeometry.of(regions);
         sources = List.copyOf(regions);
     }
 
@@ -109,10 +111,10 @@ final class MooncakeBackend
             throw new IllegalStateException("mooncake: registerSources must come before connect");
         }
         Descriptor remote = Descriptor.decode(descriptor);
-        checkGeometry(remote);
+        sourceGeometry.checkReceiver("mooncake", remote.geometry());
         Transport transport = choose(remote);
         String name = peerHostId + "@" + remote.host() + ":" + remote.port();
-        SerialPeer peer = switch (transport) {
+        MooncakePeer peer = switch (transport) {
             case SHM -> ShmPeer.map("shm-" + name, context, sources, remote, config);
             case TCP -> TcpPeer.connect("tcp-" + name, context, sources, remote, config);
             case AUTO -> throw new IllegalStateException("unreachable: a peer's transport is tcp or shm");
@@ -151,7 +153,7 @@ final class MooncakeBackend
             closed = true;
             exposed = receiver;
         }
-        for (SerialPeer peer : peers) {
+        for (MooncakePeer peer : peers) {
             peer.close();
         }
         if (exposed != null) {
@@ -163,30 +165,6 @@ final class MooncakeBackend
     synchronized TcpReceiver receiver()
     {
         return receiver;
-    }
-
-    private void checkGeometry(Descriptor remote)
-    {
-        if (remote.regions().size() != sources.size()) {
-            throw new IllegalArgumentException("mooncake: the receiver exposed " + remote.regions().size() + " regions, this sender has "
-                    + sources.size() + "; both sides must serve the same model and KV layout");
-        }
-        for (int i = 0; i < sources.size(); i++) {
-            long remoteStride = remote.regions().get(i).pageStride();
-            if (remoteStride != sources.get(i).pageStride()) {
-                throw new IllegalArgumentException("mooncake: region " + i + " has " + remoteStride + "-byte pages on the receiver and "
-                        + sources.get(i).pageStride() + "-byte pages here; both sides must use the same page size and dtype");
-            }
-        }
-    }
-
-    private static void checkIndexed(List<MemoryRegion> regions)
-    {
-        for (int i = 0; i < regions.size(); i++) {
-            if (regions.get(i).index() != i) {
-                throw new IllegalArgumentException("region at position " + i + " has index " + regions.get(i).index());
-            }
-        }
     }
 
     private void checkOpen()

@@ -2,6 +2,7 @@ package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.TransferContext;
+import io.handoff.spi.transfer.TransferFailure;
 import io.handoff.spi.transfer.TransferPlan;
 
 import java.io.IOException;
@@ -24,7 +25,7 @@ import static java.nio.file.StandardOpenOption.WRITE;
  * copies run on the transfer thread only, so once a plan is reported none of its writes is in flight.
  */
 final class ShmPeer
-        extends SerialPeer
+        extends MooncakePeer
 {
     private final Arena arena;
     private final List<MemorySegment> destinations;

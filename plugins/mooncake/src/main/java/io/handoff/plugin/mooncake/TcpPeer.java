@@ -2,6 +2,7 @@ package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.TransferContext;
+import io.handoff.spi.transfer.TransferFailure;
 import io.handoff.spi.transfer.TransferPlan;
 
 import java.io.EOFException;
@@ -29,7 +30,7 @@ import static java.lang.System.Logger.Level.WARNING;
  * a drain promises.
  */
 final class TcpPeer
-        extends SerialPeer
+        extends MooncakePeer
 {
     private static final Logger log = System.getLogger(TcpPeer.class.getName());
     private static final int READ_SLICE_MILLIS = 50;
@@ -93,11 +94,11 @@ final class TcpPeer
     }
 
     @Override
-    protected void checkUsable()
+    protected void checkUsable(TransferPlan plan)
             throws TransferFailure
     {
         if (broken != null) {
-            throw new TransferFailure("mooncake peer " + name + " lost its connection (" + broken + "); the plan was not sent", true);
+            throw new TransferFailure(label() + " lost its connection (" + broken + "); the plan was not sent", true);
         }
     }
 
@@ -230,7 +231,7 @@ final class TcpPeer
         boolean settled = awaitReceiverClosed();
         closeQuietly(channel);
         if (!settled) {
-            log.log(WARNING, "mooncake peer " + name + ": " + reason + "; the receiver did not close its side within ack-timeout "
+            log.log(WARNING, label() + ": " + reason + "; the receiver did not close its side within ack-timeout "
                     + ackTimeout + ", so a write may still land");
             return new TransferFailure(reason + "; the receiver did not confirm within ack-timeout " + ackTimeout
                     + " that it stopped writing", false);
@@ -244,7 +245,7 @@ final class TcpPeer
             channel.shutdownOutput();
         }
         catch (IOException e) {
-            log.log(DEBUG, "mooncake peer " + name + ": shutdownOutput: " + e);
+            log.log(DEBUG, label() + ": shutdownOutput: " + e);
         }
         long deadline = System.nanoTime() + ackTimeout.toNanos();
         byte[] sink = new byte[4096];
@@ -276,7 +277,7 @@ final class TcpPeer
             channel.shutdownOutput();
         }
         catch (IOException e) {
-            log.log(DEBUG, "mooncake peer " + name + ": shutdownOutput: " + e);
+            log.log(DEBUG, label() + ": shutdownOutput: " + e);
         }
     }
 

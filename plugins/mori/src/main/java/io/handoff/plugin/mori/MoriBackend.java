@@ -1,6 +1,7 @@
 package io.handoff.plugin.mori;
 
 import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferContext;
 import io.handoff.spi.transfer.TransferPeer;
@@ -28,6 +29,7 @@ final class MoriBackend
     private final RdmaTransport.Probe rdma;
     private final List<SharedMemoryPeer> peers = new CopyOnWriteArrayList<>();
     private List<MemoryRegion> sources;
+    private PageGeometry sourceGeometry;
     private boolean closed;
 
     MoriBackend(TransferContext context, MoriConfig config, RdmaTransport.Probe rdma)
@@ -60,7 +62,7 @@ final class MoriBackend
         requireNonNull(regions, "regions is null");
         requireNonNull(guard, "guard is null");
         checkOpen();
-        checkIndexed(regions);
+        PageGeometry.of(regions); // refuses regions out of index order
         if (sharedFile == null) {
             throw new IllegalArgumentException("mori writes into the decode KV pool's shared file, but the pool was exposed as anonymous "
                     + "memory, and the RDMA path is " + rdma.summary());
@@ -74,7 +76,7 @@ final class MoriBackend
     {
         requireNonNull(regions, "regions is null");
         checkOpen();
-        checkIndexed(regions);
+        sourceGeometry = PageGeometry.of(regions);
         sources = List.copyOf(regions);
     }
 
@@ -92,7 +94,7 @@ final class MoriBackend
                     + ": shared memory works only on one host, and the RDMA path is " + rdma.summary()
                     + "; run prefill and decode on one host, or use a transfer backend that works between hosts (mooncake, nixl)");
         }
-        checkGeometry(remote);
+        sourceGeometry.checkReceiver("mori", remote.geometry());
         SharedMemoryPeer peer = SharedMemoryPeer.map(peerHostId + ":" + remote.sharedFile().getFileName(), context, config, sources, remote);
         peers.add(peer);
         return peer;
@@ -109,30 +111,6 @@ final class MoriBackend
         }
         for (SharedMemoryPeer peer : peers) {
             peer.close();
-        }
-    }
-
-    private void checkGeometry(PoolDescriptor remote)
-    {
-        if (remote.regions().size() != sources.size()) {
-            throw new IllegalArgumentException("mori: the receiver exposed " + remote.regions().size() + " regions, this sender has "
-                    + sources.size() + "; both sides must serve the same model and KV layout");
-        }
-        for (int i = 0; i < sources.size(); i++) {
-            long remoteStride = remote.regions().get(i).pageStride();
-            if (remoteStride != sources.get(i).pageStride()) {
-                throw new IllegalArgumentException("mori: region " + i + " has " + remoteStride + "-byte pages on the receiver and "
-                        + sources.get(i).pageStride() + "-byte pages here; both sides must use the same page size and dtype");
-            }
-        }
-    }
-
-    private static void checkIndexed(List<MemoryRegion> regions)
-    {
-        for (int i = 0; i < regions.size(); i++) {
-            if (regions.get(i).index() != i) {
-                throw new IllegalArgumentException("region at position " + i + " has index " + regions.get(i).index());
-            }
         }
     }
 

@@ -1,6 +1,7 @@
 package io.handoff.plugin.mori;
 
 import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.PageGeometry;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -62,6 +63,12 @@ record PoolDescriptor(String hostId, Path sharedFile, List<Region> regions)
         requireNonNull(hostId, "hostId is null");
         requireNonNull(sharedFile, "sharedFile is null");
         regions = List.copyOf(regions);
+    }
+
+    /** The receiver's regions as a plan's pages must fit them. */
+    PageGeometry geometry()
+    {
+        return new PageGeometry(regions.stream().map(Region::pageStride).toList(), regions.stream().mapToInt(Region::pages).min().orElse(0));
     }
 
     byte[] encode()

@@ -1,5 +1,7 @@
 package io.handoff.plugin.nixl;
 
+import io.handoff.spi.transfer.PageGeometry;
+
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -77,6 +79,12 @@ record Descriptor(byte[] workerAddress, List<Region> regions)
         }
         workerAddress = workerAddress.clone();
         regions = List.copyOf(regions);
+    }
+
+    /** The receiver's regions as a plan's pages must fit them. */
+    PageGeometry geometry()
+    {
+        return new PageGeometry(regions.stream().map(Region::pageStride).toList(), regions.stream().mapToInt(Region::pages).min().orElse(0));
     }
 
     byte[] encode()

@@ -1,6 +1,7 @@
 package io.handoff.plugin.nixl;
 
 import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.TransferContext;
@@ -38,6 +39,7 @@ final class NixlBackend
     private Exposure exposure;
     private WriteGuard exposedGuard;
     private List<MemoryRegion> sources;
+    private PageGeometry sourceGeometry;
     private boolean closed;
 
     NixlBackend(TransferContext context, NixlConfig config, Set<TransferCapability> capabilities, Ucp ucp)
@@ -72,7 +74,7 @@ final class NixlBackend
             }
             throw new IllegalStateException("nixl: another pool (or guard) is already exposed by this backend");
         }
-        checkIndexed(regions);
+        PageGeometry.of(regions); // refuses regions out of index order
         if (regions.isEmpty()) {
             throw new IllegalArgumentException("nixl: no regions to expose");
         }
@@ -86,7 +88,7 @@ final class NixlBackend
     {
         requireNonNull(regions, "regions is null");
         checkOpen();
-        checkIndexed(regions);
+        sourceGeometry = PageGeometry.of(regions);
         sources = List.copyOf(regions);
     }
 
@@ -99,19 +101,19 @@ final class NixlBackend
             throw new IllegalStateException("nixl: registerSources must come before connect");
         }
         Descriptor remote = Descriptor.decode(descriptor);
-        checkGeometry(remote);
+        sourceGeometry.checkReceiver("nixl", remote.geometry());
         String name = peerHostId + "#" + PEER_IDS.incrementAndGet();
         UcxLink link = UcxLink.connect(ucp, ucpContext, remote, config.stagingBytes());
         NixlPeer peer;
         try {
-            peer = new NixlPeer(name, "ucx:" + config.tlsName(), capabilities, context, sources, remote, link, config);
+            peer = NixlPeer.open(name, "ucx:" + config.tlsName(), capabilities, context, sources, remote, link, config);
         }
         catch (RuntimeException e) {
             link.release(config.flushTimeout().toMillis());
             throw e;
         }
         peers.add(peer);
-        return peer.start();
+        return peer;
     }
 
     /**
@@ -142,30 +144,6 @@ final class NixlBackend
         }
         else {
             log.log(WARNING, "nixl: a UCX thread did not stop; the UCX context is not cleaned up");
-        }
-    }
-
-    private void checkGeometry(Descriptor remote)
-    {
-        if (remote.regions().size() != sources.size()) {
-            throw new IllegalArgumentException("nixl: the receiver exposed " + remote.regions().size() + " regions, this sender has "
-                    + sources.size() + "; both sides must serve the same model and KV layout");
-        }
-        for (int i = 0; i < sources.size(); i++) {
-            long remoteStride = remote.regions().get(i).pageStride();
-            if (remoteStride != sources.get(i).pageStride()) {
-                throw new IllegalArgumentException("nixl: region " + i + " has " + remoteStride + "-byte pages on the receiver and "
-                        + sources.get(i).pageStride() + "-byte pages here; both sides must use the same page size and dtype");
-            }
-        }
-    }
-
-    private static void checkIndexed(List<MemoryRegion> regions)
-    {
-        for (int i = 0; i < regions.size(); i++) {
-            if (regions.get(i).index() != i) {
-                throw new IllegalArgumentException("region at position " + i + " has index " + regions.get(i).index());
-            }
         }
     }
 
