@@ -24,7 +24,9 @@ import static java.util.Objects.requireNonNull;
  *   counts; {@link #checkUsable} is asked; unless {@link #awaitsFence} says no, the producer fence is awaited
  *   (I1) up to fence-timeout; then {@link #send} moves the pages. A check that fails sends nothing.</li>
  *   <li><b>Exactly once.</b> Every posted plan's listener hears exactly once: completed with the bytes
- *   {@code send} returned, or failed with the reason. A listener that throws is logged; the thread goes on.</li>
+ *   {@code send} returned, or failed with the reason. A listener that throws is logged; the thread goes on.
+ *   An {@link Error} from {@code send} fails its plan (unsettled) and every queued one, closes the peer and
+ *   ends the thread.</li>
  *   <li><b>Drain</b> (DRAIN_ACK): {@link #drain} completes once every plan posted for the room before it was
  *   called has been reported (after the listener heard), and at once when the room has none outstanding.
  *   Once any plan failed with {@code settled = false}, every drain fails, those waiting and those to come,
@@ -178,19 +180,7 @@ public abstract class SerialTransferPeer
     @Override
     public final void close()
     {
-        List<Posted> dropped = null;
-        synchronized (lock) {
-            if (!closed) {
-                closed = true;
-                dropped = new ArrayList<>(queue);
-                queue.clear();
-                lock.notifyAll();
-            }
-        }
-        if (dropped != null) {
-            for (Posted posted : dropped) {
-                finish(posted, -1, label + " was closed before the plan was sent", true);
-            }
+        if (failQueued(label + " was closed before the plan was sent")) {
             unblock();
         }
         if (Thread.currentThread() != thread) {
@@ -271,7 +261,33 @@ public abstract class SerialTransferPeer
             finish(posted, -1, label + " failed unexpectedly on room " + plan.room() + " chunk " + plan.chunk() + ": " + e, !sending);
             return;
         }
+        catch (Error e) {
+            // The JVM is in trouble (out of memory, a stack overflow): no plan is left unheard, and the thread stops.
+            String reason = label + " stopped on room " + plan.room() + " chunk " + plan.chunk() + ": " + e;
+            finish(posted, -1, reason, !sending);
+            failQueued(reason + "; the plan was not sent");
+            throw e;
+        }
         finish(posted, bytes, null, true);
+    }
+
+    /** Closes the queue and fails what it held with {@code reason}; returns false when it was closed already. */
+    private boolean failQueued(String reason)
+    {
+        List<Posted> dropped;
+        synchronized (lock) {
+            if (closed) {
+                return false;
+            }
+            closed = true;
+            dropped = new ArrayList<>(queue);
+            queue.clear();
+            lock.notifyAll();
+        }
+        for (Posted posted : dropped) {
+            finish(posted, -1, reason, true);
+        }
+        return true;
     }
 
     private void checkBounds(TransferPlan plan)

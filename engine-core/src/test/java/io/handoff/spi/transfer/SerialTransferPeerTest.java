@@ -300,6 +300,29 @@ class SerialTransferPeerTest
         }
     }
 
+    @Test
+    void anErrorInSendFailsItsPlanAndTheQueuedOnesAndClosesThePeer()
+            throws Exception
+    {
+        try (ScriptedPeer peer = ScriptedPeer.open(LONG, true)) {
+            Gate gate = peer.gateChunk(0, plan -> {
+                throw new StackOverflowError("deep");
+            });
+            Heard failing = peer.postHeard(plan(ROOM, 0, 0));
+            Heard queued = peer.postHeard(plan(OTHER_ROOM, 1, 1));
+            gate.awaitEntered();
+            gate.open();
+
+            assertThat(failing.await()).isEqualTo("failed: test peer x stopped on room 7#1 chunk 0: java.lang.StackOverflowError: deep");
+            assertThat(queued.await()).isEqualTo("failed: test peer x stopped on room 7#1 chunk 0: java.lang.StackOverflowError: deep; "
+                    + "the plan was not sent");
+            assertThat(peer.released.await(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(peer.postHeard(plan(ROOM, 2, 2)).await()).isEqualTo("failed: test peer x is closed; the plan was not sent");
+            assertThat(peer.drain(ROOM)).isCompletedExceptionally();
+            assertThat(peer.sent).extracting(TransferPlan::chunk).containsExactly(0);
+        }
+    }
+
     /** The plan fails with {@code reason} before send is called, and the failure keeps the drain promise. */
     private static void assertFailsSettledWithNothingSent(ScriptedPeer peer, TransferPlan plan, String reason)
             throws Exception
