@@ -30,7 +30,8 @@ final class ServerProcess
 {
     static final Path DIST = Path.of(System.getProperty("handoff.dist.home", "target/handoff"));
     static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern LISTENING = Pattern.compile(" on http://127\\.0\\.0\\.1:(\\d+)");
+    // The port counts once something follows it on the line: a line still being written may end mid-number.
+    private static final Pattern LISTENING = Pattern.compile(" on http://127\\.0\\.0\\.1:(\\d+)\\s");
 
     final Process process;
     final Path log;

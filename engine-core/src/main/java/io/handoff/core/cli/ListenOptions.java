@@ -56,10 +56,11 @@ final class ListenOptions
     }
 
     /**
-     * Blocks until SIGTERM or Ctrl-C has run {@code stop}. Both run shutdown hooks, and the launcher execs the
-     * JVM, so the signal reaches it.
+     * Says {@code ready} once SIGTERM and Ctrl-C would run {@code stop}, then blocks until they have. Both run
+     * shutdown hooks, and the launcher execs the JVM, so the signal reaches it. Whoever waits for the ready line
+     * (a supervisor, a test) may signal at once and still get the graceful stop.
      */
-    static void serveUntilSignalled(ServerConfig config, Stop stop)
+    static void serveUntilSignalled(ServerConfig config, String ready, Stop stop)
             throws InterruptedException
     {
         CountDownLatch stopped = new CountDownLatch(1);
@@ -75,6 +76,7 @@ final class ListenOptions
                 stopped.countDown();
             }
         }));
+        log.info(ready);
         stopped.await();
     }
 }

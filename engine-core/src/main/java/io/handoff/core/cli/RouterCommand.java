@@ -67,8 +67,9 @@ final class RouterCommand
         catch (BindException e) {
             throw ListenOptions.cannotListen(serverConfig, e);
         }
-        log.info("routing on http://{}:{} to prefill {} and decode {}", router.address().getHostString(), router.address().getPort(), prefillUrls, decodeUrls);
-        ListenOptions.serveUntilSignalled(serverConfig, () -> router.shutdown(serverConfig.gracePeriod()));
+        String ready = "routing on http://" + router.address().getHostString() + ":" + router.address().getPort() + " to prefill "
+                + prefillUrls + " and decode " + decodeUrls;
+        ListenOptions.serveUntilSignalled(serverConfig, ready, () -> router.shutdown(serverConfig.gracePeriod()));
         return Main.OK;
     }
 

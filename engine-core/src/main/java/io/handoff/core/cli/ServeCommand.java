@@ -70,8 +70,9 @@ final class ServeCommand
             throw e;
         }
         ComputeEngine running = compute;
-        log.info("serving {} (role {}) on http://{}:{}", compute.model().name(), role, server.address().getHostString(), server.address().getPort());
-        ListenOptions.serveUntilSignalled(config, () -> {
+        String ready = "serving " + compute.model().name() + " (role " + role + ") on http://" + server.address().getHostString() + ":"
+                + server.address().getPort();
+        ListenOptions.serveUntilSignalled(config, ready, () -> {
             try {
                 server.shutdown(config.gracePeriod());
             }

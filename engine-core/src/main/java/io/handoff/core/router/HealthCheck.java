@@ -6,6 +6,7 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
 import java.io.IOException;
+import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -44,6 +45,11 @@ final class HealthCheck
             HttpResponse<byte[]> health;
             try {
                 health = upstream.get(backend, "/health", timeout);
+            }
+            catch (HttpConnectTimeoutException e) {
+                // Not slow but gone (a host that drops connection attempts): out at once, like a refused connection.
+                down(backend, Upstream.describe(e));
+                return;
             }
             catch (HttpTimeoutException e) {
                 unanswered(backend);

@@ -205,6 +205,7 @@ public abstract class SerialTransferPeer
 
     private void transferLoop()
     {
+        String stopped = label + " stopped";
         try {
             while (true) {
                 Posted next;
@@ -222,8 +223,15 @@ public abstract class SerialTransferPeer
         }
         catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            stopped = label + ": its transfer thread was interrupted";
+        }
+        catch (RuntimeException | Error e) {
+            stopped = label + ": its transfer thread stopped on " + e;
+            throw e;
         }
         finally {
+            // However the thread ends, nothing posted is left unheard (a no-op after close, which failed the queue itself).
+            failQueued(stopped + "; the plan was not sent");
             try {
                 release();
             }
@@ -340,14 +348,28 @@ public abstract class SerialTransferPeer
 
     private void finish(Posted posted, long bytes, String failure, boolean settled)
     {
-        RoomKey room = posted.plan().room();
-        report(posted.listener(), posted.plan(), bytes, failure);
+        if (!settled) {
+            synchronized (lock) {
+                if (unprovable == null) {
+                    unprovable = failure;
+                }
+            }
+        }
+        try {
+            report(posted.listener(), posted.plan(), bytes, failure);
+        }
+        finally {
+            // Also when the listener threw an Error: the room's drains must not be left waiting.
+            reported(posted.plan().room());
+        }
+    }
+
+    /** One plan of {@code room} was reported: when it was the last outstanding one, its drains complete. */
+    private void reported(RoomKey room)
+    {
         List<CompletableFuture<Void>> drained = List.of();
         String proofMissing;
         synchronized (lock) {
-            if (!settled && unprovable == null) {
-                unprovable = failure;
-            }
             proofMissing = unprovable;
             RoomPlans plans = rooms.get(room);
             if (--plans.outstanding == 0) {

@@ -114,7 +114,8 @@ class RouterBackendsTest
     void aServerSlowToAnswerItsHealthPollKeepsGettingRequestsUntilTooManyPollsInARowGoUnanswered()
             throws Exception
     {
-        RouterConfig config = new RouterConfig(Duration.ofHours(1), Duration.ofMillis(200), 3, Duration.ofSeconds(5), Duration.ofSeconds(30));
+        // Long enough for the answered poll to be answered in time on a loaded machine; each stalled poll waits it out.
+        RouterConfig config = new RouterConfig(Duration.ofHours(1), Duration.ofSeconds(2), 3, Duration.ofSeconds(5), Duration.ofSeconds(30));
         try (RouterFixture fixture = RouterFixture.start(1, 1, config)) {
             FakeBackend decode = fixture.decode();
             CountDownLatch busy = new CountDownLatch(1);
@@ -134,7 +135,7 @@ class RouterBackendsTest
             fixture.poll();
             JsonNode down = entry(json(fixture.get("/backends")), decode.url());
             assertThat(down.path("healthy").asBoolean(true)).isFalse();
-            assertThat(down.path("reason").asText()).isEqualTo("GET /health got no answer within 200 ms (handoff.router.health-timeout)");
+            assertThat(down.path("reason").asText()).isEqualTo("GET /health got no answer within 2000 ms (handoff.router.health-timeout)");
             assertThat(fixture.post("/generate", "{\"text\": \"x\", \"rid\": \"slow-1\"}").statusCode()).isEqualTo(503);
 
             decode.healthStall = null;

@@ -323,6 +323,34 @@ class SerialTransferPeerTest
         }
     }
 
+    @Test
+    void aListenerThatThrowsAnErrorStopsTheThreadButLeavesNoPlanOrDrainWaiting()
+            throws Exception
+    {
+        try (ScriptedPeer peer = ScriptedPeer.open(LONG, true)) {
+            Gate gate = peer.gateChunk(0);
+            peer.post(plan(ROOM, 0, 0), new Heard(new CopyOnWriteArrayList<>())
+            {
+                @Override
+                public void completed(TransferPlan plan, long bytes)
+                {
+                    throw new AssertionError("a listener's own bug");
+                }
+            });
+            Heard queued = peer.postHeard(plan(OTHER_ROOM, 1, 1));
+            gate.awaitEntered();
+            CompletableFuture<Void> drained = peer.drain(ROOM);
+            gate.open();
+
+            drained.get(30, TimeUnit.SECONDS);
+            assertThat(queued.await()).isEqualTo("failed: test peer x: its transfer thread stopped on java.lang.AssertionError: "
+                    + "a listener's own bug; the plan was not sent");
+            assertThat(peer.released.await(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(peer.drain(OTHER_ROOM)).isCompleted();
+            assertThat(peer.postHeard(plan(ROOM, 2, 2)).await()).isEqualTo("failed: test peer x is closed; the plan was not sent");
+        }
+    }
+
     /** The plan fails with {@code reason} before send is called, and the failure keeps the drain promise. */
     private static void assertFailsSettledWithNothingSent(ScriptedPeer peer, TransferPlan plan, String reason)
             throws Exception
