@@ -55,8 +55,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 public abstract class TransferBackendContract
 {
-    /** System property: a comma-separated list of backend ids whose contract must not be skipped for unavailability. */
-    public static final String REQUIRE_BACKENDS = "handoff.test.require-backends";
+    /**
+     * System property: a comma-separated list of backend ids whose contract must not be skipped for unavailability.
+     * Outside {@code handoff.*}, where the engine would read it as configuration.
+     */
+    public static final String REQUIRE_BACKENDS = "io.handoff.testkit.require-backends";
 
     protected static final RoomKey ROOM = new RoomKey(7, 1);
     protected static final RoomKey OTHER_ROOM = new RoomKey(8, 0);
