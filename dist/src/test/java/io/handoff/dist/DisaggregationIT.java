@@ -45,8 +45,9 @@ class DisaggregationIT
     void decodeOutputEqualsTheColocatedEngineBitForBit(String backend, String transportKey, String transport, String model)
             throws Exception
     {
+        // The decode-metadata probe checks every decode step over the transferred KV (I3); it must find nothing.
         String[] options = {"-Dhandoff.disaggregation.transfer-backend=" + backend, "-D" + transportKey + "=" + transport,
-                "-Dhandoff.model.name=" + model, "-Dhandoff.scheduler.chunked-prefill-size=64"};
+                "-Dhandoff.model.name=" + model, "-Dhandoff.scheduler.chunked-prefill-size=64", "-Dhandoff.debug.decode-metadata-probe=check"};
         List<String> prompts = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             prompts.add(SHARED_PREFIX + "Q: Question " + i + " of the batch? A:");

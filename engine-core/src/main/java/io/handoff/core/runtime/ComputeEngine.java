@@ -17,6 +17,7 @@ import io.handoff.core.prefix.PrefixCache;
 import io.handoff.core.prefix.RadixCache;
 import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.Scheduler;
+import io.handoff.core.scheduler.DecodeMetadataProbe;
 import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.spi.PluginSettings;
 import io.handoff.spi.attention.AttentionBackend;
@@ -94,7 +95,8 @@ public final class ComputeEngine
                 config.getInt("handoff.scheduler.chunked-prefill-size"),
                 config.getInt("handoff.scheduler.max-queued-requests"),
                 config.getBoolean("handoff.scheduler.overlap"),
-                threads == 0 ? Runtime.getRuntime().availableProcessors() : threads);
+                threads == 0 ? Runtime.getRuntime().availableProcessors() : threads,
+                DecodeMetadataProbe.Mode.parse(config.getString("handoff.debug.decode-metadata-probe")));
 
         KvGeometry kvGeometry = KvGeometry.of(geometry, model.layers(), dtype, pageSize);
         Optional<Disaggregation> disaggregation = role.map(r -> Disaggregation.open(r, engine.config(), engine.plugins(), faults, options));

@@ -53,6 +53,7 @@ public final class Scheduler
     private static final Logger log = LogManager.getLogger(Scheduler.class);
     // how long a step may run before the scheduler logs that it is still waiting for it
     private static final Duration SLOW_STEP = Duration.ofMinutes(1);
+    private static final int[] NO_PAGES = new int[0];
 
     private sealed interface Command
             permits Submit, Abort, Audit, Shutdown, KvArrived, KvFailed, Wake, ProofArrived {}
@@ -87,6 +88,7 @@ public final class Scheduler
     private final KvHandoff handoff;
     private final ComputeStream stream;
     private final StepExecutor executor;
+    private final boolean probe;
     private final Thread thread;
     private final LinkedBlockingQueue<Command> inbox = new LinkedBlockingQueue<>();
     // guards accepting and the enqueueing of submits, so no submit lands in the inbox after the shutdown command
@@ -133,7 +135,9 @@ public final class Scheduler
         }
         this.reqToToken = new ReqToTokenTable(config.maxRunningRequests(), model.config().maxContext(), pageSize);
         this.stream = new ComputeStream("handoff-compute");
-        this.executor = new StepExecutor(model, kv, attention, faults);
+        this.probe = config.decodeMetadataProbe() != DecodeMetadataProbe.Mode.OFF;
+        this.executor = new StepExecutor(model, kv, attention, faults,
+                new DecodeMetadataProbe(config.decodeMetadataProbe(), kv.view(), attention::numKvSplits));
         this.stats = snapshot();
         this.thread = Thread.ofPlatform().name("handoff-scheduler").daemon().unstarted(this::loop);
         thread.start();
@@ -406,7 +410,8 @@ public final class Scheduler
             if (request.prefillScheduled() && request.scheduledOutputs >= 1 && request.scheduledOutputs < request.request.maxNewTokens()) {
                 int index = request.scheduledOutputs;
                 int position = request.promptLength() + index - 1;
-                decodes.add(new StepPlan.Decode(request, index, position, reqToToken.read(request.row, position + 1)));
+                int[] pages = probe ? Arrays.copyOf(request.pages, Math.ceilDiv(position + 1, kv.geometry().pageSize())) : NO_PAGES;
+                decodes.add(new StepPlan.Decode(request, index, position, reqToToken.read(request.row, position + 1), pages));
                 request.scheduledOutputs++;
                 request.lastStep = step;
             }

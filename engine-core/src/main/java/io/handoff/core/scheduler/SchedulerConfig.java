@@ -8,11 +8,20 @@ package io.handoff.core.scheduler;
  * @param maxQueuedRequests requests waiting for admission beyond which new ones are refused
  * @param overlap schedule step k+1 on the CPU while step k runs on the compute stream
  * @param threads compute threads of the model's kernels
+ * @param decodeMetadataProbe whether each decode step's metadata is checked (and dumped) before it runs (I3)
  */
-public record SchedulerConfig(int maxRunningRequests, int chunkedPrefillSize, int maxQueuedRequests, boolean overlap, int threads)
+public record SchedulerConfig(int maxRunningRequests, int chunkedPrefillSize, int maxQueuedRequests, boolean overlap, int threads,
+        DecodeMetadataProbe.Mode decodeMetadataProbe)
 {
+    /** Without the decode-metadata probe. */
+    public SchedulerConfig(int maxRunningRequests, int chunkedPrefillSize, int maxQueuedRequests, boolean overlap, int threads)
+    {
+        this(maxRunningRequests, chunkedPrefillSize, maxQueuedRequests, overlap, threads, DecodeMetadataProbe.Mode.OFF);
+    }
+
     public SchedulerConfig
     {
+        java.util.Objects.requireNonNull(decodeMetadataProbe, "decodeMetadataProbe is null");
         if (maxRunningRequests < 1 || chunkedPrefillSize < 1 || maxQueuedRequests < 0 || threads < 1) {
             throw new IllegalArgumentException("bad scheduler config: running=" + maxRunningRequests + " chunk=" + chunkedPrefillSize
                     + " queued=" + maxQueuedRequests + " threads=" + threads);

@@ -7,6 +7,8 @@ import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.Sampler;
 import io.handoff.core.model.Transformer;
 import io.handoff.spi.attention.AttentionBackend;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
 
 import java.util.Arrays;
 
@@ -18,17 +20,21 @@ import java.util.Arrays;
  */
 final class StepExecutor
 {
+    private static final Logger log = LogManager.getLogger(StepExecutor.class);
+
     private final Transformer model;
     private final KvPool kv;
     private final AttentionBackend attention;
     private final FaultInjector faults;
+    private final DecodeMetadataProbe probe;
 
-    StepExecutor(Transformer model, KvPool kv, AttentionBackend attention, FaultInjector faults)
+    StepExecutor(Transformer model, KvPool kv, AttentionBackend attention, FaultInjector faults, DecodeMetadataProbe probe)
     {
         this.model = model;
         this.kv = kv;
         this.attention = attention;
         this.faults = faults;
+        this.probe = probe;
     }
 
     void execute(StepPlan plan)
@@ -42,6 +48,10 @@ final class StepExecutor
         }
         ForwardBatch batch = builder.build(attention::numKvSplits);
         long step = plan.step();
+        if (probe.enabled()) {
+            // On this thread every earlier step has finished, so the rows the probe samples are final.
+            probe.inspect(step, batch, plan.decodes()).forEach(log::info);
+        }
         float[][] logits = model.forward(batch, kv.view(), attention, layer -> faults.hit(FaultPoint.FORWARD_AFTER_LAYER, step, layer));
         int row = 0;
         for (StepPlan.Chunk chunk : plan.chunks()) {

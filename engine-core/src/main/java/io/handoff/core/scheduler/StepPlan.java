@@ -12,8 +12,11 @@ record StepPlan(long step, Fence fence, List<Chunk> chunks, List<Decode> decodes
     /** Prompt positions {@code [from, to)} of a request; {@code slots} covers positions {@code 0 .. to-1}. */
     record Chunk(ScheduledRequest request, int from, int to, int[] slots, boolean last) {}
 
-    /** Output {@code index} of a request, sampled after feeding output {@code index-1} at {@code position}. */
-    record Decode(ScheduledRequest request, int index, int position, int[] slots) {}
+    /**
+     * Output {@code index} of a request, sampled after feeding output {@code index-1} at {@code position}.
+     * {@code pages} is the request's page list when scheduled, for the decode-metadata probe (empty when it is off).
+     */
+    record Decode(ScheduledRequest request, int index, int position, int[] slots, int[] pages) {}
 
     boolean isEmpty()
     {

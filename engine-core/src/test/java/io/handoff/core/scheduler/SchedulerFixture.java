@@ -55,7 +55,8 @@ final class SchedulerFixture
         ModelConfig config = model.config();
         this.kv = KvPool.allocate(KvGeometry.of(config.attentionGeometry(), config.layers(), builder.dtype, builder.pageSize), builder.pages);
         this.prefixCache = builder.radix ? new RadixCache(builder.pageSize, kv.pagePool()) : new ChunkCache(builder.pageSize);
-        SchedulerConfig schedulerConfig = new SchedulerConfig(builder.maxRunning, builder.chunk, builder.maxQueued, builder.overlap, MODEL_THREADS);
+        SchedulerConfig schedulerConfig = new SchedulerConfig(builder.maxRunning, builder.chunk, builder.maxQueued, builder.overlap, MODEL_THREADS,
+                builder.probe);
         this.scheduler = new Scheduler(schedulerConfig, model, kv, prefixCache, new ReferenceAttention(config.attentionGeometry(), kv.view()), faults);
     }
 
@@ -201,6 +202,7 @@ final class SchedulerFixture
         private int maxQueued = 64;
         private boolean overlap;
         private boolean radix = true;
+        private DecodeMetadataProbe.Mode probe = DecodeMetadataProbe.Mode.OFF;
 
         private Builder(String model)
         {
@@ -210,6 +212,12 @@ final class SchedulerFixture
         Builder dtype(KvDtype dtype)
         {
             this.dtype = dtype;
+            return this;
+        }
+
+        Builder probe(DecodeMetadataProbe.Mode probe)
+        {
+            this.probe = probe;
             return this;
         }
 
