@@ -6,6 +6,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.util.concurrent.Callable;
 
 /** {@code handoff}: the command line. Exit codes: 0 ok, 1 failure, 2 usage error. */
@@ -66,7 +67,10 @@ public final class Main
             invalid.problems().forEach(problem -> err.println("  " + problem));
         }
         else {
-            err.println("handoff " + commandLine.getCommandName() + ": " + e);
+            // The engine's own refusals are written for people: their message is the whole story. Anything else is a bug, named by its type.
+            boolean refusal = (e instanceof IllegalArgumentException || e instanceof IllegalStateException || e instanceof UncheckedIOException)
+                    && e.getMessage() != null && !e.getMessage().isBlank();
+            err.println("handoff " + commandLine.getCommandName() + ": " + (refusal ? e.getMessage() : e));
             if (Boolean.getBoolean("handoff.debug")) {
                 e.printStackTrace(err);
             }

@@ -19,6 +19,16 @@ class ServeCommandTest
         assertThat(result.stderr()).contains("unknown --role 'router': expected colocated");
     }
 
+    @Test
+    void aRefusalIsPrintedAsItsMessageWithoutAnExceptionType()
+    {
+        Result result = run("serve", "--port", "0", "-Dhandoff.attention.backend=no-such-kernel");
+
+        assertThat(result.exitCode()).isEqualTo(1);
+        assertThat(result.stderr()).contains("handoff serve: no attention backend 'no-such-kernel' (handoff.attention.backend)")
+                .doesNotContain("java.lang.");
+    }
+
     private record Result(int exitCode, String stderr) {}
 
     private static Result run(String... args)
