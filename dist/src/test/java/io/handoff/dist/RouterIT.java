@@ -56,6 +56,10 @@ class RouterIT
             assertThat(generateAll(router, prompts)).isEqualTo(reference);
             assertThat(first.metric("handoff_disagg_rooms_total{outcome=\"success\"}")
                     + second.metric("handoff_disagg_rooms_total{outcome=\"success\"}")).isEqualTo(prompts.size());
+            // The router's /health_generate: one token generated on a prefill and on a decode.
+            var healthGenerate = router.get("/health_generate");
+            assertThat(healthGenerate.statusCode()).as(healthGenerate.body()).isEqualTo(200);
+            assertThat(ServerProcess.json(healthGenerate.body()).path("decode").path("answer").path("status").asText()).isEqualTo("ok");
             prefill.assertNoPagesLeaked();
             first.assertNoPagesLeaked();
             second.assertNoPagesLeaked();

@@ -19,6 +19,7 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -76,6 +77,7 @@ public final class Router
                 "/v1/models", new Route("GET", this::models),
                 "/abort_request", new Route("POST", exchange -> AbortRequest.handle(exchange, requests::abort, " through this router")),
                 "/health", new Route("GET", this::health),
+                "/health_generate", new Route("GET", this::healthGenerate),
                 "/backends", new Route("GET", this::backends),
                 "/metrics", new Route("GET", this::metrics));
         server.setExecutor(executor);
@@ -178,6 +180,49 @@ public final class Router
         body.put("status", "ok");
         for (BackendRole role : BackendRole.values()) {
             body.putObject(role.label()).put("healthy", pool.healthy(role)).put("total", pool.of(role).size());
+        }
+        exchange.sendJson(200, body);
+    }
+
+    /**
+     * {@code GET /health_generate} of a healthy prefill and of a healthy decode: 200 when both generated their
+     * one token, 503 naming the server that did not. The servers bound their own wait
+     * ({@code handoff.server.health-generate-timeout}); the router waits that long plus its health-timeout.
+     */
+    private void healthGenerate(Exchange exchange)
+            throws IOException, InterruptedException
+    {
+        if (draining) {
+            throw ApiError.unavailable("shutting_down", "the router is shutting down");
+        }
+        pool.missing().ifPresent(error -> {
+            throw error;
+        });
+        ObjectNode body = JsonFields.MAPPER.createObjectNode();
+        body.put("status", "ok");
+        for (BackendRole role : BackendRole.values()) {
+            Backend backend = pool.anyHealthy(role).orElseThrow(() -> pool.noneHealthy(role));
+            HttpResponse<byte[]> response;
+            try {
+                response = upstream.get(backend, "/health_generate", serverConfig.healthGenerateTimeout().plus(config.healthTimeout()));
+            }
+            catch (IOException e) {
+                throw ApiError.unavailable("unhealthy", backend.describe() + " did not answer GET /health_generate: " + Upstream.describe(e));
+            }
+            String answer = new String(response.body(), StandardCharsets.UTF_8);
+            if (response.statusCode() != 200) {
+                throw ApiError.unavailable("unhealthy", backend.describe() + " answered GET /health_generate with " + response.statusCode()
+                        + ": " + answer.strip());
+            }
+            ObjectNode entry = body.putObject(role.label());
+            entry.put("url", backend.url().toString());
+            try {
+                entry.set("answer", JsonFields.MAPPER.readTree(answer));
+            }
+            catch (IOException e) {
+                throw ApiError.unavailable("unhealthy", backend.describe() + " answered GET /health_generate with something other than JSON: "
+                        + answer.strip());
+            }
         }
         exchange.sendJson(200, body);
     }

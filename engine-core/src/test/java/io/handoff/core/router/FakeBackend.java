@@ -53,6 +53,7 @@ final class FakeBackend
     final String name;
     final String role;
     volatile int healthStatus = 200;
+    volatile int healthGenerateStatus = 200;
     /** While set, {@code /health} answers only once it is counted down: a server too busy to answer in time. */
     volatile CountDownLatch healthStall;
     volatile String control;
@@ -154,6 +155,9 @@ final class FakeBackend
                     }
                     json(exchange, healthStatus, JSON.createObjectNode().put("status", healthStatus == 200 ? "ok" : "unhealthy"));
                 }
+                case "/health_generate" -> json(exchange, healthGenerateStatus, healthGenerateStatus == 200
+                        ? JSON.createObjectNode().put("status", "ok").put("output_id", 65)
+                        : JSON.createObjectNode().put("status", "a one-token generation did not finish within 20000 ms"));
                 case "/bootstrap" -> {
                     bootstrapCalls.incrementAndGet();
                     ObjectNode body = JSON.createObjectNode().put("role", bootstrapRole).put("model", "tiny-mla").put("compatibility", "c0ffee");

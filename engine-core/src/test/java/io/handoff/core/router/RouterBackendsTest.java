@@ -147,6 +147,27 @@ class RouterBackendsTest
     }
 
     @Test
+    void healthGenerateAsksAPrefillAndADecodeToGenerateAndNamesTheOneThatCannot()
+            throws Exception
+    {
+        try (RouterFixture fixture = RouterFixture.start(1, 1)) {
+            HttpResponse<String> ok = fixture.get("/health_generate");
+
+            assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);
+            JsonNode body = json(ok);
+            assertThat(body.path("prefill").path("url").asText()).isEqualTo(fixture.prefill().url().toString());
+            assertThat(body.path("decode").path("answer").path("output_id").asInt()).isEqualTo(65);
+
+            fixture.decode().healthGenerateStatus = 503;
+            HttpResponse<String> failing = fixture.get("/health_generate");
+
+            assertThat(failing.statusCode()).isEqualTo(503);
+            assertThat(json(failing).path("error").path("message").asText())
+                    .startsWith("decode server " + fixture.decode().url() + " answered GET /health_generate with 503: ");
+        }
+    }
+
+    @Test
     void aPrefillThatRecoversIsAskedForItsBootstrapAgainAndItsNewControlEndpointIsUsed()
             throws Exception
     {
