@@ -167,8 +167,8 @@ public final class Router
         }
     }
 
-    private void health(Exchange exchange)
-            throws IOException
+    /** A {@code {"status": "ok"}} body to fill in, or 503 while shutting down or while a side has no healthy server. */
+    private ObjectNode okWhileServing()
     {
         if (draining) {
             throw ApiError.unavailable("shutting_down", "the router is shutting down");
@@ -178,6 +178,13 @@ public final class Router
         });
         ObjectNode body = JsonFields.MAPPER.createObjectNode();
         body.put("status", "ok");
+        return body;
+    }
+
+    private void health(Exchange exchange)
+            throws IOException
+    {
+        ObjectNode body = okWhileServing();
         for (BackendRole role : BackendRole.values()) {
             body.putObject(role.label()).put("healthy", pool.healthy(role)).put("total", pool.of(role).size());
         }
@@ -192,14 +199,7 @@ public final class Router
     private void healthGenerate(Exchange exchange)
             throws IOException, InterruptedException
     {
-        if (draining) {
-            throw ApiError.unavailable("shutting_down", "the router is shutting down");
-        }
-        pool.missing().ifPresent(error -> {
-            throw error;
-        });
-        ObjectNode body = JsonFields.MAPPER.createObjectNode();
-        body.put("status", "ok");
+        ObjectNode body = okWhileServing();
         for (BackendRole role : BackendRole.values()) {
             Backend backend = pool.anyHealthy(role).orElseThrow(() -> pool.noneHealthy(role));
             HttpResponse<byte[]> response;
