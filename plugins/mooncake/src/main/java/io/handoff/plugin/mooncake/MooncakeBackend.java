@@ -2,6 +2,7 @@ package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PageGeometry;
+import io.handoff.spi.transfer.SourceRegions;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferContext;
 import io.handoff.spi.transfer.TransferPeer;
@@ -37,8 +38,7 @@ final class MooncakeBackend
     private final List<MooncakePeer> peers = new CopyOnWriteArrayList<>();
     private TcpReceiver receiver;
     private Exposure exposure;
-    private List<MemoryRegion> sources;
-    private PageGeometry sourceGeometry;
+    private SourceRegions sources;
     private boolean closed;
 
     /** What was exposed, so that exposing the same pool again (e.g. once per peer) returns the same descriptor. */
@@ -98,8 +98,7 @@ final class MooncakeBackend
     {
         requireNonNull(regions, "regions is null");
         checkOpen();
-        sourceGeometry = PageGeometry.of(regions);
-        sources = List.copyOf(regions);
+        sources = SourceRegions.of(regions);
     }
 
     @Override
@@ -111,12 +110,12 @@ final class MooncakeBackend
             throw new IllegalStateException("mooncake: registerSources must come before connect");
         }
         Descriptor remote = Descriptor.decode(descriptor);
-        sourceGeometry.checkReceiver("mooncake", remote.geometry());
+        sources.geometry().checkReceiver("mooncake", remote.geometry());
         Transport transport = choose(remote);
         String name = peerHostId + "@" + remote.host() + ":" + remote.port();
         MooncakePeer peer = switch (transport) {
-            case SHM -> ShmPeer.map("shm-" + name, context, sources, remote, config);
-            case TCP -> TcpPeer.connect("tcp-" + name, context, sources, remote, config);
+            case SHM -> ShmPeer.map("shm-" + name, context, sources.regions(), remote, config);
+            case TCP -> TcpPeer.connect("tcp-" + name, context, sources.regions(), remote, config);
             case AUTO -> throw new IllegalStateException("unreachable: a peer's transport is tcp or shm");
         };
         peers.add(peer);

@@ -2,6 +2,7 @@ package io.handoff.plugin.mori;
 
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PageGeometry;
+import io.handoff.spi.transfer.SourceRegions;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferContext;
 import io.handoff.spi.transfer.TransferPeer;
@@ -28,8 +29,7 @@ final class MoriBackend
     private final MoriConfig config;
     private final RdmaTransport.Probe rdma;
     private final List<SharedMemoryPeer> peers = new CopyOnWriteArrayList<>();
-    private List<MemoryRegion> sources;
-    private PageGeometry sourceGeometry;
+    private SourceRegions sources;
     private boolean closed;
 
     MoriBackend(TransferContext context, MoriConfig config, RdmaTransport.Probe rdma)
@@ -76,8 +76,7 @@ final class MoriBackend
     {
         requireNonNull(regions, "regions is null");
         checkOpen();
-        sourceGeometry = PageGeometry.of(regions);
-        sources = List.copyOf(regions);
+        sources = SourceRegions.of(regions);
     }
 
     @Override
@@ -94,8 +93,9 @@ final class MoriBackend
                     + ": shared memory works only on one host, and the RDMA path is " + rdma.summary()
                     + "; run prefill and decode on one host, or use a transfer backend that works between hosts (mooncake, nixl)");
         }
-        sourceGeometry.checkReceiver("mori", remote.geometry());
-        SharedMemoryPeer peer = SharedMemoryPeer.map(peerHostId + ":" + remote.sharedFile().getFileName(), context, config, sources, remote);
+        sources.geometry().checkReceiver("mori", remote.geometry());
+        SharedMemoryPeer peer = SharedMemoryPeer.map(peerHostId + ":" + remote.sharedFile().getFileName(), context, config, sources.regions(),
+                remote);
         peers.add(peer);
         return peer;
     }

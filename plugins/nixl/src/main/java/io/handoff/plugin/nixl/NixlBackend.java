@@ -2,6 +2,7 @@ package io.handoff.plugin.nixl;
 
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PageGeometry;
+import io.handoff.spi.transfer.SourceRegions;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.TransferContext;
@@ -38,8 +39,7 @@ final class NixlBackend
     private final List<NixlPeer> peers = new CopyOnWriteArrayList<>();
     private Exposure exposure;
     private WriteGuard exposedGuard;
-    private List<MemoryRegion> sources;
-    private PageGeometry sourceGeometry;
+    private SourceRegions sources;
     private boolean closed;
 
     NixlBackend(TransferContext context, NixlConfig config, Set<TransferCapability> capabilities, Ucp ucp)
@@ -88,8 +88,7 @@ final class NixlBackend
     {
         requireNonNull(regions, "regions is null");
         checkOpen();
-        sourceGeometry = PageGeometry.of(regions);
-        sources = List.copyOf(regions);
+        sources = SourceRegions.of(regions);
     }
 
     @Override
@@ -101,12 +100,12 @@ final class NixlBackend
             throw new IllegalStateException("nixl: registerSources must come before connect");
         }
         Descriptor remote = Descriptor.decode(descriptor);
-        sourceGeometry.checkReceiver("nixl", remote.geometry());
+        sources.geometry().checkReceiver("nixl", remote.geometry());
         String name = peerHostId + "#" + PEER_IDS.incrementAndGet();
         UcxLink link = UcxLink.connect(ucp, ucpContext, remote, config.stagingBytes());
         NixlPeer peer;
         try {
-            peer = NixlPeer.open(name, "ucx:" + config.tlsName(), capabilities, context, sources, remote, link, config);
+            peer = NixlPeer.open(name, "ucx:" + config.tlsName(), capabilities, context, sources.regions(), remote, link, config);
         }
         catch (RuntimeException e) {
             link.release(config.flushTimeout().toMillis());
