@@ -1,25 +1,28 @@
 /**
- * Handoff's core: the SPI that plugins implement (exported), and the engine that discovers and drives
- * them (not exported).
+ * Handoff's engine: the plugin runtime, configuration, KV pool and allocator, prefix cache, model, scheduler,
+ * disaggregation protocol and fault injection. No HTTP server, JSON or CLI library: the front ends
+ * ({@code handoff.http}, {@code handoff.cli}) are modules of their own, and only they see these packages.
  */
 module handoff.core {
+    requires transitive handoff.spi;
+    requires transitive typesafe.config;
     requires org.pf4j;
     requires org.slf4j;
-    requires typesafe.config;
     requires org.apache.logging.log4j;
     requires org.apache.logging.log4j.core;
-    requires com.fasterxml.jackson.databind;
-    requires info.picocli;
     requires jdk.incubator.vector;
-    requires jdk.httpserver;
-    requires java.net.http;
 
-    exports io.handoff.spi;
-    exports io.handoff.spi.transfer;
-    exports io.handoff.spi.attention;
-
-    opens io.handoff.core.cli to info.picocli;
-    opens io.handoff.core to info.picocli;
+    exports io.handoff.core to handoff.cli;
+    exports io.handoff.core.config to handoff.http, handoff.cli, handoff.testkit;
+    exports io.handoff.core.runtime to handoff.http, handoff.cli;
+    exports io.handoff.core.plugin to handoff.http, handoff.cli;
+    exports io.handoff.core.kv to handoff.http, handoff.cli;
+    exports io.handoff.core.prefix to handoff.http, handoff.cli;
+    exports io.handoff.core.model to handoff.http, handoff.cli;
+    exports io.handoff.core.scheduler to handoff.http, handoff.cli;
+    exports io.handoff.core.disagg to handoff.http, handoff.cli;
+    exports io.handoff.core.fault to handoff.http, handoff.cli;
+    exports io.handoff.core.transfer to handoff.testkit;
 
     uses io.handoff.spi.transfer.TransferBackendProvider;
     uses io.handoff.spi.attention.AttentionBackendProvider;

@@ -5,7 +5,8 @@
  * that JUnit may reach the contract's tests and fields when the kit is on the module path.
  */
 open module handoff.testkit {
-    requires transitive handoff.core;
+    requires transitive handoff.spi;
+    requires handoff.core;
     requires transitive org.junit.jupiter.api;
     requires transitive org.assertj.core;
 

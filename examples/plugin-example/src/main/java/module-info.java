@@ -3,7 +3,7 @@
  * into plugins/ as a PF4J JAR it is loaded through META-INF/services instead, and this file is unused.
  */
 module com.example.handoff.loopback {
-    requires handoff.core;
+    requires handoff.spi;
 
     provides io.handoff.spi.transfer.TransferBackendProvider with com.example.handoff.loopback.LoopbackTransferProvider;
 }

@@ -1,6 +1,6 @@
 /** Built-in attention backend "triton". */
 module handoff.plugin.triton {
-    requires handoff.core;
+    requires handoff.spi;
     requires jdk.incubator.vector;
 
     provides io.handoff.spi.attention.AttentionBackendProvider with io.handoff.plugin.triton.TritonProvider;

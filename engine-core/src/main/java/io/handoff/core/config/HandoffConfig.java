@@ -198,7 +198,7 @@ public final class HandoffConfig
         return new TypesafePluginSettings(pluginId, subtree);
     }
 
-    /** {@link PluginSettings#fromReference}: one plugin's reference defaults with validated overrides. */
+    /** What the test kit's ReferenceSettings reads: one plugin's reference defaults with validated overrides. */
     public static PluginSettings pluginSettings(String pluginId, ClassLoader loader, Map<String, String> overrides)
     {
         requireNonNull(pluginId, "pluginId is null");

@@ -11,6 +11,7 @@ import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.spi.PluginSettings;
 import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferBackendProvider;
 import io.handoff.spi.transfer.TransferCapability;
@@ -140,7 +141,8 @@ public final class Disaggregation
         if (role == Role.PREFILL) {
             backend.registerSources(regions);
             try {
-                prefill = new PrefillHandoff(config, compatibility, backendId, backend, checksums, pool.geometry().pageSize(), earlySend.enabled());
+                prefill = new PrefillHandoff(config, compatibility, backendId, backend, checksums, pool.geometry().pageSize(), earlySend,
+                        PageGeometry.of(regions), context);
             }
             catch (IOException e) {
                 throw new UncheckedIOException("cannot start the prefill control endpoint: " + e.getMessage(), e);

@@ -1,6 +1,7 @@
 package io.handoff.core.disagg;
 
 import com.typesafe.config.Config;
+import io.handoff.core.transfer.TransferLink;
 
 import java.time.Duration;
 
@@ -16,6 +17,7 @@ public record DisaggregationConfig(
         Duration connectTimeout,
         RoomDeadlines deadlines,
         int maxPagesPerPlan,
+        TransferLink.Timeouts linkTimeouts,
         boolean checksums)
 {
     public DisaggregationConfig
@@ -26,6 +28,7 @@ public record DisaggregationConfig(
         requireNonNull(liveness, "liveness is null");
         requireNonNull(connectTimeout, "connectTimeout is null");
         requireNonNull(deadlines, "deadlines is null");
+        requireNonNull(linkTimeouts, "linkTimeouts is null");
     }
 
     public static DisaggregationConfig from(Config config)
@@ -41,6 +44,8 @@ public record DisaggregationConfig(
                 new RoomDeadlines(d.getDuration("bootstrapping-timeout"), d.getDuration("waiting-for-input-timeout"),
                         d.getDuration("transferring-timeout")),
                 d.getInt("max-pages-per-plan"),
+                new TransferLink.Timeouts(d.getDuration("fence-timeout"), d.getDuration("transfer-report-timeout"),
+                        d.getDuration("transfer-close-wait")),
                 config.getString("handoff.debug.kv-fidelity").equals("checksum"));
     }
 }

@@ -7,10 +7,13 @@ import java.util.Set;
 import static java.util.Objects.requireNonNull;
 
 /**
- * The gate for early send of the cached prefix (invariant I1), decided once at startup from what the
- * transfer backend declares, never from what it does: sending pages before the current chunk's forward
- * completes is safe only if the backend waits on the producing forward's fence before reading
- * ({@link TransferCapability#FORWARD_SYNC}) or snapshots after it ({@link TransferCapability#STAGING}).
+ * The gate for early send of the cached prefix (invariant I1), decided from what the transfer backend declares,
+ * never from what it does: at startup from the provider's declaration (where {@code on} with an unsafe backend
+ * refuses to start), then again for each connection from what that connection reports
+ * ({@link #forConnection}), which may be narrower. Early send needs a backend that orders its reads after the
+ * producing forward's fence ({@link TransferCapability#FORWARD_SYNC}) or snapshots after it
+ * ({@link TransferCapability#STAGING}); the core enforces either promise on its transfer link, and waits on the
+ * fence itself for a connection that makes neither, which is why such a connection gains nothing from early send.
  *
  * @param requested the setting: auto, on or off
  */
@@ -20,6 +23,22 @@ public record EarlySend(String requested, boolean enabled, String reason)
     {
         requireNonNull(requested, "requested is null");
         requireNonNull(reason, "reason is null");
+    }
+
+    /**
+     * This decision narrowed to one connection that reports {@code reported}. Off stays off; on or auto become off
+     * when the connection reports neither FORWARD_SYNC nor STAGING, with a reason naming what it lacks.
+     */
+    public EarlySend forConnection(String backendId, Set<TransferCapability> reported)
+    {
+        if (!enabled) {
+            return this;
+        }
+        if (reported.contains(TransferCapability.FORWARD_SYNC) || reported.contains(TransferCapability.STAGING)) {
+            return this;
+        }
+        return new EarlySend(requested, false, requested + ": this connection of transfer backend '" + backendId + "' reports " + reported
+                + ", neither FORWARD_SYNC nor STAGING (narrower than the backend's declaration), so it gets no early send");
     }
 
     /**

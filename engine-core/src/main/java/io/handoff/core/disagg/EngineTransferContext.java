@@ -2,6 +2,7 @@ package io.handoff.core.disagg;
 
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPoint;
+import io.handoff.core.transfer.TransferHooks;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferContext;
 
@@ -18,7 +19,7 @@ import static java.util.Objects.requireNonNull;
  * path's fault-injection points.
  */
 public final class EngineTransferContext
-        implements TransferContext
+        implements TransferContext, TransferHooks
 {
     private static final String HOST_ID = computeHostId();
 

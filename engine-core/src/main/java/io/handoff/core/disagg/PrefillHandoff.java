@@ -1,5 +1,9 @@
 package io.handoff.core.disagg;
 
+import io.handoff.core.transfer.PlanListener;
+import io.handoff.core.transfer.TransferHooks;
+import io.handoff.core.transfer.TransferLink;
+
 import io.handoff.core.disagg.ControlMessage.DrainAck;
 import io.handoff.core.disagg.ControlMessage.DrainRequest;
 import io.handoff.core.disagg.ControlMessage.Hello;
@@ -15,7 +19,7 @@ import io.handoff.core.scheduler.Scheduler;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferBackend;
-import io.handoff.spi.transfer.TransferListener;
+import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.TransferPeer;
 import io.handoff.spi.transfer.TransferPlan;
 import org.apache.logging.log4j.LogManager;
@@ -61,6 +65,8 @@ public final class PrefillHandoff
         int pendingFrom = -1;
         int pendingTo;
         io.handoff.core.scheduler.Fence pendingFence;
+        /** Whether this room sends early, decided at its first scheduled chunk from its connection (null: not yet). */
+        Boolean earlySend;
 
         Room(SenderRoom machine, String rid)
         {
@@ -75,13 +81,17 @@ public final class PrefillHandoff
     private final TransferBackend backend;
     private final PageChecksums checksums;
     private final int pageSize;
-    private final boolean earlySend;
+    private final EarlySend earlySend;
     private final DeadlineClock clock = DeadlineClock.system();
     private final TransferStats stats = new TransferStats();
     private volatile String transport = "not connected yet";
     private final RoomTable<Room> rooms = new RoomTable<>(1024, 4096);
     private final Map<RoomKey, ControlChannel> roomChannels = new ConcurrentHashMap<>();
-    private final Map<ControlChannel, TransferPeer> peers = new ConcurrentHashMap<>();
+    private final Map<ControlChannel, TransferLink> peers = new ConcurrentHashMap<>();
+    // whether each connection may send early: the engine's setting narrowed by what the connection reports
+    private final Map<TransferLink, EarlySend> earlySendByLink = new ConcurrentHashMap<>();
+    private final PageGeometry sources;
+    private final TransferHooks hooks;
     // plans posted but not yet moving, by room and chunk: their busy time starts when the backend starts reading them
     private final Map<RoomKey, Map<Integer, java.util.ArrayDeque<TransferStats.Plan>>> waitingToMove = new ConcurrentHashMap<>();
     private final ScheduledExecutorService ticker;
@@ -89,7 +99,7 @@ public final class PrefillHandoff
     private volatile Scheduler scheduler;
 
     public PrefillHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
-            PageChecksums checksums, int pageSize, boolean earlySend)
+            PageChecksums checksums, int pageSize, EarlySend earlySend, PageGeometry sources, TransferHooks hooks)
             throws IOException
     {
         this.config = requireNonNull(config, "config is null");
@@ -98,7 +108,9 @@ public final class PrefillHandoff
         this.backend = requireNonNull(backend, "backend is null");
         this.checksums = requireNonNull(checksums, "checksums is null");
         this.pageSize = pageSize;
-        this.earlySend = earlySend;
+        this.earlySend = requireNonNull(earlySend, "earlySend is null");
+        this.sources = requireNonNull(sources, "sources is null");
+        this.hooks = requireNonNull(hooks, "hooks is null");
         this.server = ControlServer.start(new InetSocketAddress(config.controlHost(), config.controlPort()), config.liveness(), clock,
                 new ControlChannel.Listener()
                 {
@@ -190,25 +202,48 @@ public final class PrefillHandoff
             return RegionsRegistered.refused("this prefill transfers with '" + backendId + "' but the decode registered regions for '"
                     + register.backendId() + "': set handoff.disaggregation.transfer-backend the same on both");
         }
+        TransferLink link;
+        EarlySend linkEarlySend;
         try {
             TransferPeer peer = backend.connect(EngineTransferContext.localHostId(), register.descriptor());
-            TransferPeer previous = peers.put(channel, peer);
-            if (previous != null) {
-                previous.close();
-            }
-            transport = peer.transport();
-            log.info("decode {} registered its KV regions; transport {} with {}", channel.peer(), peer.transport(), peer.capabilities());
-            return new RegionsRegistered(true, peer.transport(), peer.capabilities(), "");
+            linkEarlySend = earlySend.forConnection(backendId, peer.capabilities());
+            sources.checkReceiver(backendId, peer.receiverGeometry());
+            link = TransferLink.start(backendId, channel.peer(), peer, sources, peer.receiverGeometry(), config.linkTimeouts(), hooks);
         }
         catch (RuntimeException e) {
             log.warn("cannot connect the {} backend to decode {}: {}", backendId, channel.peer(), e.getMessage());
             return RegionsRegistered.refused("the prefill cannot reach the decode's memory with " + backendId + ": " + e.getMessage());
         }
+        link.onFenced(reason -> fenced(channel, link, reason));
+        earlySendByLink.put(link, linkEarlySend);
+        TransferLink previous = peers.put(channel, link);
+        if (previous != null) {
+            earlySendByLink.remove(previous);
+            previous.close();
+        }
+        transport = link.transport();
+        log.info("decode {} registered its KV regions; transport {} with {}; early send {} ({})", channel.peer(), link.transport(),
+                link.capabilities(), linkEarlySend.enabled() ? "enabled" : "disabled", linkEarlySend.reason());
+        return new RegionsRegistered(true, link.transport(), link.capabilities(), "");
+    }
+
+    /**
+     * The connection broke the transfer protocol: its rooms fail, and the control channel to that decode closes, so
+     * the decode fails its side and keeps their pages until it has proof (the link proves no drain any more).
+     */
+    private void fenced(ControlChannel channel, TransferLink link, String reason)
+    {
+        if (peers.get(channel) == link) {
+            channel.close(backendId + " connection fenced: " + reason);
+        }
     }
 
     private void onClosed(ControlChannel channel, String reason)
     {
-        TransferPeer peer = peers.remove(channel);
+        TransferLink peer = peers.remove(channel);
+        if (peer != null) {
+            earlySendByLink.remove(peer);
+        }
         for (Room room : rooms.rooms()) {
             if (roomChannels.get(room.machine.room()) == channel) {
                 drive(room, new RoomEvent.PeerLost(reason));
@@ -272,11 +307,11 @@ public final class PrefillHandoff
     @Override
     public void chunkScheduled(HandoffRequest request, int from, int to, io.handoff.core.scheduler.Fence fence)
     {
-        if (!earlySend) {
+        if (!earlySend.enabled()) {
             return;
         }
         Optional<Room> found = room(request);
-        if (found.isEmpty()) {
+        if (found.isEmpty() || !sendsEarly(found.get())) {
             return;
         }
         Room room = found.get();
@@ -297,7 +332,7 @@ public final class PrefillHandoff
             return;
         }
         Room room = found.get();
-        if (earlySend) {
+        if (sendsEarly(room)) {
             // non-last chunks went (or go) out when the next chunk is scheduled; the last one goes now
             if (last) {
                 room.pendingFrom = -1;
@@ -307,6 +342,21 @@ public final class PrefillHandoff
         }
         forwardPrefix(room, request, from);
         forward(room, request, from, to, fence, last, firstToken);
+    }
+
+    /**
+     * Early send per room, fixed at its first chunk: on only when the engine allows it and the room's connection
+     * reports FORWARD_SYNC or STAGING itself (a connection may report less than its provider declares). A room whose
+     * decode has not connected yet by then sends each chunk when its forward is done.
+     */
+    private boolean sendsEarly(Room room)
+    {
+        if (room.earlySend == null) {
+            TransferLink link = peer(room.machine.room());
+            EarlySend decided = link == null ? null : earlySendByLink.get(link);
+            room.earlySend = earlySend.enabled() && decided != null && decided.enabled();
+        }
+        return room.earlySend;
     }
 
     private void forwardPrefix(Room room, HandoffRequest request, int from)
@@ -384,7 +434,7 @@ public final class PrefillHandoff
             }
             case RoomEffect.Post post -> post(room, post.plan());
             case RoomEffect.Drain drain -> {
-                TransferPeer peer = peer(key);
+                TransferLink peer = peer(key);
                 CompletableFuture<Void> drained = peer == null ? CompletableFuture.completedFuture(null) : peer.drain(key);
                 drained.whenComplete((ignored, failure) -> {
                     if (failure != null) {
@@ -418,7 +468,7 @@ public final class PrefillHandoff
 
     private void post(Room room, TransferPlan plan)
     {
-        TransferPeer peer = peer(plan.room());
+        TransferLink peer = peer(plan.room());
         if (peer == null) {
             drive(room, new RoomEvent.PlanFailed(plan, "the decode registered no regions with this prefill"));
             return;
@@ -433,7 +483,7 @@ public final class PrefillHandoff
             waitingToMove.computeIfAbsent(plan.room(), r -> new ConcurrentHashMap<>())
                     .computeIfAbsent(plan.chunk(), c -> new java.util.ArrayDeque<>()).add(busy);
         }
-        peer.post(plan, new TransferListener()
+        peer.post(plan, new PlanListener()
         {
             @Override
             public void completed(TransferPlan done, long moved)
@@ -477,7 +527,7 @@ public final class PrefillHandoff
         return checksums.bytesPerPage();
     }
 
-    private TransferPeer peer(RoomKey key)
+    private TransferLink peer(RoomKey key)
     {
         ControlChannel channel = roomChannels.get(key);
         return channel == null ? null : peers.get(channel);
@@ -488,7 +538,7 @@ public final class PrefillHandoff
     {
         ticker.shutdownNow();
         server.close();
-        peers.values().forEach(TransferPeer::close);
+        peers.values().forEach(TransferLink::close);
         peers.clear();
         backend.close();
     }

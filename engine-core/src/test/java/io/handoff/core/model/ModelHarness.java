@@ -2,8 +2,8 @@ package io.handoff.core.model;
 
 import io.handoff.spi.attention.AttentionBackend;
 import io.handoff.spi.attention.KvDtype;
-import io.handoff.spi.attention.PagedKvCache;
-import io.handoff.spi.attention.ReferenceAttention;
+import io.handoff.core.kv.PagedKvCache;
+import io.handoff.core.model.ReferenceAttention;
 
 import java.lang.foreign.Arena;
 import java.util.ArrayList;

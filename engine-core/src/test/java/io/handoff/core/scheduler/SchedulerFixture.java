@@ -12,7 +12,7 @@ import io.handoff.core.prefix.ChunkCache;
 import io.handoff.core.prefix.PrefixCache;
 import io.handoff.core.prefix.RadixCache;
 import io.handoff.spi.attention.KvDtype;
-import io.handoff.spi.attention.ReferenceAttention;
+import io.handoff.core.model.ReferenceAttention;
 
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,5 +1,6 @@
 package io.handoff.testkit.transfer;
 
+import io.handoff.core.config.HandoffConfig;
 import io.handoff.spi.HandoffProvider;
 import io.handoff.spi.PluginSettings;
 
@@ -19,7 +20,7 @@ import java.util.regex.Pattern;
 import static java.util.Objects.requireNonNull;
 
 /**
- * A plugin's settings as the engine hands them over ({@link PluginSettings#fromReference}: the plugin's own
+ * A plugin's settings as the engine hands them over ({@code HandoffConfig.pluginSettings}: the plugin's own
  * reference.conf with validated overrides), and that reference.conf's text, for tests of its schema lines.
  *
  * @param pluginId the provider's id: its settings are {@code handoff.plugins.<pluginId>}
@@ -62,7 +63,7 @@ public record ReferenceSettings(String pluginId, ClassLoader loader)
     /** The defaults with {@code overrides} (keys relative to {@code handoff.plugins.<pluginId>}); an unknown key or a bad value throws. */
     public PluginSettings with(Map<String, String> overrides)
     {
-        return PluginSettings.fromReference(pluginId, loader, overrides);
+        return HandoffConfig.pluginSettings(pluginId, loader, overrides);
     }
 
     /** The keys and default values the plugin's reference.conf declares, in order. */

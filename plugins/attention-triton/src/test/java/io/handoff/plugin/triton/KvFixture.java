@@ -7,7 +7,7 @@ import io.handoff.spi.attention.ExtendMetadata;
 import io.handoff.spi.attention.KvDtype;
 import io.handoff.spi.attention.KvLayout;
 import io.handoff.spi.attention.KvRows;
-import io.handoff.spi.attention.PagedKvCache;
+import io.handoff.core.kv.PagedKvCache;
 
 import java.lang.foreign.Arena;
 import java.util.ArrayList;

@@ -6,7 +6,7 @@ import io.handoff.spi.attention.AttentionBackend;
 import io.handoff.spi.attention.AttentionGeometry;
 import io.handoff.spi.attention.KvDtype;
 import io.handoff.spi.attention.KvLayout;
-import io.handoff.spi.attention.ReferenceAttention;
+import io.handoff.core.model.ReferenceAttention;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;

@@ -7,7 +7,7 @@ import io.handoff.spi.attention.DecodeMetadata;
 import io.handoff.spi.attention.KvDtype;
 import io.handoff.spi.attention.KvLayout;
 import io.handoff.spi.attention.KvRows;
-import io.handoff.spi.attention.PagedKvCache;
+import io.handoff.core.kv.PagedKvCache;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;

@@ -115,7 +115,7 @@ class CrossProcessTest
                 + java.io.File.pathSeparator + location(TransferBackend.class)
                 // the receiver's pool, context and settings come from the transfer test kit
                 + java.io.File.pathSeparator + location(Pool.class)
-                // the engine reads the plugin's settings with Typesafe Config (PluginSettings.fromReference)
+                // the engine reads the plugin's settings with Typesafe Config (the test kit's ReferenceSettings)
                 + java.io.File.pathSeparator + location(typesafeConfig()));
         command.add(ReceiverProcess.class.getName());
         command.add(tls);

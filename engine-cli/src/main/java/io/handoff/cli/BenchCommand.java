@@ -1,0 +1,176 @@
+package io.handoff.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.fault.FaultInjector;
+import io.handoff.core.model.MatmulReference;
+import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.SamplingParams;
+import io.handoff.core.runtime.ComputeEngine;
+import io.handoff.core.runtime.Engine;
+import io.handoff.core.scheduler.GenerateRequest;
+import io.handoff.core.scheduler.RequestHandle;
+import io.handoff.core.scheduler.Scheduler;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
+
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = "Benchmarks. Every figure comes with a reference measured in the same run.",
+        subcommands = BenchCommand.Compute.class)
+final class BenchCommand
+        implements Callable<Integer>
+{
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call()
+    {
+        spec.commandLine().usage(spec.commandLine().getErr());
+        return Main.USAGE;
+    }
+
+    @Command(name = "compute", mixinStandardHelpOptions = true,
+            description = "Prefill and decode throughput of the colocated engine at several batch sizes, against the "
+                    + "machine's throughput on the model's own matmul kernel (measured in the same run).")
+    static final class Compute
+            implements Callable<Integer>
+    {
+        @Mixin
+        EngineOptions options;
+
+        @Option(names = "--model", paramLabel = "NAME", description = "Model; sets handoff.model.name.")
+        String model;
+
+        @Option(names = "--attention", paramLabel = "ID", description = "Attention backend; sets handoff.attention.backend.")
+        String attention;
+
+        @Option(names = "--batch", split = ",", defaultValue = "1,32", description = "Batch sizes (default ${DEFAULT-VALUE}).")
+        List<Integer> batches;
+
+        @Option(names = "--prompt-len", defaultValue = "512", description = "Prompt tokens for the prefill run (default ${DEFAULT-VALUE}).")
+        int promptLength;
+
+        @Option(names = "--decode-tokens", defaultValue = "64", description = "Tokens per request for the decode run (default ${DEFAULT-VALUE}).")
+        int decodeTokens;
+
+        @Option(names = "--json", description = "Print JSON.")
+        boolean json;
+
+        @Spec
+        CommandSpec spec;
+
+        @Override
+        public Integer call()
+                throws Exception
+        {
+            if (model != null) {
+                options.overrides.put("handoff.model.name", model);
+            }
+            if (attention != null) {
+                options.overrides.put("handoff.attention.backend", attention);
+            }
+            // Distinct prompts and no cache reuse: the prefill figure must be computed tokens.
+            options.overrides.put("handoff.scheduler.prefix-cache", "false");
+            ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+            ArrayNode rows = mapper.createArrayNode();
+            try (Engine engine = Engine.start(options.source());
+                    ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
+                ModelConfig config = compute.model();
+                int threads = engine.config().config().getInt("handoff.scheduler.threads");
+                threads = threads == 0 ? Runtime.getRuntime().availableProcessors() : threads;
+                long flopsPerToken = compute.matmulFlopsPerToken();
+                run(compute.scheduler(), 1, 64, 2, config.vocabSize(), 99); // warm-up: JIT and pools
+                for (int batch : batches) {
+                    double prefillSeconds = run(compute.scheduler(), batch, promptLength, 1, config.vocabSize(), batch);
+                    double prefillTokens = (double) batch * promptLength / prefillSeconds;
+                    double decodeTokensPerSecond = decode(compute.scheduler(), batch, config.vocabSize());
+                    double prefillReference = MatmulReference.gflops(threads, config.intermediateSize(), config.hiddenSize(), 64, 500);
+                    double decodeReference = MatmulReference.gflops(threads, config.intermediateSize(), config.hiddenSize(), batch, 500);
+                    ObjectNode row = rows.addObject();
+                    row.put("model", config.name());
+                    row.put("attention", compute.attentionId());
+                    row.put("batch", batch);
+                    row.put("prompt_len", promptLength);
+                    row.put("prefill_tokens_per_s", round(prefillTokens));
+                    row.put("prefill_matmul_gflops", round(prefillTokens * flopsPerToken / 1e9));
+                    row.put("reference_matmul_gflops_64_tokens", round(prefillReference));
+                    row.put("prefill_ratio_to_reference", round(prefillTokens * flopsPerToken / 1e9 / prefillReference));
+                    row.put("decode_tokens_per_s", round(decodeTokensPerSecond));
+                    row.put("decode_matmul_gflops", round(decodeTokensPerSecond * flopsPerToken / 1e9));
+                    row.put("reference_matmul_gflops_batch_tokens", round(decodeReference));
+                    row.put("decode_ratio_to_reference", round(decodeTokensPerSecond * flopsPerToken / 1e9 / decodeReference));
+                    row.put("threads", threads);
+                }
+            }
+            PrintWriter out = spec.commandLine().getOut();
+            if (json) {
+                out.println(mapper.writeValueAsString(rows));
+            }
+            else {
+                out.printf("%-9s %-7s %5s %14s %8s %14s %8s%n", "model", "attn", "batch", "prefill tok/s", "vs ref", "decode tok/s", "vs ref");
+                rows.forEach(r -> out.printf("%-9s %-7s %5d %14.1f %8.2f %14.1f %8.2f%n", r.get("model").asText(), r.get("attention").asText(),
+                        r.get("batch").asInt(), r.get("prefill_tokens_per_s").asDouble(), r.get("prefill_ratio_to_reference").asDouble(),
+                        r.get("decode_tokens_per_s").asDouble(), r.get("decode_ratio_to_reference").asDouble()));
+                out.println("vs ref: the engine's weight-matmul GFLOP/s divided by the same kernel's GFLOP/s on a bare "
+                        + "[intermediate x hidden] matmul measured in this run (64 tokens for prefill, batch tokens for decode).");
+            }
+            out.flush();
+            return Main.OK;
+        }
+
+        /** Seconds to run {@code batch} requests of {@code promptLength} random tokens to {@code maxNew} tokens each. */
+        private static double run(Scheduler scheduler, int batch, int promptLength, int maxNew, int vocab, long seed)
+        {
+            SplittableRandom random = new SplittableRandom(seed);
+            List<RequestHandle> handles = new ArrayList<>();
+            long start = System.nanoTime();
+            for (int i = 0; i < batch; i++) {
+                int[] prompt = random.ints(promptLength, 0, 256).toArray();
+                handles.add(scheduler.submit(new GenerateRequest("bench-" + seed + "-" + i, prompt, maxNew, SamplingParams.GREEDY,
+                        Set.of(), true, false), (index, token) -> {}));
+            }
+            handles.forEach(h -> h.result().join());
+            return (System.nanoTime() - start) / 1e9;
+        }
+
+        /** Decode tokens per second: from the moment every request has its first token to the last token. */
+        private double decode(Scheduler scheduler, int batch, int vocab)
+        {
+            SplittableRandom random = new SplittableRandom(7 + batch);
+            AtomicLong firstTokens = new AtomicLong();
+            AtomicLong allStarted = new AtomicLong();
+            List<RequestHandle> handles = new ArrayList<>();
+            for (int i = 0; i < batch; i++) {
+                int[] prompt = random.ints(32, 0, 256).toArray();
+                handles.add(scheduler.submit(new GenerateRequest("decode-" + batch + "-" + i, prompt, decodeTokens, SamplingParams.GREEDY,
+                        Set.of(), true, false), (index, token) -> {
+                            if (index == 0 && firstTokens.incrementAndGet() == batch) {
+                                allStarted.set(System.nanoTime());
+                            }
+                        }));
+            }
+            handles.forEach(h -> h.result().join());
+            long end = System.nanoTime();
+            return (double) batch * (decodeTokens - 1) / ((end - allStarted.get()) / 1e9);
+        }
+
+        private static double round(double value)
+        {
+            return Math.round(value * 100) / 100.0;
+        }
+    }
+}

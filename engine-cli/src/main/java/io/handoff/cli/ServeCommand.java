@@ -1,0 +1,98 @@
+package io.handoff.cli;
+
+import io.handoff.core.disagg.Disaggregation;
+import io.handoff.core.fault.FaultSpec;
+import io.handoff.http.ApiServer;
+import io.handoff.http.ServerConfig;
+import io.handoff.core.runtime.ComputeEngine;
+import io.handoff.core.runtime.Engine;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.net.BindException;
+import java.util.Optional;
+
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = {"Serve the HTTP API (SGLang /generate, OpenAI /v1/completions, /metrics, ...) until SIGTERM or Ctrl-C.",
+                "On SIGTERM it stops admitting, lets in-flight requests finish within handoff.server.grace-period, aborts the rest and frees every KV page."})
+final class ServeCommand
+        implements java.util.concurrent.Callable<Integer>
+{
+    private static final Logger log = LogManager.getLogger(ServeCommand.class);
+
+    @Mixin
+    EngineOptions options;
+
+    @Option(names = "--role", defaultValue = "colocated", paramLabel = "ROLE",
+            description = "colocated (prefill and decode in this process; default), prefill (runs prompts, sends their KV), or decode "
+                    + "(receives KV, generates). Prefill and decode servers take requests from a router (handoff router).")
+    String role;
+
+    @Mixin
+    ListenOptions listen;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call()
+            throws Exception
+    {
+        Optional<Disaggregation.Role> disaggregationRole = switch (role) {
+            case "colocated" -> Optional.empty();
+            case "prefill" -> Optional.of(Disaggregation.Role.PREFILL);
+            case "decode" -> Optional.of(Disaggregation.Role.DECODE);
+            default -> throw new ParameterException(spec.commandLine(), "unknown --role '" + role + "': expected colocated, prefill or decode");
+        };
+        listen.applyTo(options.overrides);
+        Engine engine = Engine.start(options.source());
+        ComputeEngine compute = null;
+        ApiServer server;
+        ServerConfig config;
+        try {
+            compute = ComputeEngine.create(engine, FaultSpec.parse(engine.config().config().getStringList("handoff.debug.faults")),
+                    disaggregationRole);
+            config = ServerConfig.from(engine.config().config());
+            server = listen(config, compute);
+        }
+        catch (RuntimeException | IOException e) {
+            if (compute != null) {
+                compute.close();
+            }
+            engine.close();
+            throw e;
+        }
+        ComputeEngine running = compute;
+        String ready = "serving " + compute.model().name() + " (role " + role + ") on http://" + server.address().getHostString() + ":"
+                + server.address().getPort();
+        ListenOptions.serveUntilSignalled(config, ready, () -> {
+            try {
+                server.shutdown(config.gracePeriod());
+            }
+            finally {
+                running.close();
+                engine.close();
+                log.info("stopped");
+            }
+        });
+        return Main.OK;
+    }
+
+    private static ApiServer listen(ServerConfig config, ComputeEngine compute)
+            throws IOException
+    {
+        try {
+            return ApiServer.start(config, compute.scheduler(), compute.model(), compute.disaggregation());
+        }
+        catch (BindException e) {
+            throw ListenOptions.cannotListen(config, e);
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package io.handoff.demo;
+
+import java.util.OptionalDouble;
+import java.util.OptionalInt;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * What the demo read from its servers after the last request: KV bytes the prefills sent and the time
+ * they spent sending, pages not given back on each side, and the prefill's bootstrap answer. A figure no
+ * server exported is empty, and the report prints it as null.
+ *
+ * @param leakedPrefillPages over all prefills: pages neither free nor held by the prefix cache once idle
+ * @param leakedDecodePages the same over all decodes
+ */
+public record ServerFigures(
+        OptionalDouble kvBytesTransferred,
+        OptionalDouble transferBusySeconds,
+        OptionalInt leakedPrefillPages,
+        OptionalInt leakedDecodePages,
+        BootstrapInfo bootstrap,
+        OptionalDouble earlyBytes,
+        OptionalDouble kvReadySeconds,
+        OptionalDouble kvReadyRooms)
+{
+    public static final ServerFigures UNKNOWN = new ServerFigures(OptionalDouble.empty(), OptionalDouble.empty(), OptionalInt.empty(),
+            OptionalInt.empty(), BootstrapInfo.UNKNOWN);
+
+    public ServerFigures(OptionalDouble kvBytesTransferred, OptionalDouble transferBusySeconds, OptionalInt leakedPrefillPages,
+            OptionalInt leakedDecodePages, BootstrapInfo bootstrap)
+    {
+        this(kvBytesTransferred, transferBusySeconds, leakedPrefillPages, leakedDecodePages, bootstrap, OptionalDouble.empty(),
+                OptionalDouble.empty(), OptionalDouble.empty());
+    }
+
+    /** Mean time from a room's last chunk forward completing to its KV being in the decode's memory, in ms. */
+    public OptionalDouble kvReadyAfterForwardMs()
+    {
+        if (kvReadySeconds.isEmpty() || kvReadyRooms.isEmpty() || !(kvReadyRooms.getAsDouble() > 0)) {
+            return OptionalDouble.empty();
+        }
+        return OptionalDouble.of(kvReadySeconds.getAsDouble() / kvReadyRooms.getAsDouble() * 1000);
+    }
+
+    public ServerFigures
+    {
+        requireNonNull(kvBytesTransferred, "kvBytesTransferred is null");
+        requireNonNull(transferBusySeconds, "transferBusySeconds is null");
+        requireNonNull(leakedPrefillPages, "leakedPrefillPages is null");
+        requireNonNull(leakedDecodePages, "leakedDecodePages is null");
+        requireNonNull(bootstrap, "bootstrap is null");
+    }
+
+    /** Bytes per busy second, in GB/s (1e9); empty without both figures or when nothing was busy. */
+    public OptionalDouble transferGbps()
+    {
+        if (kvBytesTransferred.isEmpty() || transferBusySeconds.isEmpty() || !(transferBusySeconds.getAsDouble() > 0)) {
+            return OptionalDouble.empty();
+        }
+        return OptionalDouble.of(kvBytesTransferred.getAsDouble() / transferBusySeconds.getAsDouble() / 1e9);
+    }
+}

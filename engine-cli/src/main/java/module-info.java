@@ -1,0 +1,11 @@
+/** The {@code handoff} command line: serve, router, generate, plugins, config, demo, bench and sdk. */
+module handoff.cli {
+    requires handoff.core;
+    requires handoff.http;
+    requires info.picocli;
+    requires com.fasterxml.jackson.databind;
+    requires java.net.http;
+    requires org.apache.logging.log4j;
+
+    opens io.handoff.cli to info.picocli;
+}

@@ -1,0 +1,502 @@
+package io.handoff.core.transfer;
+
+import io.handoff.spi.transfer.PageGeometry;
+import io.handoff.spi.transfer.ProducerFence;
+import io.handoff.spi.transfer.RoomKey;
+import io.handoff.spi.transfer.TransferCapability;
+import io.handoff.spi.transfer.TransferFailure;
+import io.handoff.spi.transfer.TransferPeer;
+import io.handoff.spi.transfer.TransferPlan;
+
+import java.lang.System.Logger;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+import static java.lang.System.Logger.Level.ERROR;
+import static java.lang.System.Logger.Level.WARNING;
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The core's side of one connection to a receiver: it drives a backend's {@link TransferPeer} and owns every rule
+ * a backend could get wrong, so that they hold for every backend alike:
+ * <ul>
+ *   <li><b>Posting.</b> {@link #post} only queues; it never blocks on I/O or on a fence (the scheduler thread
+ *   calls it). A plan posted after {@link #close} fails at once.</li>
+ *   <li><b>Per plan</b>, on this link's one transfer thread, in post order: the runs are checked against the source
+ *   and destination page counts; unless the peer reports {@link TransferCapability#FORWARD_SYNC}, the producer fence
+ *   is awaited here (I1) up to the fence timeout; then the plan goes to {@link TransferPeer#send}. A check that
+ *   fails sends nothing. For a FORWARD_SYNC peer, reading a page before the fence is done, or completing without
+ *   having said it reads, is caught (see {@link PlanRun}).</li>
+ *   <li><b>Exactly once.</b> Every posted plan's listener hears exactly once. A backend that reports twice, or not
+ *   within the report timeout, violates the protocol: its plan fails (unsettled) and the link is fenced: it closes,
+ *   fails what is queued, and from then on proves nothing (every drain fails), and the fence listener hears, so
+ *   the engine fails the rooms that used it.</li>
+ *   <li><b>Drain</b>: {@link #drain} completes once every plan posted for the room before it was called has been
+ *   reported, and at once when the room has none outstanding. Once any plan failed unsettled, every drain fails:
+ *   the link can no longer prove that no write is in flight (I2).</li>
+ *   <li><b>Close</b> fails the queued plans, calls the peer's {@link TransferPeer#unblock}, and waits (at most the
+ *   close wait) for the transfer thread to end the plan in flight; the thread then closes the peer.</li>
+ * </ul>
+ */
+public final class TransferLink
+        implements AutoCloseable
+{
+    // The fence is awaited in slices so that close() is seen promptly without interrupting the thread
+    // (an interrupt would close an interruptible channel abruptly, losing the receiver's confirmation).
+    static final Duration FENCE_SLICE = Duration.ofMillis(50);
+
+    /** How long the core waits on a backend's behalf. */
+    public record Timeouts(Duration fence, Duration report, Duration closeWait)
+    {
+        public static final Timeouts DEFAULT = new Timeouts(Duration.ofSeconds(60), Duration.ofSeconds(60), Duration.ofSeconds(10));
+
+        public Timeouts
+        {
+            requireNonNull(fence, "fence is null");
+            requireNonNull(report, "report is null");
+            requireNonNull(closeWait, "closeWait is null");
+        }
+    }
+
+    private record Posted(TransferPlan plan, PlanListener listener) {}
+
+    /** Plans of one room that were posted and not yet reported, and the drains waiting for none to be left. */
+    private static final class RoomPlans
+    {
+        int outstanding;
+        final List<CompletableFuture<Void>> drains = new ArrayList<>(1);
+    }
+
+    private final Logger log = System.getLogger(TransferLink.class.getName());
+    private final String label;
+    private final TransferPeer peer;
+    private final Set<TransferCapability> capabilities;
+    private final boolean forwardSync;
+    private final int sourcePages;
+    private final int destinationPages;
+    private final Timeouts timeouts;
+    private final TransferHooks hooks;
+    private final Thread thread;
+
+    private final Object lock = new Object();
+    private final ArrayDeque<Posted> queue = new ArrayDeque<>();
+    private final Map<RoomKey, RoomPlans> rooms = new HashMap<>();
+    private volatile boolean closed;
+    // Set when a plan failed without proof that none of its writes can still land: no drain is promised after that.
+    private String unprovable;
+    private volatile String violation;
+    private volatile Consumer<String> onFenced = _ -> {};
+
+    private TransferLink(String backend, String name, TransferPeer peer, PageGeometry sources, PageGeometry destinations, Timeouts timeouts,
+            TransferHooks hooks)
+    {
+        requireNonNull(backend, "backend is null");
+        requireNonNull(name, "name is null");
+        this.peer = requireNonNull(peer, "peer is null");
+        this.capabilities = Set.copyOf(requireNonNull(peer.capabilities(), "the peer's capabilities are null"));
+        this.forwardSync = capabilities.contains(TransferCapability.FORWARD_SYNC);
+        this.sourcePages = requireNonNull(sources, "sources is null").pages();
+        this.destinationPages = requireNonNull(destinations, "destinations is null").pages();
+        this.timeouts = requireNonNull(timeouts, "timeouts is null");
+        this.hooks = requireNonNull(hooks, "hooks is null");
+        this.label = backend + " peer " + name;
+        this.thread = Thread.ofPlatform().daemon().name(backend + "-" + name).unstarted(this::transferLoop);
+    }
+
+    /**
+     * Starts driving {@code peer}, a connection of backend {@code backend} to the receiver {@code name}.
+     *
+     * @param sources the sender's regions; a plan's source pages must lie within them
+     * @param destinations the receiver's regions; a plan's destination pages must lie within them
+     */
+    public static TransferLink start(String backend, String name, TransferPeer peer, PageGeometry sources, PageGeometry destinations,
+            Timeouts timeouts, TransferHooks hooks)
+    {
+        TransferLink link = new TransferLink(backend, name, peer, sources, destinations, timeouts, hooks);
+        link.thread.start();
+        return link;
+    }
+
+    /** Hears once, with the reason, when this link is fenced for a protocol violation. */
+    public void onFenced(Consumer<String> listener)
+    {
+        this.onFenced = requireNonNull(listener, "listener is null");
+    }
+
+    public String transport()
+    {
+        return peer.transport();
+    }
+
+    /** What the connection reported when the link started; the core decides early send from these. */
+    public Set<TransferCapability> capabilities()
+    {
+        return capabilities;
+    }
+
+    /** The protocol violation this link was fenced for, or null. */
+    public String violation()
+    {
+        return violation;
+    }
+
+    String label()
+    {
+        return label;
+    }
+
+    boolean isClosed()
+    {
+        return closed;
+    }
+
+    TransferHooks hooks()
+    {
+        return hooks;
+    }
+
+    Duration fenceTimeout()
+    {
+        return timeouts.fence();
+    }
+
+    public void post(TransferPlan plan, PlanListener listener)
+    {
+        requireNonNull(plan, "plan is null");
+        requireNonNull(listener, "listener is null");
+        synchronized (lock) {
+            if (!closed) {
+                queue.addLast(new Posted(plan, listener));
+                rooms.computeIfAbsent(plan.room(), _ -> new RoomPlans()).outstanding++;
+                lock.notifyAll();
+                return;
+            }
+        }
+        report(listener, plan, -1, label + " is closed; the plan was not sent");
+    }
+
+    public CompletableFuture<Void> drain(RoomKey room)
+    {
+        requireNonNull(room, "room is null");
+        synchronized (lock) {
+            if (unprovable != null) {
+                return CompletableFuture.failedFuture(cannotProve(room, unprovable));
+            }
+            RoomPlans plans = rooms.get(room);
+            if (plans == null) {
+                return CompletableFuture.completedFuture(null);
+            }
+            CompletableFuture<Void> drained = new CompletableFuture<>();
+            plans.drains.add(drained);
+            return drained;
+        }
+    }
+
+    /** Fails the queued plans and stops the transfer thread once its current plan finished or failed. */
+    @Override
+    public void close()
+    {
+        if (failQueued(label + " was closed before the plan was sent")) {
+            try {
+                peer.unblock();
+            }
+            catch (RuntimeException e) {
+                log.log(WARNING, label + ": unblocking its connection failed", e);
+            }
+        }
+        if (Thread.currentThread() != thread) {
+            try {
+                thread.join(timeouts.closeWait());
+            }
+            catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (thread.isAlive()) {
+                log.log(WARNING, label + ": the transfer thread did not stop within " + timeouts.closeWait()
+                        + "; its connection is released when it does");
+            }
+        }
+    }
+
+    @Override
+    public String toString()
+    {
+        return label + " (" + transport() + ")";
+    }
+
+    /**
+     * The backend broke the protocol: nothing it says can be proved any more. The link stops proving drains, closes,
+     * and tells the engine. Called at most once to effect (later violations are only logged).
+     */
+    void fence(String reason)
+    {
+        synchronized (lock) {
+            if (violation != null) {
+                log.log(ERROR, label + ": " + reason);
+                return;
+            }
+            violation = reason;
+            if (unprovable == null) {
+                unprovable = reason;
+            }
+        }
+        log.log(ERROR, label + " is fenced: " + reason);
+        // Drains already waiting fail now; the queue fails when close() runs.
+        List<RoomKey> waiting;
+        synchronized (lock) {
+            waiting = rooms.entrySet().stream().filter(e -> !e.getValue().drains.isEmpty()).map(Map.Entry::getKey).toList();
+        }
+        for (RoomKey room : waiting) {
+            failDrains(room, reason);
+        }
+        Thread closer = Thread.ofPlatform().daemon().name(thread.getName() + "-fence").unstarted(this::close);
+        closer.start();
+        try {
+            onFenced.accept(reason);
+        }
+        catch (RuntimeException e) {
+            log.log(WARNING, label + ": the fence listener threw", e);
+        }
+    }
+
+    private void transferLoop()
+    {
+        String stopped = label + " stopped";
+        try {
+            while (true) {
+                Posted next;
+                synchronized (lock) {
+                    while (queue.isEmpty() && !closed) {
+                        lock.wait();
+                    }
+                    next = queue.pollFirst();
+                }
+                if (next == null) {
+                    return;
+                }
+                run(next);
+            }
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            stopped = label + ": its transfer thread was interrupted";
+        }
+        catch (RuntimeException | Error e) {
+            stopped = label + ": its transfer thread stopped on " + e;
+            throw e;
+        }
+        finally {
+            // However the thread ends, nothing posted is left unheard (a no-op after close, which failed the queue itself).
+            failQueued(stopped + "; the plan was not sent");
+            try {
+                peer.close();
+            }
+            catch (RuntimeException e) {
+                log.log(WARNING, label + ": closing its connection failed", e);
+            }
+        }
+    }
+
+    private void run(Posted posted)
+            throws InterruptedException
+    {
+        TransferPlan plan = posted.plan();
+        PlanRun work = new PlanRun(this, plan, forwardSync);
+        try {
+            checkBounds(plan);
+            if (!forwardSync) {
+                awaitFence(plan);
+            }
+            if (closed) {
+                throw new TransferFailure(label + " was closed before room " + plan.room() + " chunk " + plan.chunk()
+                        + " was sent; nothing was sent", true);
+            }
+        }
+        catch (TransferFailure failure) {
+            finish(posted, -1, failure.getMessage(), failure.settled());
+            return;
+        }
+        try {
+            peer.send(work);
+        }
+        catch (RuntimeException e) {
+            // A bug in the backend: report the plan, keep the thread, and promise nothing once bytes may have moved.
+            log.log(WARNING, label + ": room " + plan.room() + " chunk " + plan.chunk() + " failed unexpectedly", e);
+            work.thrown(label + " failed unexpectedly on room " + plan.room() + " chunk " + plan.chunk() + ": " + e);
+        }
+        catch (Error e) {
+            // The JVM is in trouble (out of memory, a stack overflow): no plan is left unheard, and the thread stops.
+            String reason = label + " stopped on room " + plan.room() + " chunk " + plan.chunk() + ": " + e;
+            finish(posted, -1, reason, !work.readingStarted());
+            failQueued(reason + "; the plan was not sent");
+            throw e;
+        }
+        PlanRun.Outcome outcome = work.awaitOutcome(timeouts.report());
+        if (outcome == null) {
+            String reason = label + " reported no outcome for room " + plan.room() + " chunk " + plan.chunk() + " within "
+                    + timeouts.report() + " (transfer protocol violation)";
+            finish(posted, -1, reason, false);
+            fence(reason);
+            return;
+        }
+        String broken = work.violation();
+        if (broken != null) {
+            finish(posted, -1, broken, false);
+            fence(broken);
+            return;
+        }
+        finish(posted, outcome.bytes(), outcome.failure() == null ? null : outcome.failure().getMessage(),
+                outcome.failure() == null || outcome.failure().settled());
+    }
+
+    /** Closes the queue and fails what it held with {@code reason}; returns false when it was closed already. */
+    private boolean failQueued(String reason)
+    {
+        List<Posted> dropped;
+        synchronized (lock) {
+            if (closed) {
+                return false;
+            }
+            closed = true;
+            dropped = new ArrayList<>(queue);
+            queue.clear();
+            lock.notifyAll();
+        }
+        for (Posted posted : dropped) {
+            finish(posted, -1, reason, true);
+        }
+        return true;
+    }
+
+    private void checkBounds(TransferPlan plan)
+            throws TransferFailure
+    {
+        int[] srcPages = plan.srcPages();
+        int[] dstPages = plan.dstPages();
+        int[] runLengths = plan.runLengths();
+        for (int run = 0; run < runLengths.length; run++) {
+            long src = srcPages[run];
+            long dst = dstPages[run];
+            if (src < 0 || src + runLengths[run] > sourcePages || dst < 0 || dst + runLengths[run] > destinationPages) {
+                throw new TransferFailure("plan for room " + plan.room() + " chunk " + plan.chunk() + ": run " + run + " copies pages "
+                        + src + "+" + runLengths[run] + " to " + dst + "+" + runLengths[run] + ", outside the " + sourcePages
+                        + " source or " + destinationPages + " destination pages; nothing was sent", true);
+            }
+        }
+    }
+
+    /** I1: no page of the plan is read before the forward that wrote it finished. */
+    void awaitFence(TransferPlan plan)
+            throws TransferFailure
+    {
+        ProducerFence fence = plan.fence();
+        String producer = "the forward step " + fence.step() + " that wrote room " + plan.room() + " chunk " + plan.chunk();
+        long deadline = System.nanoTime() + timeouts.fence().toNanos();
+        while (!fence.isDone()) {
+            if (closed) {
+                throw new TransferFailure(label + " was closed while room " + plan.room() + " chunk " + plan.chunk()
+                        + " waited on the fence of step " + fence.step() + "; nothing was sent", true);
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw new TransferFailure(producer + " did not finish within fence-timeout " + timeouts.fence() + "; nothing was sent", true);
+            }
+            try {
+                fence.await(Duration.ofNanos(Math.min(left, FENCE_SLICE.toNanos())));
+            }
+            catch (java.util.concurrent.TimeoutException e) {
+                // Not yet: look at close() and the deadline, then wait again.
+            }
+            catch (RuntimeException e) {
+                throw new TransferFailure(producer + " failed (" + e.getMessage() + "); nothing was sent", true);
+            }
+        }
+        if (fence.failed()) {
+            throw new TransferFailure(producer + " failed; nothing was sent", true);
+        }
+    }
+
+    private void finish(Posted posted, long bytes, String failure, boolean settled)
+    {
+        if (!settled) {
+            synchronized (lock) {
+                if (unprovable == null) {
+                    unprovable = failure;
+                }
+            }
+        }
+        try {
+            report(posted.listener(), posted.plan(), bytes, failure);
+        }
+        finally {
+            // Also when the listener threw an Error: the room's drains must not be left waiting.
+            reported(posted.plan().room());
+        }
+    }
+
+    /** One plan of {@code room} was reported: when it was the last outstanding one, its drains complete. */
+    private void reported(RoomKey room)
+    {
+        List<CompletableFuture<Void>> drained = List.of();
+        String proofMissing;
+        synchronized (lock) {
+            proofMissing = unprovable;
+            RoomPlans plans = rooms.get(room);
+            if (--plans.outstanding == 0) {
+                rooms.remove(room);
+                drained = plans.drains;
+            }
+        }
+        for (CompletableFuture<Void> drain : drained) {
+            if (proofMissing == null) {
+                drain.complete(null);
+            }
+            else {
+                drain.completeExceptionally(cannotProve(room, proofMissing));
+            }
+        }
+    }
+
+    private void failDrains(RoomKey room, String reason)
+    {
+        List<CompletableFuture<Void>> failed;
+        synchronized (lock) {
+            RoomPlans plans = rooms.get(room);
+            if (plans == null) {
+                return;
+            }
+            failed = new ArrayList<>(plans.drains);
+            plans.drains.clear();
+        }
+        for (CompletableFuture<Void> drain : failed) {
+            drain.completeExceptionally(cannotProve(room, reason));
+        }
+    }
+
+    private IllegalStateException cannotProve(RoomKey room, String reason)
+    {
+        return new IllegalStateException(label + " cannot prove that no write of room " + room + " is in flight: " + reason);
+    }
+
+    private void report(PlanListener listener, TransferPlan plan, long bytes, String failure)
+    {
+        try {
+            if (failure == null) {
+                listener.completed(plan, bytes);
+            }
+            else {
+                listener.failed(plan, failure);
+            }
+        }
+        catch (RuntimeException e) {
+            log.log(WARNING, label + ": the listener of room " + plan.room() + " chunk " + plan.chunk() + " threw", e);
+        }
+    }
+}

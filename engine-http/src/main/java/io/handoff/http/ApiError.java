@@ -1,0 +1,120 @@
+package io.handoff.http;
+
+import java.time.Duration;
+import java.util.Optional;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A request the API refuses, as the client will see it: an HTTP status and an OpenAI-style error object
+ * {@code {"error": {"message", "type", "param", "code"}}} (used by both APIs, so one client-side parser
+ * reads every error).
+ *
+ * @param param the request field at fault, if one is
+ * @param retryAfter sent as {@code Retry-After} when present
+ */
+public final class ApiError
+        extends RuntimeException
+{
+    private final int status;
+    private final String type;
+    private final String param;
+    private final String code;
+    private final Duration retryAfter;
+
+    private ApiError(int status, String type, String code, String param, String message, Duration retryAfter)
+    {
+        super(requireNonNull(message, "message is null"), null, false, false);
+        this.status = status;
+        this.type = requireNonNull(type, "type is null");
+        this.code = requireNonNull(code, "code is null");
+        this.param = param;
+        this.retryAfter = retryAfter;
+    }
+
+    /** HTTP 400: the request is wrong; {@code param} names the field, or is null when the whole body is at fault. */
+    public static ApiError invalid(String code, String param, String message)
+    {
+        return new ApiError(400, "invalid_request_error", code, param, message, null);
+    }
+
+    public static ApiError notFound(String code, String param, String message)
+    {
+        return new ApiError(404, "invalid_request_error", code, param, message, null);
+    }
+
+    public static ApiError methodNotAllowed(String method, String path, String allowed)
+    {
+        return new ApiError(405, "invalid_request_error", "method_not_allowed", null,
+                method + " is not allowed on " + path + "; use " + allowed, null);
+    }
+
+    public static ApiError conflict(String code, String param, String message)
+    {
+        return new ApiError(409, "invalid_request_error", code, param, message, null);
+    }
+
+    public static ApiError tooLarge(long limit)
+    {
+        return new ApiError(413, "invalid_request_error", "body_too_large", null,
+                "the request body is larger than " + limit + " bytes (handoff.server.max-body-bytes)", null);
+    }
+
+    public static ApiError overloaded(String message, Duration retryAfter)
+    {
+        return new ApiError(503, "overloaded_error", "overloaded", null, message, requireNonNull(retryAfter, "retryAfter is null"));
+    }
+
+    public static ApiError unavailable(String code, String message)
+    {
+        return new ApiError(503, "server_error", code, null, message, null);
+    }
+
+    /** HTTP 503 that says when to try again (the router, when one side has no healthy server). */
+    public static ApiError unavailable(String code, String message, Duration retryAfter)
+    {
+        return new ApiError(503, "server_error", code, null, message, requireNonNull(retryAfter, "retryAfter is null"));
+    }
+
+    /** HTTP 502: a server this one forwards to failed to answer (the router's view of a dead prefill or decode). */
+    public static ApiError badGateway(String code, String message)
+    {
+        return new ApiError(502, "server_error", code, null, message, null);
+    }
+
+    /** HTTP 504: a server this one forwards to did not answer in time. */
+    public static ApiError gatewayTimeout(String code, String message)
+    {
+        return new ApiError(504, "server_error", code, null, message, null);
+    }
+
+    public static ApiError internal(String message)
+    {
+        return new ApiError(500, "server_error", "internal_error", null, message, null);
+    }
+
+    public int status()
+    {
+        return status;
+    }
+
+    public String type()
+    {
+        return type;
+    }
+
+    public String code()
+    {
+        return code;
+    }
+
+    public Optional<String> param()
+    {
+        return Optional.ofNullable(param);
+    }
+
+    public Optional<Duration> retryAfter()
+    {
+        return Optional.ofNullable(retryAfter);
+    }
+}

@@ -1,0 +1,223 @@
+package io.handoff.http;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpServer;
+import io.handoff.core.disagg.Disaggregation;
+import io.handoff.http.HttpRoutes.Route;
+import io.handoff.core.model.ByteTokenizer;
+import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.SamplingParams;
+import io.handoff.core.scheduler.FinishReason;
+import io.handoff.core.scheduler.Scheduler;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The colocated HTTP API over one scheduler: SGLang's {@code /generate}, OpenAI's {@code /v1/completions}
+ * and {@code /v1/models}, {@code /abort_request}, {@code /health}, {@code /health_generate} and
+ * Prometheus {@code /metrics}.
+ *
+ * <p>The JDK's HTTP server runs each exchange on its own virtual thread, so a streaming response may
+ * simply block waiting for the next token; memory stays bounded because the scheduler's waiting queue is
+ * (a full queue is HTTP 503 with {@code Retry-After}) and so is every request body.
+ */
+public final class ApiServer
+        implements AutoCloseable
+{
+    private static final Logger log = LogManager.getLogger(ApiServer.class);
+
+    private final ServerConfig config;
+    private final Scheduler scheduler;
+    private final ModelConfig model;
+    private final ServerMetrics metrics = new ServerMetrics();
+    private final Generations generations;
+    private final Optional<Disaggregation> disaggregation;
+    private final Bootstrap bootstrap;
+    private final Map<String, Route> routes;
+    private final long created = System.currentTimeMillis() / 1000;
+    private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+    private final HttpServer server;
+    private boolean stopped;
+
+    private ApiServer(ServerConfig config, Scheduler scheduler, ModelConfig model, Optional<Disaggregation> disaggregation)
+            throws IOException
+    {
+        this.disaggregation = requireNonNull(disaggregation, "disaggregation is null");
+        this.bootstrap = new Bootstrap(disaggregation.map(Disaggregation::role));
+        this.config = requireNonNull(config, "config is null");
+        this.scheduler = requireNonNull(scheduler, "scheduler is null");
+        this.model = requireNonNull(model, "model is null");
+        this.generations = new Generations(scheduler, model, metrics, config.retryAfter());
+        GenerateApi generate = new GenerateApi(generations, model, bootstrap);
+        CompletionsApi completions = new CompletionsApi(generations, model, created, bootstrap);
+        this.routes = Map.of(
+                "/generate", new Route("POST", generate::handle),
+                "/v1/completions", new Route("POST", completions::handle),
+                "/v1/models", new Route("GET", this::models),
+                "/abort_request", new Route("POST", exchange -> AbortRequest.handle(exchange, generations::abort, "")),
+                "/health", new Route("GET", this::health),
+                "/health_generate", new Route("GET", this::healthGenerate),
+                "/metrics", new Route("GET", this::metrics),
+                "/bootstrap", new Route("GET", this::bootstrap));
+        this.server = HttpServer.create(new InetSocketAddress(config.host(), config.port()), 0);
+        server.setExecutor(executor);
+        server.createContext("/", new HttpRoutes(routes, config.maxBodyBytes(), metrics.httpRequests())::dispatch);
+    }
+
+    /** Binds {@code config.host():config.port()} and starts answering. */
+    public static ApiServer start(ServerConfig config, Scheduler scheduler, ModelConfig model)
+            throws IOException
+    {
+        return start(config, scheduler, model, Optional.empty());
+    }
+
+    /** A server for a prefill or decode of a disaggregated deployment (colocated when {@code disaggregation} is empty). */
+    public static ApiServer start(ServerConfig config, Scheduler scheduler, ModelConfig model, Optional<Disaggregation> disaggregation)
+            throws IOException
+    {
+        ApiServer server = new ApiServer(config, scheduler, model, disaggregation);
+        server.server.start();
+        return server;
+    }
+
+    /** Where it listens (with the actual port when the configured one was 0). */
+    public InetSocketAddress address()
+    {
+        return server.getAddress();
+    }
+
+    /** Generation requests in flight. */
+    public int inFlight()
+    {
+        return generations.inFlight();
+    }
+
+    private void models(Exchange exchange)
+            throws IOException
+    {
+        ObjectNode body = JsonFields.MAPPER.createObjectNode();
+        body.put("object", "list");
+        ObjectNode entry = body.putArray("data").addObject();
+        entry.put("id", model.name());
+        entry.put("object", "model");
+        entry.put("created", created);
+        entry.put("owned_by", "handoff");
+        entry.put("root", model.name());
+        entry.put("max_model_len", model.maxContext());
+        exchange.sendJson(200, body);
+    }
+
+    private void health(Exchange exchange)
+            throws IOException
+    {
+        if (generations.draining()) {
+            throw ApiError.unavailable("shutting_down", "the server is shutting down");
+        }
+        ObjectNode body = JsonFields.MAPPER.createObjectNode();
+        body.put("status", "ok");
+        exchange.sendJson(200, body);
+    }
+
+    /** Runs a one-token generation through the whole path; 503 if it does not finish within the configured timeout. */
+    private void healthGenerate(Exchange exchange)
+            throws IOException, InterruptedException
+    {
+        GenerationParams params = new GenerationParams("health-" + generations.newRid(), new int[] {ByteTokenizer.BOS}, 1,
+                SamplingParams.GREEDY, List.of(), Set.of(), true, Optional.empty());
+        try (Generation generation = generations.start(params)) {
+            Optional<Generation.Outcome> outcome = generation.run(Generation.Sink.NONE, config.healthGenerateTimeout());
+            if (outcome.isEmpty()) {
+                throw ApiError.unavailable("unhealthy", "a one-token generation did not finish within " + config.healthGenerateTimeout().toMillis() + " ms");
+            }
+            if (outcome.get().reason() != FinishReason.LENGTH || outcome.get().outputIds().length != 1) {
+                throw ApiError.unavailable("unhealthy", "a one-token generation ended with " + outcome.get().reason()
+                        + outcome.get().error().map(error -> ": " + error).orElse(""));
+            }
+            ObjectNode body = JsonFields.MAPPER.createObjectNode();
+            body.put("status", "ok");
+            body.put("output_id", outcome.get().outputIds()[0]);
+            body.put("latency_seconds", outcome.get().totalNanos() / 1e9);
+            exchange.sendJson(200, body);
+        }
+    }
+
+    private void metrics(Exchange exchange)
+            throws IOException
+    {
+        String text = metrics.render(scheduler.stats(), generations.inFlight());
+        if (disaggregation.isPresent()) {
+            text += DisaggregationMetrics.render(disaggregation.get());
+        }
+        exchange.sendText(200, PrometheusText.CONTENT_TYPE, text);
+    }
+
+    /** What a router (or an operator) needs to pair this server: its role, model, compatibility and transfer setup. */
+    private void bootstrap(Exchange exchange)
+            throws IOException
+    {
+        ObjectNode node = JsonFields.MAPPER.createObjectNode();
+        node.put("role", bootstrap.roleName());
+        node.put("model", model.name());
+        node.put("compatibility", model.compatibilityHash());
+        disaggregation.ifPresent(d -> {
+            d.controlAddress().ifPresent(address -> node.put("control", address));
+            node.put("transfer_backend", d.backendId());
+            ArrayNode capabilities = node.putArray("capabilities");
+            d.capabilities().stream().map(Enum::name).sorted().forEach(capabilities::add);
+            ObjectNode earlySend = node.putObject("early_send");
+            earlySend.put("requested", d.earlySend().requested());
+            earlySend.put("enabled", d.earlySend().enabled());
+            earlySend.put("reason", d.earlySend().reason());
+            node.put("transport", d.transport());
+        });
+        exchange.sendJson(200, node);
+    }
+
+    /**
+     * Graceful shutdown within {@code grace}: stops admitting (new requests get 503), lets in-flight
+     * requests finish during the first three quarters, aborts the rest, then stops the HTTP server. The
+     * scheduler is the caller's to close.
+     */
+    public void shutdown(Duration grace)
+            throws InterruptedException
+    {
+        synchronized (this) {
+            if (stopped) {
+                return;
+            }
+            stopped = true;
+        }
+        long start = System.nanoTime();
+        long finishBy = start + grace.toNanos() * 3 / 4;
+        long abortBy = start + grace.toNanos() * 9 / 10;
+        int aborted = generations.drain(finishBy, abortBy);
+        // Every exchange that held a generation has answered; the rest are short (health, metrics).
+        server.stop(0);
+        executor.shutdownNow();
+        log.info("HTTP server stopped after {} ms ({} in-flight request(s) aborted)", (System.nanoTime() - start) / 1_000_000, aborted);
+    }
+
+    @Override
+    public void close()
+    {
+        try {
+            shutdown(config.gracePeriod());
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,56 @@
+package io.handoff.http;
+
+import io.handoff.core.disagg.Disaggregation;
+import io.handoff.core.scheduler.RoomTicket;
+import io.handoff.spi.transfer.RoomKey;
+
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The router's room fields on a request ({@code bootstrap_room}, {@code bootstrap_generation}, and on a
+ * decode {@code bootstrap_host}, the prefill's control address), checked against this server's role.
+ */
+final class Bootstrap
+{
+    static final Set<String> FIELDS = Set.of("bootstrap_room", "bootstrap_generation", "bootstrap_host");
+
+    private final Optional<Disaggregation.Role> role;
+
+    Bootstrap(Optional<Disaggregation.Role> role)
+    {
+        this.role = role;
+    }
+
+    String roleName()
+    {
+        return role.map(r -> r.name().toLowerCase(java.util.Locale.ROOT)).orElse("colocated");
+    }
+
+    /** The request's room on a prefill or decode; empty on a colocated server. */
+    Optional<RoomTicket> ticket(JsonFields body)
+    {
+        boolean any = FIELDS.stream().anyMatch(body::has);
+        if (role.isEmpty()) {
+            if (any) {
+                String field = FIELDS.stream().filter(body::has).sorted().findFirst().orElseThrow();
+                throw ApiError.invalid("unexpected_field", field, "'" + field + "' belongs to a disaggregated deployment; this server is colocated");
+            }
+            return Optional.empty();
+        }
+        long room = body.integer("bootstrap_room", 0, Long.MAX_VALUE).orElseThrow(() -> ApiError.invalid("missing_field", "bootstrap_room",
+                "a " + roleName() + " server takes requests from a router: 'bootstrap_room' is required (send requests to the router)"));
+        int generation = body.integer("bootstrap_generation", 0, Integer.MAX_VALUE).map(Long::intValue).orElse(0);
+        String host = body.string("bootstrap_host").orElse("");
+        if (role.get() == Disaggregation.Role.DECODE && host.isBlank()) {
+            throw ApiError.invalid("missing_field", "bootstrap_host", "a decode needs 'bootstrap_host', the prefill's control address (host:port)");
+        }
+        return Optional.of(new RoomTicket(new RoomKey(room, generation), role.get() == Disaggregation.Role.DECODE ? host : ""));
+    }
+
+    /** A prefill computes the prompt and samples only the first token; the decode produces the rest. */
+    int maxNewTokens(int requested)
+    {
+        return role.orElse(null) == Disaggregation.Role.PREFILL ? 1 : requested;
+    }
+}

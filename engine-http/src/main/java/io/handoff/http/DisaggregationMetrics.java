@@ -1,0 +1,37 @@
+package io.handoff.http;
+
+import io.handoff.core.disagg.Disaggregation;
+import io.handoff.core.disagg.TransferStats;
+
+import java.util.Map;
+
+/** The {@code /metrics} lines of a prefill or decode: what moved, how fast, and how rooms ended. */
+final class DisaggregationMetrics
+{
+    private DisaggregationMetrics() {}
+
+    static String render(Disaggregation disaggregation)
+    {
+        TransferStats stats = disaggregation.stats();
+        PrometheusText out = new PrometheusText();
+        out.counter("handoff_kv_transfer_bytes_total", "KV bytes this prefill transferred to decodes (plans completed).", stats.bytes());
+        out.counter("handoff_kv_transfer_busy_seconds_total", "Wall time with at least one transfer plan in flight.", stats.busySeconds());
+        out.counter("handoff_kv_transfer_early_bytes_total",
+                "KV bytes posted before the forward that wrote them had completed (early send of the cached prefix).", stats.earlyBytes());
+        out.labelled("handoff_kv_transfer_plans_total", "Transfer plans by outcome.", "counter", "outcome",
+                Map.of("completed", stats.plansCompleted(), "failed", stats.plansFailed()));
+        out.labelled("handoff_disagg_rooms_total", "Rooms (per-request transfer sessions) by terminal outcome.", "counter", "outcome",
+                Map.of("success", stats.roomsSucceeded(), "failed", stats.roomsFailed()));
+        out.counter("handoff_disagg_messages_ignored_total", "Control messages a room ignored (duplicates, late or out of order).",
+                stats.messagesIgnored());
+        out.counter("handoff_disagg_messages_dropped_total", "Control messages dropped for a retired room generation.",
+                disaggregation.droppedMessages());
+        out.counter("handoff_kv_ready_after_forward_seconds_total",
+                "Over rooms that succeeded: time from the last chunk's forward completing to the room's KV being in the decode's memory.",
+                stats.kvReadySeconds());
+        out.counter("handoff_kv_ready_rooms_total", "Rooms counted in handoff_kv_ready_after_forward_seconds_total.", stats.kvReadyRooms());
+        out.gauge("handoff_early_send_enabled", "1 when early send of the cached prefix is on (see /bootstrap for the reason).",
+                disaggregation.earlySend().enabled() ? 1 : 0);
+        return out.toString();
+    }
+}

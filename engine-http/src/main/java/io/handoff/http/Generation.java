@@ -1,0 +1,240 @@
+package io.handoff.http;
+
+import io.handoff.core.model.ByteTokenizer;
+import io.handoff.core.scheduler.FinishReason;
+import io.handoff.core.scheduler.GenerateResult;
+import io.handoff.core.scheduler.Scheduler;
+import io.handoff.core.scheduler.TokenListener;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * One request in flight between the scheduler and an HTTP exchange. The scheduler thread only enqueues
+ * events (a token, the result); the exchange's thread decodes text, matches stop strings, writes to the
+ * client and, when a stop string appears or the client is gone, aborts the request in the scheduler. The
+ * result arrives only after the request's pages are back, so {@link #run} returning means they are.
+ */
+final class Generation
+        implements AutoCloseable
+{
+    /** Receives the output as it grows; throws {@link IOException} when the client is gone. */
+    @FunctionalInterface
+    interface Sink
+    {
+        Sink NONE = generation -> {};
+
+        void onToken(Generation generation)
+                throws IOException;
+    }
+
+    /**
+     * How a request ended, as the APIs report it.
+     *
+     * @param outputIds the output tokens, ending with the one that completed a stop match
+     * @param match the stop string or token that ended it, when {@code reason} is {@link FinishReason#STOP}
+     * @param clientGone the client disconnected before the end, and the request was aborted for it
+     */
+    record Outcome(
+            String rid,
+            int[] outputIds,
+            String text,
+            FinishReason reason,
+            Optional<OutputText.Match> match,
+            Optional<String> error,
+            int promptTokens,
+            int cachedTokens,
+            long queueNanos,
+            long firstTokenNanos,
+            long totalNanos,
+            boolean clientGone) {}
+
+    private sealed interface Event
+            permits Token, Done {}
+
+    private record Token(int id, long nanos) implements Event {}
+
+    private record Done(GenerateResult result, Throwable failure) implements Event {}
+
+    private final GenerationParams params;
+    private final Scheduler scheduler;
+    private final ServerMetrics metrics;
+    private final Runnable onClose;
+    private final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
+    private final OutputText text;
+    private final int[] ids;
+    private volatile CompletableFuture<GenerateResult> result;
+    private volatile boolean abortRequested;
+    // Exchange-thread state.
+    private Outcome outcome;
+    private boolean clientGone;
+    private long previousToken;
+
+    Generation(GenerationParams params, Scheduler scheduler, ServerMetrics metrics, Runnable onClose)
+    {
+        this.params = requireNonNull(params, "params is null");
+        this.scheduler = requireNonNull(scheduler, "scheduler is null");
+        this.metrics = requireNonNull(metrics, "metrics is null");
+        this.onClose = requireNonNull(onClose, "onClose is null");
+        this.text = new OutputText(params.stops(), params.stopTokenIds());
+        this.ids = new int[params.maxNewTokens()];
+    }
+
+    /** Submits the request; throws {@link io.handoff.core.scheduler.RequestRejectedException} when the scheduler refuses it. */
+    void submit()
+    {
+        TokenListener listener = (index, tokenId) -> events.add(new Token(tokenId, System.nanoTime()));
+        result = scheduler.submit(params.toRequest(), listener).result();
+        result.whenComplete((done, failure) -> events.add(new Done(done, failure)));
+        if (abortRequested) {
+            scheduler.abort(params.rid());
+        }
+    }
+
+    String rid()
+    {
+        return params.rid();
+    }
+
+    GenerationParams params()
+    {
+        return params;
+    }
+
+    /** Asks the scheduler to end this request; {@link #run} then reports {@link FinishReason#ABORT}. */
+    void abort()
+    {
+        abortRequested = true;
+        if (result != null) {
+            scheduler.abort(params.rid());
+        }
+    }
+
+    /** The output text a client may be shown so far (a possible stop-string prefix is held back). */
+    String stableText()
+    {
+        return text.text().substring(0, text.stableLength());
+    }
+
+    /** The output tokens so far. */
+    int[] outputIds()
+    {
+        return Arrays.copyOf(ids, text.tokens());
+    }
+
+    /** Blocks until the request has ended and its pages are back, feeding {@code sink} every token. */
+    Outcome run(Sink sink)
+            throws InterruptedException
+    {
+        return run(sink, Long.MAX_VALUE).orElseThrow();
+    }
+
+    /** Like {@link #run(Sink)}, but gives up waiting after {@code timeout} (the request goes on until {@link #close}). */
+    Optional<Outcome> run(Sink sink, Duration timeout)
+            throws InterruptedException
+    {
+        return run(sink, System.nanoTime() + timeout.toNanos());
+    }
+
+    private Optional<Outcome> run(Sink sink, long deadlineNanos)
+            throws InterruptedException
+    {
+        requireNonNull(sink, "sink is null");
+        while (true) {
+            Event event = deadlineNanos == Long.MAX_VALUE ? events.take()
+                    : events.poll(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (event == null) {
+                return Optional.empty();
+            }
+            switch (event) {
+                case Token token -> {
+                    if (previousToken != 0) {
+                        metrics.interToken(token.nanos() - previousToken);
+                    }
+                    previousToken = token.nanos();
+                    if (text.match().isPresent()) {
+                        continue; // produced before the abort for a stop string landed: not output
+                    }
+                    ids[text.tokens()] = token.id();
+                    if (text.append(token.id()) && text.match().orElseThrow() instanceof OutputText.StopString) {
+                        scheduler.abort(params.rid()); // the scheduler does not know stop strings
+                    }
+                    if (!clientGone) {
+                        try {
+                            sink.onToken(this);
+                        }
+                        catch (IOException e) {
+                            clientGone = true;
+                            // Counted before the abort, so anyone who sees the pages back also sees the count.
+                            metrics.clientDisconnected();
+                            scheduler.abort(params.rid());
+                        }
+                    }
+                }
+                case Done done -> {
+                    text.finish();
+                    outcome = outcome(done, clientGone);
+                    metrics.finished(outcome);
+                    return Optional.of(outcome);
+                }
+            }
+        }
+    }
+
+    private Outcome outcome(Done done, boolean clientGone)
+    {
+        if (done.failure() != null) {
+            return new Outcome(params.rid(), new int[0], "", FinishReason.ERROR, Optional.empty(),
+                    Optional.of(String.valueOf(done.failure())), params.promptIds().length, 0, 0, 0, 0, clientGone);
+        }
+        GenerateResult result = done.result();
+        Optional<OutputText.Match> match = text.match();
+        int[] ids = result.outputIds();
+        FinishReason reason = result.finishReason();
+        if (match.isPresent()) {
+            // A stop string ends the output at the token that completed it; later tokens were already on their way.
+            ids = Arrays.copyOf(ids, Math.min(ids.length, text.tokens()));
+            reason = FinishReason.STOP;
+        }
+        else if (reason == FinishReason.STOP && ids.length > 0 && ids[ids.length - 1] == ByteTokenizer.EOS) {
+            match = Optional.of(new OutputText.StopToken(ByteTokenizer.EOS));
+        }
+        return new Outcome(params.rid(), ids, text.text(), reason, match, result.error(), result.promptTokens(), result.cachedTokens(),
+                result.queueNanos(), result.firstTokenNanos(), result.totalNanos(), clientGone);
+    }
+
+    /**
+     * Ends the generation for the server: when {@link #run} did not see it to the end (the exchange failed
+     * before), aborts it and waits for its pages to come back, so nothing outlives the exchange.
+     */
+    @Override
+    public void close()
+    {
+        try {
+            if (outcome == null && result != null) {
+                scheduler.abort(params.rid());
+                try {
+                    result.get(1, TimeUnit.MINUTES);
+                }
+                catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                catch (TimeoutException | ExecutionException ignored) {
+                    // the scheduler reports its own failures; nothing more to release here
+                }
+            }
+        }
+        finally {
+            onClose.run();
+        }
+    }
+}

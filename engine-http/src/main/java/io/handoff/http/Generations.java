@@ -1,0 +1,172 @@
+package io.handoff.http;
+
+import io.handoff.core.model.ModelConfig;
+import io.handoff.core.scheduler.RequestRejectedException;
+import io.handoff.core.scheduler.Scheduler;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The requests this server has in flight, by rid: admission (a unique rid, not while draining, the
+ * scheduler's verdict as an HTTP error), abort by rid, and the drain of a graceful shutdown.
+ */
+final class Generations
+{
+    private static final Logger log = LogManager.getLogger(Generations.class);
+
+    private final Scheduler scheduler;
+    private final ModelConfig model;
+    private final ServerMetrics metrics;
+    private final Duration retryAfter;
+    private final Map<String, Generation> active = new LinkedHashMap<>();
+    private final AtomicLong nextRid = new AtomicLong();
+    private final String ridPrefix = Long.toHexString(System.currentTimeMillis());
+    private boolean draining;
+
+    Generations(Scheduler scheduler, ModelConfig model, ServerMetrics metrics, Duration retryAfter)
+    {
+        this.scheduler = requireNonNull(scheduler, "scheduler is null");
+        this.model = requireNonNull(model, "model is null");
+        this.metrics = requireNonNull(metrics, "metrics is null");
+        this.retryAfter = requireNonNull(retryAfter, "retryAfter is null");
+    }
+
+    /** A rid for a request that brought none: unique within this process. */
+    String newRid()
+    {
+        return ridPrefix + "-" + nextRid.incrementAndGet();
+    }
+
+    /**
+     * Refuses a request that cannot fit the model's context, naming the field the client should change.
+     * (The scheduler checks this too, but cannot know what the API calls its fields.)
+     */
+    void checkContext(int promptTokens, String promptParam, int maxNewTokens, String maxParam)
+    {
+        int context = model.maxContext();
+        if (promptTokens == 0) {
+            throw ApiError.invalid("invalid_value", promptParam, "the prompt is empty");
+        }
+        if (promptTokens >= context) {
+            throw ApiError.invalid("context_length_exceeded", promptParam, "the prompt is " + promptTokens
+                    + " tokens; the model's context is " + context + " tokens, and at least one must be left to generate");
+        }
+        if ((long) promptTokens + maxNewTokens > context) {
+            throw ApiError.invalid("context_length_exceeded", maxParam, "the prompt (" + promptTokens + " tokens) + " + maxParam + " ("
+                    + maxNewTokens + ") = " + (promptTokens + maxNewTokens) + " exceeds the model's context of " + context
+                    + " tokens; set " + maxParam + " to at most " + (context - promptTokens));
+        }
+    }
+
+    /** Registers and submits a request; the caller must close the returned generation. */
+    Generation start(GenerationParams params)
+    {
+        Generation generation = new Generation(params, scheduler, metrics, () -> remove(params.rid()));
+        synchronized (active) {
+            if (draining) {
+                metrics.rejected(RequestRejectedException.Kind.SHUTTING_DOWN);
+                throw ApiError.unavailable("shutting_down", "the server is shutting down; send the request to another one");
+            }
+            if (active.containsKey(params.rid())) {
+                throw ApiError.conflict("duplicate_rid", "rid", "a request with rid '" + params.rid() + "' is already in flight; rids must be unique");
+            }
+            active.put(params.rid(), generation);
+        }
+        try {
+            generation.submit();
+            return generation;
+        }
+        catch (RequestRejectedException e) {
+            remove(params.rid());
+            metrics.rejected(e.kind());
+            throw switch (e.kind()) {
+                case INVALID -> ApiError.invalid("invalid_value", null, e.getMessage());
+                case OVERLOADED -> ApiError.overloaded(e.getMessage(), retryAfter);
+                case SHUTTING_DOWN -> ApiError.unavailable("shutting_down", e.getMessage());
+            };
+        }
+        catch (RuntimeException e) {
+            remove(params.rid());
+            throw e;
+        }
+    }
+
+    /** Aborts the in-flight request with this rid; false when there is none. */
+    boolean abort(String rid)
+    {
+        Generation generation;
+        synchronized (active) {
+            generation = active.get(rid);
+        }
+        if (generation == null) {
+            return false;
+        }
+        generation.abort();
+        return true;
+    }
+
+    int inFlight()
+    {
+        synchronized (active) {
+            return active.size();
+        }
+    }
+
+    boolean draining()
+    {
+        synchronized (active) {
+            return draining;
+        }
+    }
+
+    private void remove(String rid)
+    {
+        synchronized (active) {
+            active.remove(rid);
+            active.notifyAll();
+        }
+    }
+
+    /**
+     * Stops admitting, lets in-flight requests finish until {@code finishBy}, aborts the rest and waits
+     * for them (their pages) until {@code abortBy}. Returns how many were aborted.
+     */
+    int drain(long finishByNanos, long abortByNanos)
+            throws InterruptedException
+    {
+        List<Generation> left;
+        synchronized (active) {
+            draining = true;
+            awaitEmpty(finishByNanos);
+            left = List.copyOf(active.values());
+        }
+        if (!left.isEmpty()) {
+            log.info("aborting {} in-flight request(s) that did not finish within the grace period", left.size());
+            left.forEach(Generation::abort);
+        }
+        synchronized (active) {
+            awaitEmpty(abortByNanos);
+            if (!active.isEmpty()) {
+                log.warn("{} request(s) still in flight at the end of the grace period: {}", active.size(), active.keySet());
+            }
+        }
+        return left.size();
+    }
+
+    private void awaitEmpty(long deadlineNanos)
+            throws InterruptedException
+    {
+        long left;
+        while (!active.isEmpty() && (left = deadlineNanos - System.nanoTime()) > 0) {
+            active.wait(Math.max(1, left / 1_000_000));
+        }
+    }
+}

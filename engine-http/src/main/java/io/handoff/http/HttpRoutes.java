@@ -1,0 +1,103 @@
+package io.handoff.http;
+
+import com.sun.net.httpserver.HttpExchange;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+import java.io.IOException;
+import java.util.Map;
+import java.util.TreeSet;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The route table of an HTTP API and how every exchange is answered: 404 for an unknown path, 405 with
+ * {@code Allow} for a wrong method, an {@link ApiError} as the OpenAI-style error object, and every
+ * exchange counted by route and status. The colocated server and the router share it, so their clients
+ * see the same errors.
+ */
+public final class HttpRoutes
+{
+    private static final Logger log = LogManager.getLogger(HttpRoutes.class);
+
+    @FunctionalInterface
+    public interface Handler
+    {
+        void handle(Exchange exchange)
+                throws IOException, InterruptedException;
+    }
+
+    public record Route(String method, Handler handler)
+    {
+        public Route
+        {
+            requireNonNull(method, "method is null");
+            requireNonNull(handler, "handler is null");
+        }
+    }
+
+    private final Map<String, Route> routes;
+    private final long maxBodyBytes;
+    private final HttpRequestCounts counts;
+
+    public HttpRoutes(Map<String, Route> routes, long maxBodyBytes, HttpRequestCounts counts)
+    {
+        this.routes = Map.copyOf(requireNonNull(routes, "routes is null"));
+        this.maxBodyBytes = maxBodyBytes;
+        this.counts = requireNonNull(counts, "counts is null");
+    }
+
+    public void dispatch(HttpExchange raw)
+    {
+        String path = raw.getRequestURI().getPath();
+        Route route = routes.get(path);
+        String counted = route == null ? "other" : path;
+        Exchange exchange = new Exchange(raw, maxBodyBytes, status -> counts.record(counted, status));
+        try {
+            if (route == null) {
+                throw ApiError.notFound("not_found", null, "no endpoint " + path + "; endpoints: " + String.join(", ", new TreeSet<>(routes.keySet())));
+            }
+            if (!route.method().equals(exchange.method())) {
+                exchange.setHeader("Allow", route.method());
+                throw ApiError.methodNotAllowed(exchange.method(), path, route.method());
+            }
+            route.handler().handle(exchange);
+        }
+        catch (ApiError error) {
+            respond(exchange, error);
+        }
+        catch (IOException e) {
+            // The client went away mid-exchange; the handler has aborted whatever it had started for it.
+            log.debug("{} {}: {}", exchange.method(), path, e.toString());
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            respond(exchange, ApiError.unavailable("shutting_down", "the server is shutting down"));
+        }
+        catch (RuntimeException e) {
+            log.error("{} {} failed", exchange.method(), path, e);
+            respond(exchange, ApiError.internal("internal error: " + e));
+        }
+        finally {
+            if (exchange.status() == -1) {
+                // 499 (nginx's convention): the client closed the connection before any response was sent.
+                counts.record(counted, 499);
+            }
+            exchange.close();
+        }
+    }
+
+    private static void respond(Exchange exchange, ApiError error)
+    {
+        if (exchange.status() != -1) {
+            log.warn("{} {}: {} after the response had started", exchange.method(), exchange.path(), error.getMessage());
+            return;
+        }
+        try {
+            exchange.sendError(error);
+        }
+        catch (IOException e) {
+            log.debug("{} {}: could not send the error: {}", exchange.method(), exchange.path(), e.toString());
+        }
+    }
+}

@@ -1,0 +1,188 @@
+package io.handoff.http;
+
+import io.handoff.core.model.ByteTokenizer;
+
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A request's output text, built token by token, and where it stops.
+ *
+ * <p>Tokens are bytes, so a character may span several tokens: bytes that may still become a valid UTF-8
+ * character wait in the decoder, and invalid ones become U+FFFD exactly as {@link ByteTokenizer#decode}
+ * would, so the streamed pieces add up to the text of the whole output. Stop strings are found in the
+ * decoded text as it grows; the text ends before the first one. While streaming, the tail that could still
+ * turn into a stop string is held back ({@link #stableLength}), so a client never sees part of a stop
+ * string. A stop token id ends the output and is not part of the text.
+ */
+final class OutputText
+{
+    /** Why the output ended here: a stop string or a stop token id. */
+    sealed interface Match
+            permits StopString, StopToken {}
+
+    record StopString(String stop) implements Match {}
+
+    record StopToken(int id) implements Match {}
+
+    private final List<String> stops;
+    private final Set<Integer> stopIds;
+    private final int longestStop;
+    private final CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
+            .onMalformedInput(CodingErrorAction.REPLACE)
+            .onUnmappableCharacter(CodingErrorAction.REPLACE);
+    private final ByteBuffer pending = ByteBuffer.allocate(8);
+    private final CharBuffer decoded = CharBuffer.allocate(8);
+    private final StringBuilder text = new StringBuilder();
+    private int tokens;
+    private boolean finished;
+    private Match match;
+
+    OutputText(List<String> stops, Set<Integer> stopIds)
+    {
+        this.stops = List.copyOf(requireNonNull(stops, "stops is null"));
+        this.stopIds = Set.copyOf(requireNonNull(stopIds, "stopIds is null"));
+        this.longestStop = this.stops.stream().mapToInt(String::length).max().orElse(0);
+    }
+
+    /**
+     * Adds the next output token. Returns true when the output has just ended at a stop string or a stop
+     * token id; tokens after that are ignored.
+     */
+    boolean append(int tokenId)
+    {
+        if (match != null || finished) {
+            return false;
+        }
+        tokens++;
+        if (stopIds.contains(tokenId)) {
+            match = new StopToken(tokenId);
+            return true;
+        }
+        if (tokenId < 0 || tokenId > 255) {
+            return false; // specials have no text
+        }
+        pending.put((byte) tokenId);
+        int before = text.length();
+        decode(false);
+        return findStop(before);
+    }
+
+    /** The output ended (for whatever reason): the bytes still waiting in the decoder become text. */
+    void finish()
+    {
+        if (finished) {
+            return;
+        }
+        if (!(match instanceof StopString)) {
+            // Bytes of an unfinished character become U+FFFD, as in the tokenizer's decoding of the whole output.
+            int before = text.length();
+            decode(true);
+            if (match == null) {
+                findStop(before);
+            }
+        }
+        finished = true;
+    }
+
+    private void decode(boolean endOfInput)
+    {
+        pending.flip();
+        CoderResult result;
+        do {
+            result = decoder.decode(pending, decoded, endOfInput);
+            drainDecoded();
+        }
+        while (result.isOverflow());
+        if (endOfInput) {
+            do {
+                result = decoder.flush(decoded);
+                drainDecoded();
+            }
+            while (result.isOverflow());
+        }
+        pending.compact();
+    }
+
+    private void drainDecoded()
+    {
+        decoded.flip();
+        text.append(decoded);
+        decoded.clear();
+    }
+
+    private boolean findStop(int appendedFrom)
+    {
+        if (text.length() == appendedFrom) {
+            return false;
+        }
+        int first = -1;
+        String matched = null;
+        for (String stop : stops) {
+            int index = text.indexOf(stop, Math.max(0, appendedFrom - stop.length() + 1));
+            if (index >= 0 && (first < 0 || index < first)) {
+                first = index;
+                matched = stop;
+            }
+        }
+        if (first < 0) {
+            return false;
+        }
+        text.setLength(first);
+        match = new StopString(matched);
+        return true;
+    }
+
+    /** Tokens that count as output: up to and including the one that ended it. */
+    int tokens()
+    {
+        return tokens;
+    }
+
+    String text()
+    {
+        return text.toString();
+    }
+
+    Optional<Match> match()
+    {
+        return Optional.ofNullable(match);
+    }
+
+    /** How much of {@link #text} a client may see now: all of it once the output ended, else all but a possible stop-string prefix. */
+    int stableLength()
+    {
+        if (finished || match != null || longestStop == 0) {
+            return text.length();
+        }
+        for (int k = Math.min(longestStop - 1, text.length()); k > 0; k--) {
+            for (String stop : stops) {
+                if (k < stop.length() && endsWith(stop, k)) {
+                    return text.length() - k;
+                }
+            }
+        }
+        return text.length();
+    }
+
+    /** Whether the text ends with the first {@code k} characters of {@code stop}. */
+    private boolean endsWith(String stop, int k)
+    {
+        int offset = text.length() - k;
+        for (int i = 0; i < k; i++) {
+            if (text.charAt(offset + i) != stop.charAt(i)) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

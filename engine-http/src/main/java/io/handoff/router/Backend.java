@@ -1,0 +1,158 @@
+package io.handoff.router;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.net.URI;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * One prefill or decode server as the router sees it: its health (from polling {@code /health}), what its
+ * {@code /bootstrap} said when it last became healthy, and the requests this router has in flight on it.
+ */
+final class Backend
+{
+    /**
+     * What the router knows of the server's health.
+     *
+     * @param bootstrap its {@code /bootstrap} answer, read when it became healthy; null while unhealthy
+     * @param reason why it is unhealthy; null while healthy
+     */
+    private record Health(JsonNode bootstrap, String reason)
+    {
+        boolean healthy()
+        {
+            return bootstrap != null;
+        }
+    }
+
+    private final URI url;
+    private final BackendRole role;
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final LongAdder requests = new LongAdder();
+    private final LongAdder failures = new LongAdder();
+    private final AtomicInteger unansweredPolls = new AtomicInteger();
+    private volatile Health health = new Health(null, "not polled yet");
+
+    Backend(URI url, BackendRole role)
+    {
+        this.url = requireNonNull(url, "url is null");
+        this.role = requireNonNull(role, "role is null");
+    }
+
+    URI url()
+    {
+        return url;
+    }
+
+    BackendRole role()
+    {
+        return role;
+    }
+
+    /** The endpoint {@code path} (e.g. {@code /generate}) of this server. */
+    URI resolve(String path)
+    {
+        String base = url.toString();
+        return URI.create((base.endsWith("/") ? base.substring(0, base.length() - 1) : base) + path);
+    }
+
+    boolean healthy()
+    {
+        return health.healthy();
+    }
+
+    /** Why it gets no requests, or empty while healthy. */
+    Optional<String> unhealthyReason()
+    {
+        return Optional.ofNullable(health.reason());
+    }
+
+    Optional<JsonNode> bootstrap()
+    {
+        return Optional.ofNullable(health.bootstrap());
+    }
+
+    /** A prefill's KV-transfer control endpoint {@code HOST:PORT}, as its {@code /bootstrap} gave it. */
+    Optional<String> control()
+    {
+        return bootstrap().map(bootstrap -> bootstrap.path("control")).filter(JsonNode::isTextual).map(JsonNode::textValue);
+    }
+
+    /** A poll got its answer in time. */
+    void answered()
+    {
+        unansweredPolls.set(0);
+    }
+
+    /** A poll got no answer in time; returns how many in a row have not. */
+    int unanswered()
+    {
+        return unansweredPolls.incrementAndGet();
+    }
+
+    /** Returns whether it was unhealthy before. */
+    boolean up(JsonNode bootstrap)
+    {
+        requireNonNull(bootstrap, "bootstrap is null");
+        boolean was = health.healthy();
+        unansweredPolls.set(0);
+        health = new Health(bootstrap, null);
+        return !was;
+    }
+
+    /** Returns whether it was healthy before. */
+    boolean down(String reason)
+    {
+        requireNonNull(reason, "reason is null");
+        boolean was = health.healthy();
+        health = new Health(null, reason);
+        return was;
+    }
+
+    void acquire()
+    {
+        inFlight.incrementAndGet();
+        requests.increment();
+    }
+
+    void release()
+    {
+        inFlight.decrementAndGet();
+    }
+
+    void failed()
+    {
+        failures.increment();
+    }
+
+    /** Requests this router has sent to it that have not ended. */
+    int inFlight()
+    {
+        return inFlight.get();
+    }
+
+    long requests()
+    {
+        return requests.sum();
+    }
+
+    long failures()
+    {
+        return failures.sum();
+    }
+
+    String describe()
+    {
+        return role.label() + " server " + url;
+    }
+
+    @Override
+    public String toString()
+    {
+        return describe();
+    }
+}

@@ -1,0 +1,147 @@
+package io.handoff.router;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.handoff.http.JsonFields;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+import java.io.IOException;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * One poll of one server: {@code GET /health}, and when the server has just become healthy,
+ * {@code GET /bootstrap}. The bootstrap is read again on every recovery because a restarted prefill has
+ * a new KV-transfer control port; a server whose bootstrap says it has the other role (the two URL lists
+ * mixed up) stays out, since pairing two prefills would only fail later and less clearly.
+ */
+final class HealthCheck
+{
+    private static final Logger log = LogManager.getLogger(HealthCheck.class);
+    private static final Pattern HOST_PORT = Pattern.compile(".+:[0-9]{1,5}");
+
+    private final Upstream upstream;
+    private final Duration timeout;
+    private final int unhealthyAfterTimeouts;
+
+    HealthCheck(Upstream upstream, Duration timeout, int unhealthyAfterTimeouts)
+    {
+        this.upstream = requireNonNull(upstream, "upstream is null");
+        this.timeout = requireNonNull(timeout, "timeout is null");
+        this.unhealthyAfterTimeouts = unhealthyAfterTimeouts;
+    }
+
+    void probe(Backend backend)
+            throws InterruptedException
+    {
+        try {
+            HttpResponse<byte[]> health;
+            try {
+                health = upstream.get(backend, "/health", timeout);
+            }
+            catch (HttpConnectTimeoutException e) {
+                // Not slow but gone (a host that drops connection attempts): out at once, like a refused connection.
+                down(backend, Upstream.describe(e));
+                return;
+            }
+            catch (HttpTimeoutException e) {
+                unanswered(backend);
+                return;
+            }
+            backend.answered();
+            if (health.statusCode() != 200) {
+                down(backend, "GET /health answered " + health.statusCode() + excerpt(health.body()));
+                return;
+            }
+            if (backend.healthy()) {
+                return;
+            }
+            HttpResponse<byte[]> bootstrap = upstream.get(backend, "/bootstrap", timeout);
+            if (bootstrap.statusCode() != 200) {
+                down(backend, "GET /bootstrap answered " + bootstrap.statusCode() + excerpt(bootstrap.body()));
+                return;
+            }
+            JsonNode json;
+            try {
+                json = JsonFields.MAPPER.readTree(bootstrap.body());
+            }
+            catch (IOException e) {
+                down(backend, "GET /bootstrap did not answer JSON: " + e.getMessage());
+                return;
+            }
+            Optional<String> problem = problem(backend.role(), json);
+            if (problem.isPresent()) {
+                down(backend, problem.get());
+                return;
+            }
+            if (backend.up(json)) {
+                log.info("{} is healthy{}", backend, backend.control().map(control -> " (KV-transfer control " + control + ")").orElse(""));
+            }
+        }
+        catch (IOException e) {
+            down(backend, Upstream.describe(e));
+        }
+    }
+
+    /**
+     * A healthy server that is slow to answer (a long GC pause, every core busy) keeps its requests until
+     * {@code unhealthyAfterTimeouts} polls in a row went unanswered; one that is not healthy stays out.
+     */
+    private void unanswered(Backend backend)
+    {
+        int inARow = backend.unanswered();
+        String reason = "GET /health got no answer within " + timeout.toMillis() + " ms (handoff.router.health-timeout)";
+        if (backend.healthy() && inARow < unhealthyAfterTimeouts) {
+            log.info("{} is slow: {}, {} poll(s) in a row; it is taken out after {} (handoff.router.unhealthy-after-timeouts)", backend, reason,
+                    inARow, unhealthyAfterTimeouts);
+            return;
+        }
+        down(backend, reason);
+    }
+
+    /** What is wrong with a {@code /bootstrap} answer for a server given as {@code role}, if anything. */
+    static Optional<String> problem(BackendRole role, JsonNode bootstrap)
+    {
+        if (!bootstrap.isObject()) {
+            return Optional.of("GET /bootstrap answered " + bootstrap.getNodeType() + ", not a JSON object");
+        }
+        JsonNode reported = bootstrap.path("role");
+        if (!reported.isTextual() || !reported.textValue().equals(role.label())) {
+            return Optional.of("it was given as --" + role.label() + " but its GET /bootstrap reports role " + reported
+                    + "; check the router's --prefill and --decode URLs");
+        }
+        if (role == BackendRole.PREFILL) {
+            JsonNode control = bootstrap.path("control");
+            if (!control.isTextual() || !HOST_PORT.matcher(control.textValue()).matches()) {
+                return Optional.of("its GET /bootstrap has no KV-transfer 'control' endpoint HOST:PORT (got " + control + ")");
+            }
+        }
+        return Optional.empty();
+    }
+
+    static void down(Backend backend, String reason)
+    {
+        Optional<String> before = backend.unhealthyReason();
+        backend.down(reason);
+        // Logged when it changes, not on every poll of a server that stays down.
+        if (!before.equals(Optional.of(reason))) {
+            log.warn("{} is unhealthy: {}; it gets no new requests until a poll succeeds", backend, reason);
+        }
+    }
+
+    private static String excerpt(byte[] body)
+    {
+        if (body == null || body.length == 0) {
+            return "";
+        }
+        String text = new String(body, 0, Math.min(body.length, 200), StandardCharsets.UTF_8).strip();
+        return ": " + text + (body.length > 200 ? "..." : "");
+    }
+}

@@ -1,0 +1,306 @@
+package io.handoff.router;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpServer;
+import io.handoff.http.AbortRequest;
+import io.handoff.http.ApiError;
+import io.handoff.http.Exchange;
+import io.handoff.http.HttpRoutes;
+import io.handoff.http.HttpRoutes.Route;
+import io.handoff.http.JsonFields;
+import io.handoff.http.PrometheusText;
+import io.handoff.http.ServerConfig;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * {@code handoff router}: one HTTP endpoint in front of prefill and decode servers. It answers the same
+ * API as a colocated server ({@code /generate}, {@code /v1/completions}, {@code /v1/models},
+ * {@code /abort_request}, {@code /health}, {@code /metrics}, with the same errors), pairs each generation
+ * request with a healthy prefill and decode ({@link PairedRequests}), and lists its servers at
+ * {@code GET /backends}.
+ *
+ * <p>Like the server, each exchange runs on its own virtual thread, and so do the calls to the servers.
+ */
+public final class Router
+        implements AutoCloseable
+{
+    private static final Logger log = LogManager.getLogger(Router.class);
+
+    private final ServerConfig serverConfig;
+    private final RouterConfig config;
+    private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+    private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(
+            Thread.ofPlatform().daemon().name("handoff-router-health").factory());
+    private final Upstream upstream;
+    private final BackendPool pool;
+    private final HealthCheck healthCheck;
+    private final RouterMetrics metrics = new RouterMetrics();
+    private final PairedRequests requests;
+    private final HttpServer server;
+    private volatile boolean draining;
+    private boolean stopped;
+
+    private Router(ServerConfig serverConfig, RouterConfig config, List<URI> prefills, List<URI> decodes)
+            throws IOException
+    {
+        this.serverConfig = requireNonNull(serverConfig, "serverConfig is null");
+        this.config = requireNonNull(config, "config is null");
+        this.pool = new BackendPool(prefills, decodes, serverConfig.retryAfter(), config.healthInterval());
+        // Bound before any thread or client exists: a port in use fails here with nothing to clean up.
+        this.server = HttpServer.create(new InetSocketAddress(serverConfig.host(), serverConfig.port()), 0);
+        this.upstream = new Upstream(config, executor);
+        this.healthCheck = new HealthCheck(upstream, config.healthTimeout(), config.unhealthyAfterTimeouts());
+        this.requests = new PairedRequests(pool, upstream, metrics, RoomIds.random());
+        Map<String, Route> routes = Map.of(
+                "/generate", new Route("POST", requests::forward),
+                "/v1/completions", new Route("POST", requests::forward),
+                "/v1/models", new Route("GET", this::models),
+                "/abort_request", new Route("POST", exchange -> AbortRequest.handle(exchange, requests::abort, " through this router")),
+                "/health", new Route("GET", this::health),
+                "/health_generate", new Route("GET", this::healthGenerate),
+                "/backends", new Route("GET", this::backends),
+                "/metrics", new Route("GET", this::metrics));
+        server.setExecutor(executor);
+        server.createContext("/", new HttpRoutes(routes, serverConfig.maxBodyBytes(), metrics.httpRequests())::dispatch);
+    }
+
+    /**
+     * Polls every server once (so the first requests find the healthy ones), binds
+     * {@code serverConfig.host():port}, starts answering, and polls every {@code config.healthInterval()}.
+     */
+    public static Router start(ServerConfig serverConfig, RouterConfig config, List<URI> prefills, List<URI> decodes)
+            throws IOException, InterruptedException
+    {
+        Router router = new Router(serverConfig, config, prefills, decodes);
+        try {
+            router.probeBackends();
+            router.server.start();
+        }
+        catch (InterruptedException | RuntimeException e) {
+            router.server.stop(0);
+            router.release();
+            throw e;
+        }
+        long interval = config.healthInterval().toNanos();
+        router.poller.scheduleWithFixedDelay(router::pollQuietly, interval, interval, TimeUnit.NANOSECONDS);
+        return router;
+    }
+
+    /**
+     * A server URL as the command line gives it: {@code http://HOST:PORT} (or {@code https://}), or
+     * {@code HOST:PORT} meaning {@code http://HOST:PORT}.
+     */
+    public static URI backendUrl(String text)
+    {
+        String given = requireNonNull(text, "text is null").strip();
+        String withScheme = given.contains("://") ? given : "http://" + given;
+        URI url;
+        try {
+            url = new URI(withScheme);
+        }
+        catch (URISyntaxException e) {
+            throw new IllegalArgumentException("'" + given + "' is not a URL: " + e.getReason());
+        }
+        if (!"http".equals(url.getScheme()) && !"https".equals(url.getScheme())) {
+            throw new IllegalArgumentException("'" + given + "' is not an http:// or https:// URL");
+        }
+        if (url.getHost() == null || url.getPort() == -1) {
+            throw new IllegalArgumentException("'" + given + "' does not name a host and a port, e.g. http://10.0.0.5:30000");
+        }
+        if (url.getQuery() != null || url.getFragment() != null || url.getUserInfo() != null) {
+            throw new IllegalArgumentException("'" + given + "' must be just a server's address, without user info, query or fragment");
+        }
+        String path = url.getPath() == null || url.getPath().equals("/") ? "" : url.getPath();
+        return URI.create(url.getScheme() + "://" + url.getRawAuthority() + path);
+    }
+
+    /** Where it listens (with the actual port when the configured one was 0). */
+    public InetSocketAddress address()
+    {
+        return server.getAddress();
+    }
+
+    /** One health poll of every server, concurrently; returns when all have answered or timed out. */
+    synchronized void probeBackends()
+            throws InterruptedException
+    {
+        List<Callable<Void>> probes = new ArrayList<>();
+        for (Backend backend : pool.all()) {
+            probes.add(() -> {
+                healthCheck.probe(backend);
+                return null;
+            });
+        }
+        executor.invokeAll(probes);
+    }
+
+    private void pollQuietly()
+    {
+        try {
+            probeBackends();
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        catch (RuntimeException e) {
+            log.error("health poll failed", e);
+        }
+    }
+
+    /** A {@code {"status": "ok"}} body to fill in, or 503 while shutting down or while a side has no healthy server. */
+    private ObjectNode okWhileServing()
+    {
+        if (draining) {
+            throw ApiError.unavailable("shutting_down", "the router is shutting down");
+        }
+        pool.missing().ifPresent(error -> {
+            throw error;
+        });
+        ObjectNode body = JsonFields.MAPPER.createObjectNode();
+        body.put("status", "ok");
+        return body;
+    }
+
+    private void health(Exchange exchange)
+            throws IOException
+    {
+        ObjectNode body = okWhileServing();
+        for (BackendRole role : BackendRole.values()) {
+            body.putObject(role.label()).put("healthy", pool.healthy(role)).put("total", pool.of(role).size());
+        }
+        exchange.sendJson(200, body);
+    }
+
+    /**
+     * {@code GET /health_generate} of a healthy prefill and of a healthy decode: 200 when both generated their
+     * one token, 503 naming the server that did not. The servers bound their own wait
+     * ({@code handoff.server.health-generate-timeout}); the router waits that long plus its health-timeout.
+     */
+    private void healthGenerate(Exchange exchange)
+            throws IOException, InterruptedException
+    {
+        ObjectNode body = okWhileServing();
+        for (BackendRole role : BackendRole.values()) {
+            Backend backend = pool.anyHealthy(role).orElseThrow(() -> pool.noneHealthy(role));
+            HttpResponse<byte[]> response;
+            try {
+                response = upstream.get(backend, "/health_generate", serverConfig.healthGenerateTimeout().plus(config.healthTimeout()));
+            }
+            catch (IOException e) {
+                throw ApiError.unavailable("unhealthy", backend.describe() + " did not answer GET /health_generate: " + Upstream.describe(e));
+            }
+            String answer = new String(response.body(), StandardCharsets.UTF_8);
+            if (response.statusCode() != 200) {
+                throw ApiError.unavailable("unhealthy", backend.describe() + " answered GET /health_generate with " + response.statusCode()
+                        + ": " + answer.strip());
+            }
+            ObjectNode entry = body.putObject(role.label());
+            entry.put("url", backend.url().toString());
+            try {
+                entry.set("answer", JsonFields.MAPPER.readTree(answer));
+            }
+            catch (IOException e) {
+                throw ApiError.unavailable("unhealthy", backend.describe() + " answered GET /health_generate with something other than JSON: "
+                        + answer.strip());
+            }
+        }
+        exchange.sendJson(200, body);
+    }
+
+    /** A decode's {@code /v1/models}: every server of one deployment serves the same model. */
+    private void models(Exchange exchange)
+            throws IOException, InterruptedException
+    {
+        Backend decode = pool.anyHealthy(BackendRole.DECODE).orElseThrow(() -> pool.noneHealthy(BackendRole.DECODE));
+        HttpResponse<byte[]> response;
+        try {
+            response = upstream.get(decode, "/v1/models", config.healthTimeout());
+        }
+        catch (IOException e) {
+            throw upstream.failure(decode, e);
+        }
+        exchange.send(response.statusCode(), response.headers().firstValue("Content-Type").orElse("application/json"), response.body());
+    }
+
+    private void backends(Exchange exchange)
+            throws IOException
+    {
+        ArrayNode list = JsonFields.MAPPER.createArrayNode();
+        for (Backend backend : pool.all()) {
+            ObjectNode entry = list.addObject();
+            entry.put("url", backend.url().toString());
+            entry.put("role", backend.role().label());
+            entry.put("healthy", backend.healthy());
+            entry.put("in_flight", backend.inFlight());
+            entry.put("control", backend.control().orElse(null));
+            entry.put("reason", backend.unhealthyReason().orElse(null));
+            entry.set("bootstrap", backend.bootstrap().orElse(null));
+        }
+        exchange.sendJson(200, list);
+    }
+
+    private void metrics(Exchange exchange)
+            throws IOException
+    {
+        exchange.sendText(200, PrometheusText.CONTENT_TYPE, metrics.render(pool.all(), requests.inFlight()));
+    }
+
+    /**
+     * Graceful shutdown within {@code grace}: new requests get 503, those in flight may finish during the
+     * first three quarters, the rest are aborted on both of their servers, then the HTTP server stops.
+     */
+    public void shutdown(Duration grace)
+            throws InterruptedException
+    {
+        synchronized (this) {
+            if (stopped) {
+                return;
+            }
+            stopped = true;
+        }
+        draining = true;
+        long start = System.nanoTime();
+        int aborted = requests.drain(start + grace.toNanos() * 3 / 4, start + grace.toNanos() * 9 / 10);
+        server.stop(0);
+        release();
+        log.info("router stopped after {} ms ({} in-flight request(s) aborted)", (System.nanoTime() - start) / 1_000_000, aborted);
+    }
+
+    private void release()
+    {
+        poller.shutdownNow();
+        upstream.close();
+        executor.shutdownNow();
+    }
+
+    @Override
+    public void close()
+    {
+        try {
+            shutdown(serverConfig.gracePeriod());
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,71 @@
+package io.handoff.router;
+
+import io.handoff.http.Histogram;
+import io.handoff.http.HttpRequestCounts;
+import io.handoff.http.PrometheusText;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * What the router's {@code GET /metrics} reports: its HTTP requests by route and code (the same family as
+ * a server's), per backend its health, requests in flight, requests sent and failures, and the latency of
+ * forwarded requests as the client sees it.
+ */
+final class RouterMetrics
+{
+    private static final double NANOS = 1e9;
+
+    private final HttpRequestCounts httpRequests = new HttpRequestCounts();
+    private final Histogram latency = new Histogram(Histogram.LATENCY_BUCKETS);
+    private final LongAdder clientDisconnects = new LongAdder();
+
+    HttpRequestCounts httpRequests()
+    {
+        return httpRequests;
+    }
+
+    void forwarded(long nanos)
+    {
+        latency.observe(nanos / NANOS);
+    }
+
+    void clientDisconnected()
+    {
+        clientDisconnects.increment();
+    }
+
+    String render(List<Backend> backends, int inFlight)
+    {
+        PrometheusText out = new PrometheusText();
+        httpRequests.render(out);
+        out.gauge("handoff_router_inflight_requests", "Generation requests the router has in flight.", inFlight);
+        perBackend(out, backends, "handoff_router_backend_healthy", "1 if the server passed its last health poll (and, once, GET /bootstrap), else 0.",
+                "gauge", backend -> backend.healthy() ? 1 : 0);
+        perBackend(out, backends, "handoff_router_backend_inflight_requests", "Requests this router has in flight on the server.",
+                "gauge", Backend::inFlight);
+        perBackend(out, backends, "handoff_router_backend_requests_total", "Requests this router has sent to the server.",
+                "counter", Backend::requests);
+        perBackend(out, backends, "handoff_router_backend_failures_total", "Requests the server failed: no response, or a 5xx status.",
+                "counter", Backend::failures);
+        out.counter("handoff_router_client_disconnects_total", "Streaming requests aborted on both servers because their client disconnected.",
+                clientDisconnects.sum());
+        out.histogram("handoff_router_request_latency_seconds", "Time from receiving a generation request to the end of its response.",
+                latency.snapshot());
+        return out.toString();
+    }
+
+    private static void perBackend(PrometheusText out, List<Backend> backends, String name, String help, String type, ToDoubleFunction<Backend> value)
+    {
+        out.family(name, help, type);
+        for (Backend backend : backends) {
+            Map<String, String> labels = new LinkedHashMap<>();
+            labels.put("role", backend.role().label());
+            labels.put("backend", backend.url().toString());
+            out.sample(name, labels, value.applyAsDouble(backend));
+        }
+    }
+}
