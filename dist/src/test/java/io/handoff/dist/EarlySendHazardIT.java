@@ -1,71 +1,76 @@
 package io.handoff.dist;
 
-import io.handoff.core.config.ConfigSource;
 import io.handoff.core.disagg.Disaggregation;
-import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPlan;
 import io.handoff.core.fault.FaultPlan.Match;
 import io.handoff.core.fault.FaultPoint;
-import io.handoff.core.model.SamplingParams;
-import io.handoff.core.runtime.ComputeEngine;
-import io.handoff.core.runtime.Engine;
-import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.GenerateResult;
 import io.handoff.core.scheduler.RequestHandle;
-import io.handoff.core.scheduler.RoomTicket;
-import io.handoff.core.scheduler.TokenListener;
-import io.handoff.spi.transfer.RoomKey;
+import io.handoff.dist.inprocess.InProcessProvider;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.Test;
 
-import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
-import java.util.Optional;
-import java.util.Set;
-import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
+import static io.handoff.dist.InProcessPd.PAGES_PER_CHUNK;
+import static io.handoff.dist.InProcessPd.PATIENCE;
+import static io.handoff.dist.InProcessPd.await;
+import static io.handoff.dist.InProcessPd.colocated;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The field bug behind early send (seed 000), reproduced and prevented, deterministically. A prefill and
- * a decode run in this JVM; the prompt is 4 chunks of 64 tokens (4 pages each). With overlap on, the
- * scheduler schedules chunk 1 while chunk 0's forward still runs, and early send posts chunk 0's pages
- * right then. A fault plan parks chunk 0's forward after its first layer; a backend that reads without
- * waiting on the fence copies pages whose later layers are not written yet.
+ * The field bug behind early send (seed 000), reproduced and prevented, deterministically. A fault plan parks chunk
+ * 0's forward after its first layer while early send has already posted chunk 0's pages (see {@link InProcessPd}).
+ * A backend that read them then would copy pages whose later layers are not written yet. The core now makes that
+ * impossible for a backend that does not claim FORWARD_SYNC (it waits on the fence for it); a backend that claims
+ * FORWARD_SYNC and lies about it is caught by the page checksums (I3).
  */
 class EarlySendHazardIT
 {
-    private static final int PAGES_PER_CHUNK = 4;
-    private static final int[] PROMPT = new SplittableRandom(42).ints(256, 0, 256).toArray();
-    private static final int NEW_TOKENS = 12;
-    private static final Duration PATIENCE = Duration.ofSeconds(60);
+    @Test
+    void theCoreHoldsAnEarlyPlanUntilItsForwardIsDoneForABackendWithoutForwardSync()
+            throws Exception
+    {
+        int[] reference = colocated();
+        FaultPlan faults = new FaultPlan();
+        FaultPlan.Gate forward = faults.park(FaultPoint.FORWARD_AFTER_LAYER, Match.is(0), Match.is(0));
+        FaultPlan.Gate read = faults.park(FaultPoint.TRANSFER_BEFORE_CHUNK, Match.ANY, Match.is(0));
+        // mori with forward-sync off reads the pool directly; the test-only option posts early plans to it anyway
+        Map<String, String> mori = Map.of("handoff.disaggregation.transfer-backend", "mori", "handoff.plugins.mori.forward-sync", "false");
+        try (InProcessPd pd = new InProcessPd(mori, faults, new Disaggregation.Options(true))) {
+            RequestHandle decode = pd.start(1);
+            forward.awaitParked(PATIENCE);
+            pd.awaitEarlyBytes();
+            // chunk 0's plan is posted while its forward is parked after layer 0: the backend has not been handed it
+            assertThat(read.hasParked()).as("the backend began reading chunk 0 before its forward finished").isFalse();
+            forward.release();
+            read.awaitParked(PATIENCE);
+            read.release();
+            GenerateResult result = await(decode);
+
+            assertThat(result.error()).isEmpty();
+            assertThat(result.outputIds()).isEqualTo(reference);
+        }
+    }
 
     @Test
-    void withoutForwardSyncTheEarlySendReadsTornKvAndTheDecodeDivergesSilently()
+    void aBackendThatClaimsForwardSyncButCopiesFirstTearsTheKvAndTheDecodeDivergesSilentlyWithoutChecksums()
             throws Exception
     {
         int[] reference = colocated();
         FaultPlan faults = new FaultPlan();
         FaultPlan.Gate forward = faults.park(FaultPoint.FORWARD_AFTER_LAYER, Match.is(0), Match.is(0));
         FaultPlan.Gate copied = faults.park(FaultPoint.TRANSFER_AFTER_PAGE, Match.ANY, Match.is(PAGES_PER_CHUNK - 1));
-        // mori with forward-sync off is the unfixed backend; the test-only hook bypasses the gate that would refuse it
-        Map<String, String> mori = Map.of("handoff.disaggregation.transfer-backend", "mori", "handoff.plugins.mori.forward-sync", "false",
-                "handoff.debug.kv-fidelity", "off");
-        try (Pair pair = new Pair(mori, faults, new Disaggregation.Options(true))) {
-            RequestHandle decode = pair.start(1);
-
+        try (InProcessPd pd = new InProcessPd(lying("off"), faults, Disaggregation.Options.DEFAULT)) {
+            RequestHandle decode = pd.start(2);
             copied.awaitParked(PATIENCE);
-            // chunk 0's pages were copied while its forward is parked after layer 0 of 4 (it parks there, at the latest now, until released)
+            // chunk 0's pages were copied while its forward is parked after layer 0 of 4
             forward.awaitParked(PATIENCE);
             assertThat(forward.parkedNow()).isEqualTo(1);
-            assertThat(pair.prefill.disaggregation().orElseThrow().stats().earlyBytes()).isPositive();
             copied.release();
             forward.release();
-            GenerateResult result = decode.result().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+            GenerateResult result = await(decode);
 
             assertThat(result.error()).isEmpty();
             assertThat(result.outputIds()).as("decode output with torn prefix KV").isNotEqualTo(reference);
@@ -79,13 +84,12 @@ class EarlySendHazardIT
         FaultPlan faults = new FaultPlan();
         FaultPlan.Gate forward = faults.park(FaultPoint.FORWARD_AFTER_LAYER, Match.is(0), Match.is(0));
         FaultPlan.Gate copied = faults.park(FaultPoint.TRANSFER_AFTER_PAGE, Match.ANY, Match.is(PAGES_PER_CHUNK - 1));
-        Map<String, String> mori = Map.of("handoff.disaggregation.transfer-backend", "mori", "handoff.plugins.mori.forward-sync", "false");
-        try (Pair pair = new Pair(mori, faults, new Disaggregation.Options(true))) {
-            RequestHandle decode = pair.start(2);
+        try (InProcessPd pd = new InProcessPd(lying("checksum"), faults, Disaggregation.Options.DEFAULT)) {
+            RequestHandle decode = pd.start(3);
             copied.awaitParked(PATIENCE);
             copied.release();
             forward.release();
-            GenerateResult result = decode.result().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+            GenerateResult result = await(decode);
 
             assertThat(result.error()).hasValueSatisfying(error -> assertThat(error).contains("KV checksum mismatch on room page 0"));
         }
@@ -93,103 +97,36 @@ class EarlySendHazardIT
 
     @ParameterizedTest
     @CsvSource({"mori, handoff.plugins.mori.forward-sync, true", "mooncake, handoff.plugins.mooncake.transport, shm",
-            "mooncake, handoff.plugins.mooncake.transport, tcp", "nixl, handoff.plugins.nixl.tls, 'posix,self'"})
+            "mooncake, handoff.plugins.mooncake.transport, tcp", "nixl, handoff.plugins.nixl.tls, 'posix,self'",
+            "test-inprocess, handoff.plugins.test-inprocess.behaviour, honest"})
     void throughTheGateTheSameScenarioIsBitExact(String backend, String key, String value)
             throws Exception
     {
         int[] reference = colocated();
         FaultPlan faults = new FaultPlan();
         FaultPlan.Gate forward = faults.park(FaultPoint.FORWARD_AFTER_LAYER, Match.is(0), Match.is(0));
-        try (Pair pair = new Pair(Map.of("handoff.disaggregation.transfer-backend", backend, key, value), faults,
+        try (InProcessPd pd = new InProcessPd(Map.of("handoff.disaggregation.transfer-backend", backend, key, value), faults,
                 Disaggregation.Options.DEFAULT)) {
-            assertThat(pair.prefill.disaggregation().orElseThrow().earlySend().enabled()).as("the gate allows early send").isTrue();
-            RequestHandle decode = pair.start(3);
+            assertThat(pd.prefillDisaggregation().earlySend().enabled()).as("the gate allows early send").isTrue();
+            RequestHandle decode = pd.start(4);
 
             forward.awaitParked(PATIENCE);
             // Chunk 0 is scheduled for sending once chunk 1 is scheduled; its plan is posted, fence pending, as soon as the
             // decode's room request (its own process-independent handshake) has arrived. Hold the forward until then.
-            awaitEarlyBytes(pair);
+            pd.awaitEarlyBytes();
             forward.release();
-            GenerateResult result = decode.result().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+            GenerateResult result = await(decode);
 
             assertThat(result.error()).isEmpty();
             assertThat(result.outputIds()).isEqualTo(reference);
-            assertThat(pair.prefill.disaggregation().orElseThrow().stats().earlyBytes()).as("bytes posted before their forward completed")
-                    .isPositive();
+            assertThat(pd.prefillDisaggregation().stats().earlyBytes()).as("bytes posted before their forward completed").isPositive();
         }
     }
 
-    // ---------------------------------------------------------------------------------------------
-
-    private static void awaitEarlyBytes(Pair pair)
+    /** The in-process backend copying chunk pages before it waits on the fence, while it declares FORWARD_SYNC. */
+    private static Map<String, String> lying(String kvFidelity)
     {
-        long deadline = System.nanoTime() + PATIENCE.toNanos();
-        while (pair.prefill.disaggregation().orElseThrow().stats().earlyBytes() == 0) {
-            assertThat(System.nanoTime()).as("a plan posted while its forward was parked").isLessThan(deadline);
-            LockSupport.parkNanos(10_000_000);
-        }
-    }
-
-    private static Map<String, String> common()
-    {
-        Map<String, String> settings = new HashMap<>();
-        settings.put("handoff.scheduler.chunked-prefill-size", "64");
-        settings.put("handoff.scheduler.overlap", "true");
-        settings.put("handoff.kv.page-size", "16");
-        settings.put("handoff.kv.pool-pages", "256");
-        return settings;
-    }
-
-    private static int[] colocated()
-            throws Exception
-    {
-        try (Engine engine = Engine.start(new ConfigSource(Optional.empty(), common(), Map.of()));
-                ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
-            return compute.scheduler().submit(request("reference", NEW_TOKENS, Optional.empty()), TokenListener.NONE)
-                    .result().get(PATIENCE.toSeconds(), TimeUnit.SECONDS).outputIds();
-        }
-    }
-
-    private static GenerateRequest request(String rid, int maxNewTokens, Optional<RoomTicket> ticket)
-    {
-        return new GenerateRequest(rid, PROMPT, maxNewTokens, SamplingParams.GREEDY, Set.of(), true, false, ticket);
-    }
-
-    /** A prefill and a decode in this JVM, the prefill with the given fault plan. */
-    private static final class Pair
-            implements AutoCloseable
-    {
-        final Engine prefillEngine;
-        final Engine decodeEngine;
-        final ComputeEngine prefill;
-        final ComputeEngine decode;
-
-        Pair(Map<String, String> settings, FaultPlan faults, Disaggregation.Options options)
-        {
-            Map<String, String> all = common();
-            all.putAll(settings);
-            prefillEngine = Engine.start(new ConfigSource(Optional.empty(), all, Map.of()));
-            decodeEngine = Engine.start(new ConfigSource(Optional.empty(), all, Map.of()));
-            prefill = ComputeEngine.create(prefillEngine, faults, Optional.of(Disaggregation.Role.PREFILL), options);
-            decode = ComputeEngine.create(decodeEngine, FaultInjector.NONE, Optional.of(Disaggregation.Role.DECODE), options);
-        }
-
-        /** Sends the prompt to both halves as the router would; returns the decode's handle. */
-        RequestHandle start(long roomId)
-        {
-            RoomKey room = new RoomKey(roomId, 0);
-            String control = prefill.disaggregation().orElseThrow().controlAddress().orElseThrow();
-            prefill.scheduler().submit(request("r" + roomId, 1, Optional.of(new RoomTicket(room, ""))), TokenListener.NONE);
-            return decode.scheduler().submit(request("r" + roomId, NEW_TOKENS, Optional.of(new RoomTicket(room, control))), TokenListener.NONE);
-        }
-
-        @Override
-        public void close()
-        {
-            decode.close();
-            prefill.close();
-            decodeEngine.close();
-            prefillEngine.close();
-        }
+        return Map.of("handoff.disaggregation.transfer-backend", InProcessProvider.ID,
+                "handoff.plugins.test-inprocess.behaviour", "copies-before-fence", "handoff.debug.kv-fidelity", kvFidelity);
     }
 }

@@ -65,8 +65,6 @@ public final class PrefillHandoff
         int pendingFrom = -1;
         int pendingTo;
         io.handoff.core.scheduler.Fence pendingFence;
-        /** Whether this room sends early, decided at its first scheduled chunk from its connection (null: not yet). */
-        Boolean earlySend;
 
         Room(SenderRoom machine, String rid)
         {
@@ -311,7 +309,7 @@ public final class PrefillHandoff
             return;
         }
         Optional<Room> found = room(request);
-        if (found.isEmpty() || !sendsEarly(found.get())) {
+        if (found.isEmpty()) {
             return;
         }
         Room room = found.get();
@@ -332,7 +330,7 @@ public final class PrefillHandoff
             return;
         }
         Room room = found.get();
-        if (sendsEarly(room)) {
+        if (earlySend.enabled()) {
             // non-last chunks went (or go) out when the next chunk is scheduled; the last one goes now
             if (last) {
                 room.pendingFrom = -1;
@@ -342,21 +340,6 @@ public final class PrefillHandoff
         }
         forwardPrefix(room, request, from);
         forward(room, request, from, to, fence, last, firstToken);
-    }
-
-    /**
-     * Early send per room, fixed at its first chunk: on only when the engine allows it and the room's connection
-     * reports FORWARD_SYNC or STAGING itself (a connection may report less than its provider declares). A room whose
-     * decode has not connected yet by then sends each chunk when its forward is done.
-     */
-    private boolean sendsEarly(Room room)
-    {
-        if (room.earlySend == null) {
-            TransferLink link = peer(room.machine.room());
-            EarlySend decided = link == null ? null : earlySendByLink.get(link);
-            room.earlySend = earlySend.enabled() && decided != null && decided.enabled();
-        }
-        return room.earlySend;
     }
 
     private void forwardPrefix(Room room, HandoffRequest request, int from)
@@ -472,6 +455,15 @@ public final class PrefillHandoff
         if (peer == null) {
             drive(room, new RoomEvent.PlanFailed(plan, "the decode registered no regions with this prefill"));
             return;
+        }
+        if (!plan.fence().isDone() && plan.fence() instanceof io.handoff.core.scheduler.Fence forward) {
+            EarlySend allowed = earlySendByLink.get(peer);
+            if (allowed == null || !allowed.enabled()) {
+                // This connection reports neither FORWARD_SYNC nor STAGING (narrower than its provider): it gets no plan
+                // before the plan's forward is done. The plan waits here, not on the connection's transfer thread.
+                forward.onComplete(() -> post(room, plan));
+                return;
+            }
         }
         long bytes = (long) plan.pages() * bytesPerPage();
         TransferStats.Plan busy = stats.plan();

@@ -342,13 +342,13 @@ public final class TransferLink
         if (outcome == null) {
             String reason = label + " reported no outcome for room " + plan.room() + " chunk " + plan.chunk() + " within "
                     + timeouts.report() + " (transfer protocol violation)";
-            finish(posted, -1, reason, false);
+            finish(posted, -1, reason + "; the connection is fenced", false);
             fence(reason);
             return;
         }
         String broken = work.violation();
         if (broken != null) {
-            finish(posted, -1, broken, false);
+            finish(posted, -1, broken + "; the connection is fenced", false);
             fence(broken);
             return;
         }

@@ -1,0 +1,139 @@
+package io.handoff.dist;
+
+import io.handoff.core.config.ConfigSource;
+import io.handoff.core.disagg.Disaggregation;
+import io.handoff.core.fault.FaultInjector;
+import io.handoff.core.fault.FaultPlan;
+import io.handoff.core.model.SamplingParams;
+import io.handoff.core.runtime.ComputeEngine;
+import io.handoff.core.runtime.Engine;
+import io.handoff.core.scheduler.GenerateRequest;
+import io.handoff.core.scheduler.GenerateResult;
+import io.handoff.core.scheduler.RequestHandle;
+import io.handoff.core.scheduler.RoomTicket;
+import io.handoff.core.scheduler.TokenListener;
+import io.handoff.spi.transfer.RoomKey;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A prefill and one or more decodes in this JVM, the prefill with a fault plan, sent requests the way the router
+ * sends them. The prompt is 4 chunks of 64 tokens (4 pages each); with overlap on, the scheduler schedules chunk 1
+ * while chunk 0's forward still runs, and early send posts chunk 0's pages right then.
+ */
+final class InProcessPd
+        implements AutoCloseable
+{
+    static final int PAGES_PER_CHUNK = 4;
+    static final int[] PROMPT = new SplittableRandom(42).ints(256, 0, 256).toArray();
+    static final int NEW_TOKENS = 12;
+    static final Duration PATIENCE = Duration.ofSeconds(60);
+
+    final Engine prefillEngine;
+    final ComputeEngine prefill;
+    private final List<Engine> decodeEngines = new ArrayList<>();
+    private final List<ComputeEngine> decodes = new ArrayList<>();
+
+    /** One decode with the same settings as the prefill. */
+    InProcessPd(Map<String, String> settings, FaultPlan faults, Disaggregation.Options options)
+    {
+        this(settings, List.of(Map.of()), faults, options);
+    }
+
+    /** One decode per entry of {@code decodeSettings}, each with the common settings plus its own. */
+    InProcessPd(Map<String, String> settings, List<Map<String, String>> decodeSettings, FaultPlan faults, Disaggregation.Options options)
+    {
+        Map<String, String> all = common();
+        all.putAll(settings);
+        prefillEngine = Engine.start(new ConfigSource(Optional.empty(), all, Map.of()));
+        prefill = ComputeEngine.create(prefillEngine, faults, Optional.of(Disaggregation.Role.PREFILL), options);
+        for (Map<String, String> own : decodeSettings) {
+            Map<String, String> decode = new HashMap<>(all);
+            decode.putAll(own);
+            Engine engine = Engine.start(new ConfigSource(Optional.empty(), decode, Map.of()));
+            decodeEngines.add(engine);
+            decodes.add(ComputeEngine.create(engine, FaultInjector.NONE, Optional.of(Disaggregation.Role.DECODE), options));
+        }
+    }
+
+    Disaggregation prefillDisaggregation()
+    {
+        return prefill.disaggregation().orElseThrow();
+    }
+
+    /** Sends the prompt to the prefill and to the first decode as the router would; returns the decode's handle. */
+    RequestHandle start(long roomId)
+    {
+        return start(roomId, 0);
+    }
+
+    RequestHandle start(long roomId, int decode)
+    {
+        RoomKey room = new RoomKey(roomId, 0);
+        String control = prefillDisaggregation().controlAddress().orElseThrow();
+        prefill.scheduler().submit(request("r" + roomId, 1, Optional.of(new RoomTicket(room, ""))), TokenListener.NONE);
+        return decodes.get(decode).scheduler().submit(request("r" + roomId, NEW_TOKENS, Optional.of(new RoomTicket(room, control))),
+                TokenListener.NONE);
+    }
+
+    static GenerateResult await(RequestHandle handle)
+            throws Exception
+    {
+        return handle.result().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    /** Waits (bounded) until the prefill posted a plan whose forward had not finished. */
+    void awaitEarlyBytes()
+    {
+        long deadline = System.nanoTime() + PATIENCE.toNanos();
+        while (prefillDisaggregation().stats().earlyBytes() == 0) {
+            assertThat(System.nanoTime()).as("a plan posted while its forward was parked").isLessThan(deadline);
+            LockSupport.parkNanos(10_000_000);
+        }
+    }
+
+    static Map<String, String> common()
+    {
+        Map<String, String> settings = new HashMap<>();
+        settings.put("handoff.scheduler.chunked-prefill-size", "64");
+        settings.put("handoff.scheduler.overlap", "true");
+        settings.put("handoff.kv.page-size", "16");
+        settings.put("handoff.kv.pool-pages", "256");
+        return settings;
+    }
+
+    /** The same prompt on a colocated engine: what every disaggregated run must reproduce to the bit. */
+    static int[] colocated()
+            throws Exception
+    {
+        try (Engine engine = Engine.start(new ConfigSource(Optional.empty(), common(), Map.of()));
+                ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
+            return await(compute.scheduler().submit(request("reference", NEW_TOKENS, Optional.empty()), TokenListener.NONE)).outputIds();
+        }
+    }
+
+    private static GenerateRequest request(String rid, int maxNewTokens, Optional<RoomTicket> ticket)
+    {
+        return new GenerateRequest(rid, PROMPT, maxNewTokens, SamplingParams.GREEDY, Set.of(), true, false, ticket);
+    }
+
+    @Override
+    public void close()
+    {
+        decodes.forEach(ComputeEngine::close);
+        prefill.close();
+        decodeEngines.forEach(Engine::close);
+        prefillEngine.close();
+    }
+}
