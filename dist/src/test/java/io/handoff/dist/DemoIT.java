@@ -67,8 +67,8 @@ class DemoIT
         JsonNode earlySend = JSON.readTree(run.stdout()).get("early_send");
         assertThat(earlySend.get("requested").asText()).isEqualTo("auto");
         assertThat(earlySend.get("enabled").asBoolean()).isFalse();
-        assertThat(earlySend.get("reason").asText()).isEqualTo("auto: transfer backend 'mori' declares neither FORWARD_SYNC nor STAGING, "
-                + "so an early send could read pages while the forward still writes them");
+        assertThat(earlySend.get("reason").asText()).isEqualTo("auto: transfer backend 'mori' declares neither FORWARD_SYNC nor STAGING: "
+                + "it does not promise to read a page only after the forward that writes it");
     }
 
     @Test

@@ -51,9 +51,9 @@ public record EarlySend(String requested, boolean enabled, String reason)
         boolean staging = capabilities.contains(TransferCapability.STAGING);
         String guarantee = forwardSync && staging ? "FORWARD_SYNC and STAGING" : forwardSync ? "FORWARD_SYNC" : "STAGING";
         String safe = "transfer backend '" + backendId + "' declares " + guarantee
-                + (forwardSync ? " (its transfer thread waits on the forward's fence)" : " (it snapshots pages after the forward's fence)");
-        String unsafe = "transfer backend '" + backendId + "' declares neither FORWARD_SYNC nor STAGING, so an early send could read "
-                + "pages while the forward still writes them";
+                + (forwardSync ? " (it reads a page only after the forward's fence)" : " (it snapshots pages after the forward's fence)");
+        String unsafe = "transfer backend '" + backendId + "' declares neither FORWARD_SYNC nor STAGING: it does not promise to read a "
+                + "page only after the forward that writes it";
         boolean isSafe = forwardSync || staging;
         return switch (setting) {
             case "off" -> new EarlySend(setting, false, "early-send-cached-prefix is off");

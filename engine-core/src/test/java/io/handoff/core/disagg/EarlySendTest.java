@@ -27,13 +27,13 @@ class EarlySendTest
     void autoEnablesEarlySendExactlyForBackendsThatDeclareForwardSyncOrStaging()
     {
         assertThat(EarlySend.decide("auto", "mori", MORI_FORWARD_SYNC)).isEqualTo(new EarlySend("auto", true,
-                "auto: transfer backend 'mori' declares FORWARD_SYNC (its transfer thread waits on the forward's fence)"));
+                "auto: transfer backend 'mori' declares FORWARD_SYNC (it reads a page only after the forward's fence)"));
         assertThat(EarlySend.decide("auto", "nixl", NIXL)).isEqualTo(new EarlySend("auto", true,
                 "auto: transfer backend 'nixl' declares STAGING (it snapshots pages after the forward's fence)"));
         assertThat(EarlySend.decide("auto", "mooncake", MOONCAKE).enabled()).isTrue();
         assertThat(EarlySend.decide("auto", "mori", MORI_UNFIXED)).isEqualTo(new EarlySend("auto", false,
-                "auto: transfer backend 'mori' declares neither FORWARD_SYNC nor STAGING, so an early send could read pages while "
-                        + "the forward still writes them"));
+                "auto: transfer backend 'mori' declares neither FORWARD_SYNC nor STAGING: it does not promise to read a page only "
+                        + "after the forward that writes it"));
     }
 
     @Test
