@@ -174,7 +174,9 @@ final class TestPluginJar
                 put(out, "META-INF/services/" + service, (className() + "\n").getBytes(StandardCharsets.UTF_8));
             }
             if (bundlesSpi) {
-                put(out, "io/handoff/spi/Spi.class", Files.readAllBytes(spiClasses().resolve("io/handoff/spi/Spi.class")));
+                try (var spi = HandoffProvider.class.getModule().getResourceAsStream("io/handoff/spi/Spi.class")) {
+                    put(out, "io/handoff/spi/Spi.class", spi.readAllBytes());
+                }
             }
         }
         catch (IOException e) {
