@@ -41,8 +41,9 @@ import static java.util.Objects.requireNonNull;
  *   <li><b>Drain</b>: {@link #drain} completes once every plan posted for the room before it was called has been
  *   reported, and at once when the room has none outstanding. Once any plan failed unsettled, every drain fails:
  *   the link can no longer prove that no write is in flight (I2).</li>
- *   <li><b>Close</b> fails the queued plans, calls the peer's {@link TransferPeer#unblock}, and waits (at most the
- *   close wait) for the transfer thread to end the plan in flight; the thread then closes the peer.</li>
+ *   <li><b>Close</b> fails the queued plans, calls the peer's {@link TransferPeer#unblock} (never once the peer is
+ *   closed), and waits (at most the close wait) for the transfer thread to end the plan in flight; the thread then
+ *   closes the peer.</li>
  * </ul>
  */
 public final class TransferLink
@@ -93,6 +94,10 @@ public final class TransferLink
     private String unprovable;
     private volatile String violation;
     private volatile Consumer<String> onFenced = _ -> {};
+    // unblock() and close() of the peer never overlap, and unblock() never follows close(): a backend may free in
+    // close() what unblock() touches.
+    private final Object peerLock = new Object();
+    private boolean peerClosed;
 
     private TransferLink(String backend, String name, TransferPeer peer, PageGeometry sources, PageGeometry destinations, Timeouts timeouts,
             TransferHooks hooks)
@@ -204,12 +209,7 @@ public final class TransferLink
     public void close()
     {
         if (failQueued(label + " was closed before the plan was sent")) {
-            try {
-                peer.unblock();
-            }
-            catch (RuntimeException e) {
-                log.log(WARNING, label + ": unblocking its connection failed", e);
-            }
+            unblockPeer();
         }
         if (Thread.currentThread() != thread) {
             try {
@@ -248,7 +248,9 @@ public final class TransferLink
             }
         }
         log.log(ERROR, label + " is fenced: " + reason);
-        // Drains already waiting fail now; the queue fails when close() runs.
+        // The queue closes here, not on another thread: the transfer thread must not hand its next plan to the fenced peer.
+        boolean stopping = failQueued(label + " was fenced before the plan was sent: " + reason);
+        // Drains already waiting fail now.
         List<RoomKey> waiting;
         synchronized (lock) {
             waiting = rooms.entrySet().stream().filter(e -> !e.getValue().drains.isEmpty()).map(Map.Entry::getKey).toList();
@@ -256,8 +258,11 @@ public final class TransferLink
         for (RoomKey room : waiting) {
             failDrains(room, reason);
         }
-        Thread closer = Thread.ofPlatform().daemon().name(thread.getName() + "-fence").unstarted(this::close);
-        closer.start();
+        if (stopping) {
+            // Wakes a send in flight (a late report may come while a later plan runs), on a thread of its own: the
+            // backend may be reporting from the very I/O thread that unblock() wakes.
+            Thread.ofPlatform().daemon().name(thread.getName() + "-fence").start(this::unblockPeer);
+        }
         try {
             onFenced.accept(reason);
         }
@@ -295,11 +300,30 @@ public final class TransferLink
         finally {
             // However the thread ends, nothing posted is left unheard (a no-op after close, which failed the queue itself).
             failQueued(stopped + "; the plan was not sent");
+            synchronized (peerLock) {
+                peerClosed = true;
+                try {
+                    peer.close();
+                }
+                catch (RuntimeException e) {
+                    log.log(WARNING, label + ": closing its connection failed", e);
+                }
+            }
+        }
+    }
+
+    /** Calls the peer's unblock(), unless the transfer thread closed the peer already. */
+    private void unblockPeer()
+    {
+        synchronized (peerLock) {
+            if (peerClosed) {
+                return;
+            }
             try {
-                peer.close();
+                peer.unblock();
             }
             catch (RuntimeException e) {
-                log.log(WARNING, label + ": closing its connection failed", e);
+                log.log(WARNING, label + ": unblocking its connection failed", e);
             }
         }
     }
