@@ -2,7 +2,11 @@ package io.handoff.core.disagg;
 
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPoint;
+import io.handoff.core.transfer.PoolDescriptions;
 import io.handoff.core.transfer.TransferHooks;
+import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.PoolDescription;
+import io.handoff.spi.transfer.SharedPoolMapping;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferContext;
 
@@ -10,6 +14,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import static java.util.Objects.requireNonNull;
 
@@ -60,6 +65,24 @@ public final class EngineTransferContext
     {
         Path shm = Path.of("/dev/shm");
         return Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
+    }
+
+    @Override
+    public byte[] describePool(List<MemoryRegion> regions, Path sharedFile)
+    {
+        return PoolDescriptions.describe(HOST_ID, regions, sharedFile);
+    }
+
+    @Override
+    public PoolDescription readPool(byte[] description)
+    {
+        return PoolDescriptions.read(description);
+    }
+
+    @Override
+    public SharedPoolMapping mapSharedPool(byte[] description)
+    {
+        return PoolDescriptions.map(HOST_ID, description);
     }
 
     @Override

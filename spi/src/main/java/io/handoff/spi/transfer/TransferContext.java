@@ -1,8 +1,14 @@
 package io.handoff.spi.transfer;
 
 import java.nio.file.Path;
+import java.util.List;
 
-/** What the core gives a backend when it opens one: identity and where shared files go. */
+/**
+ * What the core gives a backend when it opens one: identity, where shared files go, and the pool plumbing every
+ * backend would otherwise write again: describing a receiver's pool to senders, and mapping a same-host receiver's
+ * pool file. A backend embeds the description in its own descriptor; the core, not the backend, decides what a
+ * description may name and maps it (one place to validate what came from the network).
+ */
 public interface TransferContext
 {
     /** An identifier of this host; equal on two processes exactly when they share memory. */
@@ -10,4 +16,25 @@ public interface TransferContext
 
     /** A folder for shared-memory files (e.g. under /dev/shm). */
     Path sharedMemoryDirectory();
+
+    /**
+     * Receiver side, in {@link TransferBackend#expose}: this pool described for senders (this host, the shared file if
+     * any, every region's place in it and page geometry), as bytes to embed in the backend's descriptor.
+     *
+     * @param sharedFile the file the regions are mapped from, or null for anonymous memory
+     */
+    byte[] describePool(List<MemoryRegion> regions, Path sharedFile);
+
+    /**
+     * Sender side: reads what {@link #describePool} wrote. Throws {@link IllegalArgumentException} naming what is wrong
+     * when the bytes are not a pool description.
+     */
+    PoolDescription readPool(byte[] description);
+
+    /**
+     * Sender side: maps a same-host receiver's pool file read-write, region by region. Throws
+     * {@link IllegalArgumentException} when the receiver is on another host or has no shared file, and
+     * {@link java.io.UncheckedIOException} when the file cannot be mapped.
+     */
+    SharedPoolMapping mapSharedPool(byte[] description);
 }
