@@ -174,7 +174,10 @@ final class TestPluginJar
                 put(out, "META-INF/services/" + service, (className() + "\n").getBytes(StandardCharsets.UTF_8));
             }
             if (bundlesSpi) {
-                put(out, "io/handoff/spi/Spi.class", Files.readAllBytes(spiClasses().resolve("io/handoff/spi/Spi.class")));
+                // From the SPI's module, whether that is a class folder (in the reactor) or a JAR (built alone).
+                try (var in = io.handoff.spi.Spi.class.getResourceAsStream("Spi.class")) {
+                    put(out, "io/handoff/spi/Spi.class", in.readAllBytes());
+                }
             }
         }
         catch (IOException e) {
