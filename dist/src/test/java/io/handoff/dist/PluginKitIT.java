@@ -72,8 +72,10 @@ class PluginKitIT
         assertThat(Files.readString(project.resolve("pom.xml"))).doesNotContain("<parent>");
 
         Path log = temp.resolve(id + "-mvn.log");
-        Process mvn = new ProcessBuilder("mvn", "-B", "-ntp", "-Dmaven.repo.local=" + repository, "verify")
-                .directory(project.toFile()).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        ProcessBuilder maven = new ProcessBuilder("mvn", "-B", "-ntp", "-Dmaven.repo.local=" + repository, "verify")
+                .directory(project.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
+        maven.environment().put("JAVA_HOME", System.getProperty("java.home")); // the plugin compiles for the engine's Java release
+        Process mvn = maven.start();
         boolean done = mvn.waitFor(10, TimeUnit.MINUTES);
         String output = Files.readString(log);
         assertThat(done && mvn.exitValue() == 0).as("mvn verify of the generated %s plugin:\n%s", kind, output).isTrue();
