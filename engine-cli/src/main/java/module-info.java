@@ -5,6 +5,8 @@ module handoff.cli {
     requires info.picocli;
     requires com.fasterxml.jackson.databind;
     requires java.net.http;
+    requires java.xml;
+    requires java.compiler;
     requires org.apache.logging.log4j;
 
     opens io.handoff.cli to info.picocli;

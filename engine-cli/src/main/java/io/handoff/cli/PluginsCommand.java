@@ -54,7 +54,7 @@ final class PluginsCommand
             node.put("id", entry.id());
             node.put("kind", entry.kind());
             node.put("version", entry.version());
-            node.put("spiVersion", entry.spiVersion());
+            node.put("spiVersion", entry.spiVersion()); // null when the provider failed before reporting one
             node.put("source", entry.source());
             node.put("available", entry.available());
             node.put("reason", entry.reason());
@@ -68,11 +68,13 @@ final class PluginsCommand
     static String toTable(List<PluginEntry> entries)
     {
         List<String[]> rows = new ArrayList<>();
-        rows.add(new String[] {"ID", "KIND", "VERSION", "SOURCE", "AVAILABLE", "CAPABILITIES / REASON"});
+        rows.add(new String[] {"ID", "KIND", "VERSION", "SPI", "SOURCE", "AVAILABLE", "CAPABILITIES / REASON"});
         for (PluginEntry entry : entries) {
             String detail = entry.available() ? String.join(", ", entry.capabilities()) : entry.reason();
             String source = entry.builtin() ? "builtin" : shorten(entry.source());
-            rows.add(new String[] {entry.id(), entry.kind(), entry.version(), source, entry.available() ? "yes" : "no", detail});
+            // No SPI version for a provider that failed before it reported one: '-', never a made-up 0.
+            String spi = entry.spiVersion() == null ? "-" : entry.spiVersion().toString();
+            rows.add(new String[] {entry.id(), entry.kind(), entry.version(), spi, source, entry.available() ? "yes" : "no", detail});
         }
         // Columns as wide as their widest cell, so third-party ids and JAR names keep the table aligned.
         int[] widths = new int[rows.getFirst().length - 1];

@@ -221,8 +221,9 @@ public final class ExternalPlugins
                 for (Enumeration<? extends ZipEntry> entries = zip.entries(); entries.hasMoreElements(); ) {
                     String name = entries.nextElement().getName();
                     if (name.startsWith(SPI_PREFIX) && name.endsWith(".class")) {
-                        return Optional.of("it bundles its own copy of Handoff classes (" + name + "): build it against "
-                                + "handoff-engine-core with <scope>provided</scope> so the engine's SPI is the only one");
+                        return Optional.of("it bundles its own copy of Handoff classes (" + name + "): depend on "
+                                + "io.handoff:handoff-spi with <scope>provided</scope> (and on nothing else of Handoff's at run time) "
+                                + "so that the engine's SPI is the only one");
                     }
                     declaresProvider |= name.startsWith(SERVICES_PREFIX);
                 }

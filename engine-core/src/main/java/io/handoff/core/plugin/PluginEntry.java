@@ -12,13 +12,15 @@ import static java.util.Objects.requireNonNull;
  * be loaded at all. Only an available entry carries a provider the engine may use.
  *
  * @param kind "transfer", "attention", or "unknown" for a JAR that failed before its providers were read
+ * @param spiVersion the SPI version the provider reported, or null when it failed before reporting one (a JAR refused
+ *        before its providers were read, a provider that could not be constructed or describe itself)
  * @param source "builtin", or the path of the JAR
  */
 public record PluginEntry(
         String id,
         String kind,
         String version,
-        int spiVersion,
+        Integer spiVersion,
         String source,
         boolean available,
         String reason,
@@ -45,7 +47,13 @@ public record PluginEntry(
 
     static PluginEntry failed(String id, String kind, String version, String source, String reason)
     {
-        return new PluginEntry(id, kind, version == null ? "" : version, 0, source, false, reason, List.of(), "", Optional.empty());
+        return new PluginEntry(id, kind, version == null ? "" : version, null, source, false, reason, List.of(), "", Optional.empty());
+    }
+
+    /** This entry, recording the SPI version its provider reported before it was found unusable. */
+    PluginEntry withSpiVersion(Integer reported)
+    {
+        return new PluginEntry(id, kind, version, reported, source, available, reason, capabilities, description, provider);
     }
 
     public boolean builtin()

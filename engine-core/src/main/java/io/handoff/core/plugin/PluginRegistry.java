@@ -150,7 +150,7 @@ public final class PluginRegistry
         String className = provider.getClass().getName();
         String id;
         String version;
-        int spiVersion;
+        Integer spiVersion;
         String description;
         try {
             id = inContext(loader, provider::id);
@@ -168,7 +168,7 @@ public final class PluginRegistry
         }
         if (spiVersion > Spi.VERSION) {
             return PluginEntry.failed(id, kind, version, source, "built for Handoff SPI version " + spiVersion
-                    + ", this Handoff provides version " + Spi.VERSION + ": upgrade Handoff or use an older build of the plugin");
+                    + ", this Handoff provides version " + Spi.VERSION + ": upgrade Handoff or use an older build of the plugin").withSpiVersion(spiVersion);
         }
         PluginSettings pluginSettings = settings.apply(id);
         List<String> capabilities;
@@ -179,7 +179,7 @@ public final class PluginRegistry
         }
         catch (Exception | LinkageError e) {
             return PluginEntry.failed(id, kind, version, source, "its capabilities or availability probe threw "
-                    + ExternalPlugins.describe(e));
+                    + ExternalPlugins.describe(e)).withSpiVersion(spiVersion);
         }
         if (availability == null) {
             availability = Availability.unavailable("its availability probe returned nothing");
@@ -239,12 +239,19 @@ public final class PluginRegistry
         String noun = kind + " backend";
         PluginEntry entry = find(id).orElseThrow(() -> new IllegalArgumentException(
                 "no " + noun + " '" + id + "' (" + setting + "); available: " + available(kind)));
+        if (!entry.available()) {
+            // A refused JAR ("unknown" kind: refused before its providers were read) or an unavailable provider: its
+            // reason is what the operator needs, whatever kind it would have been.
+            if (!entry.kind().equals(kind) && !entry.kind().equals("unknown")) {
+                throw new IllegalArgumentException("plugin '" + id + "' (" + setting + ") is a " + entry.kind() + " plugin, not a " + noun
+                        + ", and is unavailable anyway: " + entry.reason() + "; available " + noun + "s: " + available(kind));
+            }
+            String what = entry.builtin() ? noun + " '" + id + "' is unavailable" : noun + " '" + id + "' (" + entry.source() + ") was refused";
+            throw new IllegalArgumentException(what + " (" + setting + "): " + entry.reason() + "; available " + noun + "s: " + available(kind));
+        }
         if (!entry.kind().equals(kind)) {
             throw new IllegalArgumentException("plugin '" + id + "' is a " + entry.kind() + " plugin, not a " + noun + "; available: "
                     + available(kind));
-        }
-        if (!entry.available()) {
-            throw new IllegalArgumentException(noun + " '" + id + "' is unavailable: " + entry.reason());
         }
         return entry;
     }

@@ -174,8 +174,9 @@ final class TestPluginJar
                 put(out, "META-INF/services/" + service, (className() + "\n").getBytes(StandardCharsets.UTF_8));
             }
             if (bundlesSpi) {
-                try (var spi = HandoffProvider.class.getModule().getResourceAsStream("io/handoff/spi/Spi.class")) {
-                    put(out, "io/handoff/spi/Spi.class", spi.readAllBytes());
+                // From the SPI's module, whether that is a class folder (in the reactor) or a JAR (built alone).
+                try (var in = io.handoff.spi.Spi.class.getResourceAsStream("Spi.class")) {
+                    put(out, "io/handoff/spi/Spi.class", in.readAllBytes());
                 }
             }
         }

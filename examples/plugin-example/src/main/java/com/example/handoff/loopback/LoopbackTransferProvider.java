@@ -9,9 +9,10 @@ import java.util.EnumSet;
 import java.util.Set;
 
 /**
- * A third-party transfer backend in one class: the template for writing your own. It moves pages
- * within one process, so it declares SAME_HOST and nothing else; a capability is a promise the core
- * relies on for safety, so declare only what your tests prove.
+ * A third-party transfer provider in one class, for the engine's own tests of loading plugin JARs. It has no
+ * data path (it keeps {@link TransferBackendProvider#open}'s default, which the core refuses to use for
+ * transfers); {@code handoff sdk new-plugin --kind transfer} writes a project with a working backend. It
+ * declares SAME_HOST and nothing else: a capability is a promise the core relies on for safety.
  */
 public final class LoopbackTransferProvider
         implements TransferBackendProvider
@@ -25,7 +26,7 @@ public final class LoopbackTransferProvider
     @Override
     public String description()
     {
-        return "template plugin: in-process loopback (there is no data-path SPI yet; copy this to start a backend)";
+        return "example: a capability-only transfer provider with no data path (start a real backend with handoff sdk new-plugin)";
     }
 
     @Override
