@@ -36,7 +36,7 @@ final class PluginTemplate
     enum Kind
     {
         TRANSFER("transfer", "io.handoff.spi.transfer.TransferBackendProvider",
-                List.of("SharedFileTransferProvider", "SharedFileSettings", "SharedFileBackend", "SharedFilePeer", "PoolDescriptor"),
+                List.of("SharedFileTransferProvider", "SharedFileSettings", "SharedFileBackend", "SharedFilePeer"),
                 List.of("SharedFileTransferContractTest")),
         ATTENTION("attention", "io.handoff.spi.attention.AttentionBackendProvider",
                 List.of("SimpleAttentionProvider", "SimpleAttention"),
