@@ -70,7 +70,7 @@ public final class Main
             // The engine's own refusals are written for people: their message is the whole story. Anything else is a bug, named by its type.
             boolean refusal = (e instanceof IllegalArgumentException || e instanceof IllegalStateException || e instanceof UncheckedIOException)
                     && e.getMessage() != null && !e.getMessage().isBlank();
-            err.println("handoff " + commandLine.getCommandName() + ": " + (refusal ? e.getMessage() : e));
+            err.println(commandLine.getCommandSpec().qualifiedName(" ") + ": " + (refusal ? e.getMessage() : e));
             if (Boolean.getBoolean("handoff.debug")) {
                 e.printStackTrace(err);
             }
