@@ -1,6 +1,7 @@
 /**
  * A test kit for transfer backends, built-in or third party: fixtures (a KV pool, a sender/receiver link over a
- * real backend, a controllable producer fence, a recording listener and context, settings read the engine's way)
+ * real backend driven by the core's transfer link, a controllable producer fence, a recording listener, context and
+ * hooks, settings read the engine's way)
  * and {@link io.handoff.testkit.transfer.TransferBackendContract}, the SPI's contract as JUnit tests. Open, so
  * that JUnit may reach the contract's tests and fields when the kit is on the module path.
  */

@@ -1,6 +1,11 @@
 package io.handoff.testkit.transfer;
 
+import io.handoff.core.transfer.TransferHooks;
+import io.handoff.core.transfer.TransferLink;
 import io.handoff.spi.PluginSettings;
+import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.PageGeometry;
+import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferBackendProvider;
 import io.handoff.spi.transfer.TransferPeer;
@@ -8,7 +13,9 @@ import io.handoff.spi.transfer.TransferPlan;
 import io.handoff.spi.transfer.WriteGuard;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import static java.util.Objects.requireNonNull;
@@ -17,45 +24,60 @@ import static java.util.Objects.requireNonNull;
  * A prefill and a decode backend in one JVM, opened through the provider the way the engine opens them and
  * connected: the sender's source pool holds pattern 0, the receiver's pool the canary. The receiver's pool is a
  * shared file mapping exactly when the backend {@linkplain TransferBackend#wantsSharedFileMemory() wants one}.
- * The sender's hooks and every plan's outcome go to one event list, in the order they happened.
+ * The sender's peer is driven the way the engine drives it: by the core's {@link TransferLink}, which checks each
+ * plan against both pools, waits on the fence for a connection without FORWARD_SYNC, delivers each outcome once and
+ * answers drains. The core's hooks on the data path ({@link RecordingHooks}) and every plan's outcome go to one
+ * event list, in the order they happened.
  */
 public final class Link
         implements AutoCloseable
 {
     public static final String PREFILL_HOST = "prefill-host";
     public static final String DECODE_HOST = "decode-host";
+    /**
+     * The core's waits for a kit link: the engine's defaults, except that close waits up to 30 seconds for the plan
+     * in flight (a test may park the transfer thread in a hook).
+     */
+    public static final TransferLink.Timeouts TIMEOUTS = new TransferLink.Timeouts(Duration.ofSeconds(60), Duration.ofSeconds(60),
+            Duration.ofSeconds(30));
 
     private final List<String> events = new CopyOnWriteArrayList<>();
-    private final RecordingContext senderContext;
+    private final RecordingHooks hooks = new RecordingHooks(events);
     private final TransferBackend receiver;
     private final TransferBackend sender;
     private final Pool destination;
     private final Pool source;
     private final TransferPeer peer;
+    private final TransferLink link;
 
-    private Link(TransferBackendProvider provider, PluginSettings settings, Path folder, WriteGuard guard, boolean oneHost)
+    private Link(TransferBackendProvider provider, PluginSettings settings, Path folder, WriteGuard guard, boolean oneHost,
+            TransferLink.Timeouts timeouts)
     {
         requireNonNull(provider, "provider is null");
         requireNonNull(settings, "settings is null");
         requireNonNull(guard, "guard is null");
-        senderContext = new RecordingContext(oneHost ? DECODE_HOST : PREFILL_HOST, folder, events);
+        requireNonNull(timeouts, "timeouts is null");
         receiver = provider.open(new RecordingContext(DECODE_HOST, folder), settings);
         TransferBackend openedSender = null;
         Pool openedDestination = null;
         Pool openedSource = null;
+        TransferPeer connected = null;
         try {
-            openedSender = provider.open(senderContext, settings);
+            openedSender = provider.open(new RecordingContext(oneHost ? DECODE_HOST : PREFILL_HOST, folder), settings);
             openedDestination = (receiver.wantsSharedFileMemory() ? Pool.mapped(folder.resolve("decode-pool")) : Pool.anonymous()).fillCanary();
             openedSource = Pool.anonymous().fill(0);
             byte[] descriptor = receiver.expose(openedDestination.regions(), openedDestination.file(), guard);
             openedSender.registerSources(openedSource.regions());
-            peer = openedSender.connect(DECODE_HOST, descriptor);
+            connected = openedSender.connect(DECODE_HOST, descriptor);
+            link = start(provider.id(), DECODE_HOST, connected, openedSource.regions(), timeouts, hooks);
         }
         catch (RuntimeException | Error e) {
             // Half a link would leak threads, sockets and mappings into the next test.
-            closeAll(openedSender, receiver, openedSource, openedDestination);
+            TransferPeer unstarted = connected;
+            closeAll(unstarted == null ? null : unstarted::close, openedSender, receiver, openedSource, openedDestination);
             throw e;
         }
+        peer = connected;
         sender = openedSender;
         destination = openedDestination;
         source = openedSource;
@@ -64,13 +86,13 @@ public final class Link
     /** A sender on another host than the receiver (what a backend that declares REMOTE must serve). */
     public static Link acrossHosts(TransferBackendProvider provider, PluginSettings settings, Path folder, WriteGuard guard)
     {
-        return new Link(provider, settings, folder, guard, false);
+        return new Link(provider, settings, folder, guard, false, TIMEOUTS);
     }
 
     /** A sender on the receiver's host (what a SAME_HOST-only backend serves). */
     public static Link onOneHost(TransferBackendProvider provider, PluginSettings settings, Path folder, WriteGuard guard)
     {
-        return new Link(provider, settings, folder, guard, true);
+        return new Link(provider, settings, folder, guard, true, TIMEOUTS);
     }
 
     /**
@@ -80,15 +102,54 @@ public final class Link
      */
     public static Link open(TransferBackendProvider provider, PluginSettings settings, Path folder, WriteGuard guard, boolean oneHost)
     {
-        return new Link(provider, settings, folder, guard, oneHost);
+        return new Link(provider, settings, folder, guard, oneHost, TIMEOUTS);
+    }
+
+    /** As {@link #open(TransferBackendProvider, PluginSettings, Path, WriteGuard, boolean)}, the core waiting as {@code timeouts} say. */
+    public static Link open(TransferBackendProvider provider, PluginSettings settings, Path folder, WriteGuard guard, boolean oneHost,
+            TransferLink.Timeouts timeouts)
+    {
+        return new Link(provider, settings, folder, guard, oneHost, timeouts);
+    }
+
+    /**
+     * Drives {@code peer}, a connection of backend {@code backend} to the receiver {@code name} that reads from
+     * {@code sources}, exactly as the engine does: the core's transfer link, the destination pages being the
+     * receiver's as the peer read them from its descriptor. Closing the link closes the peer.
+     */
+    public static TransferLink start(String backend, String name, TransferPeer peer, List<MemoryRegion> sources, TransferLink.Timeouts timeouts,
+            TransferHooks hooks)
+    {
+        return TransferLink.start(backend, name, peer, PageGeometry.of(sources), peer.receiverGeometry(), timeouts, hooks);
+    }
+
+    /** {@link #start(String, String, TransferPeer, List, TransferLink.Timeouts, TransferHooks)} with the kit's timeouts and no hooks. */
+    public static TransferLink start(String backend, TransferPeer peer, List<MemoryRegion> sources)
+    {
+        return start(backend, DECODE_HOST, peer, sources, TIMEOUTS, TransferHooks.NONE);
     }
 
     /** Posts {@code plan} with a new listener that logs its outcome to {@link #events()}. */
     public Outcome post(TransferPlan plan)
     {
         Outcome outcome = new Outcome(events);
-        peer.post(plan, outcome);
+        link.post(plan, outcome);
         return outcome;
+    }
+
+    /** The core's drain of {@code room} on this link. */
+    public CompletableFuture<Void> drain(RoomKey room)
+    {
+        return link.drain(room);
+    }
+
+    /**
+     * Closes the core's link as the engine does: fails what is queued, unblocks the peer and waits for the plan in
+     * flight to end (so a second report would have come by now); the transfer thread then closes the peer.
+     */
+    public void closeLink()
+    {
+        link.close();
     }
 
     /** The sender's hooks and the outcomes of plans posted with {@link #post}, in order; a test may add its own. */
@@ -97,9 +158,10 @@ public final class Link
         return events;
     }
 
-    public RecordingContext senderContext()
+    /** The core's hooks on the sender's data path, as the link calls them through each plan's work. */
+    public RecordingHooks hooks()
     {
-        return senderContext;
+        return hooks;
     }
 
     public TransferBackend sender()
@@ -122,15 +184,22 @@ public final class Link
         return destination;
     }
 
+    /** The backend's connection, as {@link TransferBackend#connect} returned it; the link drives it. */
     public TransferPeer peer()
     {
         return peer;
     }
 
+    /** The core's side of the connection. */
+    public TransferLink transferLink()
+    {
+        return link;
+    }
+
     @Override
     public void close()
     {
-        closeAll(sender, receiver, source, destination);
+        closeAll(link, sender, receiver, source, destination);
     }
 
     private static void closeAll(AutoCloseable... resources)

@@ -1,6 +1,6 @@
 package io.handoff.testkit.transfer;
 
-import io.handoff.spi.transfer.TransferListener;
+import io.handoff.core.transfer.PlanListener;
 import io.handoff.spi.transfer.TransferPlan;
 
 import java.util.List;
@@ -15,7 +15,7 @@ import static java.util.Objects.requireNonNull;
 
 /** A listener that keeps a plan's outcome, counts how often it was called, and logs it to an event list. */
 public final class Outcome
-        implements TransferListener
+        implements PlanListener
 {
     /** {@code bytes} for a completed plan, or -1 with the failure's reason. */
     public record Result(long bytes, String failure)
@@ -30,7 +30,7 @@ public final class Outcome
     private final AtomicInteger calls = new AtomicInteger();
     private final List<String> events;
 
-    /** Logs "completed ROOM chunk N" or "failed ROOM chunk N" to {@code events}, after the hooks a context logs there. */
+    /** Logs "completed ROOM chunk N" or "failed ROOM chunk N" to {@code events}, after the hooks a {@link RecordingHooks} logs there. */
     public Outcome(List<String> events)
     {
         this.events = requireNonNull(events, "events is null");
@@ -69,7 +69,7 @@ public final class Outcome
         return result.isDone();
     }
 
-    /** How often the listener was called: the SPI says exactly once per plan. */
+    /** How often the listener was called: the core promises exactly once per plan. */
     public int calls()
     {
         return calls.get();

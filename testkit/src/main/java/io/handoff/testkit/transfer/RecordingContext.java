@@ -1,138 +1,21 @@
 package io.handoff.testkit.transfer;
 
-import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferContext;
 
 import java.nio.file.Path;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BiConsumer;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * A transfer context that logs its hooks to an event list ("before ROOM chunk N", "after ROOM page N") and runs a
- * test's action in each hook, as the core's fault points would: park the thread, throw, look at memory.
+ * What the core gives a backend it opens: a host id and the folder for shared files. The core's hooks on the data
+ * path are not the context's any more: see {@link RecordingHooks}.
  */
-public final class RecordingContext
+public record RecordingContext(String hostId, Path sharedMemoryDirectory)
         implements TransferContext
 {
-    private final String hostId;
-    private final Path sharedMemoryDirectory;
-    private final List<String> events;
-    private volatile BiConsumer<RoomKey, Integer> beforeChunkAction = (room, chunk) -> {};
-    private volatile BiConsumer<RoomKey, Integer> afterPageAction = (room, page) -> {};
-
-    public RecordingContext(String hostId, Path sharedMemoryDirectory, List<String> events)
+    public RecordingContext
     {
-        this.hostId = requireNonNull(hostId, "hostId is null");
-        this.sharedMemoryDirectory = requireNonNull(sharedMemoryDirectory, "sharedMemoryDirectory is null");
-        this.events = requireNonNull(events, "events is null");
-    }
-
-    public RecordingContext(String hostId, Path sharedMemoryDirectory)
-    {
-        this(hostId, sharedMemoryDirectory, new CopyOnWriteArrayList<>());
-    }
-
-    public List<String> events()
-    {
-        return events;
-    }
-
-    /** Runs {@code action(room, chunk)} in every beforeReadingChunk, after logging it. */
-    public void onBeforeChunk(BiConsumer<RoomKey, Integer> action)
-    {
-        beforeChunkAction = requireNonNull(action, "action is null");
-    }
-
-    /** Runs {@code action(room, pageIndex)} in every afterPage, after logging it. */
-    public void onAfterPage(BiConsumer<RoomKey, Integer> action)
-    {
-        afterPageAction = requireNonNull(action, "action is null");
-    }
-
-    /**
-     * Parks the transfer thread in the afterPage of room-relative page {@code pageIndex} (of any room) until the test
-     * releases it, as a fault plan's "park" would; replaces any other afterPage action.
-     */
-    public Park parkAfterPage(int pageIndex)
-    {
-        Park park = new Park(pageIndex);
-        onAfterPage((room, page) -> {
-            if (page == pageIndex) {
-                park.hold();
-            }
-        });
-        return park;
-    }
-
-    /** A transfer thread held in a hook; every wait is bounded, so a test that forgets to release still ends. */
-    public static final class Park
-    {
-        private final int pageIndex;
-        private final CountDownLatch parked = new CountDownLatch(1);
-        private final CountDownLatch released = new CountDownLatch(1);
-
-        private Park(int pageIndex)
-        {
-            this.pageIndex = pageIndex;
-        }
-
-        /** Blocks until the transfer thread is parked. */
-        public void awaitParked()
-                throws InterruptedException
-        {
-            if (!parked.await(30, TimeUnit.SECONDS)) {
-                throw new AssertionError("the transfer thread never reached page " + pageIndex);
-            }
-        }
-
-        public void release()
-        {
-            released.countDown();
-        }
-
-        private void hold()
-        {
-            parked.countDown();
-            try {
-                if (!released.await(30, TimeUnit.SECONDS)) {
-                    throw new IllegalStateException("the test never released the transfer thread parked after page " + pageIndex);
-                }
-            }
-            catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while parked after page " + pageIndex, e);
-            }
-        }
-    }
-
-    @Override
-    public String hostId()
-    {
-        return hostId;
-    }
-
-    @Override
-    public Path sharedMemoryDirectory()
-    {
-        return sharedMemoryDirectory;
-    }
-
-    @Override
-    public void beforeReadingChunk(RoomKey room, int chunk)
-    {
-        events.add("before " + room + " chunk " + chunk);
-        beforeChunkAction.accept(room, chunk);
-    }
-
-    @Override
-    public void afterPage(RoomKey room, int pageIndex)
-    {
-        events.add("after " + room + " page " + pageIndex);
-        afterPageAction.accept(room, pageIndex);
+        requireNonNull(hostId, "hostId is null");
+        requireNonNull(sharedMemoryDirectory, "sharedMemoryDirectory is null");
     }
 }

@@ -1,7 +1,9 @@
 package io.handoff.testkit.transfer;
 
+import io.handoff.core.transfer.TransferLink;
 import io.handoff.spi.Availability;
 import io.handoff.spi.PluginSettings;
+import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferBackendProvider;
@@ -24,7 +26,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
-import static io.handoff.spi.transfer.TransferCapability.FORWARD_SYNC;
 import static io.handoff.spi.transfer.TransferCapability.ONE_SIDED;
 import static io.handoff.spi.transfer.TransferCapability.RECEIVER_VALIDATED_WRITES;
 import static io.handoff.spi.transfer.TransferCapability.REMOTE;
@@ -37,21 +38,25 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The transfer SPI's contract as tests: what the core relies on from every backend, proved over a real
- * {@link Link} (two instances of the backend in this JVM). Subclass it once per transport or setting that changes
+ * {@link Link} (two instances of the backend in this JVM, the sender's peer driven by the core's
+ * {@link TransferLink} exactly as the engine drives it). Subclass it once per transport or setting that changes
  * the data path, say what the backend promises there, and add the tests only that backend needs next to them.
  *
- * <p>Proved here: pages land bit-exact where the plan says and nowhere else; each listener hears exactly once;
- * the hooks run in order (the core's fault points); a backend that declares FORWARD_SYNC or STAGING reads nothing
- * before the producer fence (I1), fails a plan whose fence failed or timed out, and sends nothing of it; drain
- * completes only when no write of the room can still land (I2); close fails what is queued; a fault in a hook
- * fails only its plan; a plan outside either pool is refused before anything is sent; a receiver's write guard
- * is never asked by one-sided writes and always obeyed by receiver-validated ones. Failure reasons must carry the
- * phrases the built-in backends use ("nothing was sent", "closed before the plan was sent", "is closed",
- * "outside the N source or N destination pages"), since operators read them in the core's logs.
+ * <p>Proved here, for the backend and the core together: pages land bit-exact where the plan says and nowhere
+ * else; each listener hears exactly once, and the backend breaks no rule of {@link io.handoff.spi.transfer.PlanWork}
+ * (the link is never fenced); the hooks run in order (the core's fault points); no page is read before the producer
+ * fence (I1): a FORWARD_SYNC connection waits on it itself, for any other the core waits before it hands the plan
+ * over; a plan whose fence failed or timed out fails and nothing of it is sent; drain completes only when no write
+ * of the room can still land (I2); closing the link fails what is queued and the plan waiting on its fence; a fault
+ * in a hook fails only its plan; a plan outside either pool is refused before anything is sent; a receiver's write
+ * guard is never asked by one-sided writes and always obeyed by receiver-validated ones. Failure reasons must carry
+ * the phrases operators read in the core's logs ("nothing was sent", "closed before the plan was sent", "is closed",
+ * "outside the N source or N destination pages"); the core writes most of them, the backend those of its own
+ * fence waits and stops.
  *
  * <p>A backend that reports itself unavailable on this machine (a missing library) has its tests skipped, with
  * the reason. Waits are bounded (30 seconds) and only for what must eventually happen; the races are driven
- * by {@link ControlledFence}s and by parking the transfer thread in a hook.
+ * by {@link ControlledFence}s and by parking the transfer thread in a hook ({@link RecordingHooks}).
  */
 public abstract class TransferBackendContract
 {
@@ -85,16 +90,6 @@ public abstract class TransferBackendContract
     }
 
     /**
-     * Whether the transfer thread waits on a plan's producer fence before reading its pages: by default exactly
-     * when the backend declares FORWARD_SYNC or STAGING, as {@link ProducerFence} requires. Without it, the fence
-     * tests are skipped (the core never sends a page before its fence with such a backend).
-     */
-    protected boolean awaitsFence()
-    {
-        return expectedCapabilities().contains(FORWARD_SYNC) || expectedCapabilities().contains(STAGING);
-    }
-
-    /**
      * Whether a page is in the receiver's pool when afterPage reports it ("for direct writes, written"): by
      * default for a one-sided backend that writes from the source pool itself rather than from a staging copy.
      */
@@ -109,10 +104,14 @@ public abstract class TransferBackendContract
         return !expectedCapabilities().contains(REMOTE);
     }
 
-    /** The setting that bounds the wait on a producer fence, as failure reasons name it. */
-    protected String fenceTimeoutKey()
+    /**
+     * The core's timeouts with the fence wait bounded by {@code fence}: the engine's
+     * {@code handoff.disaggregation.fence-timeout}, which bounds a FORWARD_SYNC connection's wait as much as the
+     * core's own.
+     */
+    protected static TransferLink.Timeouts fenceTimeout(Duration fence)
     {
-        return "fence-timeout";
+        return new TransferLink.Timeouts(fence, Link.TIMEOUTS.report(), Link.TIMEOUTS.closeWait());
     }
 
     /**
@@ -147,7 +146,13 @@ public abstract class TransferBackendContract
     /** A link of this transport whose receiver admits writes as {@code guard} says. */
     protected final Link open(WriteGuard guard, String... overrides)
     {
-        return Link.open(provider(), settingsWith(overrides), folder, guard, senderOnReceiversHost());
+        return open(Link.TIMEOUTS, guard, overrides);
+    }
+
+    /** A link of this transport whose receiver admits writes as {@code guard} says, the core waiting as {@code timeouts} say. */
+    protected final Link open(TransferLink.Timeouts timeouts, WriteGuard guard, String... overrides)
+    {
+        return Link.open(provider(), settingsWith(overrides), folder, guard, senderOnReceiversHost(), timeouts);
     }
 
     /**
@@ -173,7 +178,9 @@ public abstract class TransferBackendContract
         try (Link link = open()) {
             assertThat(provider().capabilities(settingsWith())).isEqualTo(expectedCapabilities());
             assertThat(link.peer().capabilities()).isEqualTo(expectedCapabilities());
+            assertThat(link.transferLink().capabilities()).isEqualTo(expectedCapabilities());
             assertThat(link.peer().transport()).isEqualTo(expectedTransport());
+            assertThat(link.peer().receiverGeometry()).isEqualTo(PageGeometry.of(link.destination().regions()));
         }
     }
 
@@ -191,8 +198,9 @@ public abstract class TransferBackendContract
             assertThat(firstOutcome.await()).isEqualTo(new Outcome.Result(bytesOf(first), null));
             assertThat(secondOutcome.await()).isEqualTo(new Outcome.Result(bytesOf(second), null));
             assertThat(link.destination().mismatches(pagesOf(first, second))).isEmpty();
-            link.peer().close(); // joins the transfer thread: a second report would have come by now
+            link.closeLink(); // joins the transfer thread: a second report would have come by now
             assertThat(List.of(firstOutcome.calls(), secondOutcome.calls())).containsExactly(1, 1);
+            assertThat(link.transferLink().violation()).isNull();
         }
     }
 
@@ -205,6 +213,7 @@ public abstract class TransferBackendContract
 
             assertThat(link.post(plan).await().completed()).isTrue();
             assertThat(link.events()).containsExactlyElementsOf(hooksThenCompletion(plan));
+            assertThat(link.transferLink().violation()).isNull();
         }
     }
 
@@ -217,7 +226,7 @@ public abstract class TransferBackendContract
             TransferPlan plan = plan(ROOM, 2, 5, ProducerFence.DONE, new int[] {0, 8, 2}, new int[] {9, 20, 5});
             List<Map.Entry<Integer, Integer>> pages = List.copyOf(pagesOf(plan).entrySet());
             List<Boolean> landed = new CopyOnWriteArrayList<>();
-            link.senderContext().onAfterPage((room, page) -> {
+            link.hooks().onAfterPage((room, page) -> {
                 Map.Entry<Integer, Integer> dstToSrc = pages.get(page - plan.firstPageIndex());
                 landed.add(link.destination().holds(dstToSrc.getKey(), dstToSrc.getValue()));
             });
@@ -231,7 +240,6 @@ public abstract class TransferBackendContract
     public final void aPendingProducerFenceHoldsTheTransferAndThePagesLandAsTheForwardLeftThem()
             throws Exception
     {
-        assumeFenceAwaited();
         try (Link link = open()) {
             ControlledFence fence = new ControlledFence(41);
             TransferPlan plan = plan(ROOM, 2, 5, fence, new int[] {0, 8, 2}, new int[] {9, 20, 5});
@@ -262,7 +270,6 @@ public abstract class TransferBackendContract
     public final void aFailedProducerFenceFailsThePlanAndNothingIsSent()
             throws Exception
     {
-        assumeFenceAwaited();
         try (Link link = open()) {
             ControlledFence fence = new ControlledFence(12);
             Outcome outcome = link.post(plan(ROOM, 0, 0, fence, new int[] {1, 2, 6}));
@@ -284,12 +291,11 @@ public abstract class TransferBackendContract
     public final void aProducerFenceThatNeverFinishesFailsThePlanAtTheFenceTimeout()
             throws Exception
     {
-        assumeFenceAwaited();
-        try (Link link = open(fenceTimeoutKey(), "200ms")) {
+        try (Link link = open(fenceTimeout(Duration.ofMillis(200)), WriteGuard.ALLOW_ALL)) {
             Outcome outcome = link.post(plan(ROOM, 0, 0, new ControlledFence(5), new int[] {1, 2, 6}));
 
             assertThat(outcome.await().failure())
-                    .contains("did not finish within " + fenceTimeoutKey() + " " + Duration.ofMillis(200))
+                    .contains("did not finish within fence-timeout " + Duration.ofMillis(200))
                     .contains("nothing was sent");
             assertThat(link.destination().mismatches(Map.of())).isEmpty();
         }
@@ -299,7 +305,6 @@ public abstract class TransferBackendContract
     public final void drainCompletesOnlyAfterThePlanHeldOnItsFenceAndThoseQueuedBehindIt()
             throws Exception
     {
-        assumeFenceAwaited();
         try (Link link = open()) {
             ControlledFence fence = new ControlledFence(1);
             TransferPlan held = plan(ROOM, 0, 0, fence, new int[] {0, 0, 4});
@@ -309,20 +314,20 @@ public abstract class TransferBackendContract
             Outcome otherRoom = link.post(plan(OTHER_ROOM, 0, 0, ProducerFence.DONE, new int[] {8, 8, 4}));
             fence.awaitWaiter();
 
-            CompletableFuture<Void> drain = link.peer().drain(ROOM);
+            CompletableFuture<Void> drain = link.drain(ROOM);
             // What the listeners had heard, and what had landed, at the moment the drain completed.
             CompletableFuture<List<Object>> atDrain = drain.thenApply(_ -> List.of(heldOutcome.calls(), queuedOutcome.calls(),
                     link.destination().mismatches(pagesOf(held, queued)).isEmpty()));
-            assertThat(link.peer().drain(new RoomKey(99, 0))).isCompleted();
+            assertThat(link.drain(new RoomKey(99, 0))).isCompleted();
             assertThat(drain).isNotDone();
 
             fence.complete();
             assertThat(atDrain.get(30, TimeUnit.SECONDS)).containsExactly(1, 1, true);
             assertThat(heldOutcome.await().completed()).isTrue();
             assertThat(queuedOutcome.await().completed()).isTrue();
-            assertThat(link.peer().drain(ROOM)).succeedsWithin(WAIT);
-            assertThat(link.peer().drain(OTHER_ROOM).get(30, TimeUnit.SECONDS)).isNull();
-            link.peer().close();
+            assertThat(link.drain(ROOM)).succeedsWithin(WAIT);
+            assertThat(link.drain(OTHER_ROOM).get(30, TimeUnit.SECONDS)).isNull();
+            link.closeLink();
             assertThat(List.of(heldOutcome.calls(), queuedOutcome.calls(), otherRoom.calls())).containsExactly(1, 1, 1);
         }
     }
@@ -333,19 +338,19 @@ public abstract class TransferBackendContract
     {
         try (Link link = open()) {
             // Park the transfer thread after page 5 of 12.
-            RecordingContext.Park park = link.senderContext().parkAfterPage(5);
+            RecordingHooks.Park park = link.hooks().parkAfterPage(5);
             TransferPlan plan = plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 20, 12});
             Outcome outcome = link.post(plan);
             park.awaitParked();
 
-            CompletableFuture<Void> drain = link.peer().drain(ROOM);
+            CompletableFuture<Void> drain = link.drain(ROOM);
             assertThat(drain).isNotDone();
             assertThat(outcome.isDone()).isFalse();
 
             park.release();
             drain.get(30, TimeUnit.SECONDS);
             assertThat(outcome.await().completed()).isTrue();
-            link.peer().close();
+            link.closeLink();
             assertThat(outcome.calls()).isEqualTo(1);
             assertThat(link.destination().mismatches(pagesOf(plan))).isEmpty();
         }
@@ -355,21 +360,20 @@ public abstract class TransferBackendContract
     public final void closingThePeerFailsQueuedPlansAndThePlanWaitingOnItsFence()
             throws Exception
     {
-        assumeFenceAwaited();
         try (Link link = open()) {
             ControlledFence fence = new ControlledFence(9);
             Outcome waiting = link.post(plan(ROOM, 0, 0, fence, new int[] {0, 0, 4}));
             Outcome queued = link.post(plan(ROOM, 1, 4, ProducerFence.DONE, new int[] {4, 4, 4}));
             fence.awaitWaiter();
-            CompletableFuture<Void> drainBeforeClose = link.peer().drain(ROOM);
+            CompletableFuture<Void> drainBeforeClose = link.drain(ROOM);
 
-            link.peer().close();
+            link.closeLink();
 
             assertThat(queued.await().failure()).contains("closed before the plan was sent");
             assertThat(waiting.await().failure()).contains("closed").contains("nothing was sent");
             // Nothing was sent, so the room is provably drained, for a drain asked before the close and after it.
             assertThat(drainBeforeClose).succeedsWithin(WAIT);
-            assertThat(link.peer().drain(ROOM)).succeedsWithin(WAIT);
+            assertThat(link.drain(ROOM)).succeedsWithin(WAIT);
             Outcome late = link.post(plan(ROOM, 2, 8, ProducerFence.DONE, new int[] {8, 8, 1}));
             assertThat(late.await().failure()).contains("is closed");
             fence.complete();
@@ -383,7 +387,7 @@ public abstract class TransferBackendContract
             throws Exception
     {
         try (Link link = open()) {
-            link.senderContext().onAfterPage((room, page) -> {
+            link.hooks().onAfterPage((room, page) -> {
                 if (room.equals(ROOM) && page == 2) {
                     throw new IllegalStateException("injected fault after page 2");
                 }
@@ -396,7 +400,7 @@ public abstract class TransferBackendContract
             TransferPlan next = plan(OTHER_ROOM, 0, 0, ProducerFence.DONE, new int[] {30, 40, 6});
             assertThat(link.post(next).await().completed()).isTrue();
             pagesOf(next).forEach((dst, src) -> assertThat(link.destination().holds(dst, src)).as("page %d", dst).isTrue());
-            assertThat(link.peer().drain(ROOM)).succeedsWithin(WAIT);
+            assertThat(link.drain(ROOM)).succeedsWithin(WAIT);
         }
     }
 
@@ -405,7 +409,7 @@ public abstract class TransferBackendContract
             throws Exception
     {
         try (Link link = open()) {
-            link.senderContext().onBeforeChunk((room, chunk) -> {
+            link.hooks().onBeforeChunk((room, chunk) -> {
                 throw new IllegalStateException("injected fault before chunk " + chunk);
             });
             TransferPlan failing = plan(ROOM, 3, 0, ProducerFence.DONE, new int[] {0, 0, 8});
@@ -482,12 +486,12 @@ public abstract class TransferBackendContract
 
             assertThat(refused.await().failure()).contains("refused").contains(ROOM.toString());
             assertThat(link.destination().mismatches(Map.of())).isEmpty();
-            assertThat(link.peer().drain(ROOM)).succeedsWithin(WAIT);
+            assertThat(link.drain(ROOM)).succeedsWithin(WAIT);
 
             TransferPlan next = plan(OTHER_ROOM, 0, 0, ProducerFence.DONE, new int[] {20, 40, 8});
             assertThat(link.post(next).await().completed()).isTrue();
             assertThat(link.destination().mismatches(pagesOf(next))).isEmpty();
-            link.peer().close();
+            link.closeLink();
             assertThat(refused.calls()).isEqualTo(1);
         }
     }
@@ -501,11 +505,6 @@ public abstract class TransferBackendContract
         }
         events.add("completed " + plan.room() + " chunk " + plan.chunk());
         return events;
-    }
-
-    private void assumeFenceAwaited()
-    {
-        assumeTrue(awaitsFence(), "this backend does not wait on the producer fence (neither FORWARD_SYNC nor STAGING)");
     }
 
     private void assumeReceiverValidates()

@@ -1,12 +1,14 @@
 package io.handoff.testkit.transfer;
 
+import io.handoff.core.transfer.PlanListener;
+import io.handoff.core.transfer.TransferHooks;
+import io.handoff.core.transfer.TransferLink;
 import io.handoff.spi.PluginSettings;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferBackendProvider;
 import io.handoff.spi.transfer.TransferContext;
-import io.handoff.spi.transfer.TransferListener;
 import io.handoff.spi.transfer.TransferPeer;
 import io.handoff.spi.transfer.TransferPlan;
 import io.handoff.spi.transfer.WriteGuard;
@@ -26,7 +28,8 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * A rough measurement, not a test: GB/s of one backend moving plans of 1 MiB (4 regions of 32 KiB pages, 8 pages
  * per plan in two runs) between two of its instances on one host, against a plain 1 MiB MemorySegment.copy in the
- * same run. The hooks do nothing, as in production. Run it with the plugin, this kit, engine-core and engine-core's
+ * same run. The sender's peer is driven by the core's transfer link, as in the engine, and the hooks do nothing, as in
+ * production. Run it with the plugin, this kit, engine-core and engine-core's
  * dependencies on the class path (a plugin's test class path), naming the plugin and its settings:
  * <pre>
  * mvn dependency:build-classpath -pl plugins/mooncake -Dmdep.includeScope=test -Dmdep.outputFile=cp.txt
@@ -121,19 +124,21 @@ public final class TransferThroughput
             byte[] descriptor = receiver.expose(destination.regions(), destination.file(), WriteGuard.ALLOW_ALL);
             sender.registerSources(source.regions());
             TransferPeer peer = sender.connect(HOST, descriptor);
-            long bytes = PAGES_PER_PLAN * STRIDE * REGIONS;
-            long start = System.nanoTime();
-            post(peer, plans);
-            return String.format("%.2f GB/s over %s", plans * (double) bytes / (System.nanoTime() - start), peer.transport());
+            try (TransferLink link = Link.start(provider.id(), HOST, peer, source.regions(), Link.TIMEOUTS, TransferHooks.NONE)) {
+                long bytes = PAGES_PER_PLAN * STRIDE * REGIONS;
+                long start = System.nanoTime();
+                post(link, plans);
+                return String.format("%.2f GB/s over %s", plans * (double) bytes / (System.nanoTime() - start), link.transport());
+            }
         }
     }
 
-    private static void post(TransferPeer peer, int plans)
+    private static void post(TransferLink link, int plans)
             throws InterruptedException
     {
         CountDownLatch done = new CountDownLatch(plans);
         AtomicReference<String> failure = new AtomicReference<>();
-        TransferListener listener = new TransferListener()
+        PlanListener listener = new PlanListener()
         {
             @Override
             public void completed(TransferPlan plan, long bytes)
@@ -151,7 +156,7 @@ public final class TransferThroughput
         int half = PAGES_PER_PLAN / 2;
         for (int i = 0; i < plans; i++) {
             int page = (i * PAGES_PER_PLAN) % PAGES;
-            peer.post(new TransferPlan(new RoomKey(i, 0), 0, 0, new int[] {page, page + half}, new int[] {page, page + half},
+            link.post(new TransferPlan(new RoomKey(i, 0), 0, 0, new int[] {page, page + half}, new int[] {page, page + half},
                     new int[] {half, half}, ProducerFence.DONE), listener);
         }
         if (!done.await(10, TimeUnit.MINUTES) || failure.get() != null) {

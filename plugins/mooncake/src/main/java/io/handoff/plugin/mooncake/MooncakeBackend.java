@@ -114,8 +114,8 @@ final class MooncakeBackend
         Transport transport = choose(remote);
         String name = peerHostId + "@" + remote.host() + ":" + remote.port();
         MooncakePeer peer = switch (transport) {
-            case SHM -> ShmPeer.map("shm-" + name, context, sources.regions(), remote, config);
-            case TCP -> TcpPeer.connect("tcp-" + name, context, sources.regions(), remote, config);
+            case SHM -> ShmPeer.map("shm-" + name, sources.regions(), remote, config);
+            case TCP -> TcpPeer.connect("tcp-" + name, sources.regions(), remote, config);
             case AUTO -> throw new IllegalStateException("unreachable: a peer's transport is tcp or shm");
         };
         peers.add(peer);

@@ -20,7 +20,6 @@ record MooncakeConfig(
         String listenHost,
         String advertiseHost,
         Duration connectTimeout,
-        Duration fenceTimeout,
         Duration ackTimeout,
         long maxFrameBytes,
         int socketBufferBytes)
@@ -34,7 +33,6 @@ record MooncakeConfig(
         requireNonNull(listenHost, "listenHost is null");
         requireNonNull(advertiseHost, "advertiseHost is null");
         positive("connect-timeout", connectTimeout);
-        positive("fence-timeout", fenceTimeout);
         positive("ack-timeout", ackTimeout);
         if (listenHost.isBlank()) {
             throw new IllegalArgumentException("handoff.plugins.mooncake.listen-host is empty: name an address of this machine, e.g. 127.0.0.1 or 0.0.0.0");
@@ -59,7 +57,6 @@ record MooncakeConfig(
                 settings.getString("listen-host"),
                 settings.getString("advertise-host"),
                 settings.getDuration("connect-timeout"),
-                settings.getDuration("fence-timeout"),
                 settings.getDuration("ack-timeout"),
                 settings.getBytes("max-frame-bytes"),
                 (int) socketBuffer);

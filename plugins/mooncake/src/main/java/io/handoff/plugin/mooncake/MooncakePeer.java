@@ -2,40 +2,36 @@ package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PageGeometry;
+import io.handoff.spi.transfer.PlanWork;
 import io.handoff.spi.transfer.RoomKey;
-import io.handoff.spi.transfer.SerialTransferPeer;
 import io.handoff.spi.transfer.TransferCapability;
-import io.handoff.spi.transfer.TransferContext;
 import io.handoff.spi.transfer.TransferFailure;
+import io.handoff.spi.transfer.TransferPeer;
 import io.handoff.spi.transfer.TransferPlan;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * A mooncake peer: the core's serial transfer thread (which waits on each plan's producer fence before it reads
- * a page: I1, FORWARD_SYNC, and keeps the per-room counts a drain waits for: DRAIN_ACK), sending each plan as
- * page batches of at most one frame, calling the context's hooks per batch. The transports differ only in how a
- * batch is written and how a plan is ended or aborted.
+ * A mooncake peer, driven by the core's transfer thread: every transport waits on each plan's producer fence
+ * itself before it reads a page (I1, FORWARD_SYNC: {@link PlanWork#awaitFence}), then sends the plan as page
+ * batches of at most one frame, reporting each page to the core after its batch. The transports differ only in
+ * how a batch is written and how a plan is ended or aborted.
  */
 abstract sealed class MooncakePeer
-        extends SerialTransferPeer
+        implements TransferPeer
         permits TcpPeer, ShmPeer
 {
-    protected final TransferContext context;
+    protected final String label;
     protected final List<MemoryRegion> sources;
     protected final Descriptor remote;
     private final int batchPages;
 
-    protected MooncakePeer(String name, TransferContext context, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config)
+    protected MooncakePeer(String name, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config)
     {
-        // A closing tcp peer may still wait for the receiver's verdict on the plan in flight.
-        super("mooncake", name, PageGeometry.of(sources), remote.geometry(), config.fenceTimeout(),
-                config.ackTimeout().plus(Duration.ofSeconds(5)));
-        this.context = requireNonNull(context, "context is null");
+        this.label = "mooncake peer " + requireNonNull(name, "name is null");
         this.sources = List.copyOf(sources);
         this.remote = requireNonNull(remote, "remote is null");
         long largestStride = 1;
@@ -54,15 +50,51 @@ abstract sealed class MooncakePeer
     protected abstract long finishPlan(TransferPlan plan, long bytes)
             throws TransferFailure;
 
-    /** The plan stopped part way ({@code reason}); returns a failure saying whether its written part is settled. */
-    protected abstract TransferFailure abortPlan(TransferPlan plan, String reason);
+    /**
+     * The plan stopped part way ({@code reason}); returns a failure saying whether its written part is settled.
+     *
+     * @param closing whether the core is closing this peer (its {@link #unblock} may have run)
+     */
+    protected abstract TransferFailure abortPlan(TransferPlan plan, String reason, boolean closing);
+
+    /** Throws (settled, nothing sent) when the connection can no longer carry plans; asked before a plan's fence. */
+    protected void checkUsable(TransferPlan plan)
+            throws TransferFailure
+    {
+    }
 
     protected abstract Transport transportKind();
 
     @Override
-    protected final long send(TransferPlan plan)
+    public final void send(PlanWork work)
+    {
+        TransferPlan plan = work.plan();
+        try {
+            checkUsable(plan);
+            work.awaitFence();
+        }
+        catch (TransferFailure failure) {
+            work.failed(failure);
+            return;
+        }
+        catch (RuntimeException e) {
+            // A fault injected before the first read: nothing was written.
+            work.failed(new TransferFailure("sending room " + plan.room() + " chunk " + plan.chunk() + " stopped before its first page: "
+                    + e + "; nothing was sent", true));
+            return;
+        }
+        try {
+            work.completed(sendPages(work));
+        }
+        catch (TransferFailure failure) {
+            work.failed(failure);
+        }
+    }
+
+    private long sendPages(PlanWork work)
             throws TransferFailure
     {
+        TransferPlan plan = work.plan();
         RoomKey room = plan.room();
         int[] srcPages = plan.srcPages();
         int[] dstPages = plan.dstPages();
@@ -70,18 +102,17 @@ abstract sealed class MooncakePeer
         int pageIndex = plan.firstPageIndex();
         long bytes = 0;
         try {
-            context.beforeReadingChunk(room, plan.chunk());
             for (int run = 0; run < runLengths.length; run++) {
                 for (int done = 0; done < runLengths[run]; ) {
-                    if (isClosed()) {
-                        throw abortPlan(plan, label() + " was closed while sending room " + room + " chunk " + plan.chunk());
+                    if (work.stopped()) {
+                        throw abortPlan(plan, label + " was closed while sending room " + room + " chunk " + plan.chunk(), true);
                     }
                     int count = Math.min(runLengths[run] - done, batchPages);
                     for (int region = 0; region < sources.size(); region++) {
                         bytes += writePages(plan, region, srcPages[run] + done, dstPages[run] + done, count);
                     }
                     for (int page = 0; page < count; page++) {
-                        context.afterPage(room, pageIndex++);
+                        work.pageDone(pageIndex++);
                     }
                     done += count;
                 }
@@ -89,9 +120,16 @@ abstract sealed class MooncakePeer
         }
         catch (RuntimeException e) {
             // A fault hook (or a bug) stopped the plan part way: tell the receiver, so the connection stays in step.
-            throw abortPlan(plan, "sending room " + room + " chunk " + plan.chunk() + " stopped at page " + pageIndex + ": " + e);
+            throw abortPlan(plan, "sending room " + room + " chunk " + plan.chunk() + " stopped at page " + pageIndex + ": " + e,
+                    work.stopped());
         }
         return finishPlan(plan, bytes);
+    }
+
+    @Override
+    public final PageGeometry receiverGeometry()
+    {
+        return remote.geometry();
     }
 
     @Override
@@ -104,5 +142,11 @@ abstract sealed class MooncakePeer
     public final String transport()
     {
         return transportKind().id();
+    }
+
+    @Override
+    public String toString()
+    {
+        return label + " (" + transport() + ")";
     }
 }

@@ -1,7 +1,6 @@
 package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.transfer.MemoryRegion;
-import io.handoff.spi.transfer.TransferContext;
 import io.handoff.spi.transfer.TransferFailure;
 import io.handoff.spi.transfer.TransferPlan;
 
@@ -30,15 +29,15 @@ final class ShmPeer
     private final Arena arena;
     private final List<MemorySegment> destinations;
 
-    private ShmPeer(String name, TransferContext context, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config,
-            Arena arena, List<MemorySegment> destinations)
+    private ShmPeer(String name, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config, Arena arena,
+            List<MemorySegment> destinations)
     {
-        super(name, context, sources, remote, config);
+        super(name, sources, remote, config);
         this.arena = arena;
         this.destinations = destinations;
     }
 
-    static ShmPeer map(String name, TransferContext context, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config)
+    static ShmPeer map(String name, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config)
     {
         Path file = remote.sharedFile().orElseThrow(() -> new IllegalArgumentException(
                 "mooncake peer " + name + ": the receiver exposed no shared file, so transport shm cannot reach it"));
@@ -54,9 +53,7 @@ final class ShmPeer
                 }
                 destinations.add(channel.map(FileChannel.MapMode.READ_WRITE, region.fileOffset(), region.byteSize(), arena));
             }
-            ShmPeer peer = new ShmPeer(name, context, sources, remote, config, arena, List.copyOf(destinations));
-            peer.start();
-            return peer;
+            return new ShmPeer(name, sources, remote, config, arena, List.copyOf(destinations));
         }
         catch (IOException e) {
             arena.close();
@@ -93,15 +90,18 @@ final class ShmPeer
     }
 
     @Override
-    protected TransferFailure abortPlan(TransferPlan plan, String reason)
+    protected TransferFailure abortPlan(TransferPlan plan, String reason, boolean closing)
     {
         // Copies are synchronous: whatever part was written has landed, and nothing more will.
         return new TransferFailure(reason, true);
     }
 
+    /** On the transfer thread after its last plan (or from the backend's close): unmaps the receiver's pool, once. */
     @Override
-    protected void release()
+    public synchronized void close()
     {
-        arena.close();
+        if (arena.scope().isAlive()) {
+            arena.close();
+        }
     }
 }

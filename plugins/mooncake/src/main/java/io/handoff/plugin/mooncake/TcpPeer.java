@@ -1,7 +1,6 @@
 package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.transfer.MemoryRegion;
-import io.handoff.spi.transfer.TransferContext;
 import io.handoff.spi.transfer.TransferFailure;
 import io.handoff.spi.transfer.TransferPlan;
 
@@ -42,19 +41,18 @@ final class TcpPeer
     private final ByteBuffer[] frame = new ByteBuffer[2];
     private final byte[] reply = new byte[WireFormat.REPLY_BYTES];
     // Why the connection can no longer carry plans (it broke, or a reply did not come); null while it can.
-    private String broken;
+    private volatile String broken;
 
-    private TcpPeer(String name, TransferContext context, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config,
-            SocketChannel channel)
+    private TcpPeer(String name, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config, SocketChannel channel)
             throws IOException
     {
-        super(name, context, sources, remote, config);
+        super(name, sources, remote, config);
         this.channel = channel;
         this.in = channel.socket().getInputStream();
         this.ackTimeout = config.ackTimeout();
     }
 
-    static TcpPeer connect(String name, TransferContext context, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config)
+    static TcpPeer connect(String name, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config)
     {
         SocketChannel channel = null;
         try {
@@ -76,9 +74,7 @@ final class TcpPeer
                 throw new IOException("the receiver did not answer with a mooncake hello of protocol version " + WireFormat.VERSION);
             }
             channel.socket().setSoTimeout(READ_SLICE_MILLIS);
-            TcpPeer peer = new TcpPeer(name, context, sources, remote, config, channel);
-            peer.start();
-            return peer;
+            return new TcpPeer(name, sources, remote, config, channel);
         }
         catch (IOException e) {
             closeQuietly(channel);
@@ -98,7 +94,7 @@ final class TcpPeer
             throws TransferFailure
     {
         if (broken != null) {
-            throw new TransferFailure(label() + " lost its connection (" + broken + "); the plan was not sent", true);
+            throw new TransferFailure(label + " lost its connection (" + broken + "); the plan was not sent", true);
         }
     }
 
@@ -138,12 +134,12 @@ final class TcpPeer
     }
 
     @Override
-    protected TransferFailure abortPlan(TransferPlan plan, String reason)
+    protected TransferFailure abortPlan(TransferPlan plan, String reason, boolean closing)
     {
         if (broken != null) {
             return new TransferFailure(reason, true);
         }
-        if (isClosed()) {
+        if (closing) {
             // close() already shut our side down: the receiver drops the partial plan when it sees the end of stream.
             return breakConnection(reason);
         }
@@ -231,7 +227,7 @@ final class TcpPeer
         boolean settled = awaitReceiverClosed();
         closeQuietly(channel);
         if (!settled) {
-            log.log(WARNING, label() + ": " + reason + "; the receiver did not close its side within ack-timeout "
+            log.log(WARNING, label + ": " + reason + "; the receiver did not close its side within ack-timeout "
                     + ackTimeout + ", so a write may still land");
             return new TransferFailure(reason + "; the receiver did not confirm within ack-timeout " + ackTimeout
                     + " that it stopped writing", false);
@@ -245,7 +241,7 @@ final class TcpPeer
             channel.shutdownOutput();
         }
         catch (IOException e) {
-            log.log(DEBUG, label() + ": shutdownOutput: " + e);
+            log.log(DEBUG, label + ": shutdownOutput: " + e);
         }
         long deadline = System.nanoTime() + ackTimeout.toNanos();
         byte[] sink = new byte[4096];
@@ -270,19 +266,20 @@ final class TcpPeer
     }
 
     @Override
-    protected void unblock()
+    public void unblock()
     {
         // Wakes a write blocked on a full socket buffer; the transfer thread then confirms the receiver stopped.
         try {
             channel.shutdownOutput();
         }
         catch (IOException e) {
-            log.log(DEBUG, label() + ": shutdownOutput: " + e);
+            log.log(DEBUG, label + ": shutdownOutput: " + e);
         }
     }
 
+    /** On the transfer thread after its last plan (or from the backend's close): confirms the receiver stopped, then closes. */
     @Override
-    protected void release()
+    public synchronized void close()
     {
         if (broken == null && channel.isOpen()) {
             awaitReceiverClosed();

@@ -95,7 +95,7 @@ class MooncakeProviderTest
     {
         assertThat(settings.undocumented()).isEmpty();
         assertThat(settings.declared()).containsKeys("transport", "listen-host", "advertise-host", "connect-timeout",
-                "fence-timeout", "ack-timeout", "max-frame-bytes", "socket-buffer-bytes");
+                "ack-timeout", "max-frame-bytes", "socket-buffer-bytes");
     }
 
     private boolean wantsSharedFile(String transport, Path directory)

@@ -1,5 +1,6 @@
 package io.handoff.plugin.mooncake;
 
+import io.handoff.core.transfer.TransferLink;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferBackendProvider;
@@ -10,6 +11,7 @@ import io.handoff.testkit.transfer.Link;
 import io.handoff.testkit.transfer.Outcome;
 import io.handoff.testkit.transfer.Pool;
 import io.handoff.testkit.transfer.RecordingContext;
+import io.handoff.testkit.transfer.RecordingHooks;
 import io.handoff.testkit.transfer.TransferBackendContract;
 import org.junit.jupiter.api.Test;
 
@@ -103,7 +105,7 @@ class TcpTransferTest
             throws Exception
     {
         try (Link link = open()) {
-            RecordingContext.Park park = link.senderContext().parkAfterPage(1);
+            RecordingHooks.Park park = link.hooks().parkAfterPage(1);
             Outcome inFlight = link.post(plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 0, 12}));
             park.awaitParked();
 
@@ -112,7 +114,7 @@ class TcpTransferTest
 
             assertThat(inFlight.await().failure()).isNotBlank();
             // The receiver's end of stream proved its connection thread stopped writing: the drain holds.
-            assertThat(link.peer().drain(ROOM).get(30, TimeUnit.SECONDS)).isNull();
+            assertThat(link.drain(ROOM).get(30, TimeUnit.SECONDS)).isNull();
             Outcome later = link.post(plan(OTHER_ROOM, 0, 0, ProducerFence.DONE, new int[] {20, 20, 1}));
             assertThat(later.await().failure()).contains("lost its connection");
         }
@@ -133,16 +135,18 @@ class TcpTransferTest
             sender.registerSources(source.regions());
             TransferPeer peer = sender.connect(Link.DECODE_HOST, descriptor.encode());
 
-            Outcome outcome = new Outcome();
-            peer.post(plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 0, 3}), outcome);
+            try (TransferLink link = Link.start("mooncake", peer, source.regions())) {
+                Outcome outcome = new Outcome();
+                link.post(plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 0, 3}), outcome);
 
-            assertThat(outcome.await().failure()).contains("did not answer").contains("did not confirm");
-            assertThatThrownBy(() -> peer.drain(ROOM).get(30, TimeUnit.SECONDS))
-                    .isInstanceOf(ExecutionException.class)
-                    .hasMessageContaining("cannot prove that no write of room 7#1 is in flight");
-            Outcome later = new Outcome();
-            peer.post(plan(OTHER_ROOM, 0, 0, ProducerFence.DONE, new int[] {5, 5, 1}), later);
-            assertThat(later.await().failure()).contains("lost its connection");
+                assertThat(outcome.await().failure()).contains("did not answer").contains("did not confirm");
+                assertThatThrownBy(() -> link.drain(ROOM).get(30, TimeUnit.SECONDS))
+                        .isInstanceOf(ExecutionException.class)
+                        .hasMessageContaining("cannot prove that no write of room 7#1 is in flight");
+                Outcome later = new Outcome();
+                link.post(plan(OTHER_ROOM, 0, 0, ProducerFence.DONE, new int[] {5, 5, 1}), later);
+                assertThat(later.await().failure()).contains("lost its connection");
+            }
             testOver.countDown();
             swallower.join(30_000);
         }

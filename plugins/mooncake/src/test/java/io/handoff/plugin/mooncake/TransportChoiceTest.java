@@ -1,10 +1,12 @@
 package io.handoff.plugin.mooncake;
 
+import io.handoff.core.transfer.TransferLink;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPeer;
 import io.handoff.spi.transfer.TransferPlan;
 import io.handoff.spi.transfer.WriteGuard;
+import io.handoff.testkit.transfer.Link;
 import io.handoff.testkit.transfer.Outcome;
 import io.handoff.testkit.transfer.Pool;
 import io.handoff.testkit.transfer.RecordingContext;
@@ -47,7 +49,7 @@ class TransportChoiceTest
 
             assertThat(peer.transport()).isEqualTo("shm");
             assertThat(peer.capabilities()).isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC));
-            assertLands(peer, decode.pool);
+            assertLands(peer, source, decode.pool);
         }
     }
 
@@ -63,7 +65,7 @@ class TransportChoiceTest
 
             assertThat(peer.transport()).isEqualTo("tcp");
             assertThat(peer.capabilities()).isEqualTo(EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC));
-            assertLands(peer, decode.pool);
+            assertLands(peer, source, decode.pool);
         }
     }
 
@@ -152,14 +154,17 @@ class TransportChoiceTest
         }
     }
 
-    private static void assertLands(TransferPeer peer, Pool destination)
+    /** Drives {@code peer} as the engine does (the core's transfer link) and checks that a plan lands. */
+    private static void assertLands(TransferPeer peer, Pool source, Pool destination)
             throws Exception
     {
-        TransferPlan plan = plan(new RoomKey(1, 0), 0, 0, ProducerFence.DONE, new int[] {3, 9, 5}, new int[] {40, 2, 2});
-        Outcome outcome = new Outcome();
-        peer.post(plan, outcome);
-        assertThat(outcome.await().completed()).isTrue();
-        assertThat(destination.mismatches(pagesOf(plan))).isEmpty();
+        try (TransferLink link = Link.start("mooncake", peer, source.regions())) {
+            TransferPlan plan = plan(new RoomKey(1, 0), 0, 0, ProducerFence.DONE, new int[] {3, 9, 5}, new int[] {40, 2, 2});
+            Outcome outcome = new Outcome();
+            link.post(plan, outcome);
+            assertThat(outcome.await().completed()).isTrue();
+            assertThat(destination.mismatches(pagesOf(plan))).isEmpty();
+        }
     }
 
     private MooncakeBackend sender(String transport, String hostId)

@@ -94,8 +94,7 @@ final class MoriBackend
                     + "; run prefill and decode on one host, or use a transfer backend that works between hosts (mooncake, nixl)");
         }
         sources.geometry().checkReceiver("mori", remote.geometry());
-        SharedMemoryPeer peer = SharedMemoryPeer.map(peerHostId + ":" + remote.sharedFile().getFileName(), context, config, sources.regions(),
-                remote);
+        SharedMemoryPeer peer = SharedMemoryPeer.map(peerHostId + ":" + remote.sharedFile().getFileName(), config, sources.regions(), remote);
         peers.add(peer);
         return peer;
     }

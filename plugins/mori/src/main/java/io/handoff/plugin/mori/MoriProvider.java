@@ -17,9 +17,10 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * Transfer backend "mori": writes pages straight from the source KV pool into the peer's memory, with
- * no staging copy. That is only safe for early send if the transfer thread waits on the producing
- * forward's fence, so FORWARD_SYNC is declared exactly when {@code forward-sync} is on; with it off the
- * backend models the unfixed field bug (seed 000) and the core must keep early send off. REMOTE is
+ * no staging copy. That is only safe for early send if the connection waits on the producing forward's
+ * fence itself, so FORWARD_SYNC is declared exactly when {@code forward-sync} is on; with it off the core
+ * waits on the fence before it hands a plan over (what the unfixed field backend of seed 000 did not) and
+ * keeps early send off. REMOTE is
  * declared only when the RDMA path is usable, which in this version it never is (see {@link RdmaTransport}).
  */
 public final class MoriProvider

@@ -34,7 +34,7 @@ class MoriProviderTest
     {
         assertThat(provider.id()).isEqualTo("mori");
         assertThat(provider.kind()).isEqualTo(ProviderKind.TRANSFER);
-        assertThat(settings.declared()).containsEntry("forward-sync", "true").containsEntry("fence-timeout", "60s");
+        assertThat(settings.declared()).containsExactlyEntriesOf(java.util.Map.of("forward-sync", "true"));
         assertThat(provider.availability(settings.defaults())).isEqualTo(Availability.AVAILABLE);
         assertThat(provider.availability(settings.with("forward-sync", "false"))).isEqualTo(Availability.AVAILABLE);
     }
@@ -71,16 +71,15 @@ class MoriProviderTest
     }
 
     @Test
-    void isUnavailableWithAReasonWithoutTheSharedMemoryDirectoryOrWithABadSetting()
+    void isUnavailableWithAReasonWithoutTheSharedMemoryDirectoryAndHasNoFenceTimeoutOfItsOwn()
     {
         Path missing = folder.resolve("no-shm");
         Availability noShm = new MoriProvider(missing, RdmaTransport::probe).availability(settings.defaults());
         assertThat(noShm.available()).isFalse();
         assertThat(noShm.reason()).contains(missing + " does not exist").contains("RDMA path is unavailable: ");
 
-        Availability badTimeout = provider.availability(settings.with("fence-timeout", "0s"));
-        assertThat(badTimeout.available()).isFalse();
-        assertThat(badTimeout.reason()).contains("handoff.plugins.mori.fence-timeout = PT0S: must be positive");
+        // The fence is waited on for mori by the core's handoff.disaggregation.fence-timeout: mori has no timeout of its own.
+        assertThatThrownBy(() -> settings.with("fence-timeout", "60s")).hasMessageContaining("fence-timeout");
     }
 
     @Test

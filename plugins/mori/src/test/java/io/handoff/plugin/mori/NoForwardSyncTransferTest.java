@@ -1,10 +1,11 @@
 package io.handoff.plugin.mori;
 
+import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.TransferPlan;
 import io.handoff.testkit.transfer.ControlledFence;
 import io.handoff.testkit.transfer.Link;
-import io.handoff.testkit.transfer.Pool;
+import io.handoff.testkit.transfer.Outcome;
 import org.junit.jupiter.api.Test;
 
 import java.util.EnumSet;
@@ -19,8 +20,9 @@ import static io.handoff.testkit.transfer.Plans.plan;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Mori with forward-sync off, the unfixed field backend of seed 000: the contract without the fence (it declares
- * neither FORWARD_SYNC nor STAGING, so the core never early-sends with it), and proof of why the core must not.
+ * Mori with forward-sync off: it declares neither FORWARD_SYNC nor STAGING, so the core keeps early send off with
+ * it, and the core, not mori, waits on each plan's fence before it hands the plan over (the unfixed field backend
+ * of seed 000 read at once). The whole contract holds, fence tests included, and what the core's wait is for.
  */
 class NoForwardSyncTransferTest
         extends SharedMemoryTransferTest
@@ -37,49 +39,51 @@ class NoForwardSyncTransferTest
         return EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK);
     }
 
-    /** The field bug of seed 000: the copy does not wait for the forward, which is why the core must not early-send here. */
+    /** Seed 000 cannot happen any more: mori gets the plan only once its fence is done, and copies what the forward left. */
     @Test
-    void thePagesAreCopiedWhileTheFenceIsStillPending()
+    void thePagesAreCopiedOnlyOnceTheCoreSawTheFenceDone()
             throws Exception
     {
         try (Link link = open()) {
             ControlledFence fence = new ControlledFence(41);
             TransferPlan plan = plan(ROOM, 0, 0, fence, new int[] {1, 2, 6});
+            Outcome outcome = link.post(plan);
+            fence.awaitWaiter();
 
-            assertThat(link.post(plan).await().completed()).isTrue();
-            assertThat(fence.isDone()).isFalse();
-            assertThat(fence.wasAwaited()).isFalse();
+            assertThat(outcome.isDone()).isFalse();
+            assertThat(link.events()).isEmpty();
+            assertThat(link.destination().mismatches(Map.of())).isEmpty();
 
-            // The forward then writes the pages and completes: the decode keeps what was there before it.
+            // The forward writes the pages and completes: the decode gets what it wrote.
             for (int page = 1; page < 7; page++) {
                 link.source().writePage(page, 1);
             }
             fence.complete();
-            assertThat(link.destination().mismatches(0, pagesOf(plan))).isEmpty();
-            assertThat(link.destination().mismatches(1, pagesOf(plan))).hasSize(6 * Pool.STRIDES.length);
+            assertThat(outcome.await().completed()).isTrue();
+            assertThat(link.destination().mismatches(1, pagesOf(plan))).isEmpty();
+            assertThat(link.transferLink().violation()).isNull();
         }
     }
 
+    /** Nothing is staged: the copy reads the live source pool, so only the fence wait keeps a forward's writes out of it. */
     @Test
-    void aForwardStillWritingTearsTheCopy()
+    void aWriteToTheSourceDuringTheCopyTearsIt()
             throws Exception
     {
         try (Link link = open()) {
-            ControlledFence fence = new ControlledFence(42);
-            // The forward writes every page of the plan while the copy is between its first and second page.
-            link.senderContext().onAfterPage((room, page) -> {
+            // Something writes every page of the plan while the copy is between its first and second page.
+            link.hooks().onAfterPage((room, page) -> {
                 if (page == 0) {
                     for (int source = 10; source < 14; source++) {
                         link.source().writePage(source, 1);
                     }
                 }
             });
-            TransferPlan plan = plan(ROOM, 0, 0, fence, new int[] {10, 30, 4});
+            TransferPlan plan = plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {10, 30, 4});
 
             assertThat(link.post(plan).await().completed()).isTrue();
-            fence.complete();
 
-            // A torn chunk: its first page from before the forward, the rest from after it.
+            // A torn chunk: its first page from before the write, the rest from after it.
             assertThat(link.destination().holds(30, 10, 0)).isTrue();
             for (int page = 1; page < 4; page++) {
                 assertThat(link.destination().holds(30 + page, 10 + page, 1)).isTrue();

@@ -6,7 +6,7 @@ import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.TransferPlan;
 import io.handoff.testkit.transfer.Link;
 import io.handoff.testkit.transfer.Outcome;
-import io.handoff.testkit.transfer.RecordingContext;
+import io.handoff.testkit.transfer.RecordingHooks;
 import io.handoff.testkit.transfer.TransferBackendContract;
 import org.junit.jupiter.api.Test;
 
@@ -62,15 +62,15 @@ class SharedMemoryTransferTest
             throws Exception
     {
         try (Link link = open()) {
-            RecordingContext.Park park = link.senderContext().parkAfterPage(2);
+            RecordingHooks.Park park = link.hooks().parkAfterPage(2);
             TransferPlan inFlightPlan = plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {0, 10, 8});
             Outcome inFlight = link.post(inFlightPlan);
             Outcome queued = link.post(plan(OTHER_ROOM, 0, 0, ProducerFence.DONE, new int[] {20, 30, 2}));
             park.awaitParked();
 
-            CompletableFuture<Void> closing = CompletableFuture.runAsync(link.peer()::close);
+            CompletableFuture<Void> closing = CompletableFuture.runAsync(link::closeLink);
             assertThat(queued.await().failure()).contains("closed before the plan was sent");
-            CompletableFuture<Void> drain = link.peer().drain(ROOM);
+            CompletableFuture<Void> drain = link.drain(ROOM);
             assertThat(drain).isNotDone();
 
             park.release();

@@ -105,7 +105,7 @@ final class NixlBackend
         UcxLink link = UcxLink.connect(ucp, ucpContext, remote, config.stagingBytes());
         NixlPeer peer;
         try {
-            peer = NixlPeer.open(name, "ucx:" + config.tlsName(), capabilities, context, sources.regions(), remote, link, config);
+            peer = new NixlPeer(name, "ucx:" + config.tlsName(), capabilities, sources.regions(), remote, link, config);
         }
         catch (RuntimeException e) {
             link.release(config.flushTimeout().toMillis());
@@ -116,7 +116,8 @@ final class NixlBackend
     }
 
     /**
-     * Closes the peers (failing their queued plans), stops the progress thread, then cleans up the UCX context. If a
+     * Releases the peers the core has not closed yet (the core closes each peer's link first, which releases it on its
+     * transfer thread), stops the progress thread, then cleans up the UCX context. If a peer is still sending or a
      * thread could not be stopped, the context is left alone: cleaning it up under a live worker aborts the process.
      */
     @Override

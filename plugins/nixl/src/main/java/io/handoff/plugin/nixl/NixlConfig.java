@@ -14,7 +14,7 @@ import static java.util.Objects.requireNonNull;
  * @param stagingBytes the registered buffer each sender peer gathers a plan's pages into; larger plans are sent in parts
  * @param flushTimeout how long a plan's puts may take to complete at the receiver, and an endpoint to close
  */
-record NixlConfig(String library, String tls, long stagingBytes, Duration fenceTimeout, Duration flushTimeout)
+record NixlConfig(String library, String tls, long stagingBytes, Duration flushTimeout)
 {
     static final long MIN_STAGING_BYTES = 4096;
     static final long MAX_STAGING_BYTES = 16L << 30;
@@ -23,7 +23,6 @@ record NixlConfig(String library, String tls, long stagingBytes, Duration fenceT
     {
         requireNonNull(library, "library is null");
         requireNonNull(tls, "tls is null");
-        requireNonNull(fenceTimeout, "fenceTimeout is null");
         requireNonNull(flushTimeout, "flushTimeout is null");
         if (library.isBlank()) {
             throw new IllegalArgumentException("handoff.plugins.nixl.library is empty: name the UCX ucp library, e.g. libucp.so.0");
@@ -36,7 +35,6 @@ record NixlConfig(String library, String tls, long stagingBytes, Duration fenceT
             throw new IllegalArgumentException("handoff.plugins.nixl.staging-buffer = " + stagingBytes + ": allowed "
                     + MIN_STAGING_BYTES + " (4KiB) .. " + MAX_STAGING_BYTES + " (16GiB)");
         }
-        positive("fence-timeout", fenceTimeout);
         positive("flush-timeout", flushTimeout);
     }
 
@@ -46,7 +44,6 @@ record NixlConfig(String library, String tls, long stagingBytes, Duration fenceT
                 settings.getString("library"),
                 settings.getString("tls").strip(),
                 settings.getBytes("staging-buffer"),
-                settings.getDuration("fence-timeout"),
                 settings.getDuration("flush-timeout"));
     }
 

@@ -3,10 +3,10 @@ package io.handoff.plugin.nixl;
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.RoomKey;
-import io.handoff.spi.transfer.SerialTransferPeer;
+import io.handoff.spi.transfer.PlanWork;
 import io.handoff.spi.transfer.TransferCapability;
-import io.handoff.spi.transfer.TransferContext;
 import io.handoff.spi.transfer.TransferFailure;
+import io.handoff.spi.transfer.TransferPeer;
 import io.handoff.spi.transfer.TransferPlan;
 
 import java.lang.foreign.MemorySegment;
@@ -17,37 +17,37 @@ import java.util.Set;
 import static java.util.Objects.requireNonNull;
 
 /**
- * A sender's connection to one receiver, run by the core's serial transfer thread (posted plans in order; the
- * scheduler thread only queues). For each plan the transfer thread waits on the producer fence, then gathers the plan's source
- * pages into the staging buffer (the snapshot that makes early send safe: STAGING, I1), calls the hooks, puts every
- * run of every region from the copy and flushes the endpoint, and reports the plan once the flush completed at the
- * receiver. Because puts leave only from this thread and a plan is reported only after its flush, "no plan of the
- * room outstanding" means "no write of the room in flight" (DRAIN_ACK).
+ * A sender's connection to one receiver, driven by the core's transfer thread (plans one at a time, in post order;
+ * the core waited on each plan's producer fence before it hands the plan over, since this connection does not
+ * declare FORWARD_SYNC). For each plan it gathers the plan's source pages into the staging buffer (the snapshot
+ * that makes early send safe: STAGING, I1), reports the pages, puts every run of every region from the copy and
+ * flushes the endpoint, and reports the plan once the flush completed at the receiver. Because puts leave only
+ * from this thread and a plan is reported only after its flush, "no plan of the room outstanding" means "no
+ * write of the room in flight" (DRAIN_ACK).
  */
 final class NixlPeer
-        extends SerialTransferPeer
+        implements TransferPeer
 {
+    private final String label;
     private final String transport;
     private final Set<TransferCapability> capabilities;
-    private final TransferContext context;
     private final List<MemoryRegion> sources;
     private final Descriptor remote;
     private final UcxLink link;
     private final Duration flushTimeout;
     private final long bytesPerPage;
-    private volatile boolean released;
+    // Guarded by this: the UCX resources are released once, and never while a plan is being sent.
+    private boolean released;
+    private boolean sending;
     // Set when the connection can no longer be trusted with a plan (a put or flush failed).
     private volatile String broken;
 
-    private NixlPeer(String name, String transport, Set<TransferCapability> capabilities, TransferContext context, List<MemoryRegion> sources,
-            Descriptor remote, UcxLink link, NixlConfig config)
+    NixlPeer(String name, String transport, Set<TransferCapability> capabilities, List<MemoryRegion> sources, Descriptor remote,
+            UcxLink link, NixlConfig config)
     {
-        // close() waits for a plan in flight, which may wait out a fence slice and its flush; the release closes the endpoint (another flush).
-        super("nixl", name, PageGeometry.of(sources), remote.geometry(), config.fenceTimeout(),
-                Duration.ofMillis(50).plus(config.flushTimeout().multipliedBy(2)).plusSeconds(5));
+        this.label = "nixl peer " + requireNonNull(name, "name is null");
         this.transport = requireNonNull(transport, "transport is null");
         this.capabilities = Set.copyOf(capabilities);
-        this.context = requireNonNull(context, "context is null");
         this.sources = List.copyOf(sources);
         this.remote = requireNonNull(remote, "remote is null");
         this.link = requireNonNull(link, "link is null");
@@ -63,19 +63,16 @@ final class NixlPeer
         this.bytesPerPage = perPage;
     }
 
-    /** Builds the peer and starts its transfer thread, which owns the link from then on. */
-    static NixlPeer open(String name, String transport, Set<TransferCapability> capabilities, TransferContext context,
-            List<MemoryRegion> sources, Descriptor remote, UcxLink link, NixlConfig config)
-    {
-        NixlPeer peer = new NixlPeer(name, transport, capabilities, context, sources, remote, link, config);
-        peer.start();
-        return peer;
-    }
-
     @Override
     public String transport()
     {
         return transport;
+    }
+
+    @Override
+    public PageGeometry receiverGeometry()
+    {
+        return remote.geometry();
     }
 
     @Override
@@ -84,50 +81,72 @@ final class NixlPeer
         return capabilities;
     }
 
-    /** Whether the transfer thread released the UCX resources (the backend may then clean up the context). */
-    boolean released()
+    /** Whether the UCX resources were released (the backend may then clean up the context). */
+    synchronized boolean released()
     {
         return released;
     }
 
     @Override
-    protected void checkUsable(TransferPlan plan)
-            throws TransferFailure
+    public void send(PlanWork work)
     {
-        if (broken != null) {
-            throw new TransferFailure(label() + " is unusable since an earlier plan failed (" + broken
-                    + "); room " + plan.room() + " chunk " + plan.chunk() + " was not sent", true);
+        TransferPlan plan = work.plan();
+        synchronized (this) {
+            if (released) {
+                work.failed(new TransferFailure(label + " is closed; room " + plan.room() + " chunk " + plan.chunk()
+                        + " was not sent", true));
+                return;
+            }
+            sending = true;
         }
-    }
-
-    @Override
-    protected long send(TransferPlan plan)
-            throws TransferFailure
-    {
         try {
-            return sendBatches(plan);
+            if (broken != null) {
+                work.failed(new TransferFailure(label + " is unusable since an earlier plan failed (" + broken
+                        + "); room " + plan.room() + " chunk " + plan.chunk() + " was not sent", true));
+                return;
+            }
+            try {
+                work.completed(sendBatches(work));
+            }
+            catch (TransferFailure failure) {
+                work.failed(failure);
+            }
+            catch (RuntimeException e) {
+                // A bug: the core reports the plan unsettled (a put may be in flight), and no later plan trusts this connection.
+                broken = e.toString();
+                throw e;
+            }
         }
-        catch (RuntimeException e) {
-            // A bug: the core reports the plan unsettled (a put may be in flight), and no later plan trusts this connection.
-            broken = e.toString();
-            throw e;
+        finally {
+            synchronized (this) {
+                sending = false;
+            }
         }
     }
 
+    /**
+     * Releases the endpoint, worker and staging buffer: on the transfer thread after its last plan, or from the
+     * backend's close for a peer whose transfer thread is gone. Never under a plan being sent (UCX would abort the
+     * process): then the transfer thread releases them when it ends.
+     */
     @Override
-    protected void release()
+    public synchronized void close()
     {
+        if (released || sending) {
+            return;
+        }
         link.release(flushTimeout.toMillis());
         released = true;
     }
 
     /**
      * Sends the plan in batches that fit the staging buffer (usually one). Per batch: gather the pages of every run and
-     * region into the buffer, call afterPage for each, put each (run, region) piece, flush.
+     * region into the buffer, report each page done, put each (run, region) piece, flush.
      */
-    private long sendBatches(TransferPlan plan)
+    private long sendBatches(PlanWork work)
             throws TransferFailure
     {
+        TransferPlan plan = work.plan();
         RoomKey room = plan.room();
         int[] srcPages = plan.srcPages();
         int[] dstPages = plan.dstPages();
@@ -146,14 +165,14 @@ final class NixlPeer
         int pageIndex = plan.firstPageIndex();
         long bytes = 0;
         try {
-            context.beforeReadingChunk(room, plan.chunk());
+            work.reading();
         }
         catch (RuntimeException e) {
             throw new TransferFailure("sending room " + room + " chunk " + plan.chunk() + " stopped before its first page: " + e, true);
         }
         while (run < runLengths.length) {
-            if (isClosed()) {
-                throw new TransferFailure(label() + " was closed while sending room " + room + " chunk " + plan.chunk()
+            if (work.stopped()) {
+                throw new TransferFailure(label + " was closed while sending room " + room + " chunk " + plan.chunk()
                         + "; pages before " + pageIndex + " landed, nothing after", true);
             }
             int batchFirstPage = pageIndex;
@@ -185,7 +204,7 @@ final class NixlPeer
             }
             for (int page = batchFirstPage; page < pageIndex; page++) {
                 try {
-                    context.afterPage(room, page);
+                    work.pageDone(page);
                 }
                 catch (RuntimeException e) {
                     throw new TransferFailure("sending room " + room + " chunk " + plan.chunk() + " stopped at page " + page + " ("
@@ -201,12 +220,12 @@ final class NixlPeer
                 case LANDED -> bytes += used;
                 case FAILED -> {
                     broken = link.failure();
-                    throw new TransferFailure(label() + ": room " + room + " chunk " + plan.chunk() + " failed: "
+                    throw new TransferFailure(label + ": room " + room + " chunk " + plan.chunk() + " failed: "
                             + link.failure(), true);
                 }
                 case UNSETTLED -> {
                     broken = "a flush did not complete within flush-timeout " + flushTimeout;
-                    throw new TransferFailure(label() + ": the puts of room " + room + " chunk " + plan.chunk()
+                    throw new TransferFailure(label + ": the puts of room " + room + " chunk " + plan.chunk()
                             + " did not complete at the receiver within flush-timeout " + flushTimeout + "; they may still land", false);
                 }
             }
@@ -217,6 +236,6 @@ final class NixlPeer
     @Override
     public String toString()
     {
-        return label() + " (" + transport + ", " + remote.regions().size() + " regions)";
+        return label + " (" + transport + ", " + remote.regions().size() + " regions)";
     }
 }

@@ -1,10 +1,12 @@
 package io.handoff.plugin.nixl;
 
+import io.handoff.core.transfer.TransferLink;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferPeer;
 import io.handoff.spi.transfer.TransferPlan;
+import io.handoff.testkit.transfer.Link;
 import io.handoff.testkit.transfer.Outcome;
 import io.handoff.testkit.transfer.Pool;
 import io.handoff.testkit.transfer.RecordingContext;
@@ -65,12 +67,14 @@ class CrossProcessTest
                 sender.registerSources(source.regions());
                 TransferPeer peer = sender.connect("decode-process", Base64.getDecoder().decode(announced.substring("descriptor ".length())));
                 TransferPlan plan = plan(new RoomKey(3, 0), 0, 0, ProducerFence.DONE, new int[] {4, 40, 3}, new int[] {20, 1, 5});
-                Outcome outcome = new Outcome();
-                peer.post(plan, outcome);
+                try (TransferLink link = Link.start("nixl", peer, source.regions())) {
+                    Outcome outcome = new Outcome();
+                    link.post(plan, outcome);
 
-                assertThat(outcome.await()).isEqualTo(new Outcome.Result(bytesOf(plan), null));
-                in.println(check(pagesOf(plan)));
-                assertThat(reply(out)).isEqualTo("landed");
+                    assertThat(outcome.await()).isEqualTo(new Outcome.Result(bytesOf(plan), null));
+                    in.println(check(pagesOf(plan)));
+                    assertThat(reply(out)).isEqualTo("landed");
+                }
             }
             finally {
                 sender.close();
@@ -115,20 +119,22 @@ class CrossProcessTest
                 + java.io.File.pathSeparator + location(TransferBackend.class)
                 // the receiver's pool, context and settings come from the transfer test kit
                 + java.io.File.pathSeparator + location(Pool.class)
-                // the engine reads the plugin's settings with Typesafe Config (the test kit's ReferenceSettings)
-                + java.io.File.pathSeparator + location(typesafeConfig()));
+                // the test kit's ReferenceSettings reads the plugin's settings with the engine core's configuration code
+                + java.io.File.pathSeparator + location(onTestPath("io.handoff.core.config.HandoffConfig", "the engine core"))
+                // which reads them with Typesafe Config
+                + java.io.File.pathSeparator + location(onTestPath("com.typesafe.config.ConfigFactory", "Typesafe Config")));
         command.add(ReceiverProcess.class.getName());
         command.add(tls);
         return command;
     }
 
-    private static Class<?> typesafeConfig()
+    private static Class<?> onTestPath(String className, String what)
     {
         try {
-            return Class.forName("com.typesafe.config.ConfigFactory");
+            return Class.forName(className);
         }
         catch (ClassNotFoundException e) {
-            throw new IllegalStateException("Typesafe Config is not on the test path", e);
+            throw new IllegalStateException(what + " is not on the test path", e);
         }
     }
 

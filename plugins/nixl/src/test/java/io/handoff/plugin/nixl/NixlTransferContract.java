@@ -89,7 +89,7 @@ abstract class NixlTransferContract
             Outcome outcome = link.post(plan);
             fence.awaitWaiter();
             link.source().fill(1);
-            link.senderContext().onAfterPage((room, page) -> {
+            link.hooks().onAfterPage((room, page) -> {
                 if (page == 0) {
                     link.source().fill(2);
                 }

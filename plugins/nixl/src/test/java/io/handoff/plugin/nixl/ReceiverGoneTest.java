@@ -52,7 +52,7 @@ class ReceiverGoneTest
             Outcome.Result failed = link.post(plan(ROOM, 1, 2, ProducerFence.DONE, new int[] {2, 2, 2})).await();
             assertThat(failed.failure()).contains("room 7#1 chunk 1 failed: ").doesNotContain("may still land");
             // The connection broke: nothing of the plan is in flight, so the drain holds.
-            assertThat(link.peer().drain(ROOM).get(30, TimeUnit.SECONDS)).isNull();
+            assertThat(link.drain(ROOM).get(30, TimeUnit.SECONDS)).isNull();
             assertThat(link.post(plan(ROOM, 2, 4, ProducerFence.DONE, new int[] {4, 4, 1})).await().failure())
                     .contains("is unusable since an earlier plan failed").contains("was not sent");
             assertThat(link.destination().mismatches(0, pagesOf(landed))).isEmpty();
@@ -70,12 +70,13 @@ class ReceiverGoneTest
 
             Outcome.Result failed = link.post(plan(ROOM, 1, 2, ProducerFence.DONE, new int[] {2, 2, 2})).await();
             assertThat(failed.failure()).contains("did not complete at the receiver within flush-timeout").contains("may still land");
-            assertThatThrownBy(() -> link.peer().drain(ROOM).get(30, TimeUnit.SECONDS))
+            assertThatThrownBy(() -> link.drain(ROOM).get(30, TimeUnit.SECONDS))
                     .isInstanceOf(ExecutionException.class)
                     .hasMessageContaining("cannot prove that no write of room 7#1 is in flight");
             assertThat(link.post(plan(ROOM, 2, 4, ProducerFence.DONE, new int[] {4, 4, 1})).await().failure())
                     .contains("is unusable since an earlier plan failed");
-            // Closing the sender still finishes: the endpoint's close is bounded by the flush timeout.
+            // Closing the link and the sender still finishes: the endpoint's close is bounded by the flush timeout.
+            link.closeLink();
             link.sender().close();
             assertThat(link.destination().mismatches(0, Map.of(0, 0, 1, 1))).isEmpty();
         }
