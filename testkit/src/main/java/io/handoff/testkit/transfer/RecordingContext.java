@@ -1,14 +1,20 @@
 package io.handoff.testkit.transfer;
 
+import io.handoff.core.transfer.PoolDescriptions;
+import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.PoolDescription;
+import io.handoff.spi.transfer.SharedPoolMapping;
 import io.handoff.spi.transfer.TransferContext;
 
 import java.nio.file.Path;
+import java.util.List;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * What the core gives a backend it opens: a host id and the folder for shared files. The core's hooks on the data
- * path are not the context's any more: see {@link RecordingHooks}.
+ * What the core gives a backend it opens: a host id, the folder for shared files, and the core's own pool plumbing
+ * (the engine's {@link PoolDescriptions}, not a copy). The core's hooks on the data path are not the context's: see
+ * {@link RecordingHooks}.
  */
 public record RecordingContext(String hostId, Path sharedMemoryDirectory)
         implements TransferContext
@@ -17,5 +23,23 @@ public record RecordingContext(String hostId, Path sharedMemoryDirectory)
     {
         requireNonNull(hostId, "hostId is null");
         requireNonNull(sharedMemoryDirectory, "sharedMemoryDirectory is null");
+    }
+
+    @Override
+    public byte[] describePool(List<MemoryRegion> regions, Path sharedFile)
+    {
+        return PoolDescriptions.describe(hostId, regions, sharedFile);
+    }
+
+    @Override
+    public PoolDescription readPool(byte[] description)
+    {
+        return PoolDescriptions.read(description);
+    }
+
+    @Override
+    public SharedPoolMapping mapSharedPool(byte[] description)
+    {
+        return PoolDescriptions.map(hostId, description);
     }
 }

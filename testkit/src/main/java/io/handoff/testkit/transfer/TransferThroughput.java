@@ -102,20 +102,7 @@ public final class TransferThroughput
     private static String transfer(TransferBackendProvider provider, PluginSettings settings, Path file, int plans)
             throws InterruptedException, IOException
     {
-        TransferContext context = new TransferContext()
-        {
-            @Override
-            public String hostId()
-            {
-                return HOST;
-            }
-
-            @Override
-            public Path sharedMemoryDirectory()
-            {
-                return file.getParent();
-            }
-        };
+        TransferContext context = new RecordingContext(HOST, file.getParent());
         long[] strides = {STRIDE, STRIDE, STRIDE, STRIDE};
         try (TransferBackend receiver = provider.open(context, settings);
                 TransferBackend sender = provider.open(context, settings);
