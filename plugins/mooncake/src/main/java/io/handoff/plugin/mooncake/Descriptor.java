@@ -1,7 +1,8 @@
 package io.handoff.plugin.mooncake;
 
-import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PageGeometry;
+import io.handoff.spi.transfer.PoolDescription;
+import io.handoff.spi.transfer.TransferContext;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -10,93 +11,62 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * What a receiver tells senders about its exposed pool, as the bytes {@link MooncakeBackend#expose} returns.
- * Big-endian, {@link java.io.DataOutputStream} encoding:
+ * What a receiver tells senders, as the bytes {@link MooncakeBackend#expose} returns: where to dial, and the core's
+ * description of the pool ({@link TransferContext#describePool}: host, shared file, regions). Big-endian,
+ * {@link DataOutputStream} encoding:
  * <pre>
- *   byte    version (1)
- *   utf     host id of the receiver
+ *   byte    version (2)
  *   utf     host to dial, int port
  *   long    the receiver's max frame bytes
- *   bool    has shared file; if so: utf path
- *   int     regions; per region: long fileOffset (-1 without a shared file), long byteSize, long pageStride
+ *   int     length of the pool description, then its bytes
  * </pre>
  */
-record Descriptor(String hostId, String host, int port, long maxFrameBytes, Optional<Path> sharedFile, List<Shape> regions)
+record Descriptor(String host, int port, long maxFrameBytes, byte[] pool, PoolDescription description)
 {
-    static final byte VERSION = 1;
-    private static final int MAX_REGIONS = 1 << 16;
-
-    /** A region as the sender needs to know it: where it is in the shared file, and its page geometry. */
-    record Shape(long fileOffset, long byteSize, long pageStride)
-    {
-        Shape
-        {
-            if (byteSize < 0 || pageStride < 1 || byteSize % pageStride != 0) {
-                throw new IllegalArgumentException(byteSize + " bytes is not a whole number of " + pageStride + "-byte pages");
-            }
-        }
-
-        int pages()
-        {
-            return Math.toIntExact(byteSize / pageStride);
-        }
-
-        static Shape of(MemoryRegion region)
-        {
-            return new Shape(region.fileOffset(), region.segment().byteSize(), region.pageStride());
-        }
-    }
+    static final byte VERSION = 2;
+    private static final int MAX_POOL_BYTES = 8 << 20;
 
     Descriptor
     {
-        requireNonNull(hostId, "hostId is null");
         requireNonNull(host, "host is null");
-        requireNonNull(sharedFile, "sharedFile is null");
-        regions = List.copyOf(regions);
+        requireNonNull(pool, "pool is null");
+        requireNonNull(description, "description is null");
         if (port < 0 || port > 0xFFFF) {
             throw new IllegalArgumentException("port " + port + " is not a TCP port");
         }
-        if (sharedFile.isPresent()) {
-            for (int i = 0; i < regions.size(); i++) {
-                if (regions.get(i).fileOffset() < 0) {
-                    throw new IllegalArgumentException("region " + i + " has no offset in the shared file " + sharedFile.get());
-                }
-            }
-        }
+    }
+
+    String hostId()
+    {
+        return description.hostId();
+    }
+
+    Optional<Path> sharedFile()
+    {
+        return description.sharedFile();
     }
 
     /** The receiver's regions as a plan's pages must fit them. */
     PageGeometry geometry()
     {
-        return new PageGeometry(regions.stream().map(Shape::pageStride).toList(), regions.stream().mapToInt(Shape::pages).min().orElse(0));
+        return description.geometry();
     }
 
     byte[] encode()
     {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + 24 * regions.size());
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(32 + pool.length);
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeByte(VERSION);
-            out.writeUTF(hostId);
             out.writeUTF(host);
             out.writeInt(port);
             out.writeLong(maxFrameBytes);
-            out.writeBoolean(sharedFile.isPresent());
-            if (sharedFile.isPresent()) {
-                out.writeUTF(sharedFile.get().toString());
-            }
-            out.writeInt(regions.size());
-            for (Shape region : regions) {
-                out.writeLong(region.fileOffset());
-                out.writeLong(region.byteSize());
-                out.writeLong(region.pageStride());
-            }
+            out.writeInt(pool.length);
+            out.write(pool);
         }
         catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -104,7 +74,7 @@ record Descriptor(String hostId, String host, int port, long maxFrameBytes, Opti
         return bytes.toByteArray();
     }
 
-    static Descriptor decode(byte[] descriptor)
+    static Descriptor decode(byte[] descriptor, TransferContext context)
     {
         requireNonNull(descriptor, "descriptor is null");
         if (descriptor.length == 0 || descriptor[0] != VERSION) {
@@ -113,23 +83,16 @@ record Descriptor(String hostId, String host, int port, long maxFrameBytes, Opti
         }
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(descriptor))) {
             in.readByte();
-            String hostId = in.readUTF();
             String host = in.readUTF();
             int port = in.readInt();
             long maxFrameBytes = in.readLong();
-            Optional<Path> sharedFile = in.readBoolean() ? Optional.of(Path.of(in.readUTF())) : Optional.empty();
-            int count = in.readInt();
-            if (count < 0 || count > MAX_REGIONS) {
-                throw new IllegalArgumentException("mooncake descriptor names " + count + " regions");
+            int length = in.readInt();
+            if (length < 0 || length > MAX_POOL_BYTES || length != in.available()) {
+                throw new IllegalArgumentException("mooncake descriptor announces a " + length + "-byte pool description, and "
+                        + in.available() + " bytes follow");
             }
-            List<Shape> regions = new ArrayList<>(count);
-            for (int i = 0; i < count; i++) {
-                regions.add(new Shape(in.readLong(), in.readLong(), in.readLong()));
-            }
-            if (in.available() != 0) {
-                throw new IllegalArgumentException("mooncake descriptor has " + in.available() + " trailing bytes");
-            }
-            return new Descriptor(hostId, host, port, maxFrameBytes, sharedFile, regions);
+            byte[] pool = in.readNBytes(length);
+            return new Descriptor(host, port, maxFrameBytes, pool, context.readPool(pool));
         }
         catch (IOException e) {
             throw new IllegalArgumentException("truncated mooncake descriptor (" + descriptor.length + " bytes)", e);

@@ -79,16 +79,14 @@ final class MooncakeBackend
             }
             throw new IllegalStateException("mooncake: another pool (or guard) is already exposed on port " + receiver.port());
         }
-        PageGeometry.of(regions); // refuses regions out of index order
         if (config.transport() == Transport.SHM && sharedFile == null) {
             throw new IllegalArgumentException("mooncake transport shm needs the KV pool in a shared file, but it was exposed as anonymous memory");
         }
-        List<Descriptor.Shape> shapes = regions.stream().map(Descriptor.Shape::of).toList();
-        // Validate the descriptor before listening, so a bad region never leaves a listener behind.
-        new Descriptor(context.hostId(), config.listenHost(), 0, config.maxFrameBytes(), Optional.ofNullable(sharedFile), shapes);
+        // Described (and so validated) before listening, so a bad region never leaves a listener behind.
+        byte[] pool = context.describePool(regions, sharedFile);
         receiver = TcpReceiver.start(regions, guard, config);
-        byte[] descriptor = new Descriptor(context.hostId(), config.descriptorHost(MooncakeBackend::localHostName), receiver.port(),
-                receiver.maxFrameBytes(), Optional.ofNullable(sharedFile).map(Path::toAbsolutePath), shapes).encode();
+        byte[] descriptor = new Descriptor(config.descriptorHost(MooncakeBackend::localHostName), receiver.port(), receiver.maxFrameBytes(),
+                pool, context.readPool(pool)).encode();
         exposure = new Exposure(List.copyOf(regions), sharedFile, guard, descriptor);
         return descriptor.clone();
     }
@@ -109,12 +107,12 @@ final class MooncakeBackend
         if (sources == null) {
             throw new IllegalStateException("mooncake: registerSources must come before connect");
         }
-        Descriptor remote = Descriptor.decode(descriptor);
+        Descriptor remote = Descriptor.decode(descriptor, context);
         sources.geometry().checkReceiver("mooncake", remote.geometry());
         Transport transport = choose(remote);
         String name = peerHostId + "@" + remote.host() + ":" + remote.port();
         MooncakePeer peer = switch (transport) {
-            case SHM -> ShmPeer.map("shm-" + name, sources.regions(), remote, config);
+            case SHM -> new ShmPeer("shm-" + name, sources.regions(), remote, config, context.mapSharedPool(remote.pool()));
             case TCP -> TcpPeer.connect("tcp-" + name, sources.regions(), remote, config);
             case AUTO -> throw new IllegalStateException("unreachable: a peer's transport is tcp or shm");
         };

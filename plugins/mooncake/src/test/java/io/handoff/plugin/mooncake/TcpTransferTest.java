@@ -130,8 +130,10 @@ class TcpTransferTest
             // Answers the hello, then swallows every frame and never replies nor closes: a stalled receiver.
             CountDownLatch testOver = new CountDownLatch(1);
             Thread swallower = Thread.ofPlatform().daemon().start(() -> swallow(silent, testOver));
-            Descriptor descriptor = new Descriptor(Link.DECODE_HOST, "127.0.0.1", ((InetSocketAddress) silent.getLocalAddress()).getPort(),
-                    4096, Optional.empty(), source.regions().stream().map(Descriptor.Shape::of).toList());
+            RecordingContext decodeContext = new RecordingContext(Link.DECODE_HOST, folder);
+            byte[] pool = decodeContext.describePool(source.regions(), null);
+            Descriptor descriptor = new Descriptor("127.0.0.1", ((InetSocketAddress) silent.getLocalAddress()).getPort(), 4096, pool,
+                    decodeContext.readPool(pool));
             sender.registerSources(source.regions());
             TransferPeer peer = sender.connect(Link.DECODE_HOST, descriptor.encode());
 

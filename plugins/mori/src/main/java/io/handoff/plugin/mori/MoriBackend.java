@@ -1,7 +1,7 @@
 package io.handoff.plugin.mori;
 
 import io.handoff.spi.transfer.MemoryRegion;
-import io.handoff.spi.transfer.PageGeometry;
+import io.handoff.spi.transfer.PoolDescription;
 import io.handoff.spi.transfer.SourceRegions;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferContext;
@@ -62,13 +62,12 @@ final class MoriBackend
         requireNonNull(regions, "regions is null");
         requireNonNull(guard, "guard is null");
         checkOpen();
-        PageGeometry.of(regions); // refuses regions out of index order
         if (sharedFile == null) {
             throw new IllegalArgumentException("mori writes into the decode KV pool's shared file, but the pool was exposed as anonymous "
                     + "memory, and the RDMA path is " + rdma.summary());
         }
-        List<PoolDescriptor.Region> shapes = regions.stream().map(PoolDescriptor.Region::of).toList();
-        return new PoolDescriptor(context.hostId(), sharedFile.toAbsolutePath(), shapes).encode();
+        // the core's pool description is the whole descriptor: the host, the pool file, every region's place in it
+        return context.describePool(regions, sharedFile);
     }
 
     @Override
@@ -87,14 +86,15 @@ final class MoriBackend
         if (sources == null) {
             throw new IllegalStateException("mori: registerSources must come before connect");
         }
-        PoolDescriptor remote = PoolDescriptor.decode(descriptor);
+        PoolDescription remote = context.readPool(descriptor);
         if (!remote.hostId().equals(context.hostId())) {
             throw new IllegalArgumentException("mori cannot reach the decode on host " + remote.hostId() + " from host " + context.hostId()
                     + ": shared memory works only on one host, and the RDMA path is " + rdma.summary()
                     + "; run prefill and decode on one host, or use a transfer backend that works between hosts (mooncake, nixl)");
         }
         sources.geometry().checkReceiver("mori", remote.geometry());
-        SharedMemoryPeer peer = SharedMemoryPeer.map(peerHostId + ":" + remote.sharedFile().getFileName(), config, sources.regions(), remote);
+        String name = peerHostId + ":" + remote.sharedFile().map(file -> file.getFileName().toString()).orElse("anonymous");
+        SharedMemoryPeer peer = new SharedMemoryPeer(name, config, sources.regions(), context.mapSharedPool(descriptor));
         peers.add(peer);
         return peer;
     }

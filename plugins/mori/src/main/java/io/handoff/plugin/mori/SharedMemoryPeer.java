@@ -3,28 +3,22 @@ package io.handoff.plugin.mori;
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.RoomKey;
+import io.handoff.spi.transfer.SharedPoolMapping;
 import io.handoff.spi.transfer.PlanWork;
 import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.TransferFailure;
 import io.handoff.spi.transfer.TransferPeer;
 import io.handoff.spi.transfer.TransferPlan;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
-import java.nio.channels.FileChannel;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
-import static java.nio.file.StandardOpenOption.READ;
-import static java.nio.file.StandardOpenOption.WRITE;
 import static java.util.Objects.requireNonNull;
 
 /**
- * A prefill's one-sided connection to a decode on this host: the decode's pool file mapped read-write, into which
+ * A prefill's one-sided connection to a decode on this host: the decode's pool file, mapped read-write by the core, into which
  * the core's transfer thread copies each plan page by page, straight from the source pool. With forward-sync the
  * connection waits on each plan's producer fence itself before it reads a page (I1, FORWARD_SYNC:
  * {@link PlanWork#awaitFence}); without it the core waited on the fence before handing the plan over, and the
@@ -39,47 +33,16 @@ final class SharedMemoryPeer
     private final List<MemoryRegion> sources;
     private final List<MemorySegment> destinations;
     private final PageGeometry receiverGeometry;
-    private final Arena arena;
+    private final SharedPoolMapping receiver;
 
-    private SharedMemoryPeer(String name, MoriConfig config, List<MemoryRegion> sources, Arena arena, List<MemorySegment> destinations,
-            PoolDescriptor remote)
+    SharedMemoryPeer(String name, MoriConfig config, List<MemoryRegion> sources, SharedPoolMapping receiver)
     {
-        this.label = "mori peer " + name;
-        this.config = config;
+        this.label = "mori peer " + requireNonNull(name, "name is null");
+        this.config = requireNonNull(config, "config is null");
         this.sources = List.copyOf(sources);
-        this.destinations = List.copyOf(destinations);
-        this.receiverGeometry = remote.geometry();
-        this.arena = arena;
-    }
-
-    /** Maps the receiver's pool file read-write, region by region. */
-    static SharedMemoryPeer map(String name, MoriConfig config, List<MemoryRegion> sources, PoolDescriptor remote)
-    {
-        requireNonNull(name, "name is null");
-        requireNonNull(config, "config is null");
-        Arena arena = Arena.ofShared();
-        try (FileChannel channel = FileChannel.open(remote.sharedFile(), READ, WRITE)) {
-            long size = channel.size();
-            List<MemorySegment> destinations = new ArrayList<>(remote.regions().size());
-            for (int i = 0; i < remote.regions().size(); i++) {
-                PoolDescriptor.Region region = remote.regions().get(i);
-                if (region.fileOffset() + region.byteSize() > size) {
-                    throw new IllegalArgumentException("mori peer " + name + ": region " + i + " ends at byte "
-                            + (region.fileOffset() + region.byteSize()) + " of " + remote.sharedFile() + ", which has " + size + " bytes");
-                }
-                destinations.add(channel.map(FileChannel.MapMode.READ_WRITE, region.fileOffset(), region.byteSize(), arena));
-            }
-            return new SharedMemoryPeer(name, config, sources, arena, destinations, remote);
-        }
-        catch (IOException e) {
-            arena.close();
-            throw new UncheckedIOException("mori peer " + name + " cannot map the receiver's pool file " + remote.sharedFile() + ": "
-                    + e.getMessage() + "; is the decode running on this host and its pool still there?", e);
-        }
-        catch (RuntimeException e) {
-            arena.close();
-            throw e;
-        }
+        this.receiver = requireNonNull(receiver, "receiver is null");
+        this.destinations = receiver.regions().stream().map(MemoryRegion::segment).toList();
+        this.receiverGeometry = receiver.description().geometry();
     }
 
     @Override
@@ -159,8 +122,6 @@ final class SharedMemoryPeer
     @Override
     public synchronized void close()
     {
-        if (arena.scope().isAlive()) {
-            arena.close();
-        }
+        receiver.close();
     }
 }

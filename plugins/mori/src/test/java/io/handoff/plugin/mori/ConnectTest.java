@@ -1,6 +1,8 @@
 package io.handoff.plugin.mori;
 
 import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.PageGeometry;
+import io.handoff.spi.transfer.PoolDescription;
 import io.handoff.spi.transfer.WriteGuard;
 import io.handoff.testkit.transfer.Pool;
 import io.handoff.testkit.transfer.RecordingContext;
@@ -22,19 +24,15 @@ class ConnectTest
     Path folder;
 
     @Test
-    void theDescriptorNamesTheHostThePoolFileAndEveryRegionsPlaceInIt()
+    void theDescriptorIsTheCoresDescriptionOfTheHostThePoolFileAndThePageGeometry()
     {
         try (Pool decodePool = Pool.mapped(folder.resolve("pool"));
                 MoriBackend decode = backend("host-a")) {
-            PoolDescriptor descriptor = PoolDescriptor.decode(decode.expose(decodePool.regions(), decodePool.file(), WriteGuard.ALLOW_ALL));
+            PoolDescription described = context("host-a").readPool(decode.expose(decodePool.regions(), decodePool.file(), WriteGuard.ALLOW_ALL));
 
-            assertThat(descriptor.hostId()).isEqualTo("host-a");
-            assertThat(descriptor.sharedFile()).isEqualTo(decodePool.file().toAbsolutePath());
-            assertThat(descriptor.regions()).containsExactly(
-                    new PoolDescriptor.Region(0, Pool.PAGES * 1024L, 1024),
-                    new PoolDescriptor.Region(Pool.PAGES * 1024L, Pool.PAGES * 1024L, 1024),
-                    new PoolDescriptor.Region(2 * Pool.PAGES * 1024L, Pool.PAGES * 512L, 512));
-            assertThat(PoolDescriptor.decode(descriptor.encode())).isEqualTo(descriptor);
+            assertThat(described.hostId()).isEqualTo("host-a");
+            assertThat(described.sharedFile()).contains(decodePool.file().toAbsolutePath());
+            assertThat(described.geometry()).isEqualTo(PageGeometry.of(decodePool.regions()));
         }
     }
 
@@ -68,17 +66,13 @@ class ConnectTest
     }
 
     @Test
-    void aDescriptorOfAnotherBackendOrVersionIsRefused()
+    void aDescriptorThatIsNoPoolDescriptionIsRefused()
     {
         try (Pool prefillPool = Pool.anonymous();
                 MoriBackend prefill = backend("host-a")) {
             prefill.registerSources(prefillPool.regions());
-            assertThatThrownBy(() -> prefill.connect("host-a", new byte[] {1, 0, 4, 'h'}))
-                    .hasMessageContaining("not a mori descriptor");
-            byte[] future = new PoolDescriptor("host-a", folder.resolve("pool"), List.of()).encode();
-            future[4] = 2;
-            assertThatThrownBy(() -> prefill.connect("host-a", future))
-                    .hasMessageContaining("mori descriptor version 2, this Handoff reads version 1");
+            assertThatThrownBy(() -> prefill.connect("host-a", new byte[] {1, 0, 4, 'h', 0, 0, 0, 0}))
+                    .hasMessageContaining("not a pool description");
         }
     }
 
@@ -87,29 +81,40 @@ class ConnectTest
             throws Exception
     {
         try (Pool prefillPool = Pool.anonymous();
+                Pool wide = Pool.anonymous(Pool.PAGES, new long[] {1024, 1024, 1024});
                 MoriBackend prefill = backend("host-a")) {
             prefill.registerSources(prefillPool.regions());
-            List<PoolDescriptor.Region> regions = prefillPool.regions().stream()
-                    .map(region -> new PoolDescriptor.Region(0, region.segment().byteSize(), region.pageStride())).toList();
+            List<MemoryRegion> regions = inFile(prefillPool.regions());
 
-            byte[] twoRegions = new PoolDescriptor("host-a", folder.resolve("pool"), regions.subList(0, 2)).encode();
+            byte[] twoRegions = context("host-a").describePool(regions.subList(0, 2), folder.resolve("pool"));
             assertThatThrownBy(() -> prefill.connect("host-a", twoRegions))
                     .hasMessageContaining("the receiver exposed 2 regions, this sender has 3");
 
-            byte[] wideStride = new PoolDescriptor("host-a", folder.resolve("pool"),
-                    List.of(regions.get(0), regions.get(1), new PoolDescriptor.Region(0, Pool.PAGES * 1024L, 1024))).encode();
+            byte[] wideStride = context("host-a").describePool(inFile(wide.regions()), folder.resolve("pool"));
             assertThatThrownBy(() -> prefill.connect("host-a", wideStride))
                     .hasMessageContaining("region 2 has 1024-byte pages on the receiver and 512-byte pages here");
 
-            byte[] vanished = new PoolDescriptor("host-a", folder.resolve("gone"), regions).encode();
+            byte[] vanished = context("host-a").describePool(regions, folder.resolve("gone"));
             assertThatThrownBy(() -> prefill.connect("host-a", vanished))
                     .hasMessageContaining("cannot map the receiver's pool file " + folder.resolve("gone"));
 
             Files.write(folder.resolve("short"), new byte[100]);
-            byte[] shortFile = new PoolDescriptor("host-a", folder.resolve("short"), regions).encode();
+            byte[] shortFile = context("host-a").describePool(regions, folder.resolve("short"));
             assertThatThrownBy(() -> prefill.connect("host-a", shortFile))
-                    .hasMessageContaining("region 0 ends at byte " + Pool.PAGES * 1024L + " of " + folder.resolve("short") + ", which has 100 bytes");
+                    .hasMessageContaining("ends at byte").hasMessageContaining(folder.resolve("short") + ", which has 100 bytes");
         }
+    }
+
+    /** The regions as if laid out one after another in a pool file. */
+    private static List<MemoryRegion> inFile(List<MemoryRegion> regions)
+    {
+        List<MemoryRegion> placed = new java.util.ArrayList<>();
+        long offset = 0;
+        for (MemoryRegion region : regions) {
+            placed.add(new MemoryRegion(region.index(), region.segment(), region.pageStride(), offset));
+            offset += region.segment().byteSize();
+        }
+        return placed;
     }
 
     @Test
@@ -123,8 +128,13 @@ class ConnectTest
         }
     }
 
+    private RecordingContext context(String hostId)
+    {
+        return new RecordingContext(hostId, folder);
+    }
+
     private MoriBackend backend(String hostId)
     {
-        return new MoriBackend(new RecordingContext(hostId, folder), MoriConfig.from(ReferenceSettings.of(new MoriProvider()).defaults()), RdmaTransport.probe());
+        return new MoriBackend(context(hostId), MoriConfig.from(ReferenceSettings.of(new MoriProvider()).defaults()), RdmaTransport.probe());
     }
 }
