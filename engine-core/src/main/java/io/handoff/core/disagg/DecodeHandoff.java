@@ -373,7 +373,7 @@ public final class DecodeHandoff
     private void drive(Room room, RoomEvent.ForReceiver event)
     {
         synchronized (room) {
-            for (RoomEffect effect : room.machine.on(event, clock.nanos())) {
+            for (RoomEffect.ReceiverEffect effect : room.machine.on(event, clock.nanos())) {
                 execute(room, effect);
             }
         }
@@ -384,7 +384,7 @@ public final class DecodeHandoff
         }
     }
 
-    private void execute(Room room, RoomEffect effect)
+    private void execute(Room room, RoomEffect.ReceiverEffect effect)
     {
         RoomKey key = room.machine.room();
         switch (effect) {
@@ -416,7 +416,6 @@ public final class DecodeHandoff
                 stats.ignored();
                 log.debug("room {}: {}", key, ignored.why());
             }
-            default -> throw new IllegalStateException("a receiver room emitted a sender effect: " + effect);
         }
     }
 

@@ -409,10 +409,10 @@ public final class PrefillHandoff
 
     private void drive(Room room, RoomEvent.ForSender event)
     {
-        List<RoomEffect> effects;
+        List<RoomEffect.SenderEffect> effects;
         synchronized (room) {
             effects = room.machine.on(event, clock.nanos());
-            for (RoomEffect effect : effects) {
+            for (RoomEffect.SenderEffect effect : effects) {
                 execute(room, effect);
             }
         }
@@ -422,7 +422,7 @@ public final class PrefillHandoff
         }
     }
 
-    private void execute(Room room, RoomEffect effect)
+    private void execute(Room room, RoomEffect.SenderEffect effect)
     {
         RoomKey key = room.machine.room();
         switch (effect) {
@@ -462,7 +462,6 @@ public final class PrefillHandoff
                 stats.ignored();
                 log.debug("room {}: {}", key, ignored.why());
             }
-            default -> throw new IllegalStateException("a sender room emitted a receiver effect: " + effect);
         }
     }
 
