@@ -67,6 +67,34 @@ public final class PrefillHandoff
         }
     }
 
+    /** What the links to the decodes tell this prefill's rooms (control reader threads). */
+    private final class LinkEvents
+            implements DecodeLinks.Rooms
+    {
+        @Override
+        public void received(ControlChannel channel, RoomMessage message)
+        {
+            Optional<Room> room = rooms.route(message);
+            if (room.isPresent()) {
+                drive(room.get(), new RoomEvent.Received(message));
+            }
+            else if (message instanceof DrainRequest drain && !rooms.hasParkedFailure(drain.room())) {
+                // a room this prefill no longer (or never) had: nothing of it can be in flight
+                channel.send(new DrainAck(drain.room()));
+            }
+        }
+
+        @Override
+        public void lost(ControlChannel channel, String reason)
+        {
+            for (Room room : rooms.rooms()) {
+                if (links.carries(channel, room.machine.room())) {
+                    drive(room, new RoomEvent.PeerLost(reason));
+                }
+            }
+        }
+    }
+
     private final DisaggregationConfig config;
     private final PageChecksums checksums;
     private final int pageSize;
@@ -89,20 +117,8 @@ public final class PrefillHandoff
         this.pageSize = pageSize;
         this.earlySend = requireNonNull(earlySend, "earlySend is null");
         // a decode may connect before this returns; until a request is admitted here there is no room it can reach
-        this.links = new DecodeLinks(config, compatibility, backendId, backend, earlySend, sources, hooks, clock, stats, new DecodeLinks.Rooms()
-        {
-            @Override
-            public void received(ControlChannel channel, RoomMessage message)
-            {
-                roomMessage(channel, message);
-            }
-
-            @Override
-            public void lost(ControlChannel channel, String reason)
-            {
-                connectionLost(channel, reason);
-            }
-        });
+        this.links = new DecodeLinks(config, compatibility, backendId, backend, earlySend, sources, hooks, clock, stats,
+                new LinkEvents());
         this.ticker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("handoff-prefill-ticks").daemon().factory());
         long period = Math.max(50, config.liveness().heartbeatInterval().toMillis() / 2);
         ticker.scheduleAtFixedRate(this::tick, period, period, TimeUnit.MILLISECONDS);
@@ -134,30 +150,6 @@ public final class PrefillHandoff
     public long droppedMessages()
     {
         return rooms.dropped();
-    }
-
-    // ---------------------------------------------------------------------------------------------
-    // From the decodes (control reader threads).
-
-    private void roomMessage(ControlChannel channel, RoomMessage message)
-    {
-        Optional<Room> room = rooms.route(message);
-        if (room.isPresent()) {
-            drive(room.get(), new RoomEvent.Received(message));
-        }
-        else if (message instanceof DrainRequest drain && !rooms.hasParkedFailure(drain.room())) {
-            // a room this prefill no longer (or never) had: nothing of it can be in flight
-            channel.send(new DrainAck(drain.room()));
-        }
-    }
-
-    private void connectionLost(ControlChannel channel, String reason)
-    {
-        for (Room room : rooms.rooms()) {
-            if (links.carries(channel, room.machine.room())) {
-                drive(room, new RoomEvent.PeerLost(reason));
-            }
-        }
     }
 
     private void tick()
