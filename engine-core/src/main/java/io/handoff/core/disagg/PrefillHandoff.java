@@ -1,32 +1,25 @@
 package io.handoff.core.disagg;
 
-import io.handoff.core.transfer.PlanListener;
-import io.handoff.core.transfer.TransferHooks;
-import io.handoff.core.transfer.TransferLink;
-
 import io.handoff.core.disagg.ControlMessage.DrainAck;
 import io.handoff.core.disagg.ControlMessage.DrainRequest;
-import io.handoff.core.disagg.ControlMessage.Hello;
-import io.handoff.core.disagg.ControlMessage.RegisterRegions;
-import io.handoff.core.disagg.ControlMessage.RegionsRegistered;
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
-import io.handoff.core.disagg.ControlMessage.RoomRequest;
 import io.handoff.core.disagg.RoomEvent.ChunkForwarded;
 import io.handoff.core.scheduler.FinishReason;
 import io.handoff.core.scheduler.HandoffRequest;
 import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.Scheduler;
+import io.handoff.core.transfer.PlanListener;
+import io.handoff.core.transfer.TransferHooks;
+import io.handoff.core.transfer.TransferLink;
+import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferBackend;
-import io.handoff.spi.transfer.PageGeometry;
-import io.handoff.spi.transfer.TransferPeer;
 import io.handoff.spi.transfer.TransferPlan;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -40,11 +33,10 @@ import java.util.concurrent.TimeUnit;
 import static java.util.Objects.requireNonNull;
 
 /**
- * The prefill side of disaggregation: accepts decode control connections, connects the transfer backend
- * to each decode that registers its regions, and drives one {@link SenderRoom} per request from the
- * scheduler's hooks, the decode's messages and the backend's completions. All room events go through
- * {@link #drive}, one at a time, and their effects run in order before the next event (a drain never
- * overtakes a post).
+ * The prefill side of disaggregation: drives one {@link SenderRoom} per request from the scheduler's
+ * hooks, the decode's messages and the backend's completions, over the connections {@link DecodeLinks}
+ * keeps to the decodes. All room events go through {@link #drive}, one at a time, and their effects run
+ * in order before the next event (a drain never overtakes a post).
  */
 public final class PrefillHandoff
         implements KvHandoff, AutoCloseable
@@ -73,27 +65,45 @@ public final class PrefillHandoff
         }
     }
 
+    /** What the links to the decodes tell this prefill's rooms (control reader threads). */
+    private final class LinkEvents
+            implements DecodeLinks.Rooms
+    {
+        @Override
+        public void received(ControlChannel channel, RoomMessage message)
+        {
+            Optional<Room> room = rooms.route(message);
+            if (room.isPresent()) {
+                drive(room.get(), new RoomEvent.Received(message));
+            }
+            else if (message instanceof DrainRequest drain && !rooms.hasParkedFailure(drain.room())) {
+                // a room this prefill no longer (or never) had: nothing of it can be in flight
+                channel.send(new DrainAck(drain.room()));
+            }
+        }
+
+        @Override
+        public void lost(ControlChannel channel, String reason)
+        {
+            for (Room room : rooms.rooms()) {
+                if (links.carries(channel, room.machine.room())) {
+                    drive(room, new RoomEvent.PeerLost(reason));
+                }
+            }
+        }
+    }
+
     private final DisaggregationConfig config;
-    private final Compatibility compatibility;
-    private final String backendId;
-    private final TransferBackend backend;
     private final PageChecksums checksums;
     private final int pageSize;
     private final EarlySend earlySend;
     private final DeadlineClock clock = DeadlineClock.system();
     private final TransferStats stats = new TransferStats();
-    private volatile String transport = "not connected yet";
     private final RoomTable<Room> rooms = new RoomTable<>(1024, 4096);
-    private final Map<RoomKey, ControlChannel> roomChannels = new ConcurrentHashMap<>();
-    private final Map<ControlChannel, TransferLink> peers = new ConcurrentHashMap<>();
-    // whether each connection may send early: the engine's setting narrowed by what the connection reports
-    private final Map<TransferLink, EarlySend> earlySendByLink = new ConcurrentHashMap<>();
-    private final PageGeometry sources;
-    private final TransferHooks hooks;
     // plans posted but not yet moving, by room and chunk: their busy time starts when the backend starts reading them
     private final Map<RoomKey, Map<Integer, java.util.ArrayDeque<TransferStats.Plan>>> waitingToMove = new ConcurrentHashMap<>();
+    private final DecodeLinks links;
     private final ScheduledExecutorService ticker;
-    private final ControlServer server;
     private volatile Scheduler scheduler;
 
     public PrefillHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
@@ -101,29 +111,12 @@ public final class PrefillHandoff
             throws IOException
     {
         this.config = requireNonNull(config, "config is null");
-        this.compatibility = requireNonNull(compatibility, "compatibility is null");
-        this.backendId = requireNonNull(backendId, "backendId is null");
-        this.backend = requireNonNull(backend, "backend is null");
         this.checksums = requireNonNull(checksums, "checksums is null");
         this.pageSize = pageSize;
         this.earlySend = requireNonNull(earlySend, "earlySend is null");
-        this.sources = requireNonNull(sources, "sources is null");
-        this.hooks = requireNonNull(hooks, "hooks is null");
-        this.server = ControlServer.start(new InetSocketAddress(config.controlHost(), config.controlPort()), config.liveness(), clock,
-                new ControlChannel.Listener()
-                {
-                    @Override
-                    public void received(ControlChannel channel, ControlMessage message)
-                    {
-                        onMessage(channel, message);
-                    }
-
-                    @Override
-                    public void closed(ControlChannel channel, String reason)
-                    {
-                        onClosed(channel, reason);
-                    }
-                });
+        // a decode may connect before this returns; until a request is admitted here there is no room it can reach
+        this.links = new DecodeLinks(config, compatibility, backendId, backend, earlySend, sources, hooks, clock, stats,
+                new LinkEvents());
         this.ticker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("handoff-prefill-ticks").daemon().factory());
         long period = Math.max(50, config.liveness().heartbeatInterval().toMillis() / 2);
         ticker.scheduleAtFixedRate(this::tick, period, period, TimeUnit.MILLISECONDS);
@@ -138,7 +131,7 @@ public final class PrefillHandoff
     /** Where decodes connect: {@code host:port}. */
     public String controlAddress()
     {
-        return config.controlHost() + ":" + server.port();
+        return links.controlAddress();
     }
 
     public TransferStats stats()
@@ -149,7 +142,7 @@ public final class PrefillHandoff
     /** The transport of the most recent peer connection. */
     public String transport()
     {
-        return transport;
+        return links.transport();
     }
 
     public long droppedMessages()
@@ -157,106 +150,10 @@ public final class PrefillHandoff
         return rooms.dropped();
     }
 
-    // ---------------------------------------------------------------------------------------------
-    // Control connections (reader threads).
-
-    private void onMessage(ControlChannel channel, ControlMessage message)
-    {
-        switch (message) {
-            case Hello hello -> {
-                ControlMessage.HelloResult result = compatibility.judge(hello, ControlMessage.Role.DECODE)
-                        .from(EngineTransferContext.localHostId(), ProcessHandle.current().pid());
-                channel.send(result);
-                if (!result.accepted()) {
-                    log.warn("refused decode {}: {}", channel.peer(), result.reason());
-                    channel.close("handshake refused: " + result.reason());
-                }
-            }
-            case RegisterRegions register -> channel.send(register(channel, register));
-            case RoomMessage roomMessage -> {
-                if (roomMessage instanceof RoomRequest) {
-                    roomChannels.put(roomMessage.room(), channel);
-                }
-                Optional<Room> room = rooms.route(roomMessage);
-                if (room.isPresent()) {
-                    drive(room.get(), new RoomEvent.Received(roomMessage));
-                }
-                else if (roomMessage instanceof DrainRequest drain && !rooms.hasParkedFailure(drain.room())) {
-                    // a room this prefill no longer (or never) had: nothing of it can be in flight
-                    channel.send(new DrainAck(drain.room()));
-                }
-            }
-            case ControlMessage.Heartbeat ignored -> { }
-            default -> {
-                stats.ignored();
-                log.debug("prefill ignores {} from {}", message, channel.peer());
-            }
-        }
-    }
-
-    private RegionsRegistered register(ControlChannel channel, RegisterRegions register)
-    {
-        if (!register.backendId().equals(backendId)) {
-            return RegionsRegistered.refused("this prefill transfers with '" + backendId + "' but the decode registered regions for '"
-                    + register.backendId() + "': set handoff.disaggregation.transfer-backend the same on both");
-        }
-        TransferLink link;
-        EarlySend linkEarlySend;
-        try {
-            TransferPeer peer = backend.connect(EngineTransferContext.localHostId(), register.descriptor());
-            linkEarlySend = earlySend.forConnection(backendId, peer.capabilities());
-            sources.checkReceiver(backendId, peer.receiverGeometry());
-            link = TransferLink.start(backendId, channel.peer(), peer, sources, peer.receiverGeometry(), config.linkTimeouts(), hooks);
-        }
-        catch (RuntimeException e) {
-            log.warn("cannot connect the {} backend to decode {}: {}", backendId, channel.peer(), e.getMessage());
-            return RegionsRegistered.refused("the prefill cannot reach the decode's memory with " + backendId + ": " + e.getMessage());
-        }
-        link.onFenced(reason -> fenced(channel, link, reason));
-        earlySendByLink.put(link, linkEarlySend);
-        TransferLink previous = peers.put(channel, link);
-        if (previous != null) {
-            earlySendByLink.remove(previous);
-            previous.close();
-        }
-        transport = link.transport();
-        log.info("decode {} registered its KV regions; transport {} with {}; early send {} ({})", channel.peer(), link.transport(),
-                link.capabilities(), linkEarlySend.enabled() ? "enabled" : "disabled", linkEarlySend.reason());
-        return new RegionsRegistered(true, link.transport(), link.capabilities(), "");
-    }
-
-    /**
-     * The connection broke the transfer protocol: its rooms fail, and the control channel to that decode closes, so
-     * the decode fails its side and keeps their pages until it has proof (the link proves no drain any more).
-     */
-    private void fenced(ControlChannel channel, TransferLink link, String reason)
-    {
-        if (peers.get(channel) == link) {
-            channel.close(backendId + " connection fenced: " + reason);
-        }
-    }
-
-    private void onClosed(ControlChannel channel, String reason)
-    {
-        TransferLink peer = peers.remove(channel);
-        if (peer != null) {
-            earlySendByLink.remove(peer);
-        }
-        for (Room room : rooms.rooms()) {
-            if (roomChannels.get(room.machine.room()) == channel) {
-                drive(room, new RoomEvent.PeerLost(reason));
-            }
-        }
-        roomChannels.values().removeIf(c -> c == channel);
-        if (peer != null) {
-            peer.close();
-        }
-    }
-
     private void tick()
     {
         try {
-            server.tick();
+            links.tick();
             long now = clock.nanos();
             for (Room room : rooms.rooms()) {
                 if (now - room.machine.deadlineNanos() >= 0) {
@@ -392,33 +289,31 @@ public final class PrefillHandoff
 
     private void drive(Room room, RoomEvent.ForSender event)
     {
-        List<RoomEffect> effects;
+        List<RoomEffect.SenderEffect> effects;
         synchronized (room) {
             effects = room.machine.on(event, clock.nanos());
-            for (RoomEffect effect : effects) {
+            for (RoomEffect.SenderEffect effect : effects) {
                 execute(room, effect);
             }
         }
         if (room.machine.phase().isTerminal() && room.sourcesReleased.isDone()) {
             rooms.retire(room.machine.room());
-            roomChannels.remove(room.machine.room());
+            links.forget(room.machine.room());
         }
     }
 
-    private void execute(Room room, RoomEffect effect)
+    private void execute(Room room, RoomEffect.SenderEffect effect)
     {
         RoomKey key = room.machine.room();
         switch (effect) {
             case RoomEffect.Send send -> {
-                ControlChannel channel = roomChannels.get(key);
-                if (channel == null || !channel.send(send.message())) {
+                if (!links.send(key, send.message())) {
                     log.debug("room {}: no open control connection for {}", key, send.message());
                 }
             }
             case RoomEffect.Post post -> post(room, post.plan());
             case RoomEffect.Drain drain -> {
-                TransferLink peer = peer(key);
-                CompletableFuture<Void> drained = peer == null ? CompletableFuture.completedFuture(null) : peer.drain(key);
+                CompletableFuture<Void> drained = links.link(key).map(link -> link.drain(key)).orElse(CompletableFuture.completedFuture(null));
                 drained.whenComplete((ignored, failure) -> {
                     if (failure != null) {
                         // no proof that nothing is in flight: keep the source pages (and the decode's quarantine)
@@ -445,20 +340,18 @@ public final class PrefillHandoff
                 stats.ignored();
                 log.debug("room {}: {}", key, ignored.why());
             }
-            default -> throw new IllegalStateException("a sender room emitted a receiver effect: " + effect);
         }
     }
 
     private void post(Room room, TransferPlan plan)
     {
-        TransferLink peer = peer(plan.room());
-        if (peer == null) {
+        Optional<TransferLink> peer = links.link(plan.room());
+        if (peer.isEmpty()) {
             drive(room, new RoomEvent.PlanFailed(plan, "the decode registered no regions with this prefill"));
             return;
         }
         if (!plan.fence().isDone() && plan.fence() instanceof io.handoff.core.scheduler.Fence forward) {
-            EarlySend allowed = earlySendByLink.get(peer);
-            if (allowed == null || !allowed.enabled()) {
+            if (!links.sendsEarly(plan.room())) {
                 // This connection reports neither FORWARD_SYNC nor STAGING (narrower than its provider): it gets no plan
                 // before the plan's forward is done. The plan waits here, not on the connection's transfer thread.
                 forward.onComplete(() -> post(room, plan));
@@ -475,7 +368,7 @@ public final class PrefillHandoff
             waitingToMove.computeIfAbsent(plan.room(), r -> new ConcurrentHashMap<>())
                     .computeIfAbsent(plan.chunk(), c -> new java.util.ArrayDeque<>()).add(busy);
         }
-        peer.post(plan, new PlanListener()
+        peer.get().post(plan, new PlanListener()
         {
             @Override
             public void completed(TransferPlan done, long moved)
@@ -519,19 +412,10 @@ public final class PrefillHandoff
         return checksums.bytesPerPage();
     }
 
-    private TransferLink peer(RoomKey key)
-    {
-        ControlChannel channel = roomChannels.get(key);
-        return channel == null ? null : peers.get(channel);
-    }
-
     @Override
     public void close()
     {
         ticker.shutdownNow();
-        server.close();
-        peers.values().forEach(TransferLink::close);
-        peers.clear();
-        backend.close();
+        links.close();
     }
 }

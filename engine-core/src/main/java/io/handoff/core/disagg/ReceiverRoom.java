@@ -13,6 +13,7 @@ import io.handoff.core.disagg.RoomEffect.Fail;
 import io.handoff.core.disagg.RoomEffect.Ignored;
 import io.handoff.core.disagg.RoomEffect.MarkReceiving;
 import io.handoff.core.disagg.RoomEffect.Quarantine;
+import io.handoff.core.disagg.RoomEffect.ReceiverEffect;
 import io.handoff.core.disagg.RoomEffect.Release;
 import io.handoff.core.disagg.RoomEffect.ReleaseQuarantined;
 import io.handoff.core.disagg.RoomEffect.Send;
@@ -209,10 +210,10 @@ public final class ReceiverRoom
     }
 
     /** The single transition function. */
-    public synchronized List<RoomEffect> on(RoomEvent.ForReceiver event, long nowNanos)
+    public synchronized List<ReceiverEffect> on(RoomEvent.ForReceiver event, long nowNanos)
     {
         requireNonNull(event, "event is null");
-        List<RoomEffect> effects = new ArrayList<>();
+        List<ReceiverEffect> effects = new ArrayList<>();
         switch (event) {
             case PeerReady(ReleasePolicy releasePolicy) when phase == BOOTSTRAPPING -> {
                 policy = releasePolicy;
@@ -252,7 +253,7 @@ public final class ReceiverRoom
         return effects;
     }
 
-    private void onMessage(RoomMessage message, long now, List<RoomEffect> effects)
+    private void onMessage(RoomMessage message, long now, List<ReceiverEffect> effects)
     {
         if (!message.room().equals(room)) {
             effects.add(new Ignored("message for room " + message.room() + " reached room " + room));
@@ -280,7 +281,7 @@ public final class ReceiverRoom
         }
     }
 
-    private void onChunkDone(ChunkDone chunk, long now, List<RoomEffect> effects)
+    private void onChunkDone(ChunkDone chunk, long now, List<ReceiverEffect> effects)
     {
         long end = (long) chunk.firstPageIndex() + chunk.pageCount();
         if (end > pages.length) {
@@ -298,7 +299,7 @@ public final class ReceiverRoom
         commitIfComplete(effects);
     }
 
-    private void commitIfComplete(List<RoomEffect> effects)
+    private void commitIfComplete(List<ReceiverEffect> effects)
     {
         if (heldAux == null || landed.cardinality() != pages.length) {
             return;
@@ -340,7 +341,7 @@ public final class ReceiverRoom
         return null;
     }
 
-    private void failIfLive(String reason, boolean tellPeer, boolean peerReachable, List<RoomEffect> effects)
+    private void failIfLive(String reason, boolean tellPeer, boolean peerReachable, List<ReceiverEffect> effects)
     {
         if (phase.isTerminal()) {
             effects.add(new Ignored("room " + room + " already ended " + phase + "; not failing it for: " + reason));
@@ -350,7 +351,7 @@ public final class ReceiverRoom
         }
     }
 
-    private void fail(String reason, boolean tellPeer, boolean peerReachable, List<RoomEffect> effects)
+    private void fail(String reason, boolean tellPeer, boolean peerReachable, List<ReceiverEffect> effects)
     {
         // the guard refuses from here on, before any page is given back
         stopWrites();

@@ -11,13 +11,23 @@ import static java.util.Objects.requireNonNull;
 /**
  * What a room's transition asks its caller to do, in list order, before the room's next event: the rooms
  * hold no I/O, so every side effect is one of these. Page effects name destination pages of the decode's
- * {@code PagePool}.
+ * {@code PagePool}. Like {@link RoomEvent}, effects are split by side: a {@link SenderRoom} emits only
+ * {@link SenderEffect}s and a {@link ReceiverRoom} only {@link ReceiverEffect}s, so each side's executor
+ * switches over its own effects exhaustively; effects both sides emit implement both.
  */
 public sealed interface RoomEffect
 {
+    /** An effect a prefill's {@link SenderRoom} emits. */
+    sealed interface SenderEffect
+            extends RoomEffect {}
+
+    /** An effect a decode's {@link ReceiverRoom} emits. */
+    sealed interface ReceiverEffect
+            extends RoomEffect {}
+
     /** Send a control message to the room's peer (best effort: a lost channel is reported as {@link RoomEvent.PeerLost}). */
     record Send(ControlMessage message)
-            implements RoomEffect
+            implements SenderEffect, ReceiverEffect
     {
         public Send
         {
@@ -27,7 +37,7 @@ public sealed interface RoomEffect
 
     /** Prefill: post the plan on the peer's {@code TransferPeer}, with a listener that feeds the outcome back. */
     record Post(TransferPlan plan)
-            implements RoomEffect
+            implements SenderEffect
     {
         public Post
         {
@@ -37,7 +47,7 @@ public sealed interface RoomEffect
 
     /** Prefill: call {@code TransferPeer.drain(room)} and feed {@link RoomEvent.Drained} back when it completes. */
     record Drain(RoomKey room)
-            implements RoomEffect
+            implements SenderEffect
     {
         public Drain
         {
@@ -47,11 +57,11 @@ public sealed interface RoomEffect
 
     /** Prefill: no transfer reads the room's source pages any more; the request may free them. */
     record ReleaseSources()
-            implements RoomEffect {}
+            implements SenderEffect {}
 
     /** Decode: {@code PagePool.markReceiving}: the pages are about to be advertised to the writer. */
     record MarkReceiving(int[] pages)
-            implements RoomEffect
+            implements ReceiverEffect
     {
         public MarkReceiving
         {
@@ -79,7 +89,7 @@ public sealed interface RoomEffect
 
     /** Decode: {@code PagePool.commitReceived}: the room's data is verified and the pages belong to the request. */
     record Commit(int[] pages)
-            implements RoomEffect
+            implements ReceiverEffect
     {
         public Commit
         {
@@ -107,7 +117,7 @@ public sealed interface RoomEffect
 
     /** Decode: {@code PagePool.release}: the pages were never advertised to a writer, so nothing can land in them. */
     record Release(int[] pages)
-            implements RoomEffect
+            implements ReceiverEffect
     {
         public Release
         {
@@ -135,7 +145,7 @@ public sealed interface RoomEffect
 
     /** Decode: {@code PagePool.quarantine}: a write may still land in these pages. */
     record Quarantine(int[] pages)
-            implements RoomEffect
+            implements ReceiverEffect
     {
         public Quarantine
         {
@@ -163,7 +173,7 @@ public sealed interface RoomEffect
 
     /** Decode: {@code PagePool.releaseQuarantined(pages, proof)}. */
     record ReleaseQuarantined(int[] pages, ReleaseProof proof)
-            implements RoomEffect
+            implements ReceiverEffect
     {
         public ReleaseQuarantined
         {
@@ -192,11 +202,11 @@ public sealed interface RoomEffect
 
     /** The room succeeded. Decode: join the request to decoding with this first token, without recomputing the prompt. */
     record Complete(int firstToken)
-            implements RoomEffect {}
+            implements SenderEffect, ReceiverEffect {}
 
     /** The room failed: fail the request with this reason. Emitted exactly once per room. */
     record Fail(String reason)
-            implements RoomEffect
+            implements SenderEffect, ReceiverEffect
     {
         public Fail
         {
@@ -206,7 +216,7 @@ public sealed interface RoomEffect
 
     /** An event that changed nothing (duplicate, stale generation, after the end); count it. */
     record Ignored(String why)
-            implements RoomEffect
+            implements SenderEffect, ReceiverEffect
     {
         public Ignored
         {

@@ -14,6 +14,7 @@ import io.handoff.core.disagg.RoomEffect.Ignored;
 import io.handoff.core.disagg.RoomEffect.Post;
 import io.handoff.core.disagg.RoomEffect.ReleaseSources;
 import io.handoff.core.disagg.RoomEffect.Send;
+import io.handoff.core.disagg.RoomEffect.SenderEffect;
 import io.handoff.core.disagg.RoomEvent.Abort;
 import io.handoff.core.disagg.RoomEvent.ChunkForwarded;
 import io.handoff.core.disagg.RoomEvent.Drained;
@@ -122,10 +123,10 @@ public final class SenderRoom
     }
 
     /** The single transition function. */
-    public synchronized List<RoomEffect> on(RoomEvent.ForSender event, long nowNanos)
+    public synchronized List<SenderEffect> on(RoomEvent.ForSender event, long nowNanos)
     {
         requireNonNull(event, "event is null");
-        List<RoomEffect> effects = new ArrayList<>();
+        List<SenderEffect> effects = new ArrayList<>();
         switch (event) {
             case Received(RoomMessage message) -> onMessage(message, nowNanos, effects);
             case ChunkForwarded chunk -> onChunkForwarded(chunk, nowNanos, effects);
@@ -157,7 +158,7 @@ public final class SenderRoom
         return effects;
     }
 
-    private void onMessage(RoomMessage message, long now, List<RoomEffect> effects)
+    private void onMessage(RoomMessage message, long now, List<SenderEffect> effects)
     {
         if (!message.room().equals(room)) {
             effects.add(new Ignored("message for room " + message.room() + " reached room " + room));
@@ -184,7 +185,7 @@ public final class SenderRoom
         }
     }
 
-    private void onRoomRequest(RoomRequest request, long now, List<RoomEffect> effects)
+    private void onRoomRequest(RoomRequest request, long now, List<SenderEffect> effects)
     {
         if (destinationPages != null && Arrays.equals(destinationPages, request.destinationPages())) {
             effects.add(new Ignored("duplicate " + request));
@@ -212,7 +213,7 @@ public final class SenderRoom
         finishIfDone(effects);
     }
 
-    private void onChunkForwarded(ChunkForwarded chunk, long now, List<RoomEffect> effects)
+    private void onChunkForwarded(ChunkForwarded chunk, long now, List<SenderEffect> effects)
     {
         if (phase.isTerminal()) {
             effects.add(new Ignored("chunk " + chunk.chunk() + " forwarded after the room ended " + phase));
@@ -250,7 +251,7 @@ public final class SenderRoom
         finishIfDone(effects);
     }
 
-    private void post(ChunkForwarded chunk, long now, List<RoomEffect> effects)
+    private void post(ChunkForwarded chunk, long now, List<SenderEffect> effects)
     {
         int first = chunk.firstPageIndex();
         int[] destinations = Arrays.copyOfRange(destinationPages, first, first + chunk.sourcePages().length);
@@ -266,7 +267,7 @@ public final class SenderRoom
         enter(TRANSFERRING, now);
     }
 
-    private void onPlanCompleted(TransferPlan plan, long now, List<RoomEffect> effects)
+    private void onPlanCompleted(TransferPlan plan, long now, List<SenderEffect> effects)
     {
         ChunkProgress progress = inFlight.get(plan.chunk());
         if (phase.isTerminal() || !plan.room().equals(room) || progress == null) {
@@ -286,7 +287,7 @@ public final class SenderRoom
     }
 
     // success once the last chunk was forwarded and every page landed: the aux record commits the room
-    private void finishIfDone(List<RoomEffect> effects)
+    private void finishIfDone(List<SenderEffect> effects)
     {
         if (phase.isTerminal() || !lastForwarded || destinationPages == null || pagesLanded != totalPages || !inFlight.isEmpty()) {
             return;
@@ -304,7 +305,7 @@ public final class SenderRoom
         effects.add(new Complete(firstToken));
     }
 
-    private void failIfLive(String reason, boolean tellPeer, List<RoomEffect> effects)
+    private void failIfLive(String reason, boolean tellPeer, List<SenderEffect> effects)
     {
         if (phase.isTerminal()) {
             effects.add(new Ignored("room " + room + " already ended " + phase + "; not failing it for: " + reason));
@@ -314,7 +315,7 @@ public final class SenderRoom
         }
     }
 
-    private void fail(String reason, boolean tellPeer, List<RoomEffect> effects)
+    private void fail(String reason, boolean tellPeer, List<SenderEffect> effects)
     {
         phase = FAILED;
         failure = reason;
@@ -335,7 +336,7 @@ public final class SenderRoom
         }
     }
 
-    private void releaseSources(List<RoomEffect> effects)
+    private void releaseSources(List<SenderEffect> effects)
     {
         if (!sourcesReleased) {
             sourcesReleased = true;
@@ -343,7 +344,7 @@ public final class SenderRoom
         }
     }
 
-    private void ackDrainIfOwed(List<RoomEffect> effects)
+    private void ackDrainIfOwed(List<SenderEffect> effects)
     {
         if (drainAckOwed) {
             drainAckOwed = false;

@@ -83,6 +83,12 @@ final class ScheduledRequest
         return scheduledPromptTokens == promptLength();
     }
 
+    /** What a {@link KvHandoff} sees of this request now (its page list is a copy). */
+    HandoffRequest handoffView(int pageSize)
+    {
+        return new HandoffRequest(request.rid(), request.ticket(), request.promptIds(), pages.clone(), pageSize);
+    }
+
     /** Tokens whose KV is final in the pool: what may be cached when the request ends. */
     int[] tokensWithKv()
     {

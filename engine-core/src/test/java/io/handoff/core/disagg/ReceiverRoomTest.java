@@ -67,7 +67,7 @@ class ReceiverRoomTest
         return room;
     }
 
-    private List<RoomEffect> on(ReceiverRoom room, RoomEvent.ForReceiver event)
+    private List<RoomEffect.ReceiverEffect> on(ReceiverRoom room, RoomEvent.ForReceiver event)
     {
         return room.on(event, clock.nanos());
     }
@@ -98,7 +98,7 @@ class ReceiverRoomTest
         assertThat(room.phase()).isEqualTo(BOOTSTRAPPING);
         assertThat(room.admits(40, 1)).isFalse();
 
-        List<RoomEffect> effects = on(room, new PeerReady(RELEASE_NOW));
+        List<RoomEffect.ReceiverEffect> effects = on(room, new PeerReady(RELEASE_NOW));
 
         assertThat(effects).containsExactly(new MarkReceiving(PAGES), new Send(new RoomRequest(ROOM, "rid-9", PROMPT, PAGES)));
         assertThat(room.phase()).isEqualTo(WAITING_FOR_INPUT);
@@ -114,7 +114,7 @@ class ReceiverRoomTest
         WriteGuard.Permit streaming = room.openWrite(40, 1);
         assertThat(streaming).isNotNull();
 
-        List<RoomEffect> failed = on(room, new Abort("client went away"));
+        List<RoomEffect.ReceiverEffect> failed = on(room, new Abort("client went away"));
         assertThat(failed).contains(new Quarantine(PAGES));
         assertThat(failed).noneMatch(effect -> effect instanceof ReleaseQuarantined);
         assertThat(room.openWrite(40, 1)).as("no new write after the room failed").isNull();
@@ -153,7 +153,7 @@ class ReceiverRoomTest
         assertThat(room.phase()).isEqualTo(TRANSFERRING);
         assertThat(on(room, chunk(1, 2, 2))).isEmpty();
 
-        List<RoomEffect> effects = on(room, aux(ROOM, checksumsOf(PAGES)));
+        List<RoomEffect.ReceiverEffect> effects = on(room, aux(ROOM, checksumsOf(PAGES)));
 
         assertThat(effects).containsExactly(new Commit(PAGES), new Complete(99));
         assertThat(room.phase()).isEqualTo(SUCCESS);
@@ -202,7 +202,7 @@ class ReceiverRoomTest
         int[] sent = checksumsOf(PAGES);
         sent[2] ^= 1;
 
-        List<RoomEffect> effects = on(room, aux(ROOM, sent));
+        List<RoomEffect.ReceiverEffect> effects = on(room, aux(ROOM, sent));
 
         String reason = "KV checksum mismatch on room page 2 (decode page 42): prefill sent 0x" + Integer.toHexString(sent[2])
                 + ", decode holds 0x" + Integer.toHexString(CHECKSUM.applyAsInt(42)) + "; the transferred KV is corrupt";
@@ -257,7 +257,7 @@ class ReceiverRoomTest
     {
         ReceiverRoom room = readyRoom(ReleasePolicy.from(EnumSet.of(TransferCapability.RECEIVER_VALIDATED_WRITES, TransferCapability.DRAIN_ACK)));
         on(room, chunk(0, 0, 1));
-        List<RoomEffect> effects = on(room, new Abort("stop"));
+        List<RoomEffect.ReceiverEffect> effects = on(room, new Abort("stop"));
         assertThat(effects).endsWith(new Quarantine(PAGES), new ReleaseQuarantined(PAGES, new ReleaseProof.ReceiverValidated(11, 3)));
         assertThat(room.isSettled()).isTrue();
     }
@@ -268,7 +268,7 @@ class ReceiverRoomTest
         ReceiverRoom room = readyRoom(ReleasePolicy.from(EnumSet.of(TransferCapability.DRAIN_ACK, TransferCapability.ONE_SIDED)));
         on(room, chunk(0, 0, 1));
 
-        List<RoomEffect> effects = on(room, new Abort("stop"));
+        List<RoomEffect.ReceiverEffect> effects = on(room, new Abort("stop"));
 
         // RoomFailed first: the prefill stops posting before it drains
         assertThat(effects).containsExactly(
@@ -342,7 +342,7 @@ class ReceiverRoomTest
         clock.advance(Duration.ofSeconds(10).minusNanos(1));
         assertThat(on(room, new Tick())).isEmpty();
         clock.advance(Duration.ofNanos(1));
-        List<RoomEffect> effects = on(room, new Tick());
+        List<RoomEffect.ReceiverEffect> effects = on(room, new Tick());
         assertThat(room.failure()).get().asString().contains("timed out after 10000 ms in BOOTSTRAPPING");
         assertThat(effects).last().isEqualTo(new Release(PAGES));
     }
@@ -356,7 +356,7 @@ class ReceiverRoomTest
         clock.advance(Duration.ofSeconds(19));
         assertThat(on(room, new Tick())).isEmpty();
         clock.advance(Duration.ofSeconds(1));
-        List<RoomEffect> effects = on(room, new Tick());
+        List<RoomEffect.ReceiverEffect> effects = on(room, new Tick());
         assertThat(room.failure()).get().asString().contains("in WAITING_FOR_INPUT");
         assertThat(effects).contains(new Quarantine(PAGES), new Send(new DrainRequest(ROOM)));
     }
@@ -386,7 +386,7 @@ class ReceiverRoomTest
         assertThat(outside.failure()).contains("protocol violation: chunk 0 covers pages 3..4 of a room of 4 pages");
 
         ReceiverRoom early = newRoom();
-        List<RoomEffect> effects = on(early, chunk(0, 0, 1));
+        List<RoomEffect.ReceiverEffect> effects = on(early, chunk(0, 0, 1));
         assertThat(early.failure()).get().asString().startsWith("protocol violation");
         assertThat(effects).last().isEqualTo(new Release(PAGES));
     }

@@ -68,8 +68,8 @@ class RoomHandoffTest
     private final Deque<Runnable> wire = new ArrayDeque<>();
     private final List<TransferPlan> inFlight = new ArrayList<>();
     private final List<RoomKey> drainsWaiting = new ArrayList<>();
-    private final List<RoomEffect> prefillSaw = new ArrayList<>();
-    private final List<RoomEffect> decodeSaw = new ArrayList<>();
+    private final List<RoomEffect.SenderEffect> prefillSaw = new ArrayList<>();
+    private final List<RoomEffect.ReceiverEffect> decodeSaw = new ArrayList<>();
     // a TCP-like transport asks the write guard; a one-sided one writes wherever the plan says
     private boolean receiverValidates = true;
 
@@ -223,7 +223,7 @@ class RoomHandoffTest
     private void receiverEvent(RoomKey key, RoomEvent.ForReceiver event)
     {
         ReceiverRoom room = receivers.get(key).orElseThrow();
-        for (RoomEffect effect : room.on(event, clock.nanos())) {
+        for (RoomEffect.ReceiverEffect effect : room.on(event, clock.nanos())) {
             decodeSaw.add(effect);
             switch (effect) {
                 case Send(RoomMessage message) -> wire.add(() -> senders.route(message).ifPresent(sender -> toSender(key, new Received(message))));
@@ -240,7 +240,7 @@ class RoomHandoffTest
     private void toSender(RoomKey key, RoomEvent.ForSender event)
     {
         SenderRoom room = senders.get(key).orElseThrow();
-        for (RoomEffect effect : room.on(event, clock.nanos())) {
+        for (RoomEffect.SenderEffect effect : room.on(event, clock.nanos())) {
             prefillSaw.add(effect);
             switch (effect) {
                 case Send(RoomMessage message) -> wire.add(() -> receivers.route(message).ifPresent(receiver -> receiverEvent(key, new Received(message))));

@@ -99,7 +99,7 @@ class RoomOutcomePropertiesTest
             if (event instanceof ChunkForwarded) {
                 nextChunk++;
             }
-            for (RoomEffect effect : room.on(event, clock.nanos())) {
+            for (RoomEffect.SenderEffect effect : room.on(event, clock.nanos())) {
                 switch (effect) {
                     case Post(TransferPlan plan) -> {
                         assertThat(drainEmitted).as("a plan posted after a drain could land after the drain ack").isFalse();
@@ -165,7 +165,7 @@ class RoomOutcomePropertiesTest
                     yield new Received(new ChunkDone(random.nextInt(8) == 0 ? STALE : ROOM, first, first, 1 + random.nextInt(4 - first)));
                 }
             };
-            for (RoomEffect effect : room.on(event, clock.nanos())) {
+            for (RoomEffect.ReceiverEffect effect : room.on(event, clock.nanos())) {
                 switch (effect) {
                     case MarkReceiving(int[] p) -> pool.markReceiving(p);
                     case Commit(int[] p) -> pool.commitReceived(p);

@@ -55,7 +55,7 @@ class SenderRoomTest
         return new SenderRoom(ROOM, PROMPT, 4, 4, DEADLINES, Optional.of(CHECKSUM), clock.nanos());
     }
 
-    private List<RoomEffect> on(SenderRoom room, RoomEvent.ForSender event)
+    private List<RoomEffect.SenderEffect> on(SenderRoom room, RoomEvent.ForSender event)
     {
         return room.on(event, clock.nanos());
     }
@@ -76,7 +76,7 @@ class SenderRoomTest
         return ChunkForwarded.last(1, 6, new int[] {16, 17, 30, 31}, ProducerFence.DONE, 4242);
     }
 
-    private static List<TransferPlan> posted(List<RoomEffect> effects)
+    private static List<TransferPlan> posted(List<RoomEffect.SenderEffect> effects)
     {
         return effects.stream().filter(Post.class::isInstance).map(effect -> ((Post) effect).plan()).toList();
     }
@@ -152,7 +152,7 @@ class SenderRoomTest
             assertThat(plan.runLengths()).containsExactly(2, 2);
         });
 
-        List<RoomEffect> effects = on(room, new PlanCompleted(lastPlans.getFirst()));
+        List<RoomEffect.SenderEffect> effects = on(room, new PlanCompleted(lastPlans.getFirst()));
 
         int[] sources = {10, 11, 12, 13, 14, 15, 16, 17, 30, 31};
         int[] checksums = new int[sources.length];
@@ -188,7 +188,7 @@ class SenderRoomTest
         assertThat(on(room, new PlanCompleted(last.getFirst()))).containsExactly(new Send(new ChunkDone(ROOM, 1, 6, 4)));
         assertThat(room.phase()).isEqualTo(TRANSFERRING);
         on(room, new PlanCompleted(first.get(1)));
-        List<RoomEffect> effects = on(room, new PlanCompleted(first.get(0)));
+        List<RoomEffect.SenderEffect> effects = on(room, new PlanCompleted(first.get(0)));
         assertThat(effects.getFirst()).isEqualTo(new Send(new ChunkDone(ROOM, 0, 0, 6)));
         assertThat(effects).hasAtLeastOneElementOfType(Complete.class);
         assertThat(room.phase()).isEqualTo(SUCCESS);
@@ -202,7 +202,7 @@ class SenderRoomTest
         assertThat(on(room, new Tick())).isEmpty();
 
         clock.advance(Duration.ofNanos(1));
-        List<RoomEffect> effects = on(room, new Tick());
+        List<RoomEffect.SenderEffect> effects = on(room, new Tick());
 
         assertThat(room.phase()).isEqualTo(FAILED);
         assertThat(room.failure()).get().asString().contains("timed out after 10000 ms in BOOTSTRAPPING");
@@ -240,7 +240,7 @@ class SenderRoomTest
         assertThat(room.phase()).isEqualTo(TRANSFERRING);
 
         clock.advance(Duration.ofSeconds(1));
-        List<RoomEffect> effects = on(room, new Tick());
+        List<RoomEffect.SenderEffect> effects = on(room, new Tick());
 
         assertThat(room.phase()).isEqualTo(FAILED);
         assertThat(room.failure()).get().asString().contains("in TRANSFERRING");
@@ -267,7 +267,7 @@ class SenderRoomTest
         on(room, request(ROOM, DESTINATIONS));
         posted(on(room, firstChunk()));
 
-        List<RoomEffect> effects = on(room, new Received(new RoomFailed(ROOM, "decode out of memory")));
+        List<RoomEffect.SenderEffect> effects = on(room, new Received(new RoomFailed(ROOM, "decode out of memory")));
 
         assertThat(room.phase()).isEqualTo(FAILED);
         assertThat(effects).containsExactly(new Fail("the decode failed the room: decode out of memory"), new Drain(ROOM));
@@ -280,7 +280,7 @@ class SenderRoomTest
         on(room, request(ROOM, DESTINATIONS));
         TransferPlan plan = posted(on(room, firstChunk())).get(1);
 
-        List<RoomEffect> effects = on(room, new PlanFailed(plan, "connection reset"));
+        List<RoomEffect.SenderEffect> effects = on(room, new PlanFailed(plan, "connection reset"));
 
         String reason = "transfer of chunk 0 (pages 4..5) failed: connection reset";
         assertThat(effects).containsExactly(new Send(new RoomFailed(ROOM, reason)), new Fail(reason), new Drain(ROOM));
@@ -371,7 +371,7 @@ class SenderRoomTest
     void pageCountThatDoesNotMatchThePromptFailsTheRoomNamingBothSides()
     {
         SenderRoom room = newRoom();
-        List<RoomEffect> effects = on(room, request(ROOM, new int[] {1, 2, 3}));
+        List<RoomEffect.SenderEffect> effects = on(room, request(ROOM, new int[] {1, 2, 3}));
         assertThat(room.phase()).isEqualTo(FAILED);
         assertThat(room.failure()).get().asString().isEqualTo(
                 "the decode granted 3 pages for a prompt of 40 tokens; this prefill has 40 tokens in 10 pages");

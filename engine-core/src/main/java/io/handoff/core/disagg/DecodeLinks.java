@@ -1,0 +1,238 @@
+package io.handoff.core.disagg;
+
+import io.handoff.core.disagg.ControlMessage.Hello;
+import io.handoff.core.disagg.ControlMessage.RegionsRegistered;
+import io.handoff.core.disagg.ControlMessage.RegisterRegions;
+import io.handoff.core.disagg.ControlMessage.RoomMessage;
+import io.handoff.core.disagg.ControlMessage.RoomRequest;
+import io.handoff.core.transfer.TransferHooks;
+import io.handoff.core.transfer.TransferLink;
+import io.handoff.spi.transfer.PageGeometry;
+import io.handoff.spi.transfer.RoomKey;
+import io.handoff.spi.transfer.TransferBackend;
+import io.handoff.spi.transfer.TransferPeer;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A prefill's links to its decodes: the control server they connect to (handshake with the compatibility
+ * check), one {@link TransferLink} per decode that registers its regions, with that connection's early-send
+ * decision, the fencing of a link that broke the transfer protocol, and which connection each room's
+ * decode talks on. Room messages and lost connections go to {@link Rooms}; this class drives no room.
+ */
+final class DecodeLinks
+        implements AutoCloseable
+{
+    private static final Logger log = LogManager.getLogger(DecodeLinks.class);
+
+    /** What the links tell the rooms; called on control reader threads. */
+    interface Rooms
+    {
+        /** A decode sent a message about a room, on {@code channel}. */
+        void received(ControlChannel channel, RoomMessage message);
+
+        /** The connection closed; every room on it (see {@link #carries}) lost its peer. Its link is already gone. */
+        void lost(ControlChannel channel, String reason);
+    }
+
+    private final DisaggregationConfig config;
+    private final Compatibility compatibility;
+    private final String backendId;
+    private final TransferBackend backend;
+    private final EarlySend earlySend;
+    private final PageGeometry sources;
+    private final TransferHooks hooks;
+    private final TransferStats stats;
+    private final Rooms rooms;
+    private volatile String transport = "not connected yet";
+    private final Map<RoomKey, ControlChannel> roomChannels = new ConcurrentHashMap<>();
+    private final Map<ControlChannel, TransferLink> peers = new ConcurrentHashMap<>();
+    // whether each connection may send early: the engine's setting narrowed by what the connection reports
+    private final Map<TransferLink, EarlySend> earlySendByLink = new ConcurrentHashMap<>();
+    private final ControlServer server;
+
+    /** Starts listening at once: {@code rooms} may hear from a decode before this constructor returns. */
+    DecodeLinks(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend, EarlySend earlySend,
+            PageGeometry sources, TransferHooks hooks, DeadlineClock clock, TransferStats stats, Rooms rooms)
+            throws IOException
+    {
+        this.config = requireNonNull(config, "config is null");
+        this.compatibility = requireNonNull(compatibility, "compatibility is null");
+        this.backendId = requireNonNull(backendId, "backendId is null");
+        this.backend = requireNonNull(backend, "backend is null");
+        this.earlySend = requireNonNull(earlySend, "earlySend is null");
+        this.sources = requireNonNull(sources, "sources is null");
+        this.hooks = requireNonNull(hooks, "hooks is null");
+        this.stats = requireNonNull(stats, "stats is null");
+        this.rooms = requireNonNull(rooms, "rooms is null");
+        this.server = ControlServer.start(new InetSocketAddress(config.controlHost(), config.controlPort()), config.liveness(), clock,
+                new ControlChannel.Listener()
+                {
+                    @Override
+                    public void received(ControlChannel channel, ControlMessage message)
+                    {
+                        onMessage(channel, message);
+                    }
+
+                    @Override
+                    public void closed(ControlChannel channel, String reason)
+                    {
+                        onClosed(channel, reason);
+                    }
+                });
+    }
+
+    /** Where decodes connect: {@code host:port}. */
+    String controlAddress()
+    {
+        return config.controlHost() + ":" + server.port();
+    }
+
+    /** The transport of the most recent peer connection. */
+    String transport()
+    {
+        return transport;
+    }
+
+    /** Sends to the decode of {@code room}; false when it has no open control connection. */
+    boolean send(RoomKey room, ControlMessage message)
+    {
+        ControlChannel channel = roomChannels.get(room);
+        return channel != null && channel.send(message);
+    }
+
+    /** The transfer link to the decode of {@code room}, once that decode registered its regions. */
+    Optional<TransferLink> link(RoomKey room)
+    {
+        ControlChannel channel = roomChannels.get(room);
+        return channel == null ? Optional.empty() : Optional.ofNullable(peers.get(channel));
+    }
+
+    /**
+     * Whether the link to the decode of {@code room} may be handed a plan before its forward is done: it reports what
+     * early send needs (FORWARD_SYNC or STAGING) itself. False while the room has no link.
+     */
+    boolean sendsEarly(RoomKey room)
+    {
+        EarlySend decided = link(room).map(earlySendByLink::get).orElse(null);
+        return decided != null && decided.enabled();
+    }
+
+    /** Whether {@code room}'s decode talks on {@code channel}. */
+    boolean carries(ControlChannel channel, RoomKey room)
+    {
+        return roomChannels.get(room) == channel;
+    }
+
+    /** The room ended: forget its connection. */
+    void forget(RoomKey room)
+    {
+        roomChannels.remove(room);
+    }
+
+    /** Heartbeats and liveness of every connection. */
+    void tick()
+    {
+        server.tick();
+    }
+
+    private void onMessage(ControlChannel channel, ControlMessage message)
+    {
+        switch (message) {
+            case Hello hello -> {
+                ControlMessage.HelloResult result = compatibility.judge(hello, ControlMessage.Role.DECODE)
+                        .from(EngineTransferContext.localHostId(), ProcessHandle.current().pid());
+                channel.send(result);
+                if (!result.accepted()) {
+                    log.warn("refused decode {}: {}", channel.peer(), result.reason());
+                    channel.close("handshake refused: " + result.reason());
+                }
+            }
+            case RegisterRegions register -> channel.send(register(channel, register));
+            case RoomMessage roomMessage -> {
+                if (roomMessage instanceof RoomRequest) {
+                    roomChannels.put(roomMessage.room(), channel);
+                }
+                rooms.received(channel, roomMessage);
+            }
+            case ControlMessage.Heartbeat ignored -> { }
+            default -> {
+                stats.ignored();
+                log.debug("prefill ignores {} from {}", message, channel.peer());
+            }
+        }
+    }
+
+    private RegionsRegistered register(ControlChannel channel, RegisterRegions register)
+    {
+        if (!register.backendId().equals(backendId)) {
+            return RegionsRegistered.refused("this prefill transfers with '" + backendId + "' but the decode registered regions for '"
+                    + register.backendId() + "': set handoff.disaggregation.transfer-backend the same on both");
+        }
+        TransferLink link;
+        EarlySend linkEarlySend;
+        try {
+            TransferPeer peer = backend.connect(EngineTransferContext.localHostId(), register.descriptor());
+            linkEarlySend = earlySend.forConnection(backendId, peer.capabilities());
+            sources.checkReceiver(backendId, peer.receiverGeometry());
+            link = TransferLink.start(backendId, channel.peer(), peer, sources, peer.receiverGeometry(), config.linkTimeouts(), hooks);
+        }
+        catch (RuntimeException e) {
+            log.warn("cannot connect the {} backend to decode {}: {}", backendId, channel.peer(), e.getMessage());
+            return RegionsRegistered.refused("the prefill cannot reach the decode's memory with " + backendId + ": " + e.getMessage());
+        }
+        link.onFenced(reason -> fenced(channel, link, reason));
+        earlySendByLink.put(link, linkEarlySend);
+        TransferLink previous = peers.put(channel, link);
+        if (previous != null) {
+            earlySendByLink.remove(previous);
+            previous.close();
+        }
+        transport = link.transport();
+        log.info("decode {} registered its KV regions; transport {} with {}; early send {} ({})", channel.peer(), link.transport(),
+                link.capabilities(), linkEarlySend.enabled() ? "enabled" : "disabled", linkEarlySend.reason());
+        return new RegionsRegistered(true, link.transport(), link.capabilities(), "");
+    }
+
+    /**
+     * The connection broke the transfer protocol: its rooms fail, and the control channel to that decode closes, so
+     * the decode fails its side and keeps their pages until it has proof (the link proves no drain any more).
+     */
+    private void fenced(ControlChannel channel, TransferLink link, String reason)
+    {
+        if (peers.get(channel) == link) {
+            channel.close(backendId + " connection fenced: " + reason);
+        }
+    }
+
+    private void onClosed(ControlChannel channel, String reason)
+    {
+        TransferLink peer = peers.remove(channel);
+        if (peer != null) {
+            earlySendByLink.remove(peer);
+        }
+        // the rooms hear of it while they still map to this channel, but with its link gone (a drain then has nothing to wait for)
+        rooms.lost(channel, reason);
+        roomChannels.values().removeIf(c -> c == channel);
+        if (peer != null) {
+            peer.close();
+        }
+    }
+
+    @Override
+    public void close()
+    {
+        server.close();
+        peers.values().forEach(TransferLink::close);
+        peers.clear();
+        backend.close();
+    }
+}

@@ -1,0 +1,305 @@
+package io.handoff.core.disagg;
+
+import io.handoff.core.disagg.ControlMessage.HelloResult;
+import io.handoff.core.disagg.ControlMessage.RegionsRegistered;
+import io.handoff.core.disagg.ControlMessage.RoomMessage;
+import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.TransferBackend;
+import io.handoff.spi.transfer.WriteGuard;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A decode's links to its prefills, one per bootstrap (control) address: connecting, the handshake with
+ * the compatibility check, registering this decode's regions (exposed once), and the link's failure,
+ * after which the next request for that prefill connects afresh. Rooms join a link and hear through
+ * {@link Rooms} when it is ready or lost; this class drives no room. {@code R} is the caller's room.
+ */
+final class PrefillLinks<R>
+        implements AutoCloseable
+{
+    private static final Logger log = LogManager.getLogger(PrefillLinks.class);
+
+    /** What a link tells its rooms. */
+    interface Rooms<R>
+    {
+        /** A prefill sent a message about a room (control reader thread). */
+        void received(RoomMessage message);
+
+        /** The link is up: the room may send its pages under {@code policy}. */
+        void ready(R room, ReleasePolicy policy);
+
+        /** The link failed or was never up: the room lost its peer. */
+        void lost(R room, String reason);
+
+        /** The prefill can no longer write into this memory. */
+        void fenced(R room, String how);
+
+        /** The rooms that joined {@code link} and are still open, in a stable order. */
+        List<R> on(Link<R> link);
+    }
+
+    private enum LinkState
+    {
+        CONNECTING,
+        READY,
+        FAILED
+    }
+
+    /** One prefill, by its bootstrap (control) address. */
+    static final class Link<R>
+    {
+        private final String address;
+        private final List<R> pending = new ArrayList<>();
+        private LinkState state = LinkState.CONNECTING;
+        private volatile ControlChannel channel;
+        private ReleasePolicy policy;
+        private String failure;
+        /** The prefill process, when it runs on this host: its exit fences it. */
+        private Optional<ProcessHandle> sameHostProcess = Optional.empty();
+
+        private Link(String address)
+        {
+            this.address = address;
+        }
+
+        String address()
+        {
+            return address;
+        }
+
+        /** Sends to the prefill; false when the control connection is not open (yet or any more). */
+        boolean send(ControlMessage message)
+        {
+            ControlChannel current = channel;
+            return current != null && current.send(message);
+        }
+    }
+
+    private final DisaggregationConfig config;
+    private final Compatibility compatibility;
+    private final String backendId;
+    private final TransferBackend backend;
+    private final List<MemoryRegion> regions;
+    private final Path sharedFile;
+    private final WriteGuard guard;
+    private final DeadlineClock clock;
+    private final TransferStats stats;
+    private final Rooms<R> rooms;
+    private volatile String transport = "not connected yet";
+    private final Map<String, Link<R>> links = new ConcurrentHashMap<>();
+    private final ExecutorService connector = Executors.newVirtualThreadPerTaskExecutor();
+    private volatile byte[] descriptor;
+
+    PrefillLinks(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
+            List<MemoryRegion> regions, Path sharedFile, WriteGuard guard, DeadlineClock clock, TransferStats stats, Rooms<R> rooms)
+    {
+        this.config = requireNonNull(config, "config is null");
+        this.compatibility = requireNonNull(compatibility, "compatibility is null");
+        this.backendId = requireNonNull(backendId, "backendId is null");
+        this.backend = requireNonNull(backend, "backend is null");
+        this.regions = List.copyOf(regions);
+        this.sharedFile = sharedFile;
+        this.guard = requireNonNull(guard, "guard is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        this.stats = requireNonNull(stats, "stats is null");
+        this.rooms = requireNonNull(rooms, "rooms is null");
+    }
+
+    /** The transport of the most recent peer connection. */
+    String transport()
+    {
+        return transport;
+    }
+
+    /** The link to the prefill at {@code address}, connecting when there is none (or the last one failed). */
+    Link<R> to(String address)
+    {
+        return links.computeIfAbsent(address, this::connect);
+    }
+
+    /**
+     * Joins {@code room} to its link: it hears {@link Rooms#ready} or {@link Rooms#lost} now, under the
+     * link's lock, when the link already is up or failed, and later otherwise.
+     */
+    void join(Link<R> link, R room)
+    {
+        synchronized (link) {
+            switch (link.state) {
+                case READY -> rooms.ready(room, link.policy);
+                case CONNECTING -> link.pending.add(room);
+                case FAILED -> rooms.lost(room, link.failure);
+            }
+        }
+    }
+
+    /** Heartbeats and liveness of every open connection. */
+    void tick()
+    {
+        for (Link<R> link : links.values()) {
+            ControlChannel channel = link.channel;
+            if (channel != null && channel.isOpen()) {
+                channel.tick();
+            }
+        }
+    }
+
+    private Link<R> connect(String address)
+    {
+        Link<R> link = new Link<>(address);
+        connector.execute(() -> open(link));
+        return link;
+    }
+
+    private void open(Link<R> link)
+    {
+        try {
+            InetSocketAddress address = parse(link.address);
+            ControlChannel.connect(address, config.connectTimeout(), config.liveness(), clock, new ControlChannel.Listener()
+            {
+                @Override
+                public void opened(ControlChannel channel)
+                {
+                    link.channel = channel;
+                    channel.send(new ControlMessage.Hello(ControlMessage.PROTOCOL_VERSION, EngineTransferContext.localHostId(),
+                            ControlMessage.Role.DECODE, compatibility));
+                }
+
+                @Override
+                public void received(ControlChannel channel, ControlMessage message)
+                {
+                    onMessage(link, channel, message);
+                }
+
+                @Override
+                public void closed(ControlChannel channel, String reason)
+                {
+                    linkFailed(link, "the control connection to prefill " + link.address + " closed: " + reason);
+                }
+            });
+        }
+        catch (IOException | RuntimeException e) {
+            linkFailed(link, "cannot connect to prefill " + link.address + ": " + e.getMessage());
+        }
+    }
+
+    private static InetSocketAddress parse(String address)
+    {
+        int colon = address.lastIndexOf(':');
+        if (colon <= 0) {
+            throw new IllegalArgumentException("bootstrap address '" + address + "' is not host:port");
+        }
+        return new InetSocketAddress(address.substring(0, colon), Integer.parseInt(address.substring(colon + 1)));
+    }
+
+    private void onMessage(Link<R> link, ControlChannel channel, ControlMessage message)
+    {
+        switch (message) {
+            case HelloResult result when result.accepted() -> {
+                if (result.hostId().equals(EngineTransferContext.localHostId()) && result.pid() > 0
+                        && result.pid() != ProcessHandle.current().pid()) {
+                    link.sameHostProcess = ProcessHandle.of(result.pid());
+                }
+                channel.send(new ControlMessage.RegisterRegions(backendId, descriptor()));
+            }
+            case HelloResult result -> {
+                log.error("prefill {} refused this decode: {}", link.address, result.reason());
+                channel.close("handshake refused: " + result.reason());
+                linkFailed(link, "prefill " + link.address + " refused the handshake: " + result.reason());
+            }
+            case RegionsRegistered registered when registered.accepted() -> ready(link, registered);
+            case RegionsRegistered registered -> {
+                channel.close("regions refused: " + registered.reason());
+                linkFailed(link, "prefill " + link.address + " refused this decode's regions: " + registered.reason());
+            }
+            case RoomMessage roomMessage -> rooms.received(roomMessage);
+            case ControlMessage.Heartbeat ignored -> { }
+            default -> {
+                stats.ignored();
+                log.debug("decode ignores {} from {}", message, link.address);
+            }
+        }
+    }
+
+    private void ready(Link<R> link, RegionsRegistered registered)
+    {
+        ReleasePolicy policy = ReleasePolicy.from(registered.capabilities());
+        transport = registered.transport();
+        log.info("prefill {} connected over {} ({}); failed rooms are released when {}", link.address, registered.transport(),
+                registered.capabilities(), policy.reason());
+        List<R> ready;
+        synchronized (link) {
+            link.policy = policy;
+            link.state = LinkState.READY;
+            ready = List.copyOf(link.pending);
+            link.pending.clear();
+        }
+        for (R room : ready) {
+            rooms.ready(room, policy);
+        }
+    }
+
+    private synchronized byte[] descriptor()
+    {
+        if (descriptor == null) {
+            descriptor = backend.expose(regions, sharedFile, guard);
+        }
+        return descriptor;
+    }
+
+    private void linkFailed(Link<R> link, String reason)
+    {
+        List<R> affected = new ArrayList<>();
+        synchronized (link) {
+            if (link.state == LinkState.FAILED) {
+                return;
+            }
+            link.state = LinkState.FAILED;
+            link.failure = reason;
+            affected.addAll(link.pending);
+            link.pending.clear();
+        }
+        // the next request for this prefill connects afresh (a restarted prefill has a new control port)
+        links.remove(link.address, link);
+        for (R room : rooms.on(link)) {
+            if (!affected.contains(room)) {
+                affected.add(room);
+            }
+        }
+        log.warn("{}; failing {} rooms", reason, affected.size());
+        for (R room : affected) {
+            rooms.lost(room, reason);
+        }
+        // A lost connection alone proves nothing about one-sided writes still in flight; the prefill's exit does.
+        link.sameHostProcess.ifPresent(process -> process.onExit().thenRun(() -> {
+            for (R room : affected) {
+                rooms.fenced(room, "prefill process " + process.pid() + " exited");
+            }
+        }));
+    }
+
+    @Override
+    public void close()
+    {
+        connector.shutdownNow();
+        for (Link<R> link : links.values()) {
+            if (link.channel != null) {
+                link.channel.close("the decode shut down");
+            }
+        }
+        backend.close();
+    }
+}

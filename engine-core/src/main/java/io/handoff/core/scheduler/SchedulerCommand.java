@@ -1,0 +1,30 @@
+package io.handoff.core.scheduler;
+
+import io.handoff.core.kv.ReleaseProof;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * What other threads tell the scheduler thread. Every change to a request, the page pool or the prefix
+ * cache arrives as one of these, so that thread stays their only writer.
+ */
+sealed interface SchedulerCommand
+{
+    record Submit(ScheduledRequest request) implements SchedulerCommand {}
+
+    record Abort(String rid) implements SchedulerCommand {}
+
+    record Audit(CompletableFuture<Void> done) implements SchedulerCommand {}
+
+    record Shutdown() implements SchedulerCommand {}
+
+    record KvArrived(String rid, int firstToken) implements SchedulerCommand {}
+
+    record KvFailed(String rid, String reason) implements SchedulerCommand {}
+
+    /** Something a finished request's release waits for completed. */
+    record Wake() implements SchedulerCommand {}
+
+    /** A peer's proof (or its failure) that quarantined prompt pages are no longer written. */
+    record ProofArrived(int[] pages, ReleaseProof proof, Throwable failure) implements SchedulerCommand {}
+}

@@ -1,0 +1,427 @@
+package io.handoff.core.scheduler;
+
+import io.handoff.core.fault.FaultInjector;
+import io.handoff.core.fault.FaultPoint;
+import io.handoff.core.kv.PagePool;
+import io.handoff.core.kv.ReqToTokenTable;
+import io.handoff.core.model.ByteTokenizer;
+import io.handoff.core.prefix.PrefixCache;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The scheduler thread: takes commands, admits, plans a step, hands it to the compute stream, and
+ * completes steps in order. In overlap mode step {@code k+1} is planned and submitted while step
+ * {@code k} still runs. It owns every request's state; a finished request's result is delivered only
+ * after its pages are back and the stats that show it have been published.
+ */
+final class StepLoop
+        implements Runnable
+{
+    private static final Logger log = LogManager.getLogger(StepLoop.class);
+    // how long a step may run before the scheduler logs that it is still waiting for it
+    private static final Duration SLOW_STEP = Duration.ofMinutes(1);
+
+    /** Collaborators of the loop; all used on the scheduler thread only. */
+    record Parts(boolean overlap, FaultInjector faults, ComputeStream stream, StepExecutor executor, BatchPlanner planner,
+            PageReservations reservations, KvHandoff handoff, int pageSize, PagePool pagePool, ReqToTokenTable reqToToken,
+            PrefixCache prefixCache)
+    {
+        Parts
+        {
+            requireNonNull(faults, "faults is null");
+            requireNonNull(stream, "stream is null");
+            requireNonNull(executor, "executor is null");
+            requireNonNull(planner, "planner is null");
+            requireNonNull(reservations, "reservations is null");
+            requireNonNull(handoff, "handoff is null");
+            requireNonNull(pagePool, "pagePool is null");
+            requireNonNull(reqToToken, "reqToToken is null");
+            requireNonNull(prefixCache, "prefixCache is null");
+        }
+    }
+
+    private record InFlight(StepPlan plan, Fence fence) {}
+
+    private final Parts parts;
+    private final BlockingQueue<SchedulerCommand> inbox;
+    // submitted and not yet admitted or aborted, including submits still in the inbox; the submitter increments it
+    private final AtomicInteger queued;
+    private volatile SchedulerStats stats;
+
+    // Scheduler-thread state; inFlight is also read (never written) by inFlightFence.
+    private final Deque<ScheduledRequest> waiting = new ArrayDeque<>();
+    private final List<ScheduledRequest> running = new ArrayList<>();
+    private final List<ScheduledRequest> releasing = new ArrayList<>();
+    private final List<ScheduledRequest> delivering = new ArrayList<>();
+    private final Deque<InFlight> inFlight = new ConcurrentLinkedDeque<>();
+    private boolean shuttingDown;
+    private long nextStep;
+    private long completedStep = -1;
+    private long promptTokens;
+    private long cachedPromptTokens;
+    private long generatedTokens;
+    private long finishedRequests;
+
+    StepLoop(Parts parts, BlockingQueue<SchedulerCommand> inbox, AtomicInteger queued)
+    {
+        this.parts = requireNonNull(parts, "parts is null");
+        this.inbox = requireNonNull(inbox, "inbox is null");
+        this.queued = requireNonNull(queued, "queued is null");
+        this.stats = snapshot();
+    }
+
+    SchedulerStats stats()
+    {
+        return stats;
+    }
+
+    @Override
+    public void run()
+    {
+        while (true) {
+            try {
+                if (!turn()) {
+                    break;
+                }
+            }
+            catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            catch (RuntimeException | Error e) {
+                log.error("scheduler loop failed; failing every running request", e);
+                failAll("scheduler failure: " + e);
+                publish();
+            }
+        }
+        // after the shutdown command only audits can still arrive (submits are refused under submitLock)
+        for (SchedulerCommand command = inbox.poll(); command != null; command = inbox.poll()) {
+            handle(command);
+        }
+    }
+
+    /** One turn of the loop: commands, then at most one new step, then completions and releases; false once shut down. */
+    private boolean turn()
+            throws InterruptedException
+    {
+        // once shutting down, never block on an empty inbox: nothing else will arrive to wake us
+        SchedulerCommand command = idle() && !shuttingDown ? inbox.take() : inbox.poll();
+        while (command != null) {
+            handle(command);
+            command = inbox.poll();
+        }
+        if (shuttingDown && idle()) {
+            publish();
+            return false;
+        }
+        Optional<StepPlan> plan = Optional.empty();
+        if (!running.isEmpty() || !waiting.isEmpty()) {
+            parts.faults().hit(FaultPoint.SCHEDULER_BEFORE_STEP, nextStep, 0);
+            admit();
+            plan = parts.planner().plan(nextStep, running);
+        }
+        plan.ifPresent(this::submit);
+        int keep = plan.isPresent() && parts.overlap() ? 1 : 0;
+        while (inFlight.size() > keep) {
+            // the step stays listed as in flight until its fence has completed
+            complete(inFlight.peek());
+            inFlight.poll();
+        }
+        releaseFinished();
+        publish();
+        if (plan.isEmpty() && inFlight.isEmpty() && !(waiting.isEmpty() && running.isEmpty() && releasing.isEmpty())) {
+            // Nothing can run until something arrives (KV from a peer, pages back from a transfer or a
+            // quarantine); every such event is a command, so wait for one instead of spinning.
+            SchedulerCommand next = inbox.poll(100, TimeUnit.MILLISECONDS);
+            if (next != null) {
+                handle(next);
+            }
+        }
+        return true;
+    }
+
+    private boolean idle()
+    {
+        return waiting.isEmpty() && running.isEmpty() && inFlight.isEmpty() && releasing.isEmpty();
+    }
+
+    private void submit(StepPlan plan)
+    {
+        nextStep++;
+        // listed before it can start, so inFlightFence never misses a running step
+        inFlight.add(new InFlight(plan, plan.fence()));
+        parts.stream().submit(plan.fence(), () -> parts.executor().execute(plan));
+    }
+
+    private void handle(SchedulerCommand command)
+    {
+        switch (command) {
+            case SchedulerCommand.Submit submit -> waiting.add(submit.request());
+            case SchedulerCommand.Abort abort -> abortRequest(abort.rid(), null);
+            case SchedulerCommand.KvArrived arrived -> kvArrived(arrived.rid(), arrived.firstToken());
+            case SchedulerCommand.KvFailed failed -> findRunning(failed.rid()).ifPresent(r -> finish(r, FinishReason.ERROR, failed.reason()));
+            case SchedulerCommand.Wake ignored -> { }
+            case SchedulerCommand.ProofArrived proof -> parts.reservations().proofArrived(proof);
+            case SchedulerCommand.Audit audit -> {
+                try {
+                    audit();
+                    audit.done().complete(null);
+                }
+                catch (RuntimeException e) {
+                    audit.done().completeExceptionally(e);
+                }
+            }
+            case SchedulerCommand.Shutdown ignored -> {
+                shuttingDown = true;
+                for (ScheduledRequest request : List.copyOf(waiting)) {
+                    abortRequest(request.request.rid(), "the engine shut down");
+                }
+                for (ScheduledRequest request : List.copyOf(running)) {
+                    finish(request, FinishReason.ABORT, "the engine shut down");
+                }
+            }
+        }
+    }
+
+    /** Publishes the stats, then delivers the results of requests released since: a result never runs ahead of the stats. */
+    private void publish()
+    {
+        stats = snapshot();
+        long now = System.nanoTime();
+        for (ScheduledRequest request : delivering) {
+            try {
+                request.result.complete(request.toResult(now));
+            }
+            catch (RuntimeException e) {
+                request.result.completeExceptionally(e);
+            }
+        }
+        delivering.clear();
+    }
+
+    private void abortRequest(String rid, String error)
+    {
+        for (Iterator<ScheduledRequest> it = waiting.iterator(); it.hasNext(); ) {
+            ScheduledRequest request = it.next();
+            if (request.request.rid().equals(rid)) {
+                it.remove();
+                queued.decrementAndGet();
+                // never admitted: it holds no row and no page
+                request.finishReason = FinishReason.ABORT;
+                request.error = error;
+                request.phase = ScheduledRequest.Phase.DONE;
+                finishedRequests++;
+                delivering.add(request);
+                return;
+            }
+        }
+        for (ScheduledRequest request : List.copyOf(running)) {
+            if (request.request.rid().equals(rid)) {
+                finish(request, FinishReason.ABORT, error);
+                return;
+            }
+        }
+    }
+
+    private void admit()
+    {
+        while (!waiting.isEmpty() && parts.reservations().hasFreeRow()) {
+            ScheduledRequest request = waiting.peek();
+            if (!parts.reservations().reserve(request)) {
+                return; // first come, first served: later requests wait behind this one
+            }
+            waiting.poll();
+            queued.decrementAndGet();
+            promptTokens += request.promptLength();
+            cachedPromptTokens += request.cachedTokens;
+            running.add(request);
+            parts.handoff().admitted(view(request));
+        }
+    }
+
+    private void complete(InFlight step)
+    {
+        StepPlan plan = step.plan();
+        Throwable failure = awaitFence(step.fence());
+        completedStep = plan.step();
+        if (failure != null) {
+            log.error("step {} failed; failing its requests", plan.step(), failure);
+            String error = "forward step " + plan.step() + " failed: " + (failure.getMessage() != null ? failure.getMessage() : failure.toString());
+            for (StepPlan.Chunk chunk : plan.chunks()) {
+                finish(chunk.request(), FinishReason.ERROR, error);
+            }
+            for (StepPlan.Decode decode : plan.decodes()) {
+                finish(decode.request(), FinishReason.ERROR, error);
+            }
+            return;
+        }
+        for (StepPlan.Chunk chunk : plan.chunks()) {
+            ScheduledRequest request = chunk.request();
+            if (request.phase != ScheduledRequest.Phase.RUNNING) {
+                continue;
+            }
+            request.computedPromptTokens = chunk.to();
+            parts.handoff().chunkComputed(view(request), chunk.from(), chunk.to(), plan.fence(), chunk.last(),
+                    chunk.last() ? request.outputs[0] : -1);
+            if (chunk.last()) {
+                produced(request, 0);
+            }
+        }
+        for (StepPlan.Decode decode : plan.decodes()) {
+            if (decode.request().phase == ScheduledRequest.Phase.RUNNING) {
+                produced(decode.request(), decode.index());
+            }
+        }
+    }
+
+    /**
+     * Waits for a step however long it takes, since its pages may not be reused while it may still write
+     * them; returns the step's failure, or null when it succeeded.
+     */
+    private static Throwable awaitFence(Fence fence)
+    {
+        while (true) {
+            try {
+                fence.await(SLOW_STEP);
+                return null;
+            }
+            catch (TimeoutException e) {
+                log.warn("step {} has run for over {}; still waiting for it before its pages can be reused", fence.step(), SLOW_STEP);
+            }
+            catch (RuntimeException e) {
+                return e.getCause() != null ? e.getCause() : e;
+            }
+        }
+    }
+
+    private void produced(ScheduledRequest request, int index)
+    {
+        int token = request.outputs[index];
+        request.producedOutputs = index + 1;
+        generatedTokens++;
+        if (index == 0) {
+            request.firstTokenNanos = System.nanoTime();
+        }
+        try {
+            request.listener.onToken(index, token);
+        }
+        catch (RuntimeException e) {
+            log.warn("token listener of request {} failed; aborting it", request.request.rid(), e);
+            finish(request, FinishReason.ABORT, "its token listener failed: " + e);
+            return;
+        }
+        boolean stop = request.request.stopTokenIds().contains(token) || (token == ByteTokenizer.EOS && !request.request.ignoreEos());
+        if (stop) {
+            finish(request, FinishReason.STOP, null);
+        }
+        else if (request.producedOutputs == request.request.maxNewTokens()) {
+            finish(request, FinishReason.LENGTH, null);
+        }
+    }
+
+    private void finish(ScheduledRequest request, FinishReason reason, String error)
+    {
+        if (request.phase != ScheduledRequest.Phase.RUNNING) {
+            return;
+        }
+        request.finishReason = reason;
+        request.error = error;
+        request.phase = ScheduledRequest.Phase.RELEASING;
+        running.remove(request);
+        releasing.add(request);
+    }
+
+    /** Returns the pages of finished requests no in-flight step touches any more, then delivers their results. */
+    private void releaseFinished()
+    {
+        for (Iterator<ScheduledRequest> it = releasing.iterator(); it.hasNext(); ) {
+            ScheduledRequest request = it.next();
+            if (!parts.reservations().tryRelease(request, completedStep)) {
+                continue;
+            }
+            it.remove();
+            request.phase = ScheduledRequest.Phase.DONE;
+            finishedRequests++;
+            delivering.add(request);
+        }
+    }
+
+    private void kvArrived(String rid, int firstToken)
+    {
+        Optional<ScheduledRequest> found = findRunning(rid);
+        if (found.isEmpty() || !found.get().receivingPrompt) {
+            log.debug("prompt KV for {} arrived, but it is no longer waiting for it; ignored", rid);
+            return;
+        }
+        ScheduledRequest request = found.get();
+        parts.reservations().promptReceived(request);
+        request.computedPromptTokens = request.promptLength();
+        request.outputs[0] = firstToken;
+        request.scheduledOutputs = 1;
+        produced(request, 0);
+    }
+
+    private Optional<ScheduledRequest> findRunning(String rid)
+    {
+        return running.stream().filter(r -> r.request.rid().equals(rid)).findFirst();
+    }
+
+    private HandoffRequest view(ScheduledRequest request)
+    {
+        return request.handoffView(parts.pageSize());
+    }
+
+    private void failAll(String reason)
+    {
+        for (ScheduledRequest request : List.copyOf(running)) {
+            finish(request, FinishReason.ERROR, reason);
+        }
+        while (!inFlight.isEmpty()) {
+            InFlight step = inFlight.peek();
+            awaitFence(step.fence());
+            completedStep = step.plan().step();
+            inFlight.poll();
+        }
+        releaseFinished();
+    }
+
+    private SchedulerStats snapshot()
+    {
+        return new SchedulerStats(running.size(), waiting.size() + Math.max(0, queued.get() - waiting.size()),
+                parts.pagePool().accounting(), parts.prefixCache().cachedPages(), nextStep, promptTokens, cachedPromptTokens,
+                generatedTokens, finishedRequests);
+    }
+
+    /** Checks every page is accounted for; on the scheduler thread, or on any once that thread has ended. */
+    void audit()
+    {
+        SchedulerInvariants.check(parts.pagePool(), parts.reqToToken(), parts.prefixCache(), waiting, List.of(running, releasing));
+    }
+
+    /** The fence of step {@code step} while the loop still waits for it; empty once completed. Any thread. */
+    Optional<Fence> inFlightFence(long step)
+    {
+        for (InFlight candidate : inFlight) {
+            if (candidate.plan().step() == step) {
+                return Optional.of(candidate.fence());
+            }
+        }
+        return Optional.empty();
+    }
+}
