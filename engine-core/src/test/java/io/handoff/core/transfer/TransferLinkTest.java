@@ -556,7 +556,7 @@ class TransferLinkTest
         TransferFailure thrown = refused.get(30, TimeUnit.SECONDS);
         assertThat(thrown.getMessage()).isEqualTo(violation + "; the backend must send nothing");
         assertThat(thrown.settled()).isTrue();
-        assertThat(early.await()).isEqualTo("failed: " + violation);
+        assertThat(early.await()).isEqualTo("failed: " + violation + "; the connection is fenced");
         assertThat(early.calls()).isEqualTo(1);
         assertFenced(link, peer, fenced, violation, queued, waiting);
         // The chunk's fault point did not run: nothing may be read.
@@ -580,7 +580,7 @@ class TransferLinkTest
 
         String violation = "test peer x completed room 7#1 chunk 0 without calling reading() or awaitFence() first, "
                 + "though its connection declares FORWARD_SYNC (transfer protocol violation, I1)";
-        assertThat(careless.await()).isEqualTo("failed: " + violation);
+        assertThat(careless.await()).isEqualTo("failed: " + violation + "; the connection is fenced");
         assertThat(careless.calls()).isEqualTo(1);
         assertFenced(link, peer, fenced, violation, queued, waiting);
     }
@@ -673,14 +673,14 @@ class TransferLinkTest
         CompletableFuture<Void> waiting = link.drain(OTHER_ROOM);
 
         String violation = "test peer x reported no outcome for room 7#1 chunk 0 within PT0.2S (transfer protocol violation)";
-        assertThat(silent.await()).isEqualTo("failed: " + violation);
+        assertThat(silent.await()).isEqualTo("failed: " + violation + "; the connection is fenced");
         assertFenced(link, peer, fenced, violation, queued, waiting);
         assertThatThrownBy(() -> link.drain(ROOM).join()).hasMessageContaining("cannot prove that no write of room 7#1 is in flight");
 
         // The report that finally comes is logged and changes nothing.
         handedOver.get(30, TimeUnit.SECONDS).completed(STRIDE);
         assertThat(silent.calls()).isEqualTo(1);
-        assertThat(silent.await()).isEqualTo("failed: " + violation);
+        assertThat(silent.await()).isEqualTo("failed: " + violation + "; the connection is fenced");
         assertThat(link.violation()).isEqualTo(violation);
         assertThat(fenced.calls()).isEqualTo(1);
     }
@@ -703,7 +703,7 @@ class TransferLinkTest
         gate.open();
 
         String violation = "test peer x reported -5 bytes moved for room 7#1 chunk 0 (transfer protocol violation)";
-        assertThat(negative.await()).isEqualTo("failed: " + violation);
+        assertThat(negative.await()).isEqualTo("failed: " + violation + "; the connection is fenced");
         assertThat(negative.calls()).isEqualTo(1);
         assertFenced(link, peer, fenced, violation, queued, waiting);
     }
@@ -783,7 +783,7 @@ class TransferLinkTest
         gate.open();
 
         String violation = "test peer x reported a second outcome for room 7#1 chunk 0 (transfer protocol violation)";
-        assertThat(reportedTwice.await()).isEqualTo("failed: " + violation);
+        assertThat(reportedTwice.await()).isEqualTo("failed: " + violation + "; the connection is fenced");
         assertThat(reportedTwice.calls()).isEqualTo(1);
         assertFenced(link, peer, fenced, violation, queued, waiting);
     }
