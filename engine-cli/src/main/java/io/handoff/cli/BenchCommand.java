@@ -31,18 +31,8 @@ import java.util.concurrent.atomic.AtomicLong;
         description = "Benchmarks. Every figure comes with a reference measured in the same run.",
         subcommands = BenchCommand.Compute.class)
 final class BenchCommand
-        implements Callable<Integer>
+        extends CommandGroup
 {
-    @Spec
-    CommandSpec spec;
-
-    @Override
-    public Integer call()
-    {
-        spec.commandLine().usage(spec.commandLine().getErr());
-        return Main.USAGE;
-    }
-
     @Command(name = "compute", mixinStandardHelpOptions = true,
             description = "Prefill and decode throughput of the colocated engine at several batch sizes, against the "
                     + "machine's throughput on the model's own matmul kernel (measured in the same run).")

@@ -16,18 +16,8 @@ import java.util.concurrent.Callable;
         description = "The plugin kit: install it into a Maven repository, or start a plugin project that builds against it.",
         subcommands = {SdkCommand.Install.class, SdkCommand.NewPlugin.class})
 final class SdkCommand
-        implements Callable<Integer>
+        extends CommandGroup
 {
-    @Spec
-    CommandSpec spec;
-
-    @Override
-    public Integer call()
-    {
-        spec.commandLine().usage(spec.commandLine().getErr());
-        return Main.USAGE;
-    }
-
     @Command(name = "install", mixinStandardHelpOptions = true,
             description = "Copy the plugin kit (handoff-spi, handoff-transfer-testkit, handoff-engine-core: jars, sources, "
                     + "javadoc, POMs) from this distribution's sdk/ into a Maven repository; no Maven needed.")

@@ -137,7 +137,7 @@ class TransportChoiceTest
             sender.registerSources(source.regions());
             assertThatThrownBy(() -> sender.connect(DECODE_HOST, otherVersion))
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("not a mooncake descriptor of version 1");
+                    .hasMessageContaining("not a mooncake descriptor of version 2");
         }
     }
 
