@@ -119,7 +119,7 @@ class DistributionIT
         List<String> lines = run.stdout().lines().toList();
         assertThat(lines).hasSize(8);
         String header = lines.getFirst();
-        assertThat(header.split("\\s+")).startsWith("ID", "KIND", "VERSION", "SOURCE", "AVAILABLE");
+        assertThat(header.split("\\s+")).startsWith("ID", "KIND", "VERSION", "SPI", "SOURCE", "AVAILABLE");
         int available = header.indexOf("AVAILABLE");
         for (String row : lines.subList(1, lines.size())) {
             assertThat(row.substring(available)).as(row).matches("(yes|no) +\\S.*");

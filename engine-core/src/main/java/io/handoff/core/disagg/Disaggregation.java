@@ -98,8 +98,7 @@ public final class Disaggregation
         PluginSettings settings = handoffConfig.pluginSettings(id);
         Set<TransferCapability> capabilities = provider.capabilities(settings);
         EarlySend earlySend = options.bypassEarlySendGateForTesting()
-                ? new EarlySend(config.earlySend(), true, "forced on by a test hook that bypasses the gate; transfer backend '" + id
-                        + "' declares " + capabilities)
+                ? EarlySend.forcedForTesting(config.earlySend(), id, capabilities)
                 : EarlySend.decide(config.earlySend(), id, capabilities);
         EngineTransferContext context = new EngineTransferContext(faults);
         TransferBackend backend;

@@ -16,13 +16,26 @@ import static java.util.Objects.requireNonNull;
  * fence itself for a connection that makes neither, which is why such a connection gains nothing from early send.
  *
  * @param requested the setting: auto, on or off
+ * @param forced set only by a test hook that bypasses the gate (see {@code Disaggregation.Options}); no connection narrows it
  */
-public record EarlySend(String requested, boolean enabled, String reason)
+public record EarlySend(String requested, boolean enabled, String reason, boolean forced)
 {
     public EarlySend
     {
         requireNonNull(requested, "requested is null");
         requireNonNull(reason, "reason is null");
+    }
+
+    public EarlySend(String requested, boolean enabled, String reason)
+    {
+        this(requested, enabled, reason, false);
+    }
+
+    /** On whatever the backend and its connections declare: only for a test that shows what the gate prevents. */
+    static EarlySend forcedForTesting(String requested, String backendId, Set<TransferCapability> declared)
+    {
+        return new EarlySend(requested, true, "forced on by a test hook that bypasses the gate; transfer backend '" + backendId
+                + "' declares " + declared, true);
     }
 
     /**
@@ -31,7 +44,7 @@ public record EarlySend(String requested, boolean enabled, String reason)
      */
     public EarlySend forConnection(String backendId, Set<TransferCapability> reported)
     {
-        if (!enabled) {
+        if (!enabled || forced) {
             return this;
         }
         if (reported.contains(TransferCapability.FORWARD_SYNC) || reported.contains(TransferCapability.STAGING)) {

@@ -63,4 +63,28 @@ class EarlySendTest
         // the decision reads nothing but the declared set: the same backend id with fewer declarations is refused
         assertThat(EarlySend.decide("auto", "mooncake", EnumSet.of(SAME_HOST, REMOTE, DRAIN_ACK)).enabled()).isFalse();
     }
+
+    @Test
+    void aConnectionThatReportsLessThanItsProviderTurnsEarlySendOffForItselfOnly()
+    {
+        EarlySend engine = EarlySend.decide("auto", "mori", MORI_FORWARD_SYNC);
+
+        EarlySend narrowed = engine.forConnection("mori", EnumSet.of(ONE_SIDED, SAME_HOST));
+        assertThat(narrowed.enabled()).isFalse();
+        assertThat(narrowed.reason()).isEqualTo("auto: this connection of transfer backend 'mori' reports [ONE_SIDED, SAME_HOST], neither "
+                + "FORWARD_SYNC nor STAGING (narrower than the backend's declaration), so it gets no early send");
+        assertThat(engine.forConnection("mori", MORI_FORWARD_SYNC)).isSameAs(engine);
+        assertThat(engine.forConnection("mori", EnumSet.of(STAGING))).isSameAs(engine);
+        assertThat(engine.enabled()).as("the engine's decision is unchanged").isTrue();
+    }
+
+    @Test
+    void offStaysOffForEveryConnectionAndTheTestHookIsNotNarrowed()
+    {
+        EarlySend off = EarlySend.decide("off", "nixl", NIXL);
+        assertThat(off.forConnection("nixl", NIXL)).isSameAs(off);
+
+        EarlySend forced = EarlySend.forcedForTesting("auto", "mori", EnumSet.of(ONE_SIDED));
+        assertThat(forced.forConnection("mori", EnumSet.of(ONE_SIDED)).enabled()).isTrue();
+    }
 }

@@ -21,16 +21,22 @@ public interface TransferBackend
 
     /**
      * Receiver side: makes the regions writable by peers and returns the descriptor a sender needs
-     * (addresses, keys, a file path, a listening port). {@code guard} decides which writes may land.
+     * (addresses, keys, a listening port, and the pool itself as {@link TransferContext#describePool} describes it).
+     * {@code guard} decides which writes may land. The core calls it once per backend and sends the same descriptor
+     * to every prefill, so a backend needs no idempotence of its own.
      *
      * @param sharedFile the file the regions are mapped from, or null for anonymous memory
      */
     byte[] expose(List<MemoryRegion> regions, java.nio.file.Path sharedFile, WriteGuard guard);
 
-    /** Sender side: the regions plans read from. */
+    /** Sender side: the regions plans read from; called once, before any {@link #connect}. */
     void registerSources(List<MemoryRegion> regions);
 
-    /** Sender side: connects to a receiver from its descriptor. */
+    /**
+     * Sender side: connects to a receiver from its descriptor (bytes from the network: validate them; map a same-host
+     * pool only through {@link TransferContext#mapSharedPool}). The core drives the returned peer through its own
+     * transfer link and closes it.
+     */
     TransferPeer connect(String peerHostId, byte[] descriptor);
 
     @Override
