@@ -41,7 +41,9 @@ class TransferProtocolIT
         // hold chunk 0's forward until its plan is posted, so the backend is handed a plan whose fence is pending
         FaultPlan.Gate forward = faults.park(FaultPoint.FORWARD_AFTER_LAYER, Match.is(0), Match.is(0));
         Map<String, String> settings = new HashMap<>(Map.of("handoff.disaggregation.transfer-backend", InProcessProvider.ID,
-                "handoff.plugins.test-inprocess.behaviour", behaviour, "handoff.disaggregation.transfer-report-timeout", "2s"));
+                "handoff.plugins.test-inprocess.behaviour", behaviour, "handoff.disaggregation.transfer-report-timeout", "2s",
+                // the fenced connection proves no drain, so the prefill's pages of the failed room stay held: do not wait for them
+                "handoff.scheduler.shutdown-wait", "1s"));
         try (InProcessPd pd = new InProcessPd(settings, faults, Disaggregation.Options.DEFAULT)) {
             RequestHandle decode = pd.start(1);
             forward.awaitParked(PATIENCE);

@@ -96,7 +96,8 @@ public final class ComputeEngine
                 config.getInt("handoff.scheduler.max-queued-requests"),
                 config.getBoolean("handoff.scheduler.overlap"),
                 threads == 0 ? Runtime.getRuntime().availableProcessors() : threads,
-                DecodeMetadataProbe.Mode.parse(config.getString("handoff.debug.decode-metadata-probe")));
+                DecodeMetadataProbe.Mode.parse(config.getString("handoff.debug.decode-metadata-probe")),
+                config.getDuration("handoff.scheduler.shutdown-wait"));
 
         KvGeometry kvGeometry = KvGeometry.of(geometry, model.layers(), dtype, pageSize);
         Optional<Disaggregation> disaggregation = role.map(r -> Disaggregation.open(r, engine.config(), engine.plugins(), faults, options));

@@ -186,7 +186,7 @@ public final class Scheduler
             inbox.add(new SchedulerCommand.Shutdown());
         }
         try {
-            thread.join(Duration.ofMinutes(1));
+            thread.join(config.shutdownWait());
         }
         catch (InterruptedException e) {
             Thread.currentThread().interrupt();
