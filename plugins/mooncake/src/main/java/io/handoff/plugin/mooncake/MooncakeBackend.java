@@ -1,7 +1,6 @@
 package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.transfer.MemoryRegion;
-import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.SourceRegions;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferContext;
@@ -14,8 +13,6 @@ import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import static java.lang.System.Logger.Level.WARNING;
@@ -37,12 +34,10 @@ final class MooncakeBackend
     private final boolean sharedFileMemory;
     private final List<MooncakePeer> peers = new CopyOnWriteArrayList<>();
     private TcpReceiver receiver;
-    private Exposure exposure;
     private SourceRegions sources;
     private boolean closed;
 
     /** What was exposed, so that exposing the same pool again (e.g. once per peer) returns the same descriptor. */
-    private record Exposure(List<MemoryRegion> regions, Path sharedFile, WriteGuard guard, byte[] descriptor) {}
 
     MooncakeBackend(TransferContext context, MooncakeConfig config)
     {
@@ -73,11 +68,9 @@ final class MooncakeBackend
         requireNonNull(regions, "regions is null");
         requireNonNull(guard, "guard is null");
         checkOpen();
-        if (exposure != null) {
-            if (exposure.regions().equals(regions) && Objects.equals(exposure.sharedFile(), sharedFile) && exposure.guard() == guard) {
-                return exposure.descriptor().clone();
-            }
-            throw new IllegalStateException("mooncake: another pool (or guard) is already exposed on port " + receiver.port());
+        if (receiver != null) {
+            throw new IllegalStateException("mooncake: this backend exposed its pool already (port " + receiver.port()
+                    + "); the core exposes a pool once");
         }
         if (config.transport() == Transport.SHM && sharedFile == null) {
             throw new IllegalArgumentException("mooncake transport shm needs the KV pool in a shared file, but it was exposed as anonymous memory");
@@ -85,10 +78,8 @@ final class MooncakeBackend
         // Described (and so validated) before listening, so a bad region never leaves a listener behind.
         byte[] pool = context.describePool(regions, sharedFile);
         receiver = TcpReceiver.start(regions, guard, config);
-        byte[] descriptor = new Descriptor(config.descriptorHost(MooncakeBackend::localHostName), receiver.port(), receiver.maxFrameBytes(),
-                pool, context.readPool(pool)).encode();
-        exposure = new Exposure(List.copyOf(regions), sharedFile, guard, descriptor);
-        return descriptor.clone();
+        return new Descriptor(config.descriptorHost(MooncakeBackend::localHostName), receiver.port(), receiver.maxFrameBytes(), pool,
+                context.readPool(pool)).encode();
     }
 
     @Override

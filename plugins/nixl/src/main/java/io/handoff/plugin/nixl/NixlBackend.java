@@ -60,7 +60,7 @@ final class NixlBackend
     /**
      * Registers the regions with UCX and returns the descriptor senders connect with. The guard is kept but never
      * asked: puts land without the receiver's involvement (ONE_SIDED), so the core releases pages on drain acks or by
-     * fencing the peer, not on permits. Exposing the same pool again returns the same descriptor.
+     * fencing the peer, not on permits. The core exposes a pool once and keeps the descriptor; a second call is refused.
      */
     @Override
     public synchronized byte[] expose(List<MemoryRegion> regions, Path sharedFile, WriteGuard guard)
@@ -69,10 +69,7 @@ final class NixlBackend
         requireNonNull(guard, "guard is null");
         checkOpen();
         if (exposure != null) {
-            if (exposure.regions().equals(regions) && exposedGuard == guard) {
-                return exposure.descriptor();
-            }
-            throw new IllegalStateException("nixl: another pool (or guard) is already exposed by this backend");
+            throw new IllegalStateException("nixl: this backend exposed its pool already; the core exposes a pool once");
         }
         PageGeometry.of(regions); // refuses regions out of index order
         if (regions.isEmpty()) {
