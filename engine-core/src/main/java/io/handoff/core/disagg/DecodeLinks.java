@@ -171,6 +171,17 @@ final class DecodeLinks
         }
     }
 
+    /** A connection refused before a link took it over: nobody else will close it. */
+    private void closeRefused(TransferPeer peer)
+    {
+        try {
+            peer.close();
+        }
+        catch (RuntimeException e) {
+            log.warn("closing a refused {} connection failed: {}", backendId, e.getMessage());
+        }
+    }
+
     private RegionsRegistered register(ControlChannel channel, RegisterRegions register)
     {
         if (!register.backendId().equals(backendId)) {
@@ -179,13 +190,18 @@ final class DecodeLinks
         }
         TransferLink link;
         EarlySend linkEarlySend;
+        TransferPeer peer = null;
         try {
-            TransferPeer peer = backend.connect(EngineTransferContext.localHostId(), register.descriptor());
-            linkEarlySend = earlySend.forConnection(backendId, peer.capabilities());
+            peer = backend.connect(EngineTransferContext.localHostId(), register.descriptor());
             sources.checkReceiver(backendId, peer.receiverGeometry());
             link = TransferLink.start(backendId, channel.peer(), peer, sources, peer.receiverGeometry(), config.linkTimeouts(), hooks);
+            // from what the link enforces: the capabilities it read from the connection once
+            linkEarlySend = earlySend.forConnection(backendId, link.capabilities());
         }
         catch (RuntimeException e) {
+            if (peer != null) {
+                closeRefused(peer);
+            }
             log.warn("cannot connect the {} backend to decode {}: {}", backendId, channel.peer(), e.getMessage());
             return RegionsRegistered.refused("the prefill cannot reach the decode's memory with " + backendId + ": " + e.getMessage());
         }

@@ -354,7 +354,7 @@ public final class PrefillHandoff
             if (!links.sendsEarly(plan.room())) {
                 // This connection reports neither FORWARD_SYNC nor STAGING (narrower than its provider): it gets no plan
                 // before the plan's forward is done. The plan waits here, not on the connection's transfer thread.
-                forward.onComplete(() -> post(room, plan));
+                forward.onComplete(() -> postWhenForwardDone(room, plan));
                 return;
             }
         }
@@ -384,6 +384,35 @@ public final class PrefillHandoff
                 drive(room, new RoomEvent.PlanFailed(failed, reason));
             }
         });
+    }
+
+    /**
+     * Posts a plan held for its forward, off the compute thread that completed the fence. Under the room's lock, as
+     * every effect is: either the plan reaches the link before any drain of the room is asked (so the drain waits
+     * for it), or the room has ended (its drain may have been answered already) and the plan is dropped unsent.
+     */
+    private void postWhenForwardDone(Room room, TransferPlan plan)
+    {
+        try {
+            ticker.execute(() -> {
+                try {
+                    synchronized (room) {
+                        if (room.machine.phase().isTerminal()) {
+                            log.debug("room {}: dropped chunk {} held for its forward; the room has ended", plan.room(), plan.chunk());
+                            return;
+                        }
+                        post(room, plan);
+                    }
+                }
+                catch (RuntimeException e) {
+                    log.error("room {}: posting chunk {} after its forward failed", plan.room(), plan.chunk(), e);
+                    drive(room, new RoomEvent.PlanFailed(plan, "posting the chunk after its forward failed: " + e));
+                }
+            });
+        }
+        catch (java.util.concurrent.RejectedExecutionException e) {
+            log.debug("room {}: chunk {} not posted; this prefill is closing", plan.room(), plan.chunk());
+        }
     }
 
     /** The backend is about to read a plan of this chunk (called on its transfer thread). */

@@ -4,7 +4,6 @@ import io.handoff.spi.transfer.PlanWork;
 import io.handoff.spi.transfer.TransferFailure;
 import io.handoff.spi.transfer.TransferPlan;
 
-import java.time.Duration;
 
 import static java.util.Objects.requireNonNull;
 
@@ -55,7 +54,15 @@ final class PlanRun
     public void reading()
             throws TransferFailure
     {
-        if (!plan.fence().isDone() || plan.fence().failed()) {
+        if (link.violation() != null) {
+            throw new TransferFailure(link.label() + " was fenced before room " + plan.room() + " chunk " + plan.chunk()
+                    + " was read (" + link.violation() + "); nothing was sent", true);
+        }
+        if (plan.fence().isDone() && plan.fence().failed()) {
+            throw new TransferFailure("the forward step " + plan.fence().step() + " that wrote room " + plan.room() + " chunk " + plan.chunk()
+                    + " failed; nothing was sent", true);
+        }
+        if (!plan.fence().isDone()) {
             String reason = link.label() + " began reading room " + plan.room() + " chunk " + plan.chunk() + " before the fence of forward step "
                     + plan.fence().step() + " was done, though its connection declares FORWARD_SYNC (transfer protocol violation, I1)";
             synchronized (this) {
@@ -105,10 +112,22 @@ final class PlanRun
         report(new Outcome(-1, failure), null);
     }
 
-    /** {@code send} threw a runtime exception: a bug; the plan fails, unsettled once reading began. */
+    /**
+     * {@code send} threw a runtime exception: a bug. The plan fails unsettled (the backend may have handed writes to
+     * its transport before it threw); after a report, throwing is a violation of its own.
+     */
     void thrown(String reason)
     {
-        report(new Outcome(-1, new TransferFailure(reason, !readingStarted())), null);
+        boolean reported;
+        synchronized (this) {
+            reported = outcome != null;
+            if (reported && !delivered && violation == null) {
+                violation = reason + ", after it had reported the plan's outcome (transfer protocol violation)";
+            }
+        }
+        if (!reported) {
+            report(new Outcome(-1, new TransferFailure(reason, false)), null);
+        }
     }
 
     synchronized boolean readingStarted()
@@ -121,22 +140,47 @@ final class PlanRun
         return violation;
     }
 
-    /** Waits up to {@code timeout} for the outcome; null when none came. Afterwards every report is a second one. */
-    Outcome awaitOutcome(Duration timeout)
+    /** Who took the plan's outcome: the transfer thread ({@code mine}) or, after the report timeout, the watchdog. */
+    record Taken(boolean mine, Outcome outcome) {}
+
+    /**
+     * Waits until the outcome is reported, {@code deadlineNanos} passes, or the watchdog took the plan; then takes it.
+     * Once taken, every report is a second (or late) one.
+     */
+    Taken awaitOutcome(long deadlineNanos)
             throws InterruptedException
     {
-        long deadline = System.nanoTime() + timeout.toNanos();
         synchronized (this) {
-            while (outcome == null) {
-                long left = deadline - System.nanoTime();
+            while (outcome == null && !delivered) {
+                long left = deadlineNanos - System.nanoTime();
                 if (left <= 0) {
                     break;
                 }
                 java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(this, left);
             }
-            delivered = true;
-            return outcome;
+            return take();
         }
+    }
+
+    /** Takes the outcome now, reported or not; {@code mine} is false when it was taken already. */
+    synchronized Taken take()
+    {
+        if (delivered) {
+            return new Taken(false, null);
+        }
+        delivered = true;
+        return new Taken(true, outcome);
+    }
+
+    /** The watchdog's claim at the report timeout: true when nothing was reported and nobody took the plan yet. */
+    synchronized boolean expire()
+    {
+        if (delivered || outcome != null) {
+            return false;
+        }
+        delivered = true;
+        notifyAll();
+        return true;
     }
 
     private void report(Outcome reported, String broken)

@@ -17,6 +17,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import static java.lang.System.Logger.Level.ERROR;
@@ -52,6 +55,8 @@ public final class TransferLink
     // The fence is awaited in slices so that close() is seen promptly without interrupting the thread
     // (an interrupt would close an interruptible channel abruptly, losing the receiver's confirmation).
     static final Duration FENCE_SLICE = Duration.ofMillis(50);
+    // Times every plan handed to a backend, whether or not its send returns (one thread for every link: it only flags).
+    private static final ScheduledThreadPoolExecutor WATCHDOG = watchdog();
 
     /** How long the core waits on a backend's behalf. */
     public record Timeouts(Duration fence, Duration report, Duration closeWait)
@@ -98,6 +103,13 @@ public final class TransferLink
     // close() what unblock() touches.
     private final Object peerLock = new Object();
     private boolean peerClosed;
+
+    private static ScheduledThreadPoolExecutor watchdog()
+    {
+        ScheduledThreadPoolExecutor watchdog = new ScheduledThreadPoolExecutor(1, Thread.ofPlatform().daemon().name("handoff-transfer-watchdog").factory());
+        watchdog.setRemoveOnCancelPolicy(true); // a plan that reported in time leaves nothing behind
+        return watchdog;
+    }
 
     private TransferLink(String backend, String name, TransferPeer peer, PageGeometry sources, PageGeometry destinations, Timeouts timeouts,
             TransferHooks hooks)
@@ -258,17 +270,19 @@ public final class TransferLink
         for (RoomKey room : waiting) {
             failDrains(room, reason);
         }
-        if (stopping) {
-            // Wakes a send in flight (a late report may come while a later plan runs), on a thread of its own: the
-            // backend may be reporting from the very I/O thread that unblock() wakes.
-            Thread.ofPlatform().daemon().name(thread.getName() + "-fence").start(this::unblockPeer);
-        }
-        try {
-            onFenced.accept(reason);
-        }
-        catch (RuntimeException e) {
-            log.log(WARNING, label + ": the fence listener threw", e);
-        }
+        // On a thread of its own: unblock() wakes a send in flight, and the backend may be reporting from the very I/O
+        // thread it wakes; the engine's listener closes the control channel, which may wait for this link's thread.
+        Thread.ofPlatform().daemon().name(thread.getName() + "-fence").start(() -> {
+            if (stopping) {
+                unblockPeer();
+            }
+            try {
+                onFenced.accept(reason);
+            }
+            catch (RuntimeException e) {
+                log.log(WARNING, label + ": the fence listener threw", e);
+            }
+        });
     }
 
     private void transferLoop()
@@ -347,27 +361,52 @@ public final class TransferLink
             finish(posted, -1, failure.getMessage(), failure.settled());
             return;
         }
+        // The report timeout runs from the moment the plan is handed over, also while send itself does not return.
+        long deadline = System.nanoTime() + timeouts.report().toNanos();
+        ScheduledFuture<?> watchdog = WATCHDOG.schedule(() -> {
+            if (work.expire()) {
+                noOutcome(posted);
+            }
+        }, timeouts.report().toNanos(), TimeUnit.NANOSECONDS);
         try {
             peer.send(work);
         }
         catch (RuntimeException e) {
-            // A bug in the backend: report the plan, keep the thread, and promise nothing once bytes may have moved.
+            // A bug in the backend: report the plan, keep the thread, and promise nothing (bytes may have moved).
             log.log(WARNING, label + ": room " + plan.room() + " chunk " + plan.chunk() + " failed unexpectedly", e);
             work.thrown(label + " failed unexpectedly on room " + plan.room() + " chunk " + plan.chunk() + ": " + e);
         }
         catch (Error e) {
             // The JVM is in trouble (out of memory, a stack overflow): no plan is left unheard, and the thread stops.
+            watchdog.cancel(false);
             String reason = label + " stopped on room " + plan.room() + " chunk " + plan.chunk() + ": " + e;
-            finish(posted, -1, reason, !work.readingStarted());
+            if (work.take().mine()) {
+                finish(posted, -1, reason, false);
+            }
             failQueued(reason + "; the plan was not sent");
             throw e;
         }
-        PlanRun.Outcome outcome = work.awaitOutcome(timeouts.report());
+        PlanRun.Taken taken;
+        try {
+            taken = work.awaitOutcome(deadline);
+        }
+        catch (InterruptedException e) {
+            watchdog.cancel(false);
+            if (work.take().mine()) {
+                String reason = label + ": its transfer thread was interrupted while room " + plan.room() + " chunk " + plan.chunk()
+                        + " was in flight";
+                finish(posted, -1, reason + "; the connection is fenced", false);
+                fence(reason);
+            }
+            throw e;
+        }
+        watchdog.cancel(false);
+        if (!taken.mine()) {
+            return; // the watchdog failed the plan and fenced the link
+        }
+        PlanRun.Outcome outcome = taken.outcome();
         if (outcome == null) {
-            String reason = label + " reported no outcome for room " + plan.room() + " chunk " + plan.chunk() + " within "
-                    + timeouts.report() + " (transfer protocol violation)";
-            finish(posted, -1, reason + "; the connection is fenced", false);
-            fence(reason);
+            noOutcome(posted);
             return;
         }
         String broken = work.violation();
@@ -378,6 +417,16 @@ public final class TransferLink
         }
         finish(posted, outcome.bytes(), outcome.failure() == null ? null : outcome.failure().getMessage(),
                 outcome.failure() == null || outcome.failure().settled());
+    }
+
+    /** The backend said nothing about a plan within the report timeout: the plan fails unsettled, the link is fenced. */
+    private void noOutcome(Posted posted)
+    {
+        TransferPlan plan = posted.plan();
+        String reason = label + " reported no outcome for room " + plan.room() + " chunk " + plan.chunk() + " within "
+                + timeouts.report() + " (transfer protocol violation)";
+        finish(posted, -1, reason + "; the connection is fenced", false);
+        fence(reason);
     }
 
     /** Closes the queue and fails what it held with {@code reason}; returns false when it was closed already. */
