@@ -6,10 +6,12 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 
 import static io.handoff.core.model.hf.SafetensorsWriter.entry;
 import static io.handoff.core.model.hf.SafetensorsWriter.floatsLittleEndian;
@@ -215,5 +217,41 @@ class SafetensorsFileTest
         assertThatThrownBy(() -> SafetensorsFile.open(file()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage(file() + " (safetensors header): invalid JSON at offset 6: expected a value, found 'o'");
+    }
+
+    @Test
+    void corruptedOrTruncatedFilesFailOnlyWithAnErrorNamingTheFile()
+            throws Exception
+    {
+        SafetensorsWriter.write(file(), List.of(
+                new SafetensorsWriter.Tensor("a", new int[] {2, 3}, new float[] {1, 2, 3, 4, 5, 6}),
+                new SafetensorsWriter.Tensor("b", new int[] {4}, new float[] {7, 8, 9, 10})), TensorDtype.BF16);
+        byte[] valid = Files.readAllBytes(file());
+        SplittableRandom random = new SplittableRandom(20240601L);
+        int opened = 0;
+        int refused = 0;
+        for (int trial = 0; trial < 2000; trial++) {
+            byte[] bytes = trial % 4 == 0
+                    ? Arrays.copyOf(valid, random.nextInt(valid.length))
+                    : valid.clone();
+            if (trial % 4 != 0) {
+                for (int flips = 1 + random.nextInt(3); flips > 0; flips--) {
+                    bytes[random.nextInt(bytes.length)] = (byte) random.nextInt(256);
+                }
+            }
+            SafetensorsWriter.writeBytes(file(), bytes);
+            try (SafetensorsFile file = SafetensorsFile.open(file())) {
+                file.tensors().values().forEach(t -> assertThat(t.toFloats()).hasSize((int) t.elements()));
+                opened++;
+            }
+            catch (IllegalArgumentException e) {
+                assertThat(e.getMessage()).as("trial " + trial).startsWith(file().toString());
+                refused++;
+            }
+        }
+        // both outcomes occur: flipped data bytes still open, flipped header bytes and truncations do not
+        assertThat(opened).isPositive();
+        assertThat(refused).isPositive();
+        assertThat(opened + refused).isEqualTo(2000);
     }
 }
