@@ -24,7 +24,8 @@ import static java.util.Objects.requireNonNull;
  * @param architecture the supported {@code architectures[0]}
  * @param attentionBias q, k and v projections carry biases ({@code q_proj.bias}, …)
  * @param qkNorm queries and keys are RMS-normalised per head ({@code self_attn.q_norm.weight}, {@code k_norm})
- * @param ropeScaling the {@code rope_scaling} object as written, empty when absent or null
+ * @param ropeScaling the {@code rope_scaling} object as written (or, from Transformers 5, {@code rope_parameters} when its
+ *         {@code rope_type} is not {@code default}), empty when there is no scaling
  */
 public record HfModelConfig(
         HfArchitecture architecture,
@@ -101,6 +102,7 @@ public record HfModelConfig(
             throw new IllegalArgumentException(source + ": hidden_size " + hidden + " is not a multiple of num_attention_heads " + heads
                     + " and there is no head_dim");
         }
+        ConfigFields ropeParameters = new ConfigFields(fields.objectOrEmpty("rope_parameters"), source + " rope_parameters");
         boolean attentionBias = switch (architecture) {
             case QWEN2 -> true;
             case MISTRAL -> false;
@@ -115,13 +117,32 @@ public record HfModelConfig(
                 fields.has("num_key_value_heads") ? fields.positiveInt("num_key_value_heads") : heads,
                 fields.has("head_dim") ? fields.positiveInt("head_dim") : hidden / heads,
                 fields.positiveInt("intermediate_size"),
-                fields.has("rope_theta") ? fields.positiveDouble("rope_theta") : 10000.0,
+                ropeTheta(fields, ropeParameters),
                 fields.has("rms_norm_eps") ? fields.positiveDouble("rms_norm_eps") : 1e-6,
                 fields.positiveInt("max_position_embeddings"),
                 fields.bool("tie_word_embeddings", false),
                 attentionBias,
                 architecture == HfArchitecture.QWEN3,
-                fields.objectOrEmpty("rope_scaling"));
+                ropeScaling(fields, ropeParameters));
+    }
+
+    /** Transformers 5 writes {@code rope_theta} and the scaling inside {@code rope_parameters}; older versions at the top level. */
+    private static double ropeTheta(ConfigFields fields, ConfigFields ropeParameters)
+    {
+        if (fields.has("rope_theta")) {
+            return fields.positiveDouble("rope_theta");
+        }
+        return ropeParameters.has("rope_theta") ? ropeParameters.positiveDouble("rope_theta") : 10000.0;
+    }
+
+    private static Map<String, Object> ropeScaling(ConfigFields fields, ConfigFields ropeParameters)
+    {
+        Map<String, Object> scaling = fields.objectOrEmpty("rope_scaling");
+        if (!scaling.isEmpty()) {
+            return scaling;
+        }
+        String type = ropeParameters.string("rope_type", "default");
+        return type.equals("default") ? Map.of() : ropeParameters.config();
     }
 
     private static HfArchitecture architecture(Map<String, Object> config, String source)

@@ -143,4 +143,24 @@ class HfModelConfigTest
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage(dir.resolve("config.json") + ": expected a JSON object at the top level");
     }
+
+    @Test
+    void transformers5RopeParametersGiveTheThetaAndTheScaling()
+    {
+        HfModelConfig scaled = read("""
+                {"architectures": ["LlamaForCausalLM"], "vocab_size": 128256, "hidden_size": 2048, "num_hidden_layers": 16,
+                 "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 8192, "max_position_embeddings": 131072,
+                 "rope_parameters": {"rope_theta": 500000.0, "rope_type": "llama3", "factor": 32.0}}
+                """);
+        assertThat(scaled.ropeTheta()).isEqualTo(500000.0);
+        assertThat(scaled.ropeScaling()).containsEntry("rope_type", "llama3").containsEntry("factor", new BigDecimal("32.0"));
+
+        HfModelConfig plain = read("""
+                {"architectures": ["Qwen3ForCausalLM"], "vocab_size": 151936, "hidden_size": 1024, "num_hidden_layers": 28,
+                 "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 3072,
+                 "max_position_embeddings": 40960, "rope_parameters": {"rope_theta": 1000000, "rope_type": "default"}}
+                """);
+        assertThat(plain.ropeTheta()).isEqualTo(1_000_000.0);
+        assertThat(plain.ropeScaling()).isEmpty();
+    }
 }
