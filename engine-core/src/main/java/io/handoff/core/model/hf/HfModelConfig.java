@@ -5,6 +5,7 @@ import io.handoff.core.model.ModelConfig;
 
 import java.math.BigDecimal;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -168,6 +169,28 @@ public record HfModelConfig(
     {
         return new ModelConfig(name, Architecture.GQA, vocabSize, hiddenSize, layers, heads, kvHeads, headDim,
                 0, 0, 0, 0, 0, intermediateSize, (float) ropeTheta, (float) rmsNormEps, maxPositionEmbeddings, 0L);
+    }
+
+    /**
+     * What this checkpoint needs that {@code Transformer} does not do yet, one phrase each; empty when it
+     * runs as is. A loader must refuse a non-empty list rather than produce wrong logits.
+     */
+    public List<String> unsupportedFeatures()
+    {
+        List<String> missing = new ArrayList<>();
+        if (attentionBias) {
+            missing.add("q/k/v projection biases (attention_bias)");
+        }
+        if (qkNorm) {
+            missing.add("per-head q/k RMS norms (q_norm, k_norm)");
+        }
+        if (!ropeScaling.isEmpty()) {
+            missing.add("rope scaling " + ropeScaling.getOrDefault("rope_type", ropeScaling.get("type")));
+        }
+        if (tieWordEmbeddings) {
+            missing.add("tied word embeddings (no lm_head.weight)");
+        }
+        return List.copyOf(missing);
     }
 
     /** Typed, bounded reads of config.json's fields, each error naming the file and the field. */

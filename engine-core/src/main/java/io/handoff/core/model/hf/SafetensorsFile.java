@@ -27,7 +27,9 @@ import static java.util.Objects.requireNonNull;
  * tensor entry is checked against the file before anything is exposed (dtype supported, shape
  * non-negative, {@code data_offsets} inside the data section, sized exactly for the shape, no two
  * tensors overlapping), so a tensor's {@link SafetensorsTensor#data()} never reaches outside the file.
- * Nothing is copied onto the heap until a caller converts a tensor.
+ * Nothing is copied onto the heap until a caller converts a tensor. A checkpoint is treated as
+ * immutable: a file truncated by another process while it is mapped faults on access (an
+ * {@link InternalError}), which no check at open time can prevent.
  */
 public final class SafetensorsFile
         implements AutoCloseable

@@ -52,6 +52,7 @@ class HfModelConfigTest
         ModelConfig model = config.toModelConfig(dir.getFileName().toString());
         assertThat(model).isEqualTo(new ModelConfig(dir.getFileName().toString(), Architecture.GQA, 128256, 2048, 16, 32, 8, 64,
                 0, 0, 0, 0, 0, 8192, 500000f, 1e-5f, 131072, 0L));
+        assertThat(config.unsupportedFeatures()).containsExactly("rope scaling llama3", "tied word embeddings (no lm_head.weight)");
     }
 
     @Test
@@ -71,6 +72,8 @@ class HfModelConfigTest
         assertThat(config.headDim()).isEqualTo(64);
         assertThat(config.ropeTheta()).isEqualTo(1_000_000.0);
         assertThat(config.ropeScaling()).isEmpty();
+        assertThat(config.unsupportedFeatures()).containsExactly("q/k/v projection biases (attention_bias)",
+                "tied word embeddings (no lm_head.weight)");
     }
 
     @Test
@@ -88,6 +91,8 @@ class HfModelConfigTest
         assertThat(config.attentionBias()).isFalse();
         assertThat(config.headDim()).isEqualTo(128);
         assertThat(config.toModelConfig("qwen3").headDim()).isEqualTo(128);
+        assertThat(config.unsupportedFeatures()).containsExactly("per-head q/k RMS norms (q_norm, k_norm)",
+                "tied word embeddings (no lm_head.weight)");
     }
 
     @Test
@@ -104,6 +109,7 @@ class HfModelConfigTest
         assertThat(config.rmsNormEps()).isEqualTo(1e-6);
         assertThat(config.tieWordEmbeddings()).isFalse();
         assertThat(config.attentionBias()).isFalse();
+        assertThat(config.unsupportedFeatures()).isEmpty();
     }
 
     @Test
