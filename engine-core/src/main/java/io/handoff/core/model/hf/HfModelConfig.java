@@ -1,0 +1,269 @@
+package io.handoff.core.model.hf;
+
+import io.handoff.core.model.Architecture;
+import io.handoff.core.model.ModelConfig;
+
+import java.math.BigDecimal;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * What a Hugging Face {@code config.json} says about a Llama-style (GQA) decoder: the fields
+ * {@link ModelConfig} needs, plus the ones it does not model yet, kept so a later change can honour
+ * them instead of re-reading the file: q/k/v projection biases (Qwen2), per-head q/k RMS norms
+ * (Qwen3), and {@code rope_scaling} (Llama 3.1 and long-context variants). Defaults are Transformers'
+ * for the fields that commonly go unwritten; the shape fields must be present.
+ *
+ * @param architecture the supported {@code architectures[0]}
+ * @param attentionBias q, k and v projections carry biases ({@code q_proj.bias}, …)
+ * @param qkNorm queries and keys are RMS-normalised per head ({@code self_attn.q_norm.weight}, {@code k_norm})
+ * @param ropeScaling the {@code rope_scaling} object as written (or, from Transformers 5, {@code rope_parameters} when its
+ *         {@code rope_type} is not {@code default}), empty when there is no scaling
+ */
+public record HfModelConfig(
+        HfArchitecture architecture,
+        int vocabSize,
+        int hiddenSize,
+        int layers,
+        int heads,
+        int kvHeads,
+        int headDim,
+        int intermediateSize,
+        double ropeTheta,
+        double rmsNormEps,
+        int maxPositionEmbeddings,
+        boolean tieWordEmbeddings,
+        boolean attentionBias,
+        boolean qkNorm,
+        Map<String, Object> ropeScaling)
+{
+    public static final String FILE = "config.json";
+    private static final int MAX_CONFIG_BYTES = 4 * 1024 * 1024;
+
+    /** The {@code architectures[0]} values read, and what each implies beyond the common fields. */
+    public enum HfArchitecture
+    {
+        LLAMA("LlamaForCausalLM"),
+        MISTRAL("MistralForCausalLM"),
+        QWEN2("Qwen2ForCausalLM"),
+        QWEN3("Qwen3ForCausalLM");
+
+        private final String hfName;
+
+        HfArchitecture(String hfName)
+        {
+            this.hfName = hfName;
+        }
+
+        public String hfName()
+        {
+            return hfName;
+        }
+
+        static String supported()
+        {
+            return Arrays.stream(values()).map(HfArchitecture::hfName).collect(Collectors.joining(", "));
+        }
+    }
+
+    public HfModelConfig
+    {
+        requireNonNull(architecture, "architecture is null");
+        // a copy that keeps document order and JSON nulls, which Map.copyOf refuses
+        ropeScaling = Collections.unmodifiableMap(new LinkedHashMap<>(requireNonNull(ropeScaling, "ropeScaling is null")));
+    }
+
+    /** Reads {@code config.json} from a model directory. */
+    public static HfModelConfig read(Path directory)
+    {
+        Path file = requireNonNull(directory, "directory is null").resolve(FILE);
+        return parse(JsonFile.readObject(file, MAX_CONFIG_BYTES), file.toString());
+    }
+
+    /** @param source the file the object came from, for errors */
+    public static HfModelConfig parse(Map<String, Object> config, String source)
+    {
+        ConfigFields fields = new ConfigFields(config, source);
+        HfArchitecture architecture = architecture(config, source);
+        String activation = fields.string("hidden_act", "silu");
+        if (!activation.equals("silu")) {
+            throw new IllegalArgumentException(source + ": hidden_act is \"" + activation + "\"; the engine's MLP is SwiGLU, which needs silu");
+        }
+        int hidden = fields.positiveInt("hidden_size");
+        int heads = fields.positiveInt("num_attention_heads");
+        if (hidden % heads != 0 && !fields.has("head_dim")) {
+            throw new IllegalArgumentException(source + ": hidden_size " + hidden + " is not a multiple of num_attention_heads " + heads
+                    + " and there is no head_dim");
+        }
+        ConfigFields ropeParameters = new ConfigFields(fields.objectOrEmpty("rope_parameters"), source + " rope_parameters");
+        boolean attentionBias = switch (architecture) {
+            case QWEN2 -> true;
+            case MISTRAL -> false;
+            case LLAMA, QWEN3 -> fields.bool("attention_bias", false);
+        };
+        return new HfModelConfig(
+                architecture,
+                fields.positiveInt("vocab_size"),
+                hidden,
+                fields.positiveInt("num_hidden_layers"),
+                heads,
+                fields.has("num_key_value_heads") ? fields.positiveInt("num_key_value_heads") : heads,
+                fields.has("head_dim") ? fields.positiveInt("head_dim") : hidden / heads,
+                fields.positiveInt("intermediate_size"),
+                ropeTheta(fields, ropeParameters),
+                fields.has("rms_norm_eps") ? fields.positiveDouble("rms_norm_eps") : 1e-6,
+                fields.positiveInt("max_position_embeddings"),
+                fields.bool("tie_word_embeddings", false),
+                attentionBias,
+                architecture == HfArchitecture.QWEN3,
+                ropeScaling(fields, ropeParameters));
+    }
+
+    /** Transformers 5 writes {@code rope_theta} and the scaling inside {@code rope_parameters}; older versions at the top level. */
+    private static double ropeTheta(ConfigFields fields, ConfigFields ropeParameters)
+    {
+        if (fields.has("rope_theta")) {
+            return fields.positiveDouble("rope_theta");
+        }
+        return ropeParameters.has("rope_theta") ? ropeParameters.positiveDouble("rope_theta") : 10000.0;
+    }
+
+    private static Map<String, Object> ropeScaling(ConfigFields fields, ConfigFields ropeParameters)
+    {
+        Map<String, Object> scaling = fields.objectOrEmpty("rope_scaling");
+        if (!scaling.isEmpty()) {
+            return scaling;
+        }
+        String type = ropeParameters.string("rope_type", "default");
+        return type.equals("default") ? Map.of() : ropeParameters.config();
+    }
+
+    private static HfArchitecture architecture(Map<String, Object> config, String source)
+    {
+        if (!(config.get("architectures") instanceof List<?> list) || list.isEmpty() || !(list.getFirst() instanceof String name)) {
+            throw new IllegalArgumentException(source + ": \"architectures\" must be a non-empty array of strings, was "
+                    + config.get("architectures") + "; supported: " + HfArchitecture.supported());
+        }
+        return Arrays.stream(HfArchitecture.values())
+                .filter(a -> a.hfName().equals(name))
+                .findFirst()
+                .orElseThrow(() -> new IllegalArgumentException(source + ": architecture " + name
+                        + " is not supported; supported: " + HfArchitecture.supported()));
+    }
+
+    /**
+     * The engine's shape for this checkpoint, named {@code name} (the model directory's name).
+     * {@code weightsSeed} is 0: the weights are the checkpoint's, not seeded. The fields the engine does
+     * not model yet (biases, q/k norms, rope scaling, tied embeddings) are not checked here; the caller
+     * that loads a checkpoint must refuse a config that needs them until the transformer implements them.
+     */
+    public ModelConfig toModelConfig(String name)
+    {
+        return new ModelConfig(name, Architecture.GQA, vocabSize, hiddenSize, layers, heads, kvHeads, headDim,
+                0, 0, 0, 0, 0, intermediateSize, (float) ropeTheta, (float) rmsNormEps, maxPositionEmbeddings, 0L);
+    }
+
+    /**
+     * What this checkpoint needs that {@code Transformer} does not do yet, one phrase each; empty when it
+     * runs as is. A loader must refuse a non-empty list rather than produce wrong logits.
+     */
+    public List<String> unsupportedFeatures()
+    {
+        List<String> missing = new ArrayList<>();
+        if (attentionBias) {
+            missing.add("q/k/v projection biases (attention_bias)");
+        }
+        if (qkNorm) {
+            missing.add("per-head q/k RMS norms (q_norm, k_norm)");
+        }
+        if (!ropeScaling.isEmpty()) {
+            missing.add("rope scaling " + ropeScaling.getOrDefault("rope_type", ropeScaling.get("type")));
+        }
+        if (tieWordEmbeddings) {
+            missing.add("tied word embeddings (no lm_head.weight)");
+        }
+        return List.copyOf(missing);
+    }
+
+    /** Typed, bounded reads of config.json's fields, each error naming the file and the field. */
+    private record ConfigFields(Map<String, Object> config, String source)
+    {
+        /** Present and not {@code null}: Transformers writes {@code "head_dim": null} for "derive it". */
+        boolean has(String key)
+        {
+            return config.get(key) != null;
+        }
+
+        int positiveInt(String key)
+        {
+            Object value = config.get(key);
+            if (value == null) {
+                throw new IllegalArgumentException(source + ": \"" + key + "\" is missing; it is required");
+            }
+            if (!(value instanceof Long n) || n < 1 || n > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException(source + ": \"" + key + "\" must be an integer from 1 to " + Integer.MAX_VALUE
+                        + ", was " + value);
+            }
+            return (int) (long) n;
+        }
+
+        double positiveDouble(String key)
+        {
+            Object value = config.get(key);
+            double d = switch (value) {
+                case Long n -> n;
+                case BigDecimal n -> n.doubleValue();
+                case null, default -> Double.NaN;
+            };
+            if (!(d > 0) || Double.isInfinite(d)) {
+                throw new IllegalArgumentException(source + ": \"" + key + "\" must be a positive finite number, was " + value);
+            }
+            return d;
+        }
+
+        boolean bool(String key, boolean fallback)
+        {
+            Object value = config.get(key);
+            if (value == null) {
+                return fallback;
+            }
+            if (!(value instanceof Boolean b)) {
+                throw new IllegalArgumentException(source + ": \"" + key + "\" must be true or false, was " + value);
+            }
+            return b;
+        }
+
+        String string(String key, String fallback)
+        {
+            Object value = config.get(key);
+            if (value == null) {
+                return fallback;
+            }
+            if (!(value instanceof String s)) {
+                throw new IllegalArgumentException(source + ": \"" + key + "\" must be a string, was " + value);
+            }
+            return s;
+        }
+
+        @SuppressWarnings("unchecked")
+        Map<String, Object> objectOrEmpty(String key)
+        {
+            Object value = config.get(key);
+            if (value == null) {
+                return Map.of();
+            }
+            if (!(value instanceof Map<?, ?> map)) {
+                throw new IllegalArgumentException(source + ": \"" + key + "\" must be an object or null, was " + value);
+            }
+            return (Map<String, Object>) map;
+        }
+    }
+}

@@ -1,0 +1,172 @@
+package io.handoff.core.model.hf;
+
+import io.handoff.core.model.Architecture;
+import io.handoff.core.model.ModelConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.math.BigDecimal;
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class HfModelConfigTest
+{
+    @TempDir
+    Path dir;
+
+    private HfModelConfig read(String json)
+    {
+        SafetensorsWriter.writeText(dir.resolve("config.json"), json);
+        return HfModelConfig.read(dir);
+    }
+
+    @Test
+    void aLlamaConfigBecomesAGqaModelConfigNamedAfterItsDirectory()
+    {
+        HfModelConfig config = read("""
+                {
+                  "architectures": ["LlamaForCausalLM"],
+                  "model_type": "llama",
+                  "vocab_size": 128256,
+                  "hidden_size": 2048,
+                  "num_hidden_layers": 16,
+                  "num_attention_heads": 32,
+                  "num_key_value_heads": 8,
+                  "intermediate_size": 8192,
+                  "hidden_act": "silu",
+                  "rope_theta": 500000.0,
+                  "rms_norm_eps": 1e-05,
+                  "max_position_embeddings": 131072,
+                  "tie_word_embeddings": true,
+                  "rope_scaling": {"factor": 32.0, "rope_type": "llama3", "original_max_position_embeddings": 8192},
+                  "torch_dtype": "bfloat16"
+                }
+                """);
+
+        assertThat(config).isEqualTo(new HfModelConfig(HfModelConfig.HfArchitecture.LLAMA, 128256, 2048, 16, 32, 8, 64, 8192,
+                500000.0, 1e-5, 131072, true, false, false,
+                Map.of("factor", new BigDecimal("32.0"), "rope_type", "llama3", "original_max_position_embeddings", 8192L)));
+        ModelConfig model = config.toModelConfig(dir.getFileName().toString());
+        assertThat(model).isEqualTo(new ModelConfig(dir.getFileName().toString(), Architecture.GQA, 128256, 2048, 16, 32, 8, 64,
+                0, 0, 0, 0, 0, 8192, 500000f, 1e-5f, 131072, 0L));
+        assertThat(config.unsupportedFeatures()).containsExactly("rope scaling llama3", "tied word embeddings (no lm_head.weight)");
+    }
+
+    @Test
+    void aQwen2ConfigHasQkvBiasesWhateverItWrites()
+    {
+        HfModelConfig config = read("""
+                {"architectures": ["Qwen2ForCausalLM"], "vocab_size": 151936, "hidden_size": 896, "num_hidden_layers": 24,
+                 "num_attention_heads": 14, "num_key_value_heads": 2, "intermediate_size": 4864, "rope_theta": 1000000.0,
+                 "rms_norm_eps": 1e-06, "max_position_embeddings": 32768, "tie_word_embeddings": true, "rope_scaling": null,
+                 "sliding_window": 32768, "use_sliding_window": false}
+                """);
+
+        assertThat(config.architecture()).isEqualTo(HfModelConfig.HfArchitecture.QWEN2);
+        assertThat(config.attentionBias()).isTrue();
+        assertThat(config.qkNorm()).isFalse();
+        assertThat(config.tieWordEmbeddings()).isTrue();
+        assertThat(config.headDim()).isEqualTo(64);
+        assertThat(config.ropeTheta()).isEqualTo(1_000_000.0);
+        assertThat(config.ropeScaling()).isEmpty();
+        assertThat(config.unsupportedFeatures()).containsExactly("q/k/v projection biases (attention_bias)",
+                "tied word embeddings (no lm_head.weight)");
+    }
+
+    @Test
+    void aQwen3ConfigHasQkNormAndAnExplicitHeadDim()
+    {
+        HfModelConfig config = read("""
+                {"architectures": ["Qwen3ForCausalLM"], "vocab_size": 151936, "hidden_size": 1024, "num_hidden_layers": 28,
+                 "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 3072,
+                 "rope_theta": 1000000, "rms_norm_eps": 1e-06, "max_position_embeddings": 40960, "tie_word_embeddings": true,
+                 "attention_bias": false}
+                """);
+
+        assertThat(config.architecture()).isEqualTo(HfModelConfig.HfArchitecture.QWEN3);
+        assertThat(config.qkNorm()).isTrue();
+        assertThat(config.attentionBias()).isFalse();
+        assertThat(config.headDim()).isEqualTo(128);
+        assertThat(config.toModelConfig("qwen3").headDim()).isEqualTo(128);
+        assertThat(config.unsupportedFeatures()).containsExactly("per-head q/k RMS norms (q_norm, k_norm)",
+                "tied word embeddings (no lm_head.weight)");
+    }
+
+    @Test
+    void unwrittenOptionalFieldsTakeTransformersDefaults()
+    {
+        HfModelConfig config = read("""
+                {"architectures": ["MistralForCausalLM"], "vocab_size": 32000, "hidden_size": 4096, "num_hidden_layers": 32,
+                 "num_attention_heads": 32, "head_dim": null, "intermediate_size": 14336, "max_position_embeddings": 32768}
+                """);
+
+        assertThat(config.kvHeads()).isEqualTo(32);
+        assertThat(config.headDim()).isEqualTo(128);
+        assertThat(config.ropeTheta()).isEqualTo(10000.0);
+        assertThat(config.rmsNormEps()).isEqualTo(1e-6);
+        assertThat(config.tieWordEmbeddings()).isFalse();
+        assertThat(config.attentionBias()).isFalse();
+        assertThat(config.unsupportedFeatures()).isEmpty();
+    }
+
+    @Test
+    void anUnknownArchitectureIsRefusedListingTheSupportedOnes()
+    {
+        assertThatThrownBy(() -> read("{\"architectures\": [\"GPT2LMHeadModel\"], \"vocab_size\": 50257}"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(dir.resolve("config.json") + ": architecture GPT2LMHeadModel is not supported; supported: "
+                        + "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM");
+        assertThatThrownBy(() -> read("{\"vocab_size\": 50257}"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("\"architectures\" must be a non-empty array of strings, was null");
+    }
+
+    @Test
+    void aMissingOrMistypedShapeFieldIsRefusedNamingIt()
+    {
+        assertThatThrownBy(() -> read("{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64, \"num_attention_heads\": 4}"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(dir.resolve("config.json") + ": \"vocab_size\" is missing; it is required");
+        assertThatThrownBy(() -> read("{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64.5, \"num_attention_heads\": 4}"))
+                .hasMessage(dir.resolve("config.json") + ": \"hidden_size\" must be an integer from 1 to 2147483647, was 64.5");
+    }
+
+    @Test
+    void anActivationOtherThanSiluIsRefused()
+    {
+        assertThatThrownBy(() -> read("{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_act\": \"gelu\"}"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(dir.resolve("config.json") + ": hidden_act is \"gelu\"; the engine's MLP is SwiGLU, which needs silu");
+    }
+
+    @Test
+    void aConfigThatIsNotAJsonObjectIsRefused()
+    {
+        assertThatThrownBy(() -> read("[1]"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(dir.resolve("config.json") + ": expected a JSON object at the top level");
+    }
+
+    @Test
+    void transformers5RopeParametersGiveTheThetaAndTheScaling()
+    {
+        HfModelConfig scaled = read("""
+                {"architectures": ["LlamaForCausalLM"], "vocab_size": 128256, "hidden_size": 2048, "num_hidden_layers": 16,
+                 "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 8192, "max_position_embeddings": 131072,
+                 "rope_parameters": {"rope_theta": 500000.0, "rope_type": "llama3", "factor": 32.0}}
+                """);
+        assertThat(scaled.ropeTheta()).isEqualTo(500000.0);
+        assertThat(scaled.ropeScaling()).containsEntry("rope_type", "llama3").containsEntry("factor", new BigDecimal("32.0"));
+
+        HfModelConfig plain = read("""
+                {"architectures": ["Qwen3ForCausalLM"], "vocab_size": 151936, "hidden_size": 1024, "num_hidden_layers": 28,
+                 "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 3072,
+                 "max_position_embeddings": 40960, "rope_parameters": {"rope_theta": 1000000, "rope_type": "default"}}
+                """);
+        assertThat(plain.ropeTheta()).isEqualTo(1_000_000.0);
+        assertThat(plain.ropeScaling()).isEmpty();
+    }
+}
