@@ -172,6 +172,21 @@ final class PlanRun
         return new Taken(true, outcome);
     }
 
+    private final java.util.concurrent.CountDownLatch expiryHandled = new java.util.concurrent.CountDownLatch(1);
+
+    /** The watchdog has failed the plan and fenced the link. */
+    void expiryHandled()
+    {
+        expiryHandled.countDown();
+    }
+
+    /** Waits until the watchdog, which took this plan, has failed it and fenced the link. */
+    void awaitExpiryHandled()
+            throws InterruptedException
+    {
+        expiryHandled.await();
+    }
+
     /** The watchdog's claim at the report timeout: true when nothing was reported and nobody took the plan yet. */
     synchronized boolean expire()
     {

@@ -365,7 +365,12 @@ public final class TransferLink
         long deadline = System.nanoTime() + timeouts.report().toNanos();
         ScheduledFuture<?> watchdog = WATCHDOG.schedule(() -> {
             if (work.expire()) {
-                noOutcome(posted);
+                try {
+                    noOutcome(posted);
+                }
+                finally {
+                    work.expiryHandled();
+                }
             }
         }, timeouts.report().toNanos(), TimeUnit.NANOSECONDS);
         try {
@@ -402,7 +407,10 @@ public final class TransferLink
         }
         watchdog.cancel(false);
         if (!taken.mine()) {
-            return; // the watchdog failed the plan and fenced the link
+            // The watchdog failed the plan: wait until it has also fenced the link, so that no queued plan is handed to
+            // this peer in between.
+            work.awaitExpiryHandled();
+            return;
         }
         PlanRun.Outcome outcome = taken.outcome();
         if (outcome == null) {
