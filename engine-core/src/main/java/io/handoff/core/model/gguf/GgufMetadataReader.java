@@ -10,16 +10,34 @@ final class GgufMetadataReader
 {
     /** Arrays of arrays nest at most this deep: real files use one level; a deeper chain is only a way to overflow the stack. */
     static final int MAX_ARRAY_DEPTH = 8;
+    /**
+     * Array elements accepted in one file, all arrays together. Each becomes a Java object of a few
+     * dozen bytes from as little as one byte of file, so without a cap a large file of small elements
+     * would exhaust the heap; the largest real tokenizers (256k tokens, their types and scores, and
+     * merges) hold under 1.5M.
+     */
+    static final long MAX_ARRAY_ELEMENTS = 1L << 23;
 
-    private GgufMetadataReader() {}
+    private final GgufCursor cursor;
+    private long elementsLeft = MAX_ARRAY_ELEMENTS;
+
+    private GgufMetadataReader(GgufCursor cursor)
+    {
+        this.cursor = cursor;
+    }
 
     static Map<String, GgufValue> read(GgufCursor cursor, long count)
+    {
+        return new GgufMetadataReader(cursor).read(count);
+    }
+
+    private Map<String, GgufValue> read(long count)
     {
         Map<String, GgufValue> values = new LinkedHashMap<>();
         for (long i = 0; i < count; i++) {
             String key = cursor.string("metadata key " + i);
             GgufValueType type = type(cursor, "metadata key '" + key + "'");
-            if (values.put(key, value(cursor, key, type, 0)) != null) {
+            if (values.put(key, value(key, type, 0)) != null) {
                 throw cursor.fail("metadata key '" + key + "' appears twice; the file is corrupt");
             }
         }
@@ -33,7 +51,7 @@ final class GgufMetadataReader
                 + ", which GGUF does not define (0 to 12); the file is corrupt or from a newer GGUF version"));
     }
 
-    private static GgufValue value(GgufCursor cursor, String key, GgufValueType type, int depth)
+    private GgufValue value(String key, GgufValueType type, int depth)
     {
         String what = "metadata key '" + key + "'";
         Object value = switch (type) {
@@ -48,7 +66,7 @@ final class GgufMetadataReader
             case STRING -> cursor.string(what);
             case UINT64, INT64 -> cursor.u64(what);
             case FLOAT64 -> Double.longBitsToDouble(cursor.u64(what));
-            case ARRAY -> array(cursor, key, depth);
+            case ARRAY -> array(key, depth);
         };
         return new GgufValue(type, value);
     }
@@ -62,7 +80,7 @@ final class GgufMetadataReader
         return b == 1;
     }
 
-    private static GgufValue.GgufArray array(GgufCursor cursor, String key, int depth)
+    private GgufValue.GgufArray array(String key, int depth)
     {
         String what = "metadata key '" + key + "'";
         if (depth >= MAX_ARRAY_DEPTH) {
@@ -71,9 +89,14 @@ final class GgufMetadataReader
         GgufValueType elementType = type(cursor, what + " array element");
         long limit = (cursor.remaining() - 8) / elementType.minimumBytes();
         long count = cursor.count(what + " array count", limit, "the " + limit + " " + elementType + " elements the rest of the file can hold");
+        if (count > elementsLeft) {
+            throw cursor.fail(what + " holds " + count + " array elements, more than the " + MAX_ARRAY_ELEMENTS
+                    + " the engine reads from one file's metadata (all arrays together); the file is corrupt or not a model");
+        }
+        elementsLeft -= count;
         List<GgufValue> elements = new ArrayList<>((int) Math.min(count, 1 << 16));
         for (long i = 0; i < count; i++) {
-            elements.add(value(cursor, key, elementType, depth + 1));
+            elements.add(value(key, elementType, depth + 1));
         }
         return new GgufValue.GgufArray(elementType, elements);
     }

@@ -4,6 +4,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /** How llama.cpp names a Hugging Face tensor of a Llama-style decoder, and back. */
 public final class GgufTensorNames
@@ -61,6 +62,6 @@ public final class GgufTensorNames
 
     private static Map<String, String> invert(Map<String, String> map)
     {
-        return map.entrySet().stream().collect(java.util.stream.Collectors.toUnmodifiableMap(Map.Entry::getValue, Map.Entry::getKey));
+        return map.entrySet().stream().collect(Collectors.toUnmodifiableMap(Map.Entry::getValue, Map.Entry::getKey));
     }
 }

@@ -5,6 +5,7 @@ import io.handoff.core.model.WeightSource;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
+import java.util.Optional;
 import java.util.Set;
 
 import static java.util.Objects.requireNonNull;
@@ -62,7 +63,7 @@ public final class GgufWeights
         String ggufName = GgufTensorNames.toGguf(name).orElseThrow(() -> new IllegalArgumentException(file.path() + ": tensor '" + name
                 + "' has no GGUF counterpart the engine maps; the model's architecture does not match this file"));
         GgufTensor tensor = file.tensor(ggufName)
-                .or(() -> name.equals("lm_head.weight") && model.tiedEmbeddings() ? file.tensor("token_embd.weight") : java.util.Optional.empty())
+                .or(() -> name.equals("lm_head.weight") && model.tiedEmbeddings() ? file.tensor("token_embd.weight") : Optional.empty())
                 .orElseThrow(() -> new IllegalArgumentException(file.path() + ": tensor '" + name + "' (GGUF '" + ggufName + "') is not in the file ("
                         + file.tensors().size() + " tensors); the file does not match the model's architecture"));
         long[] fileShape = tensor.rowMajorShape();
@@ -74,13 +75,24 @@ public final class GgufWeights
         float[] values = tensor.toFloats();
         if (model.architecture().permutedQk() && shape.length == 2) {
             if (name.endsWith(".self_attn.q_proj.weight")) {
-                return LlamaQkPermutation.unpermute(values, shape[0], shape[1], model.config().heads());
+                return unpermute(tensor, values, shape, model.config().heads());
             }
             if (name.endsWith(".self_attn.k_proj.weight")) {
-                return LlamaQkPermutation.unpermute(values, shape[0], shape[1], model.config().kvHeads());
+                return unpermute(tensor, values, shape, model.config().kvHeads());
             }
         }
         return values;
+    }
+
+    private float[] unpermute(GgufTensor tensor, float[] values, int[] shape, int heads)
+    {
+        try {
+            return LlamaQkPermutation.unpermute(values, shape[0], shape[1], heads);
+        }
+        catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(file.path() + ": tensor '" + tensor.name() + "': " + e.getMessage()
+                    + "; the file's head counts do not match its tensors", e);
+        }
     }
 
     /** The Hugging Face names of the file's tensors that map, plus {@code lm_head.weight} when tied. */

@@ -189,6 +189,17 @@ class GgufFileTest
         assertRefused(new GgufWriter().put("deep", GgufValueType.ARRAY, value).toBytes(), "metadata key 'deep' nests arrays more than 8 deep");
     }
 
+    @Test
+    void moreArrayElementsThanTheMetadataCapAreRefusedBeforeTheyAreRead() throws Exception
+    {
+        byte[] key = "big".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        long count = GgufMetadataReader.MAX_ARRAY_ELEMENTS + 1;
+        ByteBuffer b = ByteBuffer.allocate(24 + 8 + key.length + 4 + 4 + 8 + (int) count).order(ByteOrder.LITTLE_ENDIAN);
+        b.putInt(GgufFile.MAGIC).putInt(3).putLong(0).putLong(1).putLong(key.length).put(key)
+                .putInt(GgufValueType.ARRAY.id()).putInt(GgufValueType.UINT8.id()).putLong(count);
+        assertRefused(b.array(), "metadata key 'big' holds 8388609 array elements, more than the 8388608 the engine reads");
+    }
+
     /**
      * Seeded single-byte corruptions and truncations of a valid file: each either opens (and then
      * every tensor converts and the model reads or is refused) or is refused with an
