@@ -1,18 +1,27 @@
 package io.handoff.core.model.gguf;
 
+import io.handoff.core.kv.PagedKvCache;
+import io.handoff.core.model.ByteTokenizer;
+import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.ReferenceAttention;
 import io.handoff.core.model.SeededWeights;
+import io.handoff.core.model.Transformer;
+import io.handoff.core.model.WeightSource;
+import io.handoff.spi.attention.KvDtype;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.lang.foreign.Arena;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.UnaryOperator;
+import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -92,6 +101,31 @@ class GgufWeightsTest
             SHAPES.forEach((name, shape) -> assertThat(weights.floats(name, shape)).as(name).isEqualTo(seeded.floats(name, shape)));
             assertThat(weights.model().tiedEmbeddings()).isFalse();
             assertThat(weights.description()).startsWith("GGUF llama model ");
+        }
+    }
+
+    @Test
+    void aTransformerBuiltFromTheFilesConfigAndWeightsGivesBitIdenticalLogitsToSeededWeights()
+    {
+        int[] prompt = new ByteTokenizer().encode("weights from a gguf file", true);
+        float[][] fromSeed = logits(TINY_GQA, new SeededWeights(TINY_GQA.weightsSeed()), prompt);
+        float[][] fromFile;
+        try (GgufWeights weights = GgufWeights.open(writeSeeded("llama", GgufTensorType.F32, true, UnaryOperator.identity()))) {
+            fromFile = logits(weights.model().config(), weights, prompt);
+        }
+        assertThat(fromFile).isDeepEqualTo(fromSeed);
+        assertThat(fromFile[0]).isNotEqualTo(fromFile[1]);
+    }
+
+    private static float[][] logits(ModelConfig config, WeightSource weights, int[] prompt)
+    {
+        try (Transformer model = new Transformer(config, weights, 1); Arena arena = Arena.ofConfined()) {
+            PagedKvCache kv = PagedKvCache.allocate(arena, config.layers(), 4, 16, KvDtype.F32,
+                    config.kvKeyRowElements(), config.kvValueRowElements(), config.kvValuesInKeyRow());
+            ReferenceAttention attention = new ReferenceAttention(config.attentionGeometry(), kv);
+            int[] slots = IntStream.range(0, prompt.length).toArray();
+            ForwardBatch batch = ForwardBatch.builder().extend(prompt, 0, slots).build(attention::numKvSplits);
+            return model.forwardAllPositions(batch, kv, attention, Transformer.LayerHook.NONE);
         }
     }
 
