@@ -1,0 +1,76 @@
+package io.handoff.core.model.gguf;
+
+import io.handoff.core.model.Architecture;
+import io.handoff.core.model.ModelConfig;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * What a GGUF file says about its model: the {@link ModelConfig} the transformer runs, and what the
+ * tensors show beyond it that the transformer does not model yet (q/k/v biases as in Qwen2, per-head
+ * q/k norms as in Qwen3, an lm_head tied to the embeddings), kept so a later change can honour them.
+ * The config's {@code weightsSeed} is 0: the weights are the file's, not seeded, and
+ * {@link ModelConfig#compatibilityHash()} then differs from any seeded model's only by name and shape,
+ * so the name is the file's {@code general.name} (or its file name) to keep two different files apart.
+ */
+public record GgufModel(GgufArchitecture architecture, ModelConfig config, boolean tiedEmbeddings, boolean attentionBias, boolean qkNorm)
+{
+    public static final String TOKENS_KEY = "tokenizer.ggml.tokens";
+    static final double DEFAULT_ROPE_FREQ_BASE = 10000;
+
+    public GgufModel
+    {
+        requireNonNull(architecture, "architecture is null");
+        requireNonNull(config, "config is null");
+    }
+
+    public static GgufModel read(GgufFile file)
+    {
+        GgufArchitecture arch = GgufArchitecture.of(file);
+        GgufMetadata m = file.metadata();
+        int max = Integer.MAX_VALUE;
+        int hidden = m.intValue(arch.key("embedding_length"), 1, max);
+        int heads = m.intValue(arch.key("attention.head_count"), 1, max);
+        int kvHeads = m.optionalInt(arch.key("attention.head_count_kv"), 1, max).orElse(heads);
+        int headDim = m.optionalInt(arch.key("attention.key_length"), 1, max).orElse(hidden / heads);
+        int valueLength = m.optionalInt(arch.key("attention.value_length"), 1, max).orElse(headDim);
+        int ropeDim = m.optionalInt(arch.key("rope.dimension_count"), 1, max).orElse(headDim);
+        if (valueLength != headDim || ropeDim != headDim) {
+            throw new IllegalArgumentException(file.path() + ": " + arch.key("attention.value_length") + " " + valueLength + " and "
+                    + arch.key("rope.dimension_count") + " " + ropeDim + " must equal the head dim " + headDim
+                    + "; the engine runs neither partial RoPE nor value heads of another width");
+        }
+        String name = m.optionalString("general.name").filter(s -> !s.isBlank()).orElse(file.path().getFileName().toString());
+        try {
+            ModelConfig config = new ModelConfig(name, Architecture.GQA, vocabSize(file, arch), hidden,
+                    m.intValue(arch.key("block_count"), 1, max), heads, kvHeads, headDim, 0, 0, 0, 0, 0,
+                    m.intValue(arch.key("feed_forward_length"), 1, max),
+                    (float) (double) m.optionalNumber(arch.key("rope.freq_base")).orElse(DEFAULT_ROPE_FREQ_BASE),
+                    (float) (double) m.optionalNumber(arch.key("attention.layer_norm_rms_epsilon")).orElseThrow(() -> new IllegalArgumentException(
+                            file.path() + ": metadata key '" + arch.key("attention.layer_norm_rms_epsilon") + "' is missing; "
+                                    + "convert the model with a llama.cpp convert_hf_to_gguf.py that writes it")),
+                    m.intValue(arch.key("context_length"), 1, max), 0L);
+            return new GgufModel(arch, config, file.tensor("output.weight").isEmpty(), file.tensor("blk.0.attn_q.bias").isPresent(),
+                    file.tensor("blk.0.attn_q_norm.weight").isPresent());
+        }
+        catch (IllegalArgumentException e) {
+            if (e.getMessage() != null && e.getMessage().startsWith(file.path().toString())) {
+                throw e;
+            }
+            throw new IllegalArgumentException(file.path() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static int vocabSize(GgufFile file, GgufArchitecture arch)
+    {
+        GgufMetadata m = file.metadata();
+        if (m.contains(arch.key("vocab_size"))) {
+            return m.intValue(arch.key("vocab_size"), 1, Integer.MAX_VALUE);
+        }
+        if (m.get(TOKENS_KEY).map(GgufValue::value).orElse(null) instanceof GgufValue.GgufArray tokens) {
+            return tokens.elements().size();
+        }
+        throw new IllegalArgumentException(file.path() + ": neither '" + arch.key("vocab_size") + "' nor an array '" + TOKENS_KEY
+                + "' says the vocabulary size; the file lacks its tokenizer");
+    }
+}

@@ -1,0 +1,139 @@
+package io.handoff.core.model.gguf;
+
+import io.handoff.core.model.Architecture;
+import io.handoff.core.model.ModelConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class GgufModelTest
+{
+    private static final ModelConfig TINY_GQA = ModelConfig.byName("tiny-gqa");
+
+    @TempDir
+    Path dir;
+
+    private static GgufWriter.Array strings(String... values)
+    {
+        return new GgufWriter.Array(GgufValueType.STRING, List.of(values));
+    }
+
+    @Test
+    void theConfigIsTheFilesShapesWithSeedZero()
+    {
+        Path path = new GgufWriter().model(TINY_GQA, "llama").write(dir.resolve("m.gguf"));
+        try (GgufFile file = GgufFile.open(path)) {
+            GgufModel model = GgufModel.read(file);
+            assertThat(model.architecture()).isEqualTo(GgufArchitecture.LLAMA);
+            assertThat(model.config()).isEqualTo(TINY_GQA.withWeightsSeed(0));
+            assertThat(model.tiedEmbeddings()).isTrue();
+            assertThat(model.attentionBias()).isFalse();
+            assertThat(model.qkNorm()).isFalse();
+        }
+    }
+
+    @Test
+    void unwrittenOptionalKeysTakeLlamaCppsDefaults()
+    {
+        Path path = new GgufWriter()
+                .put(GgufArchitecture.KEY, GgufValueType.STRING, "qwen3")
+                .put("qwen3.context_length", GgufValueType.UINT64, 2048L)
+                .put("qwen3.embedding_length", GgufValueType.UINT32, 64L)
+                .put("qwen3.block_count", GgufValueType.INT32, 2)
+                .put("qwen3.feed_forward_length", GgufValueType.UINT32, 128L)
+                .put("qwen3.attention.head_count", GgufValueType.UINT16, 4)
+                .put("qwen3.attention.layer_norm_rms_epsilon", GgufValueType.FLOAT64, 1e-6)
+                .put(GgufModel.TOKENS_KEY, GgufValueType.ARRAY, strings("a", "b", "c", "d", "e"))
+                .rawTensor("blk.0.attn_q_norm.weight", 0, new long[] {16}, new byte[64], null)
+                .rawTensor("blk.0.attn_q.bias", 0, new long[] {64}, new byte[256], null)
+                .rawTensor("output.weight", 0, new long[] {64, 5}, new byte[64 * 5 * 4], null)
+                .write(dir.resolve("q.gguf"));
+        try (GgufFile file = GgufFile.open(path)) {
+            GgufModel model = GgufModel.read(file);
+            assertThat(model.config()).isEqualTo(new ModelConfig("q.gguf", Architecture.GQA, 5, 64, 2, 4, 4, 16, 0, 0, 0, 0, 0, 128,
+                    10000f, 1e-6f, 2048, 0));
+            assertThat(model.qkNorm()).isTrue();
+            assertThat(model.attentionBias()).isTrue();
+            assertThat(model.tiedEmbeddings()).isFalse();
+        }
+    }
+
+    @Test
+    void partialRopeAMissingEpsilonAndAShapeModelConfigRefusesAreErrorsNamingTheFile()
+    {
+        Path partial = new GgufWriter().model(TINY_GQA, "llama").put("llama.rope.dimension_count", GgufValueType.UINT32, 16L)
+                .write(dir.resolve("p.gguf"));
+        assertRefusedByModel(partial, "llama.attention.value_length 32 and llama.rope.dimension_count 16 must equal the head dim 32");
+        Path badHeads = new GgufWriter().model(TINY_GQA, "llama").put("llama.attention.head_count_kv", GgufValueType.UINT32, 3L)
+                .write(dir.resolve("h.gguf"));
+        assertRefusedByModel(badHeads, "model 'tiny-gqa': heads 8 must be a multiple of kvHeads 3");
+        GgufWriter noEps = new GgufWriter().model(TINY_GQA, "llama");
+        Path eps = noEps.put("llama.attention.layer_norm_rms_epsilon", GgufValueType.STRING, "x").write(dir.resolve("e.gguf"));
+        assertRefusedByModel(eps, "metadata key 'llama.attention.layer_norm_rms_epsilon' is STRING, expected FLOAT32 or FLOAT64");
+    }
+
+    private static void assertRefusedByModel(Path path, String message)
+    {
+        try (GgufFile file = GgufFile.open(path)) {
+            assertThatThrownBy(() -> GgufModel.read(file)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageStartingWith(path + ": " + message);
+        }
+    }
+
+    @Test
+    void theTokenizerDataIsReadAsWritten()
+    {
+        Path path = new GgufWriter()
+                .put("tokenizer.ggml.model", GgufValueType.STRING, "gpt2")
+                .put("tokenizer.ggml.pre", GgufValueType.STRING, "llama-bpe")
+                .put("tokenizer.ggml.tokens", GgufValueType.ARRAY, strings("h", "i", "hi", "<|end|>"))
+                .put("tokenizer.ggml.merges", GgufValueType.ARRAY, strings("h i"))
+                .put("tokenizer.ggml.token_type", GgufValueType.ARRAY, new GgufWriter.Array(GgufValueType.INT32, List.of(1, 1, 1, 3)))
+                .put("tokenizer.ggml.bos_token_id", GgufValueType.UINT32, 2L)
+                .put("tokenizer.ggml.eos_token_id", GgufValueType.UINT32, 3L)
+                .put("tokenizer.ggml.add_bos_token", GgufValueType.BOOL, true)
+                .put("tokenizer.chat_template", GgufValueType.STRING, "{{ messages }}")
+                .write(dir.resolve("t.gguf"));
+        try (GgufFile file = GgufFile.open(path)) {
+            assertThat(GgufTokenizerData.read(file)).isEqualTo(new GgufTokenizerData("gpt2", "llama-bpe", List.of("h", "i", "hi", "<|end|>"),
+                    List.of("h i"), List.of(1, 1, 1, 3), 2, 3, true, Optional.of("{{ messages }}")));
+        }
+    }
+
+    @Test
+    void unwrittenTokenizerKeysTakeTheirDefaults()
+    {
+        Path path = new GgufWriter()
+                .put("tokenizer.ggml.model", GgufValueType.STRING, "llama")
+                .put("tokenizer.ggml.tokens", GgufValueType.ARRAY, strings("<s>", "a"))
+                .write(dir.resolve("t.gguf"));
+        try (GgufFile file = GgufFile.open(path)) {
+            assertThat(GgufTokenizerData.read(file)).isEqualTo(new GgufTokenizerData("llama", "default", List.of("<s>", "a"),
+                    List.of(), List.of(), -1, -1, true, Optional.empty()));
+        }
+    }
+
+    @Test
+    void anUnsupportedTokenizerOrAnOutOfRangeTokenIdIsRefused()
+    {
+        Path bert = new GgufWriter().put("tokenizer.ggml.model", GgufValueType.STRING, "bert")
+                .put("tokenizer.ggml.tokens", GgufValueType.ARRAY, strings("a")).write(dir.resolve("b.gguf"));
+        try (GgufFile file = GgufFile.open(bert)) {
+            assertThatThrownBy(() -> GgufTokenizerData.read(file)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageStartingWith(bert + ": tokenizer.ggml.model is 'bert'; the engine reads gpt2 (BPE) and llama (SentencePiece)");
+        }
+        Path eos = new GgufWriter().put("tokenizer.ggml.model", GgufValueType.STRING, "gpt2")
+                .put("tokenizer.ggml.tokens", GgufValueType.ARRAY, strings("a"))
+                .put("tokenizer.ggml.eos_token_id", GgufValueType.UINT32, 7L).write(dir.resolve("e.gguf"));
+        try (GgufFile file = GgufFile.open(eos)) {
+            assertThatThrownBy(() -> GgufTokenizerData.read(file)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageStartingWith(eos + ": metadata key 'tokenizer.ggml.eos_token_id' is 7, outside 0 to 0");
+        }
+    }
+}

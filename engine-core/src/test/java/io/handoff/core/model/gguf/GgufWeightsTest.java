@@ -1,0 +1,286 @@
+package io.handoff.core.model.gguf;
+
+import io.handoff.core.kv.PagedKvCache;
+import io.handoff.core.model.ByteTokenizer;
+import io.handoff.core.model.ForwardBatch;
+import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.ReferenceAttention;
+import io.handoff.core.model.SeededWeights;
+import io.handoff.core.model.Transformer;
+import io.handoff.core.model.WeightSource;
+import io.handoff.spi.attention.KvDtype;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.lang.foreign.Arena;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class GgufWeightsTest
+{
+    private static final ModelConfig TINY_GQA = ModelConfig.byName("tiny-gqa");
+    private static final Map<String, int[]> SHAPES = hfShapes(TINY_GQA);
+
+    @TempDir
+    Path dir;
+
+    /** The Hugging Face tensors of a GQA model with their shapes, and llama.cpp's name for each, written out by hand. */
+    static Map<String, int[]> hfShapes(ModelConfig c)
+    {
+        int hidden = c.hiddenSize();
+        int q = c.heads() * c.headDim();
+        int kv = c.kvHeads() * c.headDim();
+        int ffn = c.intermediateSize();
+        Map<String, int[]> shapes = new LinkedHashMap<>();
+        shapes.put("model.embed_tokens.weight", new int[] {c.vocabSize(), hidden});
+        for (int l = 0; l < c.layers(); l++) {
+            String p = "model.layers." + l + ".";
+            shapes.put(p + "input_layernorm.weight", new int[] {hidden});
+            shapes.put(p + "self_attn.q_proj.weight", new int[] {q, hidden});
+            shapes.put(p + "self_attn.k_proj.weight", new int[] {kv, hidden});
+            shapes.put(p + "self_attn.v_proj.weight", new int[] {kv, hidden});
+            shapes.put(p + "self_attn.o_proj.weight", new int[] {hidden, q});
+            shapes.put(p + "post_attention_layernorm.weight", new int[] {hidden});
+            shapes.put(p + "mlp.gate_proj.weight", new int[] {ffn, hidden});
+            shapes.put(p + "mlp.up_proj.weight", new int[] {ffn, hidden});
+            shapes.put(p + "mlp.down_proj.weight", new int[] {hidden, ffn});
+        }
+        shapes.put("model.norm.weight", new int[] {hidden});
+        shapes.put("lm_head.weight", new int[] {c.vocabSize(), hidden});
+        return shapes;
+    }
+
+    static String expectedGgufName(String hf)
+    {
+        return switch (hf) {
+            case "model.embed_tokens.weight" -> "token_embd.weight";
+            case "model.norm.weight" -> "output_norm.weight";
+            case "lm_head.weight" -> "output.weight";
+            default -> hf.replace("model.layers.", "blk.")
+                    .replace("input_layernorm", "attn_norm").replace("post_attention_layernorm", "ffn_norm")
+                    .replace("self_attn.q_proj", "attn_q").replace("self_attn.k_proj", "attn_k")
+                    .replace("self_attn.v_proj", "attn_v").replace("self_attn.o_proj", "attn_output")
+                    .replace("mlp.gate_proj", "ffn_gate").replace("mlp.up_proj", "ffn_up").replace("mlp.down_proj", "ffn_down");
+        };
+    }
+
+    /** The seeded model as llama.cpp would write it: GGUF names, reversed dims, Llama's q/k rows permuted. */
+    private Path writeSeeded(String arch, GgufTensorType type, boolean permute, UnaryOperator<Map<String, int[]>> select)
+    {
+        SeededWeights seeded = new SeededWeights(TINY_GQA.weightsSeed());
+        GgufWriter writer = new GgufWriter().model(TINY_GQA, arch);
+        select.apply(new LinkedHashMap<>(SHAPES)).forEach((name, shape) -> {
+            float[] values = seeded.floats(name, shape);
+            if (permute && name.endsWith("q_proj.weight")) {
+                values = GgufWriter.llamaPermute(values, shape[0], shape[1], TINY_GQA.heads());
+            }
+            if (permute && name.endsWith("k_proj.weight")) {
+                values = GgufWriter.llamaPermute(values, shape[0], shape[1], TINY_GQA.kvHeads());
+            }
+            writer.tensor(expectedGgufName(name), type, GgufWriter.dims(shape), values);
+        });
+        return writer.write(dir.resolve("model-" + type + ".gguf"));
+    }
+
+    @Test
+    void aLlamaF32FileWithPermutedQkReturnsExactlyTheSeededFloatsOfEveryTensor()
+    {
+        SeededWeights seeded = new SeededWeights(TINY_GQA.weightsSeed());
+        try (GgufWeights weights = GgufWeights.open(writeSeeded("llama", GgufTensorType.F32, true, UnaryOperator.identity()))) {
+            assertThat(weights.names()).containsExactlyInAnyOrderElementsOf(SHAPES.keySet());
+            SHAPES.forEach((name, shape) -> assertThat(weights.floats(name, shape)).as(name).isEqualTo(seeded.floats(name, shape)));
+            assertThat(weights.model().tiedEmbeddings()).isFalse();
+            assertThat(weights.description()).startsWith("GGUF llama model ");
+        }
+    }
+
+    @Test
+    void aTransformerBuiltFromTheFilesConfigAndWeightsGivesBitIdenticalLogitsToSeededWeights()
+    {
+        int[] prompt = new ByteTokenizer().encode("weights from a gguf file", true);
+        float[][] fromSeed = logits(TINY_GQA, new SeededWeights(TINY_GQA.weightsSeed()), prompt);
+        float[][] fromFile;
+        try (GgufWeights weights = GgufWeights.open(writeSeeded("llama", GgufTensorType.F32, true, UnaryOperator.identity()))) {
+            fromFile = logits(weights.model().config(), weights, prompt);
+        }
+        assertThat(fromFile).isDeepEqualTo(fromSeed);
+        assertThat(fromFile[0]).isNotEqualTo(fromFile[1]);
+    }
+
+    private static float[][] logits(ModelConfig config, WeightSource weights, int[] prompt)
+    {
+        try (Transformer model = new Transformer(config, weights, 1); Arena arena = Arena.ofConfined()) {
+            PagedKvCache kv = PagedKvCache.allocate(arena, config.layers(), 4, 16, KvDtype.F32,
+                    config.kvKeyRowElements(), config.kvValueRowElements(), config.kvValuesInKeyRow());
+            ReferenceAttention attention = new ReferenceAttention(config.attentionGeometry(), kv);
+            int[] slots = IntStream.range(0, prompt.length).toArray();
+            ForwardBatch batch = ForwardBatch.builder().extend(prompt, 0, slots).build(attention::numKvSplits);
+            return model.forwardAllPositions(batch, kv, attention, Transformer.LayerHook.NONE);
+        }
+    }
+
+    @Test
+    void aQwen2FileIsReadUnpermuted()
+    {
+        SeededWeights seeded = new SeededWeights(TINY_GQA.weightsSeed());
+        try (GgufWeights weights = GgufWeights.open(writeSeeded("qwen2", GgufTensorType.F32, false, UnaryOperator.identity()))) {
+            SHAPES.forEach((name, shape) -> assertThat(weights.floats(name, shape)).as(name).isEqualTo(seeded.floats(name, shape)));
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = GgufTensorType.class, names = {"F16", "BF16"})
+    void halfPrecisionFilesReturnExactlyTheRoundedSeededFloats(GgufTensorType type)
+    {
+        SeededWeights seeded = new SeededWeights(TINY_GQA.weightsSeed());
+        try (GgufWeights weights = GgufWeights.open(writeSeeded("llama", type, true, UnaryOperator.identity()))) {
+            SHAPES.forEach((name, shape) -> {
+                float[] expected = seeded.floats(name, shape);
+                for (int i = 0; i < expected.length; i++) {
+                    expected[i] = type == GgufTensorType.F16 ? GgufWriter.f16Rounded(expected[i]) : GgufWriter.bf16Rounded(expected[i]);
+                }
+                assertThat(weights.floats(name, shape)).as(name).isEqualTo(expected);
+            });
+        }
+    }
+
+    /**
+     * Q8_0 stores each block of 32 as {@code q = round(x / d)} with {@code d} the f16-rounded amax / 127,
+     * so every value comes back within {@code d / 2} of the original (the clamp at 127 errs by at most
+     * 127 * (d's rounding), well inside that); the bound carries a relative 1e-6 for the float arithmetic.
+     */
+    @Test
+    void aQ8FileReturnsEveryValueWithinHalfItsBlockScale()
+    {
+        SeededWeights seeded = new SeededWeights(TINY_GQA.weightsSeed());
+        try (GgufWeights weights = GgufWeights.open(writeSeeded("llama", GgufTensorType.Q8_0, true, UnaryOperator.identity()))) {
+            SHAPES.forEach((name, shape) -> {
+                float[] original = seeded.floats(name, shape);
+                float[] read = weights.floats(name, shape);
+                assertThat(read).hasSameSizeAs(original);
+                for (int block = 0; block < original.length / 32; block++) {
+                    float amax = 0;
+                    for (int j = 0; j < 32; j++) {
+                        amax = Math.max(amax, Math.abs(original[block * 32 + j]));
+                    }
+                    float d = GgufWriter.f16Rounded(amax / 127);
+                    for (int j = 0; j < 32; j++) {
+                        int i = block * 32 + j;
+                        assertThat(Math.abs(original[i] - read[i])).as(name + "[" + i + "]").isLessThanOrEqualTo(d / 2 * (1 + 1e-6f));
+                    }
+                }
+            });
+        }
+    }
+
+    @Test
+    void aHandWrittenQ8BlockDequantizesExactly()
+    {
+        ByteBuffer block = ByteBuffer.allocate(34).order(ByteOrder.LITTLE_ENDIAN);
+        block.putShort((short) 0x3800); // f16 0.5
+        float[] expected = new float[32];
+        for (int j = 0; j < 32; j++) {
+            int q = j == 0 ? -127 : j == 31 ? 127 : j - 16;
+            block.put((byte) q);
+            expected[j] = 0.5f * q;
+        }
+        Path path = new GgufWriter().rawTensor("q", GgufTensorType.Q8_0.id(), new long[] {32}, block.array(), null)
+                .write(dir.resolve("q8.gguf"));
+        try (GgufFile file = GgufFile.open(path)) {
+            float[] values = file.tensor("q").orElseThrow().toFloats();
+            assertThat(values).containsExactly(expected);
+            assertThat(values[0]).isEqualTo(-63.5f);
+            assertThat(values[17]).isEqualTo(0.5f);
+        }
+    }
+
+    @Test
+    void withoutAnOutputTensorTheLmHeadIsTheEmbedding()
+    {
+        SeededWeights seeded = new SeededWeights(TINY_GQA.weightsSeed());
+        Path path = writeSeeded("llama", GgufTensorType.F32, true, shapes -> {
+            shapes.remove("lm_head.weight");
+            return shapes;
+        });
+        try (GgufWeights weights = GgufWeights.open(path)) {
+            assertThat(weights.model().tiedEmbeddings()).isTrue();
+            assertThat(weights.names()).contains("lm_head.weight");
+            int[] shape = SHAPES.get("lm_head.weight");
+            assertThat(weights.floats("lm_head.weight", shape)).isEqualTo(seeded.floats("model.embed_tokens.weight", shape));
+        }
+    }
+
+    @Test
+    void aMissingTensorAWrongShapeAndAnUnmappedNameAreRefusedNamingTheFileAndTensor()
+    {
+        Path path = writeSeeded("llama", GgufTensorType.F32, true, shapes -> {
+            shapes.remove("model.layers.1.mlp.up_proj.weight");
+            return shapes;
+        });
+        try (GgufWeights weights = GgufWeights.open(path)) {
+            assertThatThrownBy(() -> weights.floats("model.layers.1.mlp.up_proj.weight", 512, 256))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageStartingWith(path + ": tensor 'model.layers.1.mlp.up_proj.weight' (GGUF 'blk.1.ffn_up.weight') is not in the file");
+            assertThatThrownBy(() -> weights.floats("model.layers.0.mlp.up_proj.weight", 256, 512))
+                    .hasMessageStartingWith(path + ": tensor 'blk.0.ffn_up.weight' (for 'model.layers.0.mlp.up_proj.weight') has shape "
+                            + "[512, 256] (GGUF dims [256, 512]), the model expects [256, 512]");
+            assertThatThrownBy(() -> weights.floats("model.layers.0.self_attn.kv_a_proj_with_mqa.weight", 1, 1))
+                    .hasMessageStartingWith(path + ": tensor 'model.layers.0.self_attn.kv_a_proj_with_mqa.weight' has no GGUF counterpart");
+        }
+    }
+
+    @Test
+    void anUnknownArchitectureIsRefusedListingTheSupportedOnes()
+    {
+        Path path = new GgufWriter().model(TINY_GQA, "deepseek2").write(dir.resolve("ds.gguf"));
+        assertThatThrownBy(() -> GgufWeights.open(path)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage(path + ": general.architecture is 'deepseek2', which the engine does not run; supported: llama, qwen2, qwen3");
+    }
+
+    @Test
+    void unpermutingUndoesLlamaCppsRowOrder()
+    {
+        // one head of 4 rows: HF [r0 r1 | r2 r3] was written interleaved as [r0 r2 r1 r3]
+        float[] gguf = {0, 0, 2, 2, 1, 1, 3, 3};
+        assertThat(LlamaQkPermutation.unpermute(gguf, 4, 2, 1)).containsExactly(0, 0, 1, 1, 2, 2, 3, 3);
+        for (int[] c : new int[][] {{8, 3, 1}, {8, 3, 2}, {8, 3, 4}, {64, 5, 8}, {64, 1, 2}}) {
+            float[] hf = new float[c[0] * c[1]];
+            for (int i = 0; i < hf.length; i++) {
+                hf[i] = i;
+            }
+            float[] permuted = GgufWriter.llamaPermute(hf, c[0], c[1], c[2]);
+            // a head of two rows has halves of one row: interleaving them changes nothing
+            if (c[0] / c[2] == 2) {
+                assertThat(permuted).as("rows %d heads %d", c[0], c[2]).isEqualTo(hf);
+            }
+            else {
+                assertThat(permuted).as("rows %d heads %d", c[0], c[2]).isNotEqualTo(hf);
+            }
+            assertThat(LlamaQkPermutation.unpermute(permuted, c[0], c[1], c[2])).as("rows %d heads %d", c[0], c[2]).isEqualTo(hf);
+        }
+        assertThatThrownBy(() -> LlamaQkPermutation.unpermute(new float[6], 3, 2, 1)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void tensorNamesMapBothWays()
+    {
+        SHAPES.keySet().forEach(hf -> {
+            assertThat(GgufTensorNames.toGguf(hf)).as(hf).contains(expectedGgufName(hf));
+            assertThat(GgufTensorNames.toHf(expectedGgufName(hf))).as(hf).contains(hf);
+        });
+        assertThat(GgufTensorNames.toGguf("model.layers.3.self_attn.q_proj.bias")).contains("blk.3.attn_q.bias");
+        assertThat(GgufTensorNames.toGguf("model.layers.12.self_attn.k_norm.weight")).contains("blk.12.attn_k_norm.weight");
+        assertThat(GgufTensorNames.toHf("rope_freqs.weight")).isEmpty();
+        assertThat(GgufTensorNames.toGguf("model.layers.01.mlp.up_proj.weight")).isEmpty();
+    }
+}
