@@ -5,6 +5,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpServer;
 import io.handoff.core.disagg.Disaggregation;
 import io.handoff.http.HttpRoutes.Route;
+import io.handoff.http.chat.ChatCompletionsApi;
+import io.handoff.http.chat.ChatModel;
+import io.handoff.http.chat.ChatTemplate;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SamplingParams;
@@ -66,6 +69,7 @@ public final class ApiServer
         this.routes = Map.of(
                 "/generate", new Route("POST", generate::handle),
                 "/v1/completions", new Route("POST", completions::handle),
+                "/v1/chat/completions", new Route("POST", new ChatCompletionsApi(chatModel(generations, model), created)::handle),
                 "/v1/models", new Route("GET", this::models),
                 "/abort_request", new Route("POST", exchange -> AbortRequest.handle(exchange, generations::abort, "")),
                 "/health", new Route("GET", this::health),
@@ -219,5 +223,36 @@ public final class ApiServer
         catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * The served model for {@code /v1/chat/completions}. Its tokenizer is still {@link ByteTokenizer} (as
+     * {@code /v1/completions} uses), which has no chat template, so chat is refused with a 400 until the
+     * model's tokenizer and template are wired in here.
+     */
+    private static ChatModel chatModel(Generations generations, ModelConfig model)
+    {
+        ByteTokenizer tokenizer = new ByteTokenizer();
+        return new ChatModel()
+        {
+            @Override public String id() { return model.name(); }
+            @Override public Optional<ChatTemplate> template() { return Optional.empty(); }
+            @Override public int maxContext() { return model.maxContext(); }
+            @Override public int[] encode(String prompt) { return tokenizer.encode(prompt, false); }
+
+            @Override
+            public Outcome generate(Request request, TextSink sink)
+                    throws InterruptedException
+            {
+                generations.checkContext(request.promptIds().length, "messages", request.maxTokens(), "max_completion_tokens");
+                GenerationParams params = new GenerationParams(request.rid(), request.promptIds(), request.maxTokens(),
+                        new SamplingParams(request.temperature(), request.topP(), request.seed()), request.stops(), Set.of(), false, Optional.empty());
+                try (Generation generation = generations.start(params)) {
+                    Generation.Outcome outcome = generation.run(g -> sink.onText(g.stableText()));
+                    return new Outcome(outcome.text(), outcome.reason().name().toLowerCase(java.util.Locale.ROOT), outcome.promptTokens(),
+                            outcome.outputIds().length, outcome.error(), outcome.clientGone());
+                }
+            }
+        };
     }
 }

@@ -1,0 +1,290 @@
+package io.handoff.http.chat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.http.ApiError;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Set;
+import java.util.TreeSet;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A validated {@code POST /v1/chat/completions} body. Options this server does not implement are taken
+ * only at their neutral value ({@code n=1}, penalties 0, no logprobs, no tools), so a client never
+ * silently gets something other than what it asked for; every refusal is a 400 naming the field, the
+ * value seen and what is allowed.
+ *
+ * @param maxTokens {@code max_completion_tokens} or its older name {@code max_tokens}; empty: the server's default
+ * @param includeUsage {@code stream_options.include_usage}: a last chunk with the usage before {@code [DONE]}
+ */
+public record ChatRequest(
+        Optional<String> model,
+        List<ChatMessage> messages,
+        OptionalInt maxTokens,
+        double temperature,
+        double topP,
+        long seed,
+        List<String> stop,
+        boolean stream,
+        boolean includeUsage)
+{
+    public static final int MAX_STOP_STRINGS = 16;
+    static final Set<String> ROLES = Set.of("system", "user", "assistant", "tool");
+    private static final Set<String> FIELDS = Set.of("model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p",
+            "seed", "stop", "stream", "stream_options", "n", "user", "frequency_penalty", "presence_penalty", "logprobs", "top_logprobs",
+            "tools", "tool_choice", "parallel_tool_calls", "response_format", "logit_bias");
+    private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name", "tool_call_id");
+
+    public ChatRequest
+    {
+        requireNonNull(model, "model is null");
+        messages = List.copyOf(requireNonNull(messages, "messages is null"));
+        requireNonNull(maxTokens, "maxTokens is null");
+        stop = List.copyOf(requireNonNull(stop, "stop is null"));
+    }
+
+    /** Validates {@code body}; {@code maxContext} bounds the token limit. Throws a 400 {@link ApiError} for the first bad field. */
+    public static ChatRequest parse(ObjectNode body, int maxContext)
+    {
+        allowOnly(body, "", FIELDS);
+        Optional<String> model = optional(body, "model").map(v -> string("model", v));
+        neutral(body, "n", v -> v.isNumber() && v.doubleValue() == 1, "1", "one choice per request");
+        neutral(body, "frequency_penalty", v -> v.isNumber() && v.doubleValue() == 0, "0", "penalties are not implemented");
+        neutral(body, "presence_penalty", v -> v.isNumber() && v.doubleValue() == 0, "0", "penalties are not implemented");
+        neutral(body, "logprobs", v -> v.isBoolean() && !v.booleanValue(), "false", "log probabilities are not returned");
+        neutral(body, "top_logprobs", v -> v.isNumber() && v.doubleValue() == 0, "0", "log probabilities are not returned");
+        neutral(body, "logit_bias", v -> v.isObject() && v.isEmpty(), "{}", "logit bias is not implemented");
+        neutral(body, "tools", v -> v.isArray() && v.isEmpty(), "[]", "tool calling is not implemented");
+        neutral(body, "tool_choice", v -> v.isTextual() && v.textValue().equals("none"), "\"none\"", "tool calling is not implemented");
+        neutral(body, "parallel_tool_calls", JsonNode::isBoolean, "true or false", "tool calling is not implemented");
+        neutral(body, "response_format", v -> v.isObject() && v.path("type").asText().equals("text") && v.size() == 1,
+                "{\"type\": \"text\"}", "structured output is not implemented");
+        optional(body, "user").ifPresent(v -> string("user", v));
+        boolean stream = optional(body, "stream").map(v -> bool("stream", v)).orElse(false);
+        boolean includeUsage = false;
+        Optional<JsonNode> options = optional(body, "stream_options");
+        if (options.isPresent()) {
+            if (!(options.get() instanceof ObjectNode object)) {
+                throw wrongType("stream_options", "an object", options.get());
+            }
+            if (!stream) {
+                throw ApiError.invalid("invalid_value", "stream_options", "stream_options is only allowed with \"stream\": true");
+            }
+            allowOnly(object, "stream_options.", Set.of("include_usage"));
+            includeUsage = optional(object, "include_usage").map(v -> bool("stream_options.include_usage", v)).orElse(false);
+        }
+        return new ChatRequest(model, messages(body), maxTokens(body, maxContext),
+                number(body, "temperature", 0, false, 2).orElse(1.0),
+                number(body, "top_p", 0, true, 1).orElse(1.0),
+                optional(body, "seed").map(v -> integer("seed", v)).orElse(0L),
+                stop(body), stream, includeUsage);
+    }
+
+    private static List<ChatMessage> messages(ObjectNode body)
+    {
+        JsonNode value = optional(body, "messages").orElseThrow(() -> ApiError.invalid("missing_field", "messages", "'messages' is required"));
+        if (!value.isArray()) {
+            throw wrongType("messages", "an array of {role, content} objects", value);
+        }
+        if (value.isEmpty()) {
+            throw ApiError.invalid("invalid_value", "messages", "messages must hold at least one message, got an empty array");
+        }
+        List<ChatMessage> messages = new ArrayList<>();
+        for (int i = 0; i < value.size(); i++) {
+            String path = "messages[" + i + "]";
+            if (!(value.get(i) instanceof ObjectNode message)) {
+                throw wrongType(path, "an object with role and content", value.get(i));
+            }
+            allowOnly(message, path + ".", MESSAGE_FIELDS);
+            String role = string(path + ".role", optional(message, "role").orElseThrow(() ->
+                    ApiError.invalid("missing_field", path + ".role", path + ".role is required")));
+            if (!ROLES.contains(role)) {
+                throw ApiError.invalid("invalid_value", path + ".role", path + ".role = \"" + role + "\" is not supported; use one of "
+                        + new TreeSet<>(ROLES));
+            }
+            optional(message, "name").ifPresent(v -> string(path + ".name", v));
+            optional(message, "tool_call_id").ifPresent(v -> string(path + ".tool_call_id", v));
+            messages.add(new ChatMessage(role, content(path + ".content", message.get("content"), role)));
+        }
+        return messages;
+    }
+
+    /** A string, or an array of {@code {type: "text", text}} parts joined with newlines (as vLLM joins them). */
+    private static String content(String path, JsonNode value, String role)
+    {
+        if (value == null || value.isNull()) {
+            if (role.equals("assistant")) {
+                return "";
+            }
+            throw ApiError.invalid("missing_field", path, path + " is required for a " + role + " message");
+        }
+        if (value.isTextual()) {
+            return value.textValue();
+        }
+        if (!value.isArray()) {
+            throw wrongType(path, "a string or an array of {\"type\": \"text\", \"text\": ...} parts", value);
+        }
+        List<String> texts = new ArrayList<>();
+        for (int i = 0; i < value.size(); i++) {
+            JsonNode part = value.get(i);
+            String partPath = path + "[" + i + "]";
+            if (!part.isObject() || !part.path("type").isTextual()) {
+                throw wrongType(partPath, "an object with a \"type\"", part);
+            }
+            String type = part.get("type").textValue();
+            if (!type.equals("text")) {
+                throw ApiError.invalid("unsupported", partPath + ".type", partPath + ".type = \"" + type
+                        + "\" is not supported: this model takes text parts only ({\"type\": \"text\", \"text\": ...})");
+            }
+            texts.add(string(partPath + ".text", optional((ObjectNode) part, "text").orElseThrow(() ->
+                    ApiError.invalid("missing_field", partPath + ".text", partPath + ".text is required"))));
+        }
+        return String.join("\n", texts);
+    }
+
+    private static OptionalInt maxTokens(ObjectNode body, int maxContext)
+    {
+        Optional<Long> legacy = optional(body, "max_tokens").map(v -> range("max_tokens", integer("max_tokens", v), 1, maxContext));
+        Optional<Long> current = optional(body, "max_completion_tokens").map(v -> range("max_completion_tokens",
+                integer("max_completion_tokens", v), 1, maxContext));
+        if (legacy.isPresent() && current.isPresent() && !legacy.equals(current)) {
+            throw ApiError.invalid("invalid_value", "max_completion_tokens", "max_completion_tokens = " + current.get() + " and max_tokens = "
+                    + legacy.get() + " disagree; send one of them (max_tokens is the older name of max_completion_tokens)");
+        }
+        return current.or(() -> legacy).map(v -> OptionalInt.of(v.intValue())).orElse(OptionalInt.empty());
+    }
+
+    private static List<String> stop(ObjectNode body)
+    {
+        Optional<JsonNode> value = optional(body, "stop");
+        if (value.isEmpty()) {
+            return List.of();
+        }
+        List<JsonNode> items = new ArrayList<>();
+        if (value.get().isArray()) {
+            value.get().forEach(items::add);
+        }
+        else {
+            items.add(value.get());
+        }
+        if (items.size() > MAX_STOP_STRINGS) {
+            throw ApiError.invalid("invalid_value", "stop", "stop takes at most " + MAX_STOP_STRINGS + " strings, got " + items.size());
+        }
+        List<String> stops = new ArrayList<>();
+        for (JsonNode item : items) {
+            if (!item.isTextual()) {
+                throw wrongType("stop", "a string or an array of strings", value.get());
+            }
+            if (item.textValue().isEmpty()) {
+                throw ApiError.invalid("invalid_value", "stop", "stop must not contain an empty string");
+            }
+            stops.add(item.textValue());
+        }
+        return stops;
+    }
+
+    private static void allowOnly(ObjectNode node, String prefix, Set<String> known)
+    {
+        for (Iterator<String> names = node.fieldNames(); names.hasNext(); ) {
+            String name = names.next();
+            if (!known.contains(name)) {
+                throw ApiError.invalid("unknown_field", prefix + name, "unknown field '" + prefix + name + "'; known fields: "
+                        + String.join(", ", new TreeSet<>(known)));
+            }
+        }
+    }
+
+    private static void neutral(ObjectNode body, String name, java.util.function.Predicate<JsonNode> isNeutral, String neutral, String why)
+    {
+        optional(body, name).ifPresent(value -> {
+            if (!isNeutral.test(value)) {
+                throw ApiError.invalid("unsupported", name, name + " = " + shown(value) + " is not supported (" + why + "); leave it out or set it to "
+                        + neutral);
+            }
+        });
+    }
+
+    private static Optional<JsonNode> optional(ObjectNode node, String name)
+    {
+        JsonNode value = node.get(name);
+        return value == null || value.isNull() ? Optional.empty() : Optional.of(value);
+    }
+
+    private static String string(String path, JsonNode value)
+    {
+        if (!value.isTextual()) {
+            throw wrongType(path, "a string", value);
+        }
+        return value.textValue();
+    }
+
+    private static boolean bool(String path, JsonNode value)
+    {
+        if (!value.isBoolean()) {
+            throw wrongType(path, "true or false", value);
+        }
+        return value.booleanValue();
+    }
+
+    private static long integer(String path, JsonNode value)
+    {
+        boolean integral = value.isIntegralNumber() && value.canConvertToLong()
+                || value.isFloatingPointNumber() && value.doubleValue() == Math.rint(value.doubleValue()) && Math.abs(value.doubleValue()) < 0x1p53;
+        if (!integral) {
+            throw wrongType(path, "an integer", value);
+        }
+        return value.longValue();
+    }
+
+    private static long range(String path, long value, long min, long max)
+    {
+        if (value < min || value > max) {
+            throw ApiError.invalid("invalid_value", path, path + " must be in " + min + ".." + max + " (the model's context), got " + value);
+        }
+        return value;
+    }
+
+    private static Optional<Double> number(ObjectNode body, String name, double min, boolean minExclusive, double max)
+    {
+        return optional(body, name).map(value -> {
+            if (!value.isNumber()) {
+                throw wrongType(name, "a number", value);
+            }
+            double number = value.doubleValue();
+            if (!(minExclusive ? number > min : number >= min) || !(number <= max)) {
+                throw ApiError.invalid("invalid_value", name, name + " must be in " + (minExclusive ? "(" : "[") + min + ", " + max + "], got "
+                        + value);
+            }
+            return number;
+        });
+    }
+
+    private static ApiError wrongType(String path, String expected, JsonNode value)
+    {
+        return ApiError.invalid("invalid_type", path, path + " must be " + expected + ", got " + describe(value));
+    }
+
+    private static String describe(JsonNode value)
+    {
+        return switch (value.getNodeType()) {
+            case STRING -> "the string " + shown(value);
+            case NUMBER -> "the number " + shown(value);
+            case ARRAY -> "an array";
+            case OBJECT -> "an object";
+            case NULL -> "null";
+            default -> shown(value);
+        };
+    }
+
+    private static String shown(JsonNode value)
+    {
+        String text = value.toString();
+        return text.length() > 40 ? text.substring(0, 37) + "..." : text;
+    }
+}

@@ -1,0 +1,289 @@
+package io.handoff.http.chat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpServer;
+import io.handoff.http.HttpRequestCounts;
+import io.handoff.http.HttpRoutes;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The endpoint over HTTP in this process, over a scripted model whose tokens are the prompt's UTF-8 bytes. */
+class ChatCompletionsApiTest
+{
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String TEMPLATE = """
+            {%- for m in messages %}
+              {%- if m.role == 'system' and not loop.first %}{{ raise_exception('a system message must come first') }}{% endif %}
+              {{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}
+            {%- endfor %}
+            {%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{% endif %}
+            """;
+    private static final String REPLY = "Hello there, friend";
+
+    /** Replies {@link #REPLY} one character (one token) at a time, ending at a stop string or the token limit. */
+    static final class ScriptedModel
+            implements ChatModel
+    {
+        final Optional<ChatTemplate> template;
+        final List<Request> requests = new ArrayList<>();
+
+        ScriptedModel(Optional<ChatTemplate> template)
+        {
+            this.template = template;
+        }
+
+        @Override
+        public String id()
+        {
+            return "scripted";
+        }
+
+        @Override
+        public Optional<ChatTemplate> template()
+        {
+            return template;
+        }
+
+        @Override
+        public int maxContext()
+        {
+            return 4096;
+        }
+
+        @Override
+        public int[] encode(String prompt)
+        {
+            byte[] bytes = prompt.getBytes(StandardCharsets.UTF_8);
+            int[] ids = new int[bytes.length];
+            for (int i = 0; i < ids.length; i++) {
+                ids[i] = bytes[i] & 0xff;
+            }
+            return ids;
+        }
+
+        @Override
+        public synchronized Outcome generate(Request request, TextSink sink)
+        {
+            requests.add(request);
+            StringBuilder text = new StringBuilder();
+            for (int i = 0; i < REPLY.length(); i++) {
+                if (i == request.maxTokens()) {
+                    return new Outcome(text.toString(), "length", request.promptIds().length, i, Optional.empty(), false);
+                }
+                text.append(REPLY.charAt(i));
+                for (String stop : request.stops()) {
+                    int at = text.indexOf(stop);
+                    if (at >= 0) {
+                        return new Outcome(text.substring(0, at), "stop", request.promptIds().length, i + 1, Optional.empty(), false);
+                    }
+                }
+                try {
+                    sink.onText(text.toString());
+                }
+                catch (IOException e) {
+                    return new Outcome(text.toString(), "abort", request.promptIds().length, i + 1, Optional.empty(), true);
+                }
+            }
+            return new Outcome(text.toString(), "stop", request.promptIds().length, REPLY.length(), Optional.empty(), false);
+        }
+    }
+
+    private final ChatTemplate template = ChatTemplate.parse(TEMPLATE, "", "<|im_end|>");
+    private final ScriptedModel model = new ScriptedModel(Optional.of(template));
+    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+    private HttpServer server;
+
+    @BeforeEach
+    void start()
+            throws IOException
+    {
+        server = serve(model);
+    }
+
+    @AfterEach
+    void stop()
+    {
+        server.stop(0);
+        executor.shutdownNow();
+    }
+
+    private HttpServer serve(ChatModel served)
+            throws IOException
+    {
+        HttpServer http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        http.setExecutor(executor);
+        ChatCompletionsApi api = new ChatCompletionsApi(served, 1_700_000_000L);
+        HttpRoutes routes = new HttpRoutes(Map.of("/v1/chat/completions", new HttpRoutes.Route("POST", api::handle)), 1 << 20,
+                new HttpRequestCounts());
+        http.createContext("/", routes::dispatch);
+        http.start();
+        return http;
+    }
+
+    private HttpResponse<String> post(HttpServer target, String body)
+            throws IOException, InterruptedException
+    {
+        URI uri = URI.create("http://127.0.0.1:" + target.getAddress().getPort() + "/v1/chat/completions");
+        return client.send(HttpRequest.newBuilder(uri).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private int promptTokens(List<ChatMessage> messages)
+    {
+        return template.render(messages, true).getBytes(StandardCharsets.UTF_8).length;
+    }
+
+    @Test
+    void aCompletionHasOpenAisShapeAndCountsTheRenderedPrompt()
+            throws Exception
+    {
+        HttpResponse<String> response = post(server, "{\"model\": \"scripted\", \"messages\": [{\"role\": \"system\", \"content\": \"Be kind\"}, "
+                + "{\"role\": \"user\", \"content\": \"Hi ü\"}], \"max_tokens\": 64, \"temperature\": 0.25, \"seed\": 9}");
+        assertThat(response.statusCode()).isEqualTo(200);
+        JsonNode body = JSON.readTree(response.body());
+        int prompt = promptTokens(List.of(new ChatMessage("system", "Be kind"), new ChatMessage("user", "Hi ü")));
+        assertThat(body.get("id").textValue()).startsWith("chatcmpl-chat-");
+        assertThat(body.get("object").textValue()).isEqualTo("chat.completion");
+        assertThat(body.get("created").longValue()).isEqualTo(1_700_000_000L);
+        assertThat(body.get("model").textValue()).isEqualTo("scripted");
+        assertThat(body.get("choices")).hasSize(1);
+        JsonNode choice = body.get("choices").get(0);
+        assertThat(choice.get("index").intValue()).isZero();
+        assertThat(choice.get("message")).isEqualTo(JSON.readTree("{\"role\": \"assistant\", \"content\": \"" + REPLY + "\"}"));
+        assertThat(choice.get("finish_reason").textValue()).isEqualTo("stop");
+        assertThat(body.get("usage")).isEqualTo(JSON.readTree("{\"prompt_tokens\": " + prompt + ", \"completion_tokens\": " + REPLY.length()
+                + ", \"total_tokens\": " + (prompt + REPLY.length()) + "}"));
+        ChatModel.Request sent = model.requests.getFirst();
+        assertThat(new String(bytes(sent.promptIds()), StandardCharsets.UTF_8))
+                .isEqualTo("<|im_start|>system\nBe kind<|im_end|>\n<|im_start|>user\nHi ü<|im_end|>\n<|im_start|>assistant\n");
+        assertThat(sent.maxTokens()).isEqualTo(64);
+        assertThat(sent.temperature()).isEqualTo(0.25f);
+        assertThat(sent.seed()).isEqualTo(9);
+    }
+
+    @Test
+    void theTokenLimitAndStopStringsSetTheFinishReason()
+            throws Exception
+    {
+        JsonNode limited = JSON.readTree(post(server, "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_completion_tokens\": 5}").body());
+        assertThat(limited.at("/choices/0/message/content").textValue()).isEqualTo("Hello");
+        assertThat(limited.at("/choices/0/finish_reason").textValue()).isEqualTo("length");
+        assertThat(limited.at("/usage/completion_tokens").intValue()).isEqualTo(5);
+        JsonNode stopped = JSON.readTree(post(server, "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"stop\": \", \"}").body());
+        assertThat(stopped.at("/choices/0/message/content").textValue()).isEqualTo("Hello there");
+        assertThat(stopped.at("/choices/0/finish_reason").textValue()).isEqualTo("stop");
+    }
+
+    @Test
+    void aStreamSendsTheRoleThenContentDeltasThenTheFinishReasonThenUsageThenDone()
+            throws Exception
+    {
+        HttpResponse<String> response = post(server, "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"stream\": true, "
+                + "\"stream_options\": {\"include_usage\": true}, \"max_tokens\": 8}");
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.headers().firstValue("Content-Type")).hasValue("text/event-stream; charset=utf-8");
+        List<String> events = List.of(response.body().split("\n\n"));
+        assertThat(events).allMatch(e -> e.startsWith("data: "));
+        assertThat(events.getLast()).isEqualTo("data: [DONE]");
+        List<JsonNode> chunks = new ArrayList<>();
+        for (String event : events.subList(0, events.size() - 1)) {
+            chunks.add(JSON.readTree(event.substring("data: ".length())));
+        }
+        assertThat(chunks).allMatch(c -> c.get("object").textValue().equals("chat.completion.chunk") && c.get("model").textValue().equals("scripted"));
+        assertThat(chunks.stream().map(c -> c.get("id").textValue()).distinct()).hasSize(1);
+        assertThat(chunks.getFirst().at("/choices/0/delta")).isEqualTo(JSON.readTree("{\"role\": \"assistant\", \"content\": \"\"}"));
+        List<JsonNode> deltas = chunks.subList(1, chunks.size() - 2);
+        assertThat(deltas).hasSize(8).allMatch(c -> c.at("/choices/0/finish_reason").isNull() && !c.at("/choices/0/delta").has("role"));
+        StringBuilder content = new StringBuilder();
+        deltas.forEach(c -> content.append(c.at("/choices/0/delta/content").textValue()));
+        assertThat(content.toString()).isEqualTo("Hello th");
+        JsonNode last = chunks.get(chunks.size() - 2);
+        assertThat(last.at("/choices/0/finish_reason").textValue()).isEqualTo("length");
+        assertThat(last.at("/choices/0/delta")).isEmpty();
+        JsonNode usage = chunks.getLast();
+        int prompt = promptTokens(List.of(new ChatMessage("user", "Hi")));
+        assertThat(usage.get("choices")).isEmpty();
+        assertThat(usage.get("usage")).isEqualTo(JSON.readTree("{\"prompt_tokens\": " + prompt + ", \"completion_tokens\": 8, \"total_tokens\": "
+                + (prompt + 8) + "}"));
+    }
+
+    @Test
+    void aStreamWithoutUsageEndsWithTheFinishChunk()
+            throws Exception
+    {
+        String body = post(server, "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"stream\": true, \"max_tokens\": 2}").body();
+        assertThat(body).endsWith("\"finish_reason\":\"length\",\"delta\":{}}]}\n\ndata: [DONE]\n\n").doesNotContain("usage");
+    }
+
+    @Test
+    void aModelWithoutATemplateIsRefusedWithA400()
+            throws Exception
+    {
+        HttpServer bare = serve(new ScriptedModel(Optional.empty()));
+        try {
+            HttpResponse<String> response = post(bare, "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}");
+            assertThat(response.statusCode()).isEqualTo(400);
+            assertThat(JSON.readTree(response.body()).at("/error/message").textValue())
+                    .isEqualTo("model scripted has no chat template; use /v1/completions with a prompt you format yourself");
+            assertThat(JSON.readTree(response.body()).at("/error/code").textValue()).isEqualTo("no_chat_template");
+        }
+        finally {
+            bare.stop(0);
+        }
+    }
+
+    @Test
+    void aConversationTheTemplateRefusesIsA400WithItsMessage()
+            throws Exception
+    {
+        HttpResponse<String> response = post(server, "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}, "
+                + "{\"role\": \"system\", \"content\": \"late\"}], \"stream\": true}");
+        assertThat(response.statusCode()).isEqualTo(400);
+        JsonNode error = JSON.readTree(response.body()).get("error");
+        assertThat(error.get("message").textValue()).isEqualTo("a system message must come first");
+        assertThat(error.get("param").textValue()).isEqualTo("messages");
+        assertThat(model.requests).isEmpty();
+    }
+
+    @Test
+    void badFieldsAndOtherModelsAreRefusedBeforeGenerating()
+            throws Exception
+    {
+        HttpResponse<String> bad = post(server, "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"n\": 3}");
+        assertThat(bad.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(bad.body()).at("/error/param").textValue()).isEqualTo("n");
+        HttpResponse<String> other = post(server, "{\"model\": \"gpt-4\", \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}");
+        assertThat(other.statusCode()).isEqualTo(404);
+        assertThat(JSON.readTree(other.body()).at("/error/message").textValue()).contains("model 'gpt-4' is not served here");
+        assertThat(model.requests).isEmpty();
+    }
+
+    private static byte[] bytes(int[] ids)
+    {
+        byte[] bytes = new byte[ids.length];
+        for (int i = 0; i < ids.length; i++) {
+            bytes[i] = (byte) ids[i];
+        }
+        return bytes;
+    }
+}
