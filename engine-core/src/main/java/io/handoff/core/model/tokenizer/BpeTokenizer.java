@@ -22,6 +22,8 @@ import static java.util.Objects.requireNonNull;
 public final class BpeTokenizer
         implements Tokenizer
 {
+    /** Llama 3's pre-tokenizer split, as its tokenizer.json and GGUF's {@code llama-bpe} mean it. */
+    public static final String LLAMA3_SPLIT = PreTokenizer.LLAMA3;
     private static final int CACHE_LIMIT = 100_000;
 
     /** A token matched verbatim in the input before pre-tokenization; a special one has no output text. */

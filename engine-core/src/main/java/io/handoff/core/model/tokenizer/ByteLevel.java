@@ -8,7 +8,7 @@ import java.nio.charset.StandardCharsets;
  * (printable Latin-1 bytes as themselves, the rest as U+0100 onwards in byte order), so a token string
  * never holds a space or a control character.
  */
-final class ByteLevel
+public final class ByteLevel
 {
     private static final char[] BYTE_TO_CHAR = new char[256];
     private static final int[] CHAR_TO_BYTE = new int[512];
@@ -26,8 +26,14 @@ final class ByteLevel
 
     private ByteLevel() {}
 
+    /** The character that spells byte {@code b} (0..255). */
+    public static char charOf(int b)
+    {
+        return BYTE_TO_CHAR[b];
+    }
+
     /** The text's UTF-8 bytes, each spelt as its character. */
-    static String encode(String text)
+    public static String encode(String text)
     {
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         char[] chars = new char[bytes.length];
