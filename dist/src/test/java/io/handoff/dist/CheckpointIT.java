@@ -66,6 +66,48 @@ class CheckpointIT
     }
 
     @Test
+    void serveOnACheckpointEncodesAndDecodesWithItsTokenizerAsGenerateDoes()
+            throws Exception
+    {
+        Path model = temp.resolve("served");
+        SeededCheckpoint.write(model, 5L, false);
+        Launcher.Run generate = Launcher.run(temp, "generate", "--model-path", model.toString(), "--prompt", PROMPT,
+                "--max-new-tokens", "12", "--ignore-eos", "--json");
+        assertThat(generate.exitCode()).as(generate.describe()).isZero();
+        JsonNode expected = JSON.readTree(generate.stdout()).get(0);
+
+        try (ServerProcess server = ServerProcess.start(temp, "--model-path", model.toString())) {
+            String text = JSON.writeValueAsString(PROMPT);
+            JsonNode generated = ServerProcess.json(server.post("/generate",
+                    "{\"text\": " + text + ", \"sampling_params\": {\"max_new_tokens\": 12, \"temperature\": 0, \"ignore_eos\": true}}").body());
+            JsonNode completed = ServerProcess.json(server.post("/v1/completions",
+                    "{\"model\": \"served\", \"prompt\": " + text + ", \"max_tokens\": 12, \"temperature\": 0, \"ignore_eos\": true}").body());
+
+            assertThat(generated.get("output_ids")).isEqualTo(expected.get("output_ids"));
+            assertThat(generated.get("text").asText()).isEqualTo(expected.get("text").asText());
+            assertThat(generated.get("meta_info").get("prompt_tokens").asInt()).isEqualTo(expected.get("prompt_tokens").asInt());
+            assertThat(completed.get("choices").get(0).get("text").asText()).as(completed.toString()).isEqualTo(expected.get("text").asText());
+        }
+    }
+
+    @Test
+    void aDisaggregatedDemoOnACheckpointMatchesTheColocatedEngine()
+            throws Exception
+    {
+        Path model = temp.resolve("demo-model");
+        SeededCheckpoint.write(model, 9L, false);
+        Launcher.Run run = Launcher.run(temp, "demo", "--json", "--requests", "4", "--concurrency", "2", "--max-new-tokens", "8",
+                "--model-path", model.toString());
+
+        assertThat(run.exitCode()).as(run.describe()).isZero();
+        JsonNode report = JSON.readTree(run.stdout());
+        assertThat(report.get("completed").asInt()).as(run.describe()).isEqualTo(4);
+        assertThat(report.get("exact_match").asDouble()).as(run.describe()).isEqualTo(1.0);
+        assertThat(report.get("model").asText()).isEqualTo("demo-model");
+        assertThat(report.get("kv_bytes_transferred").asLong()).isPositive();
+    }
+
+    @Test
     void aGgufFileIsRefusedNamingThePath()
             throws Exception
     {
