@@ -137,8 +137,8 @@ public final class ComputeEngine
             Scheduler scheduler = new Scheduler(schedulerConfig, transformer, kv, prefixCache, attention, faults, handoff,
                     source.tokenizer().eosTokenIds());
             disaggregation.ifPresent(d -> d.attach(scheduler));
-            log.info("model {} ({}), attention {}, KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}",
-                    model.name(), model.architecture(), attentionId, kv.pages(), pageSize, kv.footprintBytes() >> 20,
+            log.info("model {} ({}, {}, max context {}), attention {}, KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}",
+                    model.name(), model.architecture(), source.weights().description(), model.maxContext(), attentionId, kv.pages(), pageSize, kv.footprintBytes() >> 20,
                     dtype, schedulerConfig.threads(), schedulerConfig.overlap());
             return new ComputeEngine(model, source.tokenizer(), attentionId, kv, transformer, prefixCache, scheduler, disaggregation);
         }

@@ -7,6 +7,7 @@ import io.handoff.core.model.SeededWeights;
 import io.handoff.core.model.WeightSource;
 import io.handoff.core.model.hf.CheckpointIdentity;
 import io.handoff.core.model.hf.HfModelConfig;
+import io.handoff.core.model.hf.JsonFile;
 import io.handoff.core.model.hf.SafetensorsWeights;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.model.tokenizer.TokenizerJson;
@@ -21,7 +22,8 @@ import static java.util.Objects.requireNonNull;
  * Where a model comes from: a seeded preset ({@code handoff.model.name}, byte tokenizer) or, when
  * {@code handoff.model.path} names a directory, a Hugging Face checkpoint (config.json, safetensors,
  * tokenizer.json). Whatever a checkpoint needs that the transformer lacks is refused here, naming the
- * path, rather than served with wrong logits.
+ * path, rather than served with wrong logits. A request is at most {@code handoff.model.max-context} tokens,
+ * {@code max_position_embeddings} and any {@code sliding_window}, whichever is smallest.
  *
  * @param weights closed by {@link #close()} once the transformer has copied them
  */
@@ -72,7 +74,8 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
         }
         Tokenizer tokenizer = TokenizerJson.read(path);
         Path name = path.toAbsolutePath().normalize().getFileName();
-        ModelConfig model = hf.toModelConfig(name == null ? "model" : name.toString(), maxContext, CheckpointIdentity.of(path));
+        ModelConfig model = hf.toModelConfig(name == null ? "model" : name.toString(), Math.min(maxContext, slidingWindow(path)),
+                CheckpointIdentity.of(path));
         SafetensorsWeights weights = SafetensorsWeights.open(path);
         try {
             return new ModelSource(model, weights, tokenizer);
@@ -81,6 +84,16 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
             weights.close();
             throw e;
         }
+    }
+
+    /**
+     * Mistral's {@code sliding_window}: within it, attention is full attention, which is all the transformer does,
+     * so requests are kept inside it rather than refusing the checkpoint.
+     */
+    private static int slidingWindow(Path path)
+    {
+        Object window = JsonFile.readObject(path.resolve(HfModelConfig.FILE), 4 * 1024 * 1024).get("sliding_window");
+        return window instanceof Long n && n > 0 && n < Integer.MAX_VALUE ? (int) (long) n : Integer.MAX_VALUE;
     }
 
     @Override

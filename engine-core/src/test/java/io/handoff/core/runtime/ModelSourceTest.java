@@ -48,6 +48,19 @@ class ModelSourceTest
     }
 
     @Test
+    void aSlidingWindowBoundsTheContext()
+            throws IOException
+    {
+        Path model = dir.resolve("windowed");
+        SeededCheckpoint.write(model, 3L, false);
+        Path config = model.resolve("config.json");
+        Files.writeString(config, Files.readString(config).replace("\"rope_scaling\": null", "\"rope_scaling\": null, \"sliding_window\": 512"));
+        try (ModelSource source = ModelSource.open(model, 4096)) {
+            assertThat(source.config().maxContext()).isEqualTo(512);
+        }
+    }
+
+    @Test
     void checkpointLogitsEqualTheSameSeededWeightsInMemoryWithOrWithoutTiedEmbeddings()
     {
         for (boolean tied : new boolean[] {false, true}) {
