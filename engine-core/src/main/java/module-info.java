@@ -19,6 +19,8 @@ module handoff.core {
     exports io.handoff.core.kv to handoff.http, handoff.cli;
     exports io.handoff.core.prefix to handoff.http, handoff.cli;
     exports io.handoff.core.model to handoff.http, handoff.cli;
+    exports io.handoff.core.model.tokenizer to handoff.http, handoff.cli;
+    exports io.handoff.core.model.hf to handoff.http, handoff.cli;
     exports io.handoff.core.scheduler to handoff.http, handoff.cli;
     exports io.handoff.core.disagg to handoff.http, handoff.cli;
     exports io.handoff.core.fault to handoff.http, handoff.cli;

@@ -45,6 +45,9 @@ final class BenchCommand
         @Option(names = "--model", paramLabel = "NAME", description = "Model; sets handoff.model.name.")
         String model;
 
+        @Mixin
+        ModelPathOption modelPath;
+
         @Option(names = "--attention", paramLabel = "ID", description = "Attention backend; sets handoff.attention.backend.")
         String attention;
 
@@ -70,6 +73,7 @@ final class BenchCommand
             if (model != null) {
                 options.overrides.put("handoff.model.name", model);
             }
+            modelPath.applyTo(options.overrides);
             if (attention != null) {
                 options.overrides.put("handoff.attention.backend", attention);
             }

@@ -69,6 +69,9 @@ final class DemoCommand
     @Option(names = "--model", paramLabel = "NAME", description = "Model (tiny-mla, tiny-gqa); sets " + DemoSettings.MODEL_KEY + ".")
     String model;
 
+    @Mixin
+    ModelPathOption modelPath;
+
     @Option(names = "--prefills", defaultValue = "1", paramLabel = "N", description = "Prefill servers (default ${DEFAULT-VALUE}).")
     int prefills;
 
@@ -97,6 +100,7 @@ final class DemoCommand
     public Integer call()
             throws Exception
     {
+        modelPath.applyTo(options.overrides);
         DemoSettings settings = settings();
         PrintWriter err = spec.commandLine().getErr();
         Optional<Path> logDir = settings.inProcess() ? Optional.empty() : Optional.of(Files.createTempDirectory("handoff-demo-"));

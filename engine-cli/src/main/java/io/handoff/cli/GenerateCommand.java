@@ -5,8 +5,8 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.fault.FaultInjector;
-import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.SamplingParams;
+import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.runtime.ComputeEngine;
 import io.handoff.core.runtime.Engine;
 import io.handoff.core.scheduler.GenerateRequest;
@@ -42,6 +42,9 @@ final class GenerateCommand
     @Option(names = "--model", paramLabel = "NAME", description = "Model (tiny-mla, tiny-gqa); sets handoff.model.name.")
     String model;
 
+    @Mixin
+    ModelPathOption modelPath;
+
     @Option(names = "--attention", paramLabel = "ID", description = "Attention backend (triton, aiter); sets handoff.attention.backend.")
     String attention;
 
@@ -73,16 +76,17 @@ final class GenerateCommand
         if (model != null) {
             options.overrides.put("handoff.model.name", model);
         }
+        modelPath.applyTo(options.overrides);
         if (attention != null) {
             options.overrides.put("handoff.attention.backend", attention);
         }
         SamplingParams sampling = new SamplingParams(temperature, topP, seed);
-        ByteTokenizer tokenizer = new ByteTokenizer();
         try (Engine engine = Engine.start(options.source());
                 ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
+            Tokenizer tokenizer = compute.tokenizer();
             List<RequestHandle> handles = new ArrayList<>();
             for (int i = 0; i < prompts.size(); i++) {
-                GenerateRequest request = new GenerateRequest("generate-" + i, tokenizer.encode(prompts.get(i), true), maxNewTokens,
+                GenerateRequest request = new GenerateRequest("generate-" + i, tokenizer.encodePrompt(prompts.get(i)), maxNewTokens,
                         sampling, Set.of(), ignoreEos, false);
                 handles.add(compute.scheduler().submit(request, TokenListener.NONE));
             }
@@ -95,7 +99,7 @@ final class GenerateCommand
         }
     }
 
-    private void print(List<GenerateResult> results, ByteTokenizer tokenizer, ComputeEngine compute)
+    private void print(List<GenerateResult> results, Tokenizer tokenizer, ComputeEngine compute)
             throws Exception
     {
         PrintWriter out = spec.commandLine().getOut();

@@ -38,6 +38,9 @@ final class ServeCommand
     @Mixin
     ListenOptions listen;
 
+    @Mixin
+    ModelPathOption modelPath;
+
     @Spec
     CommandSpec spec;
 
@@ -52,6 +55,7 @@ final class ServeCommand
             default -> throw new ParameterException(spec.commandLine(), "unknown --role '" + role + "': expected colocated, prefill or decode");
         };
         listen.applyTo(options.overrides);
+        modelPath.applyTo(options.overrides);
         Engine engine = Engine.start(options.source());
         ComputeEngine compute = null;
         ApiServer server;
@@ -89,7 +93,7 @@ final class ServeCommand
             throws IOException
     {
         try {
-            return ApiServer.start(config, compute.scheduler(), compute.model(), compute.disaggregation());
+            return ApiServer.start(config, compute.scheduler(), compute.model(), compute.tokenizer(), compute.disaggregation());
         }
         catch (BindException e) {
             throw ListenOptions.cannotListen(config, e);

@@ -1,7 +1,7 @@
 package io.handoff.demo;
 
-import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.SamplingParams;
+import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.GenerateResult;
 import io.handoff.core.scheduler.RequestRejectedException;
@@ -24,13 +24,15 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class ColocatedReference
 {
-    private final ByteTokenizer tokenizer = new ByteTokenizer();
+    private final Tokenizer tokenizer;
     private final AtomicLong submitted = new AtomicLong();
     private final Scheduler scheduler;
 
-    public ColocatedReference(Scheduler scheduler)
+    /** @param tokenizer the model's, as the servers' HTTP API encodes a text prompt with it */
+    public ColocatedReference(Scheduler scheduler, Tokenizer tokenizer)
     {
         this.scheduler = scheduler;
+        this.tokenizer = tokenizer;
     }
 
     /** Runs every prompt, {@code concurrency} at a time; the results are in prompt order. */
@@ -59,8 +61,7 @@ public final class ColocatedReference
 
     private CompletableFuture<RequestResult> submit(int index, String prompt, int maxNewTokens)
     {
-        // The HTTP API encodes a text prompt the same way (UTF-8 bytes after BOS).
-        GenerateRequest request = new GenerateRequest("demo-colocated-" + submitted.incrementAndGet(), tokenizer.encode(prompt, true), maxNewTokens,
+        GenerateRequest request = new GenerateRequest("demo-colocated-" + submitted.incrementAndGet(), tokenizer.encodePrompt(prompt), maxNewTokens,
                 SamplingParams.GREEDY, Set.of(), true, false);
         long[] arrivals = new long[maxNewTokens];
         try {

@@ -4,6 +4,7 @@ import io.handoff.core.config.ConfigSource;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.runtime.ComputeEngine;
 import io.handoff.core.runtime.Engine;
+import io.handoff.core.runtime.ModelSource;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -52,7 +53,9 @@ public final class DemoRun
         // Validates the configuration once, before any server starts, and fixes the model and attention the report names.
         try (Engine engine = Engine.start(source);
                 HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build()) {
-            String model = engine.config().config().getString(DemoSettings.MODEL_KEY);
+            String modelPath = engine.config().config().getString(ModelSource.PATH_KEY);
+            String model = modelPath.isBlank() ? engine.config().config().getString(DemoSettings.MODEL_KEY)
+                    : String.valueOf(java.nio.file.Path.of(modelPath).getFileName());
             String attention = engine.config().config().getString(DemoSettings.ATTENTION_KEY);
             Workload workload = Workload.fewShot(settings.requests(), settings.seed());
             List<String> prompts = workload.prompts();
@@ -80,7 +83,7 @@ public final class DemoRun
             progress.accept("running the same requests on a colocated " + model + " engine in this process");
             List<RequestResult> colocated;
             try (ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
-                ColocatedReference reference = new ColocatedReference(compute.scheduler());
+                ColocatedReference reference = new ColocatedReference(compute.scheduler(), compute.tokenizer());
                 reference.run(List.of(workload.warmUpPrompt()), settings.maxNewTokens(), 1);
                 colocated = reference.run(prompts, settings.maxNewTokens(), settings.concurrency());
             }

@@ -9,6 +9,7 @@ import io.handoff.http.chat.ChatCompletionsApi;
 import io.handoff.http.chat.ChatModel;
 import io.handoff.http.chat.ChatTemplate;
 import io.handoff.core.model.ByteTokenizer;
+import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.core.scheduler.FinishReason;
@@ -45,6 +46,7 @@ public final class ApiServer
     private final ServerConfig config;
     private final Scheduler scheduler;
     private final ModelConfig model;
+    private final Tokenizer tokenizer;
     private final ServerMetrics metrics = new ServerMetrics();
     private final Generations generations;
     private final Optional<Disaggregation> disaggregation;
@@ -55,17 +57,18 @@ public final class ApiServer
     private final HttpServer server;
     private boolean stopped;
 
-    private ApiServer(ServerConfig config, Scheduler scheduler, ModelConfig model, Optional<Disaggregation> disaggregation)
+    private ApiServer(ServerConfig config, Scheduler scheduler, ModelConfig model, Tokenizer tokenizer, Optional<Disaggregation> disaggregation)
             throws IOException
     {
+        this.tokenizer = requireNonNull(tokenizer, "tokenizer is null");
         this.disaggregation = requireNonNull(disaggregation, "disaggregation is null");
         this.bootstrap = new Bootstrap(disaggregation.map(Disaggregation::role));
         this.config = requireNonNull(config, "config is null");
         this.scheduler = requireNonNull(scheduler, "scheduler is null");
         this.model = requireNonNull(model, "model is null");
-        this.generations = new Generations(scheduler, model, metrics, config.retryAfter());
-        GenerateApi generate = new GenerateApi(generations, model, bootstrap);
-        CompletionsApi completions = new CompletionsApi(generations, model, created, bootstrap);
+        this.generations = new Generations(scheduler, model, tokenizer, metrics, config.retryAfter());
+        GenerateApi generate = new GenerateApi(generations, model, tokenizer, bootstrap);
+        CompletionsApi completions = new CompletionsApi(generations, model, tokenizer, created, bootstrap);
         this.routes = Map.of(
                 "/generate", new Route("POST", generate::handle),
                 "/v1/completions", new Route("POST", completions::handle),
@@ -92,7 +95,15 @@ public final class ApiServer
     public static ApiServer start(ServerConfig config, Scheduler scheduler, ModelConfig model, Optional<Disaggregation> disaggregation)
             throws IOException
     {
-        ApiServer server = new ApiServer(config, scheduler, model, disaggregation);
+        return start(config, scheduler, model, new ByteTokenizer(), disaggregation);
+    }
+
+    /** A server whose prompts and outputs go through the model's {@code tokenizer}. */
+    public static ApiServer start(ServerConfig config, Scheduler scheduler, ModelConfig model, Tokenizer tokenizer,
+            Optional<Disaggregation> disaggregation)
+            throws IOException
+    {
+        ApiServer server = new ApiServer(config, scheduler, model, tokenizer, disaggregation);
         server.server.start();
         return server;
     }
@@ -139,7 +150,9 @@ public final class ApiServer
     private void healthGenerate(Exchange exchange)
             throws IOException, InterruptedException
     {
-        GenerationParams params = new GenerationParams("health-" + generations.newRid(), new int[] {ByteTokenizer.BOS}, 1,
+        // the prompt a model starts every request with (its BOS); token 0 for a model that has none
+        int[] prompt = tokenizer.encodePrompt("");
+        GenerationParams params = new GenerationParams("health-" + generations.newRid(), prompt.length > 0 ? prompt : new int[] {0}, 1,
                 SamplingParams.GREEDY, List.of(), Set.of(), true, Optional.empty());
         try (Generation generation = generations.start(params)) {
             Optional<Generation.Outcome> outcome = generation.run(Generation.Sink.NONE, config.healthGenerateTimeout());

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.BooleanNode;
 import com.fasterxml.jackson.databind.node.DoubleNode;
 import com.fasterxml.jackson.databind.node.IntNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.handoff.core.model.ByteTokenizer;
+import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.core.scheduler.FinishReason;
@@ -34,11 +34,12 @@ final class CompletionsApi
     private final ModelConfig model;
     private final long created;
     private final Bootstrap bootstrap;
-    private final ByteTokenizer tokenizer = new ByteTokenizer();
+    private final Tokenizer tokenizer;
 
-    CompletionsApi(Generations generations, ModelConfig model, long createdEpochSeconds, Bootstrap bootstrap)
+    CompletionsApi(Generations generations, ModelConfig model, Tokenizer tokenizer, long createdEpochSeconds, Bootstrap bootstrap)
     {
         this.generations = requireNonNull(generations, "generations is null");
+        this.tokenizer = requireNonNull(tokenizer, "tokenizer is null");
         this.bootstrap = requireNonNull(bootstrap, "bootstrap is null");
         this.model = requireNonNull(model, "model is null");
         this.created = createdEpochSeconds;
@@ -143,7 +144,7 @@ final class CompletionsApi
             prompt = prompt.get(0);
         }
         if (prompt.isTextual()) {
-            return tokenizer.encode(prompt.textValue(), true);
+            return tokenizer.encodePrompt(prompt.textValue());
         }
         if (prompt.isArray() && prompt.size() > 0 && (prompt.get(0).isTextual() || prompt.get(0).isArray())) {
             throw ApiError.invalid("unsupported", "prompt", "batched prompts are not supported: send one prompt per request");

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.BooleanNode;
 import com.fasterxml.jackson.databind.node.DoubleNode;
 import com.fasterxml.jackson.databind.node.IntNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.handoff.core.model.ByteTokenizer;
+import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.core.scheduler.FinishReason;
@@ -36,11 +36,12 @@ final class GenerateApi
     private final Generations generations;
     private final ModelConfig model;
     private final Bootstrap bootstrap;
-    private final ByteTokenizer tokenizer = new ByteTokenizer();
+    private final Tokenizer tokenizer;
 
-    GenerateApi(Generations generations, ModelConfig model, Bootstrap bootstrap)
+    GenerateApi(Generations generations, ModelConfig model, Tokenizer tokenizer, Bootstrap bootstrap)
     {
         this.generations = requireNonNull(generations, "generations is null");
+        this.tokenizer = requireNonNull(tokenizer, "tokenizer is null");
         this.bootstrap = requireNonNull(bootstrap, "bootstrap is null");
         this.model = requireNonNull(model, "model is null");
     }
@@ -120,7 +121,7 @@ final class GenerateApi
                     "batched prompts are not supported: send one prompt per request");
         }
         if (body.has("text")) {
-            return tokenizer.encode(body.string("text").orElseThrow(), true);
+            return tokenizer.encodePrompt(body.string("text").orElseThrow());
         }
         return body.intArray("input_ids", 0, model.vocabSize()).orElseThrow();
     }

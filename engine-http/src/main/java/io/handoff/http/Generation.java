@@ -1,6 +1,6 @@
 package io.handoff.http;
 
-import io.handoff.core.model.ByteTokenizer;
+import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.scheduler.FinishReason;
 import io.handoff.core.scheduler.GenerateResult;
 import io.handoff.core.scheduler.Scheduler;
@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -71,6 +72,7 @@ final class Generation
     private final Runnable onClose;
     private final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
     private final OutputText text;
+    private final Set<Integer> eosTokenIds;
     private final int[] ids;
     private volatile CompletableFuture<GenerateResult> result;
     private volatile boolean abortRequested;
@@ -79,13 +81,14 @@ final class Generation
     private boolean clientGone;
     private long previousToken;
 
-    Generation(GenerationParams params, Scheduler scheduler, ServerMetrics metrics, Runnable onClose)
+    Generation(GenerationParams params, Scheduler scheduler, Tokenizer tokenizer, ServerMetrics metrics, Runnable onClose)
     {
+        this.eosTokenIds = tokenizer.eosTokenIds();
         this.params = requireNonNull(params, "params is null");
         this.scheduler = requireNonNull(scheduler, "scheduler is null");
         this.metrics = requireNonNull(metrics, "metrics is null");
         this.onClose = requireNonNull(onClose, "onClose is null");
-        this.text = new OutputText(params.stops(), params.stopTokenIds());
+        this.text = new OutputText(params.stops(), params.stopTokenIds(), tokenizer);
         this.ids = new int[params.maxNewTokens()];
     }
 
@@ -205,8 +208,8 @@ final class Generation
             ids = Arrays.copyOf(ids, Math.min(ids.length, text.tokens()));
             reason = FinishReason.STOP;
         }
-        else if (reason == FinishReason.STOP && ids.length > 0 && ids[ids.length - 1] == ByteTokenizer.EOS) {
-            match = Optional.of(new OutputText.StopToken(ByteTokenizer.EOS));
+        else if (reason == FinishReason.STOP && ids.length > 0 && eosTokenIds.contains(ids[ids.length - 1])) {
+            match = Optional.of(new OutputText.StopToken(ids[ids.length - 1]));
         }
         return new Outcome(params.rid(), ids, text.text(), reason, match, result.error(), result.promptTokens(), result.cachedTokens(),
                 result.queueNanos(), result.firstTokenNanos(), result.totalNanos(), clientGone);

@@ -1,6 +1,7 @@
 package io.handoff.http;
 
 import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.scheduler.RequestRejectedException;
 import io.handoff.core.scheduler.Scheduler;
 import org.apache.logging.log4j.LogManager;
@@ -24,6 +25,7 @@ final class Generations
 
     private final Scheduler scheduler;
     private final ModelConfig model;
+    private final Tokenizer tokenizer;
     private final ServerMetrics metrics;
     private final Duration retryAfter;
     private final Map<String, Generation> active = new LinkedHashMap<>();
@@ -31,8 +33,9 @@ final class Generations
     private final String ridPrefix = Long.toHexString(System.currentTimeMillis());
     private boolean draining;
 
-    Generations(Scheduler scheduler, ModelConfig model, ServerMetrics metrics, Duration retryAfter)
+    Generations(Scheduler scheduler, ModelConfig model, Tokenizer tokenizer, ServerMetrics metrics, Duration retryAfter)
     {
+        this.tokenizer = requireNonNull(tokenizer, "tokenizer is null");
         this.scheduler = requireNonNull(scheduler, "scheduler is null");
         this.model = requireNonNull(model, "model is null");
         this.metrics = requireNonNull(metrics, "metrics is null");
@@ -69,7 +72,7 @@ final class Generations
     /** Registers and submits a request; the caller must close the returned generation. */
     Generation start(GenerationParams params)
     {
-        Generation generation = new Generation(params, scheduler, metrics, () -> remove(params.rid()));
+        Generation generation = new Generation(params, scheduler, tokenizer, metrics, () -> remove(params.rid()));
         synchronized (active) {
             if (draining) {
                 metrics.rejected(RequestRejectedException.Kind.SHUTTING_DOWN);

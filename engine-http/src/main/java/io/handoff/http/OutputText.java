@@ -1,6 +1,7 @@
 package io.handoff.http;
 
 import io.handoff.core.model.ByteTokenizer;
+import io.handoff.core.model.tokenizer.Tokenizer;
 
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
@@ -17,9 +18,9 @@ import static java.util.Objects.requireNonNull;
 /**
  * A request's output text, built token by token, and where it stops.
  *
- * <p>Tokens are bytes, so a character may span several tokens: bytes that may still become a valid UTF-8
- * character wait in the decoder, and invalid ones become U+FFFD exactly as {@link ByteTokenizer#decode}
- * would, so the streamed pieces add up to the text of the whole output. Stop strings are found in the
+ * <p>A token stands for bytes ({@link Tokenizer#tokenBytes}), so a character may span several tokens: bytes that may
+ * still become a valid UTF-8 character wait in the decoder, and invalid ones become U+FFFD exactly as
+ * {@link Tokenizer#decode} would, so the streamed pieces add up to the text of the whole output. Stop strings are found in the
  * decoded text as it grows; the text ends before the first one. While streaming, the tail that could still
  * turn into a stop string is held back ({@link #stableLength}), so a client never sees part of a stop
  * string. A stop token id ends the output and is not part of the text.
@@ -40,7 +41,8 @@ final class OutputText
     private final CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
             .onMalformedInput(CodingErrorAction.REPLACE)
             .onUnmappableCharacter(CodingErrorAction.REPLACE);
-    private final ByteBuffer pending = ByteBuffer.allocate(8);
+    private final Tokenizer tokenizer;
+    private ByteBuffer pending = ByteBuffer.allocate(16);
     private final CharBuffer decoded = CharBuffer.allocate(8);
     private final StringBuilder text = new StringBuilder();
     private int tokens;
@@ -49,6 +51,12 @@ final class OutputText
 
     OutputText(List<String> stops, Set<Integer> stopIds)
     {
+        this(stops, stopIds, new ByteTokenizer());
+    }
+
+    OutputText(List<String> stops, Set<Integer> stopIds, Tokenizer tokenizer)
+    {
+        this.tokenizer = requireNonNull(tokenizer, "tokenizer is null");
         this.stops = List.copyOf(requireNonNull(stops, "stops is null"));
         this.stopIds = Set.copyOf(requireNonNull(stopIds, "stopIds is null"));
         this.longestStop = this.stops.stream().mapToInt(String::length).max().orElse(0);
@@ -68,10 +76,16 @@ final class OutputText
             match = new StopToken(tokenId);
             return true;
         }
-        if (tokenId < 0 || tokenId > 255) {
+        byte[] bytes = tokenizer.tokenBytes(tokenId);
+        if (bytes.length == 0) {
             return false; // specials have no text
         }
-        pending.put((byte) tokenId);
+        if (pending.remaining() < bytes.length) {
+            ByteBuffer larger = ByteBuffer.allocate(pending.position() + bytes.length + 16);
+            larger.put(pending.flip());
+            pending = larger;
+        }
+        pending.put(bytes);
         int before = text.length();
         decode(false);
         return findStop(before);

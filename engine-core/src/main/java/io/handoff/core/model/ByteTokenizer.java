@@ -1,13 +1,19 @@
 package io.handoff.core.model;
 
+import io.handoff.core.model.tokenizer.Tokenizer;
+
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.OptionalInt;
+import java.util.Set;
 
 /**
  * Byte-level tokenizer: a token is one UTF-8 byte (ids 0..255), plus three specials. Decoding skips
- * specials and replaces invalid UTF-8 (a sequence a model may well generate) with U+FFFD.
+ * specials and replaces invalid UTF-8 (a sequence a model may well generate) with U+FFFD. The tiny
+ * seeded models use it; {@link #encode(String)} adds no BOS, {@link #encodePrompt} does.
  */
 public final class ByteTokenizer
+        implements Tokenizer
 {
     public static final int BOS = 256;
     public static final int EOS = 257;
@@ -20,6 +26,7 @@ public final class ByteTokenizer
     }
 
     /** The text's UTF-8 bytes as ids, after a {@link #BOS} when {@code addBos}. */
+    @Override
     public int[] encode(String text, boolean addBos)
     {
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
@@ -34,6 +41,7 @@ public final class ByteTokenizer
         return ids;
     }
 
+    @Override
     public String decode(int[] ids)
     {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(ids.length);
@@ -49,6 +57,34 @@ public final class ByteTokenizer
         return bytes.toString(StandardCharsets.UTF_8);
     }
 
+    @Override
+    public byte[] tokenBytes(int id)
+    {
+        if (id < 0 || id >= VOCAB_SIZE) {
+            throw new IllegalArgumentException("token id " + id + " is outside the byte vocabulary 0.." + (VOCAB_SIZE - 1));
+        }
+        return id < 256 ? new byte[] {(byte) id} : new byte[0];
+    }
+
+    @Override
+    public Set<Integer> eosTokenIds()
+    {
+        return Set.of(EOS);
+    }
+
+    @Override
+    public OptionalInt bosTokenId()
+    {
+        return OptionalInt.of(BOS);
+    }
+
+    @Override
+    public int vocabSize()
+    {
+        return VOCAB_SIZE;
+    }
+
+    @Override
     public boolean isSpecial(int id)
     {
         return id >= 256 && id < VOCAB_SIZE;

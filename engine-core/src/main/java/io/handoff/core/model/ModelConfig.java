@@ -20,6 +20,9 @@ import static java.util.Objects.requireNonNull;
  *
  * @param weightsSeed seed of {@link SeededWeights}; part of {@link #compatibilityHash()} because two nodes
  *         with the same shapes but different weights must not exchange KV
+ * @param tieWordEmbeddings the output projection is the embedding matrix (no {@code lm_head.weight})
+ * @param weightsIdentity what identifies a checkpoint's weights (a digest of its files' headers), empty for seeded
+ *         weights; part of {@link #compatibilityHash()} for the same reason as the seed
  */
 public record ModelConfig(
         String name,
@@ -39,7 +42,9 @@ public record ModelConfig(
         float ropeTheta,
         float rmsEps,
         int maxContext,
-        long weightsSeed)
+        long weightsSeed,
+        boolean tieWordEmbeddings,
+        String weightsIdentity)
 {
     private static final Map<String, ModelConfig> PRESETS = Map.of(
             "tiny-mla", new ModelConfig("tiny-mla", Architecture.MLA, 259, 256, 4, 8, 8, 64,
@@ -47,9 +52,19 @@ public record ModelConfig(
             "tiny-gqa", new ModelConfig("tiny-gqa", Architecture.GQA, 259, 256, 4, 8, 2, 32,
                     0, 0, 0, 0, 0, 512, 10000f, 1e-5f, 4096, 20240502L));
 
+    /** A model with its own lm_head and no checkpoint: the seeded presets' shape. */
+    public ModelConfig(String name, Architecture architecture, int vocabSize, int hiddenSize, int layers, int heads, int kvHeads, int headDim,
+            int qLoraRank, int kvLoraRank, int qkNopeHeadDim, int qkRopeHeadDim, int vHeadDim, int intermediateSize, float ropeTheta,
+            float rmsEps, int maxContext, long weightsSeed)
+    {
+        this(name, architecture, vocabSize, hiddenSize, layers, heads, kvHeads, headDim, qLoraRank, kvLoraRank, qkNopeHeadDim, qkRopeHeadDim,
+                vHeadDim, intermediateSize, ropeTheta, rmsEps, maxContext, weightsSeed, false, "");
+    }
+
     public ModelConfig
     {
         requireNonNull(name, "name is null");
+        requireNonNull(weightsIdentity, "weightsIdentity is null");
         requireNonNull(architecture, "architecture is null");
         positive(name, "vocabSize", vocabSize);
         positive(name, "hiddenSize", hiddenSize);
@@ -112,7 +127,7 @@ public record ModelConfig(
     public ModelConfig withWeightsSeed(long seed)
     {
         return new ModelConfig(name, architecture, vocabSize, hiddenSize, layers, heads, kvHeads, headDim, qLoraRank, kvLoraRank,
-                qkNopeHeadDim, qkRopeHeadDim, vHeadDim, intermediateSize, ropeTheta, rmsEps, maxContext, seed);
+                qkNopeHeadDim, qkRopeHeadDim, vHeadDim, intermediateSize, ropeTheta, rmsEps, maxContext, seed, tieWordEmbeddings, weightsIdentity);
     }
 
     /** How attention kernels see this model: MLA attends in latent space with one shared KV row per token. */
@@ -159,7 +174,7 @@ public record ModelConfig(
                 "layers=" + layers, "heads=" + heads, "kvHeads=" + kvHeads, "headDim=" + headDim, "qLora=" + qLoraRank,
                 "kvLora=" + kvLoraRank, "nope=" + qkNopeHeadDim, "rope=" + qkRopeHeadDim, "v=" + vHeadDim,
                 "ffn=" + intermediateSize, "theta=" + Float.floatToIntBits(ropeTheta), "eps=" + Float.floatToIntBits(rmsEps),
-                "ctx=" + maxContext, "seed=" + weightsSeed);
+                "ctx=" + maxContext, "seed=" + weightsSeed, "tied=" + tieWordEmbeddings, "weights=" + weightsIdentity);
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(canonical.getBytes(StandardCharsets.UTF_8));
             return name + "@" + HexFormat.of().formatHex(digest, 0, 8);

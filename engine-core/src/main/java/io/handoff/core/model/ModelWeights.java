@@ -56,11 +56,11 @@ record ModelWeights(ModelConfig config, float[] embedding, List<Layer> layers, f
                     source.floats(p + "mlp.up_proj.weight", config.intermediateSize(), hidden),
                     source.floats(p + "mlp.down_proj.weight", hidden, config.intermediateSize())));
         }
-        return new ModelWeights(config,
-                source.floats("model.embed_tokens.weight", config.vocabSize(), hidden),
-                layers,
+        float[] embedding = source.floats("model.embed_tokens.weight", config.vocabSize(), hidden);
+        // tied: the output projection shares the embedding's array, which neither path writes to
+        return new ModelWeights(config, embedding, layers,
                 source.floats("model.norm.weight", hidden),
-                source.floats("lm_head.weight", config.vocabSize(), hidden));
+                config.tieWordEmbeddings() ? embedding : source.floats("lm_head.weight", config.vocabSize(), hidden));
     }
 
     private static Gqa gqa(ModelConfig c, WeightSource source, String p)

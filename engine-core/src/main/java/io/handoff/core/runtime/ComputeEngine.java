@@ -8,8 +8,8 @@ import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.kv.PageAccounting;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.core.model.SeededWeights;
 import io.handoff.core.model.Transformer;
+import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.plugin.PluginEntry;
 import io.handoff.core.plugin.PluginRegistry;
 import io.handoff.core.prefix.ChunkCache;
@@ -44,6 +44,7 @@ public final class ComputeEngine
     private static final Logger log = LogManager.getLogger(ComputeEngine.class);
 
     private final ModelConfig model;
+    private final Tokenizer tokenizer;
     private final String attentionId;
     private final KvPool kv;
     private final Transformer transformer;
@@ -51,11 +52,12 @@ public final class ComputeEngine
     private final Scheduler scheduler;
     private final Optional<Disaggregation> disaggregation;
 
-    private ComputeEngine(ModelConfig model, String attentionId, KvPool kv, Transformer transformer, PrefixCache prefixCache, Scheduler scheduler,
+    private ComputeEngine(ModelConfig model, Tokenizer tokenizer, String attentionId, KvPool kv, Transformer transformer, PrefixCache prefixCache, Scheduler scheduler,
             Optional<Disaggregation> disaggregation)
     {
         this.disaggregation = disaggregation;
         this.model = model;
+        this.tokenizer = tokenizer;
         this.attentionId = attentionId;
         this.kv = kv;
         this.transformer = transformer;
@@ -80,8 +82,17 @@ public final class ComputeEngine
     public static ComputeEngine create(Engine engine, FaultInjector faults, Optional<Disaggregation.Role> role, Disaggregation.Options options)
     {
         requireNonNull(engine, "engine is null");
+        // the transformer copies the weights, so a checkpoint's mappings are released once it is built (or failed)
+        try (ModelSource source = ModelSource.open(engine.config().config())) {
+            return create(engine, faults, role, options, source);
+        }
+    }
+
+    private static ComputeEngine create(Engine engine, FaultInjector faults, Optional<Disaggregation.Role> role, Disaggregation.Options options,
+            ModelSource source)
+    {
         Config config = engine.config().config();
-        ModelConfig model = ModelConfig.byName(config.getString("handoff.model.name"));
+        ModelConfig model = source.config();
         int pageSize = config.getInt("handoff.kv.page-size");
         KvDtype dtype = KvDtype.valueOf(config.getString("handoff.kv.dtype").toUpperCase(Locale.ROOT));
         String attentionId = config.getString("handoff.attention.backend");
@@ -116,19 +127,20 @@ public final class ComputeEngine
             PluginEntry entry = engine.plugins().find(attentionId).orElseThrow();
             AttentionBackend attention = PluginRegistry.inContext(engine.plugins().loaderOf(entry),
                     () -> provider.create(geometry, kv.view(), settings));
-            transformer = new Transformer(model, new SeededWeights(model.weightsSeed()), schedulerConfig.threads());
+            transformer = new Transformer(model, source.weights(), schedulerConfig.threads());
             PrefixCache prefixCache = config.getBoolean("handoff.scheduler.prefix-cache")
                     ? new RadixCache(pageSize, kv.pagePool())
                     : new ChunkCache(pageSize);
             KvHandoff handoff = disaggregation
                     .map(d -> d.handoff(kv, Compatibility.of(model.name(), model.compatibilityHash(), geometry.layout(), kvGeometry)))
                     .orElse(KvHandoff.NONE);
-            Scheduler scheduler = new Scheduler(schedulerConfig, transformer, kv, prefixCache, attention, faults, handoff);
+            Scheduler scheduler = new Scheduler(schedulerConfig, transformer, kv, prefixCache, attention, faults, handoff,
+                    source.tokenizer().eosTokenIds());
             disaggregation.ifPresent(d -> d.attach(scheduler));
-            log.info("model {} ({}), attention {}, KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}",
-                    model.name(), model.architecture(), attentionId, kv.pages(), pageSize, kv.footprintBytes() >> 20,
+            log.info("model {} ({}, {}, max context {}), attention {}, KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}",
+                    model.name(), model.architecture(), source.weights().description(), model.maxContext(), attentionId, kv.pages(), pageSize, kv.footprintBytes() >> 20,
                     dtype, schedulerConfig.threads(), schedulerConfig.overlap());
-            return new ComputeEngine(model, attentionId, kv, transformer, prefixCache, scheduler, disaggregation);
+            return new ComputeEngine(model, source.tokenizer(), attentionId, kv, transformer, prefixCache, scheduler, disaggregation);
         }
         catch (Exception e) {
             if (transformer != null) {
@@ -159,6 +171,12 @@ public final class ComputeEngine
     public ModelConfig model()
     {
         return model;
+    }
+
+    /** The model's tokenizer: prompts are encoded and outputs decoded with it. */
+    public Tokenizer tokenizer()
+    {
+        return tokenizer;
     }
 
     public String attentionId()

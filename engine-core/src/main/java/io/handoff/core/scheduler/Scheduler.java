@@ -3,12 +3,14 @@ package io.handoff.core.scheduler;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.kv.ReqToTokenTable;
+import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.prefix.PrefixCache;
 import io.handoff.spi.attention.AttentionBackend;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -57,8 +59,16 @@ public final class Scheduler
         this(config, model, kv, prefixCache, attention, faults, KvHandoff.NONE);
     }
 
+    /** A scheduler for a byte-tokenizer model, which stops on {@link ByteTokenizer#EOS}. */
     public Scheduler(SchedulerConfig config, Transformer model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
             FaultInjector faults, KvHandoff handoff)
+    {
+        this(config, model, kv, prefixCache, attention, faults, handoff, Set.of(ByteTokenizer.EOS));
+    }
+
+    /** @param eosTokenIds the model's end-of-sequence ids: a request stops on one unless it ignores EOS */
+    public Scheduler(SchedulerConfig config, Transformer model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
+            FaultInjector faults, KvHandoff handoff, Set<Integer> eosTokenIds)
     {
         this.config = requireNonNull(config, "config is null");
         requireNonNull(model, "model is null");
@@ -80,7 +90,7 @@ public final class Scheduler
         this.reservations = new PageReservations(model.config(), pageSize, kv.pagePool(), reqToToken, prefixCache, handoff, inbox::add);
         BatchPlanner planner = new BatchPlanner(config.chunkedPrefillSize(), pageSize, probe, reqToToken, handoff);
         this.loop = new StepLoop(new StepLoop.Parts(config.overlap(), faults, stream, executor, planner, reservations, handoff,
-                pageSize, kv.pagePool(), reqToToken, prefixCache), inbox, queued);
+                pageSize, kv.pagePool(), reqToToken, prefixCache, Set.copyOf(eosTokenIds)), inbox, queued);
         this.thread = Thread.ofPlatform().name("handoff-scheduler").daemon().unstarted(loop);
         thread.start();
     }

@@ -4,7 +4,6 @@ import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.kv.PagePool;
 import io.handoff.core.kv.ReqToTokenTable;
-import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.prefix.PrefixCache;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -16,6 +15,7 @@ import java.util.Deque;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.TimeUnit;
@@ -40,7 +40,7 @@ final class StepLoop
     /** Collaborators of the loop; all used on the scheduler thread only. */
     record Parts(boolean overlap, FaultInjector faults, ComputeStream stream, StepExecutor executor, BatchPlanner planner,
             PageReservations reservations, KvHandoff handoff, int pageSize, PagePool pagePool, ReqToTokenTable reqToToken,
-            PrefixCache prefixCache)
+            PrefixCache prefixCache, Set<Integer> eosTokenIds)
     {
         Parts
         {
@@ -326,7 +326,7 @@ final class StepLoop
             finish(request, FinishReason.ABORT, "its token listener failed: " + e);
             return;
         }
-        boolean stop = request.request.stopTokenIds().contains(token) || (token == ByteTokenizer.EOS && !request.request.ignoreEos());
+        boolean stop = request.request.stopTokenIds().contains(token) || (parts.eosTokenIds().contains(token) && !request.request.ignoreEos());
         if (stop) {
             finish(request, FinishReason.STOP, null);
         }

@@ -162,13 +162,24 @@ public record HfModelConfig(
     /**
      * The engine's shape for this checkpoint, named {@code name} (the model directory's name).
      * {@code weightsSeed} is 0: the weights are the checkpoint's, not seeded. The fields the engine does
-     * not model yet (biases, q/k norms, rope scaling, tied embeddings) are not checked here; the caller
-     * that loads a checkpoint must refuse a config that needs them until the transformer implements them.
+     * not model yet (biases, q/k norms, rope scaling) are not checked here; the caller that loads a
+     * checkpoint must refuse a config that needs them until the transformer implements them.
      */
     public ModelConfig toModelConfig(String name)
     {
+        return toModelConfig(name, maxPositionEmbeddings, "");
+    }
+
+    /**
+     * @param maxContext the context the engine serves, at most {@code max_position_embeddings}: RoPE tables and
+     *         the per-request token table are sized by it
+     * @param weightsIdentity what identifies the checkpoint's weights, see {@link ModelConfig#weightsIdentity()}
+     */
+    public ModelConfig toModelConfig(String name, int maxContext, String weightsIdentity)
+    {
         return new ModelConfig(name, Architecture.GQA, vocabSize, hiddenSize, layers, heads, kvHeads, headDim,
-                0, 0, 0, 0, 0, intermediateSize, (float) ropeTheta, (float) rmsNormEps, maxPositionEmbeddings, 0L);
+                0, 0, 0, 0, 0, intermediateSize, (float) ropeTheta, (float) rmsNormEps, Math.min(maxContext, maxPositionEmbeddings), 0L,
+                tieWordEmbeddings, weightsIdentity);
     }
 
     /**
@@ -186,9 +197,6 @@ public record HfModelConfig(
         }
         if (!ropeScaling.isEmpty()) {
             missing.add("rope scaling " + ropeScaling.getOrDefault("rope_type", ropeScaling.get("type")));
-        }
-        if (tieWordEmbeddings) {
-            missing.add("tied word embeddings (no lm_head.weight)");
         }
         return List.copyOf(missing);
     }

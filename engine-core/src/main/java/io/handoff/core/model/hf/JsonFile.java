@@ -8,12 +8,12 @@ import java.nio.file.Path;
 import java.util.Map;
 
 /** Reads a small JSON file that must hold one object, refusing one larger than the caller's limit before reading it. */
-final class JsonFile
+public final class JsonFile
 {
     private JsonFile() {}
 
     @SuppressWarnings("unchecked")
-    static Map<String, Object> readObject(Path file, int maxBytes)
+    public static Map<String, Object> readObject(Path file, int maxBytes)
     {
         byte[] bytes;
         try (InputStream in = Files.newInputStream(file)) {

@@ -51,8 +51,8 @@ class HfModelConfigTest
                 Map.of("factor", new BigDecimal("32.0"), "rope_type", "llama3", "original_max_position_embeddings", 8192L)));
         ModelConfig model = config.toModelConfig(dir.getFileName().toString());
         assertThat(model).isEqualTo(new ModelConfig(dir.getFileName().toString(), Architecture.GQA, 128256, 2048, 16, 32, 8, 64,
-                0, 0, 0, 0, 0, 8192, 500000f, 1e-5f, 131072, 0L));
-        assertThat(config.unsupportedFeatures()).containsExactly("rope scaling llama3", "tied word embeddings (no lm_head.weight)");
+                0, 0, 0, 0, 0, 8192, 500000f, 1e-5f, 131072, 0L, true, ""));
+        assertThat(config.unsupportedFeatures()).as("tied embeddings are implemented").containsExactly("rope scaling llama3");
     }
 
     @Test
@@ -72,8 +72,7 @@ class HfModelConfigTest
         assertThat(config.headDim()).isEqualTo(64);
         assertThat(config.ropeTheta()).isEqualTo(1_000_000.0);
         assertThat(config.ropeScaling()).isEmpty();
-        assertThat(config.unsupportedFeatures()).containsExactly("q/k/v projection biases (attention_bias)",
-                "tied word embeddings (no lm_head.weight)");
+        assertThat(config.unsupportedFeatures()).containsExactly("q/k/v projection biases (attention_bias)");
     }
 
     @Test
@@ -91,8 +90,7 @@ class HfModelConfigTest
         assertThat(config.attentionBias()).isFalse();
         assertThat(config.headDim()).isEqualTo(128);
         assertThat(config.toModelConfig("qwen3").headDim()).isEqualTo(128);
-        assertThat(config.unsupportedFeatures()).containsExactly("per-head q/k RMS norms (q_norm, k_norm)",
-                "tied word embeddings (no lm_head.weight)");
+        assertThat(config.unsupportedFeatures()).containsExactly("per-head q/k RMS norms (q_norm, k_norm)");
     }
 
     @Test

@@ -33,25 +33,7 @@ final class SafetensorsWriter
      */
     static Map<String, int[]> gqaTensorShapes(ModelConfig c)
     {
-        int hidden = c.hiddenSize();
-        int ffn = c.intermediateSize();
-        Map<String, int[]> shapes = new LinkedHashMap<>();
-        for (int l = 0; l < c.layers(); l++) {
-            String p = "model.layers." + l + ".";
-            shapes.put(p + "input_layernorm.weight", new int[] {hidden});
-            shapes.put(p + "self_attn.q_proj.weight", new int[] {c.heads() * c.headDim(), hidden});
-            shapes.put(p + "self_attn.k_proj.weight", new int[] {c.kvHeads() * c.headDim(), hidden});
-            shapes.put(p + "self_attn.v_proj.weight", new int[] {c.kvHeads() * c.headDim(), hidden});
-            shapes.put(p + "self_attn.o_proj.weight", new int[] {hidden, c.heads() * c.headDim()});
-            shapes.put(p + "post_attention_layernorm.weight", new int[] {hidden});
-            shapes.put(p + "mlp.gate_proj.weight", new int[] {ffn, hidden});
-            shapes.put(p + "mlp.up_proj.weight", new int[] {ffn, hidden});
-            shapes.put(p + "mlp.down_proj.weight", new int[] {hidden, ffn});
-        }
-        shapes.put("model.embed_tokens.weight", new int[] {c.vocabSize(), hidden});
-        shapes.put("model.norm.weight", new int[] {hidden});
-        shapes.put("lm_head.weight", new int[] {c.vocabSize(), hidden});
-        return shapes;
+        return SeededCheckpoint.tensorShapes(c);
     }
 
     static List<Tensor> tensors(Map<String, int[]> shapes, WeightSource source)

@@ -1,0 +1,160 @@
+package io.handoff.core.model.hf;
+
+import io.handoff.core.model.Architecture;
+import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.SeededWeights;
+import io.handoff.core.model.tokenizer.BpeTokenizer;
+import io.handoff.core.model.tokenizer.ByteLevel;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * Writes a small Llama checkpoint directory from {@link SeededWeights}, laid out as Transformers saves
+ * one: {@code config.json}, an F32 {@code model.safetensors}, and a byte-level BPE tokenizer (256 byte
+ * tokens, a few merges, {@code <|begin_of_text|>} prepended by a TemplateProcessing, Llama 3's split),
+ * with {@code generation_config.json} naming {@code <|end_of_text|>}. Tests and demos serve it with
+ * {@code --model-path} without downloading a model; it is a few hundred kilobytes.
+ */
+public final class SeededCheckpoint
+{
+    /** The merges, best first; merge {@code i} makes token {@code 256 + i}. */
+    public static final List<String> MERGES = List.of("\u0120 t", "h e", "\u0120t he", "i n", "\u0120 a");
+    public static final int BOS = 256 + MERGES.size();
+    public static final int EOS = BOS + 1;
+    public static final int VOCAB_SIZE = EOS + 1;
+
+    private SeededCheckpoint() {}
+
+    /** The shape written: two layers of grouped-query attention, 4 query heads sharing 2 KV heads. */
+    public static ModelConfig config(String name, long seed, boolean tieWordEmbeddings)
+    {
+        return new ModelConfig(name, Architecture.GQA, VOCAB_SIZE, 64, 2, 4, 2, 16, 0, 0, 0, 0, 0, 128, 500000f, 1e-5f, 2048, seed,
+                tieWordEmbeddings, "");
+    }
+
+    /** Writes the checkpoint into {@code directory} (created if absent) and returns its shape. */
+    public static ModelConfig write(Path directory, long seed, boolean tieWordEmbeddings)
+    {
+        ModelConfig config = config(directory.getFileName().toString(), seed, tieWordEmbeddings);
+        SeededWeights weights = new SeededWeights(seed);
+        try {
+            Files.createDirectories(directory);
+            Files.writeString(directory.resolve(HfModelConfig.FILE), configJson(config));
+            Files.write(directory.resolve(SafetensorsWeights.SINGLE_FILE), safetensors(tensorShapes(config), weights));
+            Files.writeString(directory.resolve("tokenizer.json"), tokenizerJson());
+            Files.writeString(directory.resolve("tokenizer_config.json"),
+                    "{\"bos_token\": \"<|begin_of_text|>\", \"eos_token\": \"<|end_of_text|>\"}\n");
+            Files.writeString(directory.resolve("generation_config.json"), "{\"bos_token_id\": " + BOS + ", \"eos_token_id\": " + EOS + "}\n");
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException("cannot write a checkpoint to " + directory + ": " + e.getMessage(), e);
+        }
+        return config;
+    }
+
+    /** The tensors the transformer reads for a GQA model, by name and shape in load order (no lm_head when tied). */
+    public static Map<String, int[]> tensorShapes(ModelConfig c)
+    {
+        int hidden = c.hiddenSize();
+        int ffn = c.intermediateSize();
+        Map<String, int[]> shapes = new LinkedHashMap<>();
+        for (int l = 0; l < c.layers(); l++) {
+            String p = "model.layers." + l + ".";
+            shapes.put(p + "input_layernorm.weight", new int[] {hidden});
+            shapes.put(p + "self_attn.q_proj.weight", new int[] {c.heads() * c.headDim(), hidden});
+            shapes.put(p + "self_attn.k_proj.weight", new int[] {c.kvHeads() * c.headDim(), hidden});
+            shapes.put(p + "self_attn.v_proj.weight", new int[] {c.kvHeads() * c.headDim(), hidden});
+            shapes.put(p + "self_attn.o_proj.weight", new int[] {hidden, c.heads() * c.headDim()});
+            shapes.put(p + "post_attention_layernorm.weight", new int[] {hidden});
+            shapes.put(p + "mlp.gate_proj.weight", new int[] {ffn, hidden});
+            shapes.put(p + "mlp.up_proj.weight", new int[] {ffn, hidden});
+            shapes.put(p + "mlp.down_proj.weight", new int[] {hidden, ffn});
+        }
+        shapes.put("model.embed_tokens.weight", new int[] {c.vocabSize(), hidden});
+        shapes.put("model.norm.weight", new int[] {hidden});
+        if (!c.tieWordEmbeddings()) {
+            shapes.put("lm_head.weight", new int[] {c.vocabSize(), hidden});
+        }
+        return shapes;
+    }
+
+    private static byte[] safetensors(Map<String, int[]> shapes, SeededWeights weights)
+    {
+        StringBuilder header = new StringBuilder("{\"__metadata__\":{\"format\":\"pt\"}");
+        ByteBuffer data = ByteBuffer.allocate(shapes.values().stream().mapToInt(s -> 4 * java.util.Arrays.stream(s).reduce(1, (a, b) -> a * b)).sum())
+                .order(ByteOrder.LITTLE_ENDIAN);
+        shapes.forEach((name, shape) -> {
+            int begin = data.position();
+            for (float v : weights.floats(name, shape)) {
+                data.putFloat(v);
+            }
+            header.append(",\"").append(name).append("\":{\"dtype\":\"F32\",\"shape\":").append(java.util.Arrays.toString(shape))
+                    .append(",\"data_offsets\":[").append(begin).append(',').append(data.position()).append("]}");
+        });
+        byte[] json = header.append('}').toString().getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(8 + json.length + data.capacity()).order(ByteOrder.LITTLE_ENDIAN)
+                .putLong(json.length).put(json).put(data.array()).array();
+    }
+
+    private static String configJson(ModelConfig c)
+    {
+        return """
+                {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_act": "silu",
+                 "vocab_size": %d, "hidden_size": %d, "num_hidden_layers": %d, "num_attention_heads": %d,
+                 "num_key_value_heads": %d, "head_dim": %d, "intermediate_size": %d, "rope_theta": 500000.0, "rms_norm_eps": 1e-05,
+                 "max_position_embeddings": %d, "tie_word_embeddings": %s, "attention_bias": false, "rope_scaling": null,
+                 "bos_token_id": %d, "eos_token_id": %d, "torch_dtype": "float32"}
+                """.formatted(c.vocabSize(), c.hiddenSize(), c.layers(), c.heads(), c.kvHeads(), c.headDim(), c.intermediateSize(),
+                c.maxContext(), c.tieWordEmbeddings(), BOS, EOS);
+    }
+
+    private static String tokenizerJson()
+    {
+        StringBuilder vocab = new StringBuilder();
+        for (int b = 0; b < 256; b++) {
+            vocab.append(b == 0 ? "" : ", ").append(quoted(String.valueOf(ByteLevel.charOf(b)))).append(": ").append(b);
+        }
+        for (int i = 0; i < MERGES.size(); i++) {
+            vocab.append(", ").append(quoted(MERGES.get(i).replace(" ", ""))).append(": ").append(256 + i);
+        }
+        String merges = MERGES.stream().map(SeededCheckpoint::quoted).collect(Collectors.joining(", "));
+        return """
+                {"version": "1.0", "truncation": null, "padding": null,
+                 "added_tokens": [
+                  {"id": %1$d, "content": "<|begin_of_text|>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
+                  {"id": %2$d, "content": "<|end_of_text|>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
+                 "normalizer": null,
+                 "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+                  {"type": "Split", "pattern": {"Regex": %3$s}, "behavior": "Isolated", "invert": false},
+                  {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}]},
+                 "post_processor": {"type": "Sequence", "processors": [
+                  {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true},
+                  {"type": "TemplateProcessing",
+                   "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+                   "pair": [],
+                   "special_tokens": {"<|begin_of_text|>": {"id": "<|begin_of_text|>", "ids": [%1$d], "tokens": ["<|begin_of_text|>"]}}}]},
+                 "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
+                 "model": {"type": "BPE", "dropout": null, "unk_token": null, "ignore_merges": true, "byte_fallback": false,
+                  "vocab": {%4$s},
+                  "merges": [%5$s]}}
+                """.formatted(BOS, EOS, quoted(BpeTokenizer.LLAMA3_SPLIT), vocab, merges);
+    }
+
+    /** A JSON string literal with every character escaped, so the byte-level characters need no care. */
+    private static String quoted(String text)
+    {
+        StringBuilder out = new StringBuilder("\"");
+        text.chars().forEach(c -> out.append(String.format("\\u%04x", c)));
+        return out.append('"').toString();
+    }
+}

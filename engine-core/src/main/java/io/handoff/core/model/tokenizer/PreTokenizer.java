@@ -1,0 +1,72 @@
+package io.handoff.core.model.tokenizer;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * How text is cut into words before BPE: each pattern in turn splits every piece with the "Isolated"
+ * behaviour (a match is a piece and so is the text between matches), after an optional leading space.
+ * The patterns use {@link Pattern#UNICODE_CHARACTER_CLASS} so {@code \s} is Unicode white space as
+ * in the Oniguruma patterns the files were written for; {@code \p{L}} and {@code \p{N}} are general
+ * categories either way.
+ */
+record PreTokenizer(List<Pattern> splits, boolean addPrefixSpace)
+{
+    /** GPT-2's split, also what {@code ByteLevel} with {@code use_regex: true} applies. */
+    static final String GPT2 = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+    /** Llama 3's split: contractions in any case, numbers in groups of up to three digits. */
+    static final String LLAMA3 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
+            + "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+    PreTokenizer
+    {
+        splits = List.copyOf(requireNonNull(splits, "splits is null"));
+    }
+
+    static Pattern compile(String regex)
+    {
+        return Pattern.compile(regex, Pattern.UNICODE_CHARACTER_CLASS);
+    }
+
+    static PreTokenizer of(String... regexes)
+    {
+        return new PreTokenizer(java.util.Arrays.stream(regexes).map(PreTokenizer::compile).toList(), false);
+    }
+
+    List<String> split(String text)
+    {
+        List<String> pieces = new ArrayList<>();
+        pieces.add(addPrefixSpace && !text.startsWith(" ") ? " " + text : text);
+        for (Pattern pattern : splits) {
+            List<String> next = new ArrayList<>();
+            for (String piece : pieces) {
+                isolate(pattern, piece, next);
+            }
+            pieces = next;
+        }
+        return pieces;
+    }
+
+    private static void isolate(Pattern pattern, String text, List<String> out)
+    {
+        Matcher m = pattern.matcher(text);
+        int end = 0;
+        while (m.find()) {
+            if (m.start() == m.end()) {
+                continue;
+            }
+            if (m.start() > end) {
+                out.add(text.substring(end, m.start()));
+            }
+            out.add(m.group());
+            end = m.end();
+        }
+        if (end < text.length()) {
+            out.add(text.substring(end));
+        }
+    }
+}

@@ -1,0 +1,111 @@
+package io.handoff.core.runtime;
+
+import com.typesafe.config.Config;
+import io.handoff.core.model.ByteTokenizer;
+import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.SeededWeights;
+import io.handoff.core.model.WeightSource;
+import io.handoff.core.model.hf.CheckpointIdentity;
+import io.handoff.core.model.hf.HfModelConfig;
+import io.handoff.core.model.hf.JsonFile;
+import io.handoff.core.model.hf.SafetensorsWeights;
+import io.handoff.core.model.tokenizer.Tokenizer;
+import io.handoff.core.model.tokenizer.TokenizerJson;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Where a model comes from: a seeded preset ({@code handoff.model.name}, byte tokenizer) or, when
+ * {@code handoff.model.path} names a directory, a Hugging Face checkpoint (config.json, safetensors,
+ * tokenizer.json). Whatever a checkpoint needs that the transformer lacks is refused here, naming the
+ * path, rather than served with wrong logits. A request is at most {@code handoff.model.max-context} tokens,
+ * {@code max_position_embeddings} and any {@code sliding_window}, whichever is smallest.
+ *
+ * @param weights closed by {@link #close()} once the transformer has copied them
+ */
+public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer tokenizer)
+        implements AutoCloseable
+{
+    public static final String PATH_KEY = "handoff.model.path";
+    public static final String NAME_KEY = "handoff.model.name";
+    public static final String MAX_CONTEXT_KEY = "handoff.model.max-context";
+
+    public ModelSource
+    {
+        requireNonNull(config, "config is null");
+        requireNonNull(weights, "weights is null");
+        requireNonNull(tokenizer, "tokenizer is null");
+        if (tokenizer.vocabSize() > config.vocabSize()) {
+            throw new IllegalArgumentException("model '" + config.name() + "': its tokenizer has " + tokenizer.vocabSize()
+                    + " ids but the model's vocabulary only " + config.vocabSize() + "; the tokenizer does not belong to the model");
+        }
+    }
+
+    public static ModelSource open(Config config)
+    {
+        String path = config.getString(PATH_KEY);
+        if (path.isBlank()) {
+            ModelConfig model = ModelConfig.byName(config.getString(NAME_KEY));
+            return new ModelSource(model, new SeededWeights(model.weightsSeed()), new ByteTokenizer());
+        }
+        return open(Path.of(path), config.getInt(MAX_CONTEXT_KEY));
+    }
+
+    /** A Hugging Face checkpoint directory, served with at most {@code maxContext} tokens per request. */
+    public static ModelSource open(Path path, int maxContext)
+    {
+        if (Files.isRegularFile(path) && path.getFileName().toString().endsWith(".gguf")) {
+            throw new IllegalArgumentException(PATH_KEY + " " + path + " is a GGUF file; GGUF is not supported yet: give a Hugging Face "
+                    + "directory (config.json, model.safetensors, tokenizer.json)");
+        }
+        if (!Files.isDirectory(path)) {
+            throw new IllegalArgumentException(PATH_KEY + " " + path + " is not a directory; give a Hugging Face model directory "
+                    + "(config.json, model.safetensors, tokenizer.json) or leave it empty to serve " + NAME_KEY);
+        }
+        HfModelConfig hf = HfModelConfig.read(path);
+        List<String> missing = hf.unsupportedFeatures();
+        if (!missing.isEmpty()) {
+            throw new IllegalArgumentException(path + " (" + hf.architecture().hfName() + ") needs what the engine does not implement yet: "
+                    + String.join(", ", missing) + "; serve a plain Llama-style checkpoint instead");
+        }
+        Tokenizer tokenizer = TokenizerJson.read(path);
+        Path name = path.toAbsolutePath().normalize().getFileName();
+        ModelConfig model = hf.toModelConfig(name == null ? "model" : name.toString(), Math.min(maxContext, slidingWindow(path)),
+                CheckpointIdentity.of(path));
+        SafetensorsWeights weights = SafetensorsWeights.open(path);
+        try {
+            return new ModelSource(model, weights, tokenizer);
+        }
+        catch (RuntimeException e) {
+            weights.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Mistral's {@code sliding_window}: within it, attention is full attention, which is all the transformer does,
+     * so requests are kept inside it rather than refusing the checkpoint.
+     */
+    private static int slidingWindow(Path path)
+    {
+        Object window = JsonFile.readObject(path.resolve(HfModelConfig.FILE), 4 * 1024 * 1024).get("sliding_window");
+        return window instanceof Long n && n > 0 && n < Integer.MAX_VALUE ? (int) (long) n : Integer.MAX_VALUE;
+    }
+
+    @Override
+    public void close()
+    {
+        if (weights instanceof AutoCloseable closeable) {
+            try {
+                closeable.close();
+            }
+            catch (Exception e) {
+                throw new IllegalStateException("cannot close " + weights.description() + ": " + e, e);
+            }
+        }
+    }
+}
