@@ -93,7 +93,7 @@ final class ServeCommand
             throws IOException
     {
         try {
-            return ApiServer.start(config, compute.scheduler(), compute.model(), compute.tokenizer(), compute.disaggregation());
+            return ApiServer.start(config, compute.scheduler(), compute.model(), compute.tokenizer(), compute.chatTemplate(), compute.disaggregation());
         }
         catch (BindException e) {
             throw ListenOptions.cannotListen(config, e);

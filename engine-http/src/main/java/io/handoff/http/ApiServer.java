@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpServer;
 import io.handoff.core.disagg.Disaggregation;
 import io.handoff.http.HttpRoutes.Route;
+import io.handoff.core.runtime.ChatTemplateText;
 import io.handoff.http.chat.ChatCompletionsApi;
 import io.handoff.http.chat.ChatModel;
 import io.handoff.http.chat.ChatTemplate;
@@ -57,7 +58,8 @@ public final class ApiServer
     private final HttpServer server;
     private boolean stopped;
 
-    private ApiServer(ServerConfig config, Scheduler scheduler, ModelConfig model, Tokenizer tokenizer, Optional<Disaggregation> disaggregation)
+    private ApiServer(ServerConfig config, Scheduler scheduler, ModelConfig model, Tokenizer tokenizer, Optional<ChatTemplateText> chatTemplate,
+            Optional<Disaggregation> disaggregation)
             throws IOException
     {
         this.tokenizer = requireNonNull(tokenizer, "tokenizer is null");
@@ -72,7 +74,7 @@ public final class ApiServer
         this.routes = Map.of(
                 "/generate", new Route("POST", generate::handle),
                 "/v1/completions", new Route("POST", completions::handle),
-                "/v1/chat/completions", new Route("POST", new ChatCompletionsApi(chatModel(generations, model), created)::handle),
+                "/v1/chat/completions", new Route("POST", new ChatCompletionsApi(chatModel(generations, model, tokenizer, chatTemplate), created)::handle),
                 "/v1/models", new Route("GET", this::models),
                 "/abort_request", new Route("POST", exchange -> AbortRequest.handle(exchange, generations::abort, "")),
                 "/health", new Route("GET", this::health),
@@ -103,7 +105,15 @@ public final class ApiServer
             Optional<Disaggregation> disaggregation)
             throws IOException
     {
-        ApiServer server = new ApiServer(config, scheduler, model, tokenizer, disaggregation);
+        return start(config, scheduler, model, tokenizer, Optional.empty(), disaggregation);
+    }
+
+    /** A server that also renders the model's own {@code chatTemplate} for {@code /v1/chat/completions}. */
+    public static ApiServer start(ServerConfig config, Scheduler scheduler, ModelConfig model, Tokenizer tokenizer,
+            Optional<ChatTemplateText> chatTemplate, Optional<Disaggregation> disaggregation)
+            throws IOException
+    {
+        ApiServer server = new ApiServer(config, scheduler, model, tokenizer, chatTemplate, disaggregation);
         server.server.start();
         return server;
     }
@@ -239,17 +249,16 @@ public final class ApiServer
     }
 
     /**
-     * The served model for {@code /v1/chat/completions}. Its tokenizer is still {@link ByteTokenizer} (as
-     * {@code /v1/completions} uses), which has no chat template, so chat is refused with a 400 until the
-     * model's tokenizer and template are wired in here.
+     * The served model for {@code /v1/chat/completions}: prompts rendered with the model's own chat template (none: chat
+     * is refused with a 400) and encoded with its tokenizer, without adding a BOS (the template writes it).
      */
-    private static ChatModel chatModel(Generations generations, ModelConfig model)
+    private static ChatModel chatModel(Generations generations, ModelConfig model, Tokenizer tokenizer, Optional<ChatTemplateText> chatTemplate)
     {
-        ByteTokenizer tokenizer = new ByteTokenizer();
+        Optional<ChatTemplate> template = chatTemplate.map(text -> ChatTemplate.parse(text.template(), text.bosToken(), text.eosToken()));
         return new ChatModel()
         {
             @Override public String id() { return model.name(); }
-            @Override public Optional<ChatTemplate> template() { return Optional.empty(); }
+            @Override public Optional<ChatTemplate> template() { return template; }
             @Override public int maxContext() { return model.maxContext(); }
             @Override public int[] encode(String prompt) { return tokenizer.encode(prompt, false); }
 

@@ -45,6 +45,7 @@ public final class ComputeEngine
 
     private final ModelConfig model;
     private final Tokenizer tokenizer;
+    private final Optional<ChatTemplateText> chatTemplate;
     private final String attentionId;
     private final KvPool kv;
     private final Transformer transformer;
@@ -52,12 +53,13 @@ public final class ComputeEngine
     private final Scheduler scheduler;
     private final Optional<Disaggregation> disaggregation;
 
-    private ComputeEngine(ModelConfig model, Tokenizer tokenizer, String attentionId, KvPool kv, Transformer transformer, PrefixCache prefixCache, Scheduler scheduler,
+    private ComputeEngine(ModelConfig model, Tokenizer tokenizer, Optional<ChatTemplateText> chatTemplate, String attentionId, KvPool kv, Transformer transformer, PrefixCache prefixCache, Scheduler scheduler,
             Optional<Disaggregation> disaggregation)
     {
         this.disaggregation = disaggregation;
         this.model = model;
         this.tokenizer = tokenizer;
+        this.chatTemplate = chatTemplate;
         this.attentionId = attentionId;
         this.kv = kv;
         this.transformer = transformer;
@@ -140,7 +142,7 @@ public final class ComputeEngine
             log.info("model {} ({}, {}, max context {}), attention {}, KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}",
                     model.name(), model.architecture(), source.weights().description(), model.maxContext(), attentionId, kv.pages(), pageSize, kv.footprintBytes() >> 20,
                     dtype, schedulerConfig.threads(), schedulerConfig.overlap());
-            return new ComputeEngine(model, source.tokenizer(), attentionId, kv, transformer, prefixCache, scheduler, disaggregation);
+            return new ComputeEngine(model, source.tokenizer(), source.chatTemplate(), attentionId, kv, transformer, prefixCache, scheduler, disaggregation);
         }
         catch (Exception e) {
             if (transformer != null) {
@@ -177,6 +179,12 @@ public final class ComputeEngine
     public Tokenizer tokenizer()
     {
         return tokenizer;
+    }
+
+    /** The model's own chat template, when its files carry one. */
+    public Optional<ChatTemplateText> chatTemplate()
+    {
+        return chatTemplate;
     }
 
     public String attentionId()

@@ -15,6 +15,7 @@ import io.handoff.core.model.tokenizer.TokenizerJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
 
@@ -27,7 +28,7 @@ import static java.util.Objects.requireNonNull;
  *
  * @param weights closed by {@link #close()} once the transformer has copied them
  */
-public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer tokenizer)
+public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer tokenizer, Optional<ChatTemplateText> chatTemplate)
         implements AutoCloseable
 {
     public static final String PATH_KEY = "handoff.model.path";
@@ -39,10 +40,17 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
         requireNonNull(config, "config is null");
         requireNonNull(weights, "weights is null");
         requireNonNull(tokenizer, "tokenizer is null");
+        requireNonNull(chatTemplate, "chatTemplate is null");
         if (tokenizer.vocabSize() > config.vocabSize()) {
             throw new IllegalArgumentException("model '" + config.name() + "': its tokenizer has " + tokenizer.vocabSize()
                     + " ids but the model's vocabulary only " + config.vocabSize() + "; the tokenizer does not belong to the model");
         }
+    }
+
+    /** Without a chat template. */
+    public ModelSource(ModelConfig config, WeightSource weights, Tokenizer tokenizer)
+    {
+        this(config, weights, tokenizer, Optional.empty());
     }
 
     public static ModelSource open(Config config)
@@ -59,12 +67,11 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
     public static ModelSource open(Path path, int maxContext)
     {
         if (Files.isRegularFile(path) && path.getFileName().toString().endsWith(".gguf")) {
-            throw new IllegalArgumentException(PATH_KEY + " " + path + " is a GGUF file; GGUF is not supported yet: give a Hugging Face "
-                    + "directory (config.json, model.safetensors, tokenizer.json)");
+            return GgufModelSource.open(path, maxContext);
         }
         if (!Files.isDirectory(path)) {
-            throw new IllegalArgumentException(PATH_KEY + " " + path + " is not a directory; give a Hugging Face model directory "
-                    + "(config.json, model.safetensors, tokenizer.json) or leave it empty to serve " + NAME_KEY);
+            throw new IllegalArgumentException(PATH_KEY + " " + path + " is not a directory or a .gguf file; give a Hugging Face "
+                    + "model directory (config.json, model.safetensors, tokenizer.json), a GGUF file, or leave it empty to serve " + NAME_KEY);
         }
         HfModelConfig hf = HfModelConfig.read(path);
         List<String> missing = hf.unsupportedFeatures();
@@ -78,7 +85,7 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
                 CheckpointIdentity.of(path));
         SafetensorsWeights weights = SafetensorsWeights.open(path);
         try {
-            return new ModelSource(model, weights, tokenizer);
+            return new ModelSource(model, weights, tokenizer, ChatTemplateText.fromHuggingFace(path));
         }
         catch (RuntimeException e) {
             weights.close();

@@ -1,0 +1,84 @@
+package io.handoff.core.runtime;
+
+import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.gguf.GgufFile;
+import io.handoff.core.model.gguf.GgufModel;
+import io.handoff.core.model.gguf.GgufTensor;
+import io.handoff.core.model.gguf.GgufTokenizerData;
+import io.handoff.core.model.gguf.GgufWeights;
+import io.handoff.core.model.tokenizer.BpeTokenizer;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A GGUF file as a {@link ModelSource}: its weights (dequantized to F32, Q/K rows back in Hugging Face order), the
+ * configuration from its metadata, its embedded byte-level BPE tokenizer ({@code tokenizer.ggml.model = gpt2}) and chat
+ * template. What the transformer cannot run yet (attention biases, q/k norms, a SentencePiece vocabulary) is refused.
+ */
+final class GgufModelSource
+{
+    private GgufModelSource() {}
+
+    static ModelSource open(Path path, int maxContext)
+    {
+        GgufWeights weights = GgufWeights.open(path);
+        try {
+            GgufModel model = weights.model();
+            if (model.attentionBias() || model.qkNorm()) {
+                throw new IllegalArgumentException(path + " (" + model.architecture().ggufName() + ") needs what the engine does not implement "
+                        + "yet: " + (model.attentionBias() ? "q/k/v attention biases" : "q/k RMSNorm") + "; serve a plain Llama-style model instead");
+            }
+            GgufTokenizerData data = GgufTokenizerData.read(weights.file());
+            if (!data.model().equals("gpt2")) {
+                throw new IllegalArgumentException(path + ": tokenizer.ggml.model = " + data.model() + " (SentencePiece) is not supported yet; "
+                        + "supported: gpt2 (byte-level BPE, as Llama 3 and Qwen write it)");
+            }
+            BpeTokenizer tokenizer = BpeTokenizer.of(data.tokens(), data.merges(), data.tokenTypes(), data.bos(), data.eos(), data.addBos(),
+                    data.pre());
+            ModelConfig c = model.config();
+            // lm_head.weight is served from token_embd when the file ties them, so the transformer needs no tying of its own
+            ModelConfig config = new ModelConfig(c.name(), c.architecture(), c.vocabSize(), c.hiddenSize(), c.layers(), c.heads(), c.kvHeads(),
+                    c.headDim(), c.qLoraRank(), c.kvLoraRank(), c.qkNopeHeadDim(), c.qkRopeHeadDim(), c.vHeadDim(), c.intermediateSize(),
+                    c.ropeTheta(), c.rmsEps(), Math.min(maxContext, c.maxContext()), 0L, false, identity(weights.file()));
+            Optional<ChatTemplateText> chat = data.chatTemplate().map(template -> new ChatTemplateText(template, token(data, data.bos()),
+                    token(data, data.eos())));
+            return new ModelSource(config, weights, tokenizer, chat);
+        }
+        catch (RuntimeException e) {
+            weights.close();
+            throw e;
+        }
+    }
+
+    private static String token(GgufTokenizerData data, int id)
+    {
+        return id >= 0 && id < data.tokens().size() ? data.tokens().get(id) : "";
+    }
+
+    /** What tells two GGUF files apart without reading their weights: every tensor's name, type, shape and place, and the vocabulary. */
+    private static String identity(GgufFile file)
+    {
+        MessageDigest digest;
+        try {
+            digest = MessageDigest.getInstance("SHA-256");
+        }
+        catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JDK", e);
+        }
+        for (Map.Entry<String, GgufTensor> entry : file.tensors().entrySet()) {
+            GgufTensor tensor = entry.getValue();
+            digest.update((entry.getKey() + ":" + tensor.type() + ":" + java.util.Arrays.toString(tensor.dims()) + "@" + tensor.offset() + "\n")
+                    .getBytes(StandardCharsets.UTF_8));
+            // a sample of each tensor's bytes: the same shapes with other values are another checkpoint
+            long sample = Math.min(4096, tensor.data().byteSize());
+            digest.update(tensor.data().asSlice(0, sample).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+        }
+        return "gguf-" + HexFormat.of().formatHex(digest.digest(), 0, 8);
+    }
+}
