@@ -77,9 +77,12 @@ class BpeTokenizerTest
         assertThat(withBos.encodePrompt("hello")).containsExactly(BOS, HELLO);
         assertThat(withBos.bosTokenId()).hasValue(BOS);
         assertThat(withBos.eosTokenIds()).containsExactly(EOS);
-        BpeTokenizer without = parse(json, Map.of("bos_token", "<|bos|>"), Map.of("eos_token_id", List.of(23L, 26L)));
+        // Saying nothing of add_bos_token, a declared bos_token is prepended (llama.cpp's default for such files).
+        BpeTokenizer unsaid = parse(json, Map.of("bos_token", "<|bos|>"), Map.of("eos_token_id", List.of(23L, 26L)));
+        assertThat(unsaid.encodePrompt("hello")).containsExactly(BOS, HELLO);
+        assertThat(unsaid.eosTokenIds()).containsExactlyInAnyOrder(EOS, 26);
+        BpeTokenizer without = parse(json, Map.of("add_bos_token", false, "bos_token", "<|bos|>"), Map.of());
         assertThat(without.encodePrompt("hello")).containsExactly(HELLO);
-        assertThat(without.eosTokenIds()).containsExactlyInAnyOrder(EOS, 26);
     }
 
     @Test

