@@ -123,6 +123,21 @@ class BpeTokenizerTest
         assertThatThrownBy(() -> parse(json.replace("\"type\": \"BPE\"", "\"type\": \"Unigram\""), Map.of(), Map.of()))
                 .hasMessageContaining("model type Unigram is not supported; supported: BPE");
         assertThatThrownBy(() -> TokenizerJson.read(dir)).hasMessageContaining(dir.toString()).hasMessageContaining("tokenizer.json");
+        assertThatThrownBy(() -> parse(json.replace("\"normalizer\": null", "\"normalizer\": {\"type\": \"Lowercase\"}"), Map.of(), Map.of()))
+                .hasMessageContaining("normalizer Lowercase is not supported; supported: none (null), NFC, NFD, NFKC, NFKD");
+        assertThatThrownBy(() -> parse(json.replace("\"content\": \"<|eo\", ", "\"content\": \"<|eo\", \"lstrip\": true, "), Map.of(), Map.of()))
+                .hasMessageContaining("added token <|eo sets lstrip, which is not supported");
+    }
+
+    @Test
+    void anNfcNormalizerComposesTheTextBeforeItIsSplitButNotTheAddedTokens()
+    {
+        String json = TinyTokenizerJson.json("null", false);
+        BpeTokenizer nfc = parse(json.replace("\"normalizer\": null",
+                "\"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"NFC\"}]}"), Map.of(), Map.of());
+        assertThat(nfc.encode("e\u0301<|eos|>", false)).containsExactly(E_ACUTE_FIRST, E_ACUTE_SECOND, EOS);
+        assertThatThrownBy(() -> parse(json, Map.of(), Map.of()).encode("e\u0301", false))
+                .hasMessageContaining("the vocabulary has no token for");
     }
 
     @Test
