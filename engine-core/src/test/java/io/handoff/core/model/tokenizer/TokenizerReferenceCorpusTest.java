@@ -66,9 +66,9 @@ class TokenizerReferenceCorpusTest
                 }
             }
         }
-        System.out.printf("%s: %d strings, ids without special tokens agree on %d, with them on %d; %d of %d round trips agree%n",
-                npmPackage, CORPUS.size(), CORPUS.size() - plainMismatches.size(), CORPUS.size() - promptMismatches.size(),
-                roundTrips - roundTripMismatches.size(), roundTrips);
+        System.out.printf("%s: %d strings, ids without special tokens agree on %d, with them (after Handoff's BOS %d) on %d; "
+                        + "%d of %d round trips agree%n", npmPackage, CORPUS.size(), CORPUS.size() - plainMismatches.size(), bos,
+                CORPUS.size() - promptMismatches.size(), roundTrips - roundTripMismatches.size(), roundTrips);
         assertThat(CORPUS).hasSizeGreaterThanOrEqualTo(2_000);
         assertThat(plainMismatches).as(npmPackage + " without special tokens").isEmpty();
         assertThat(promptMismatches).as(npmPackage + " with special tokens").isEmpty();
