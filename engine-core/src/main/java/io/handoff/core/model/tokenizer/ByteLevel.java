@@ -32,15 +32,43 @@ public final class ByteLevel
         return BYTE_TO_CHAR[b];
     }
 
-    /** The text's UTF-8 bytes, each spelt as its character. */
+    /**
+     * The text's UTF-8 bytes, each spelt as its character. A lone surrogate (which JSON input can carry) is
+     * spelt as U+FFFD's bytes, as JavaScript's TextEncoder does, where {@link String#getBytes} would write '?'.
+     */
     public static String encode(String text)
     {
-        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        byte[] bytes = withoutLoneSurrogates(text).getBytes(StandardCharsets.UTF_8);
         char[] chars = new char[bytes.length];
         for (int i = 0; i < bytes.length; i++) {
             chars[i] = BYTE_TO_CHAR[bytes[i] & 0xff];
         }
         return new String(chars);
+    }
+
+    private static String withoutLoneSurrogates(String text)
+    {
+        StringBuilder out = null;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            boolean paired = Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1));
+            if (paired) {
+                if (out != null) {
+                    out.append(c).append(text.charAt(i + 1));
+                }
+                i++;
+            }
+            else if (Character.isSurrogate(c)) {
+                if (out == null) {
+                    out = new StringBuilder(text.length()).append(text, 0, i);
+                }
+                out.append('\uFFFD');
+            }
+            else if (out != null) {
+                out.append(c);
+            }
+        }
+        return out == null ? text : out.toString();
     }
 
     /** The bytes a token string spells, or null when a character is not in the map (not a byte-level token). */

@@ -1,5 +1,6 @@
 package io.handoff.core.model.tokenizer;
 
+import java.text.Normalizer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -8,13 +9,14 @@ import java.util.regex.Pattern;
 import static java.util.Objects.requireNonNull;
 
 /**
- * How text is cut into words before BPE: each pattern in turn splits every piece with the "Isolated"
+ * How text is cut into words before BPE: the text is first normalized (Unicode forms in turn, as a
+ * tokenizer.json {@code normalizer} asks), then each pattern in turn splits every piece with the "Isolated"
  * behaviour (a match is a piece and so is the text between matches), after an optional leading space.
  * The patterns use {@link Pattern#UNICODE_CHARACTER_CLASS} so {@code \s} is Unicode white space as
  * in the Oniguruma patterns the files were written for; {@code \p{L}} and {@code \p{N}} are general
  * categories either way.
  */
-record PreTokenizer(List<Pattern> splits, boolean addPrefixSpace)
+record PreTokenizer(List<Normalizer.Form> normalization, List<Pattern> splits, boolean addPrefixSpace)
 {
     /** GPT-2's split, also what {@code ByteLevel} with {@code use_regex: true} applies. */
     static final String GPT2 = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
@@ -24,6 +26,7 @@ record PreTokenizer(List<Pattern> splits, boolean addPrefixSpace)
 
     PreTokenizer
     {
+        normalization = List.copyOf(requireNonNull(normalization, "normalization is null"));
         splits = List.copyOf(requireNonNull(splits, "splits is null"));
     }
 
@@ -34,11 +37,21 @@ record PreTokenizer(List<Pattern> splits, boolean addPrefixSpace)
 
     static PreTokenizer of(String... regexes)
     {
-        return new PreTokenizer(java.util.Arrays.stream(regexes).map(PreTokenizer::compile).toList(), false);
+        return new PreTokenizer(List.of(), java.util.Arrays.stream(regexes).map(PreTokenizer::compile).toList(), false);
+    }
+
+    /** The text as the normalizer leaves it. */
+    String normalize(String text)
+    {
+        for (Normalizer.Form form : normalization) {
+            text = Normalizer.normalize(text, form);
+        }
+        return text;
     }
 
     List<String> split(String text)
     {
+        text = normalize(text);
         List<String> pieces = new ArrayList<>();
         pieces.add(addPrefixSpace && !text.startsWith(" ") ? " " + text : text);
         for (Pattern pattern : splits) {

@@ -5,6 +5,7 @@ import io.handoff.core.model.tokenizer.BpeTokenizer.AddedToken;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.text.Normalizer;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -18,7 +19,7 @@ import java.util.regex.Pattern;
  * added tokens, pre-tokenizer and post-processor), {@code tokenizer_config.json} (BOS/EOS token names and
  * {@code add_bos_token}, used when {@code tokenizer.json} has no {@code TemplateProcessing}) and
  * {@code generation_config.json} (the EOS ids generation stops on, which win over the tokenizer's).
- * What it does not implement (normalizers, other models and pre-tokenizers) is refused by name.
+ * What it does not implement (other normalizers, models and pre-tokenizers; added-token stripping) is refused by name.
  */
 public final class TokenizerJson
 {
@@ -51,10 +52,7 @@ public final class TokenizerJson
     /** @param config tokenizer_config.json's object (empty when absent); {@code generation} likewise */
     public static BpeTokenizer parse(Map<String, Object> json, Map<String, Object> config, Map<String, Object> generation, String source)
     {
-        if (json.get("normalizer") != null) {
-            throw new IllegalArgumentException(source + ": normalizer " + type(json.get("normalizer"))
-                    + " is not supported; supported: none (null), as byte-level BPE tokenizers (Llama 3, GPT-2, Qwen2) have");
-        }
+        List<Normalizer.Form> normalization = normalizer(json.get("normalizer"), source);
         Map<String, Object> model = object(json.get("model"), source, "model");
         String modelType = String.valueOf(model.get("type"));
         if (!modelType.equals("BPE")) {
@@ -80,7 +78,8 @@ public final class TokenizerJson
         for (Object merge : list(model.getOrDefault("merges", List.of()), source, "model.merges")) {
             merges.add(mergePair(merge, source + " model.merges"));
         }
-        PreTokenizer preTokenizer = preTokenizer(json.get("pre_tokenizer"), source);
+        PreTokenizer preTokenizer = preTokenizer(json.get("pre_tokenizer"), normalization, source);
+        checkAddedTokensMatchRawText(json.get("added_tokens"), preTokenizer, source);
         Template template = template(json.get("post_processor"), config, tokens, source);
         OptionalInt bos = tokenId(config.get("bos_token"), tokens);
         if (bos.isEmpty() && generation.get("bos_token_id") instanceof Long id) {
@@ -119,7 +118,51 @@ public final class TokenizerJson
         return added;
     }
 
-    private static PreTokenizer preTokenizer(Object value, String source)
+    /** Unicode normalization forms, in order: null, NFC/NFD/NFKC/NFKD, or a Sequence of them (maybe empty). */
+    private static List<Normalizer.Form> normalizer(Object value, String source)
+    {
+        if (value == null) {
+            return List.of();
+        }
+        Map<String, Object> normalizer = object(value, source, "normalizer");
+        List<Object> steps = type(normalizer).equals("Sequence") ? list(normalizer.get("normalizers"), source, "normalizer.normalizers")
+                : List.of(normalizer);
+        List<Normalizer.Form> forms = new ArrayList<>();
+        for (Object step : steps) {
+            String type = type(object(step, source, "normalizer step"));
+            switch (type) {
+                case "NFC", "NFD", "NFKC", "NFKD" -> forms.add(Normalizer.Form.valueOf(type));
+                default -> throw new IllegalArgumentException(source + ": normalizer " + type
+                        + " is not supported; supported: none (null), NFC, NFD, NFKC, NFKD, or a Sequence of them");
+            }
+        }
+        return forms;
+    }
+
+    /**
+     * Added tokens are cut out of the raw text and only the rest is normalized; that equals matching a
+     * {@code normalized} token in normalized text only while normalizing leaves its content as it is. The
+     * lstrip, rstrip and single_word options are not implemented, so files that set them are refused.
+     */
+    private static void checkAddedTokensMatchRawText(Object value, PreTokenizer preTokenizer, String source)
+    {
+        for (Object item : list(value == null ? List.of() : value, source, "added_tokens")) {
+            Map<String, Object> token = object(item, source, "added_tokens[]");
+            for (String option : List.of("lstrip", "rstrip", "single_word")) {
+                if (Boolean.TRUE.equals(token.get(option))) {
+                    throw new IllegalArgumentException(source + ": added token " + token.get("content") + " sets " + option
+                            + ", which is not supported; supported: added tokens with lstrip, rstrip and single_word false");
+                }
+            }
+            String content = String.valueOf(token.get("content"));
+            if (Boolean.TRUE.equals(token.get("normalized")) && !preTokenizer.normalize(content).equals(content)) {
+                throw new IllegalArgumentException(source + ": added token " + content + " is normalized and the normalizer changes it, "
+                        + "which is not supported; supported: normalized added tokens the normalizer leaves unchanged");
+            }
+        }
+    }
+
+    private static PreTokenizer preTokenizer(Object value, List<Normalizer.Form> normalization, String source)
     {
         String supported = "; supported: ByteLevel, or Sequence of Split (behavior Isolated, not inverted) and ByteLevel";
         if (value == null) {
@@ -155,7 +198,7 @@ public final class TokenizerJson
         if (!byteLevel) {
             throw new IllegalArgumentException(source + ": the pre_tokenizer has no ByteLevel step; only byte-level BPE is supported" + supported);
         }
-        return new PreTokenizer(splits, prefixSpace);
+        return new PreTokenizer(normalization, splits, prefixSpace);
     }
 
     private record Template(int[] prefix, int[] suffix) {}

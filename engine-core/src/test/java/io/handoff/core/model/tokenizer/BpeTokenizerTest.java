@@ -77,9 +77,12 @@ class BpeTokenizerTest
         assertThat(withBos.encodePrompt("hello")).containsExactly(BOS, HELLO);
         assertThat(withBos.bosTokenId()).hasValue(BOS);
         assertThat(withBos.eosTokenIds()).containsExactly(EOS);
-        BpeTokenizer without = parse(json, Map.of("bos_token", "<|bos|>"), Map.of("eos_token_id", List.of(23L, 26L)));
+        // Saying nothing of add_bos_token, a declared bos_token is prepended (llama.cpp's default for such files).
+        BpeTokenizer unsaid = parse(json, Map.of("bos_token", "<|bos|>"), Map.of("eos_token_id", List.of(23L, 26L)));
+        assertThat(unsaid.encodePrompt("hello")).containsExactly(BOS, HELLO);
+        assertThat(unsaid.eosTokenIds()).containsExactlyInAnyOrder(EOS, 26);
+        BpeTokenizer without = parse(json, Map.of("add_bos_token", false, "bos_token", "<|bos|>"), Map.of());
         assertThat(without.encodePrompt("hello")).containsExactly(HELLO);
-        assertThat(without.eosTokenIds()).containsExactlyInAnyOrder(EOS, 26);
     }
 
     @Test
@@ -120,6 +123,21 @@ class BpeTokenizerTest
         assertThatThrownBy(() -> parse(json.replace("\"type\": \"BPE\"", "\"type\": \"Unigram\""), Map.of(), Map.of()))
                 .hasMessageContaining("model type Unigram is not supported; supported: BPE");
         assertThatThrownBy(() -> TokenizerJson.read(dir)).hasMessageContaining(dir.toString()).hasMessageContaining("tokenizer.json");
+        assertThatThrownBy(() -> parse(json.replace("\"normalizer\": null", "\"normalizer\": {\"type\": \"Lowercase\"}"), Map.of(), Map.of()))
+                .hasMessageContaining("normalizer Lowercase is not supported; supported: none (null), NFC, NFD, NFKC, NFKD");
+        assertThatThrownBy(() -> parse(json.replace("\"content\": \"<|eo\", ", "\"content\": \"<|eo\", \"lstrip\": true, "), Map.of(), Map.of()))
+                .hasMessageContaining("added token <|eo sets lstrip, which is not supported");
+    }
+
+    @Test
+    void anNfcNormalizerComposesTheTextBeforeItIsSplitButNotTheAddedTokens()
+    {
+        String json = TinyTokenizerJson.json("null", false);
+        BpeTokenizer nfc = parse(json.replace("\"normalizer\": null",
+                "\"normalizer\": {\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"NFC\"}]}"), Map.of(), Map.of());
+        assertThat(nfc.encode("e\u0301<|eos|>", false)).containsExactly(E_ACUTE_FIRST, E_ACUTE_SECOND, EOS);
+        assertThatThrownBy(() -> parse(json, Map.of(), Map.of()).encode("e\u0301", false))
+                .hasMessageContaining("the vocabulary has no token for");
     }
 
     @Test
