@@ -77,9 +77,11 @@ class BpeTokenizerTest
         assertThat(withBos.encodePrompt("hello")).containsExactly(BOS, HELLO);
         assertThat(withBos.bosTokenId()).hasValue(BOS);
         assertThat(withBos.eosTokenIds()).containsExactly(EOS);
-        // Saying nothing of add_bos_token, a declared bos_token is prepended (llama.cpp's default for such files).
+        // Saying nothing of add_bos_token, the files add no BOS (a checkpoint's prompt rule may: ModelSource's PromptBos).
         BpeTokenizer unsaid = parse(json, Map.of("bos_token", "<|bos|>"), Map.of("eos_token_id", List.of(23L, 26L)));
-        assertThat(unsaid.encodePrompt("hello")).containsExactly(BOS, HELLO);
+        assertThat(unsaid.encodePrompt("hello")).containsExactly(HELLO);
+        assertThat(new PromptBos(unsaid, BOS).encodePrompt("hello")).containsExactly(BOS, HELLO);
+        assertThat(new PromptBos(unsaid, BOS).encode("hello", true)).containsExactly(HELLO);
         assertThat(unsaid.eosTokenIds()).containsExactlyInAnyOrder(EOS, 26);
         BpeTokenizer without = parse(json, Map.of("add_bos_token", false, "bos_token", "<|bos|>"), Map.of());
         assertThat(without.encodePrompt("hello")).containsExactly(HELLO);
