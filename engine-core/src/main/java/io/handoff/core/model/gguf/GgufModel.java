@@ -2,13 +2,15 @@ package io.handoff.core.model.gguf;
 
 import io.handoff.core.model.Architecture;
 import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.RopeScaling;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * What a GGUF file says about its model: the {@link ModelConfig} the transformer runs, and what the
- * tensors show beyond it that the transformer does not model yet (q/k/v biases as in Qwen2, per-head
- * q/k norms as in Qwen3, an lm_head tied to the embeddings), kept so a later change can honour them.
+ * What a GGUF file says about its model: the {@link ModelConfig} the transformer runs, with what the tensors
+ * show (q/k/v biases as in Qwen2, per-head q/k norms as in Qwen3, an lm_head tied to the embeddings). RoPE
+ * scaling is refused: Llama 3.1's comes as a {@code rope_freqs.weight} of per-frequency divisors, which the engine
+ * does not read, and the {@code rope.scaling.*} keys' linear and YaRN types are not run either.
  * The config's {@code weightsSeed} is 0: the weights are the file's, not seeded, and
  * {@link ModelConfig#compatibilityHash()} then differs from any seeded model's only by name and shape,
  * so the name is the file's {@code general.name} (or its file name) to keep two different files apart.
@@ -40,6 +42,13 @@ public record GgufModel(GgufArchitecture architecture, ModelConfig config, boole
                     + arch.key("rope.dimension_count") + " " + ropeDim + " must equal the head dim " + headDim
                     + "; the engine runs neither partial RoPE nor value heads of another width");
         }
+        refuseRopeScaling(file, arch);
+        boolean attentionBias = file.tensor("blk.0.attn_q.bias").isPresent();
+        boolean qkNorm = file.tensor("blk.0.attn_q_norm.weight").isPresent();
+        if (qkNorm && arch.permutedQk()) {
+            throw new IllegalArgumentException(file.path() + ": a " + arch.ggufName() + " file with q/k norms (blk.0.attn_q_norm.weight) "
+                    + "has its q/k rows permuted by llama.cpp's converter but not its norms; the engine cannot tell their order");
+        }
         String name = m.optionalString("general.name").filter(s -> !s.isBlank()).orElse(file.path().getFileName().toString());
         try {
             ModelConfig config = new ModelConfig(name, Architecture.GQA, vocabSize(file, arch), hidden,
@@ -49,15 +58,27 @@ public record GgufModel(GgufArchitecture architecture, ModelConfig config, boole
                     (float) (double) m.optionalNumber(arch.key("attention.layer_norm_rms_epsilon")).orElseThrow(() -> new IllegalArgumentException(
                             file.path() + ": metadata key '" + arch.key("attention.layer_norm_rms_epsilon") + "' is missing; "
                                     + "convert the model with a llama.cpp convert_hf_to_gguf.py that writes it")),
-                    m.intValue(arch.key("context_length"), 1, max), 0L);
-            return new GgufModel(arch, config, file.tensor("output.weight").isEmpty(), file.tensor("blk.0.attn_q.bias").isPresent(),
-                    file.tensor("blk.0.attn_q_norm.weight").isPresent());
+                    m.intValue(arch.key("context_length"), 1, max), 0L, false, "", attentionBias, qkNorm, RopeScaling.NONE);
+            return new GgufModel(arch, config, file.tensor("output.weight").isEmpty(), attentionBias, qkNorm);
         }
         catch (IllegalArgumentException e) {
             if (e.getMessage() != null && e.getMessage().startsWith(file.path().toString())) {
                 throw e;
             }
             throw new IllegalArgumentException(file.path() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void refuseRopeScaling(GgufFile file, GgufArchitecture arch)
+    {
+        if (file.tensor("rope_freqs.weight").isPresent()) {
+            throw new IllegalArgumentException(file.path() + ": the file scales RoPE with rope_freqs.weight (as llama.cpp writes Llama 3.1's "
+                    + "llama3 scaling), which the engine does not read yet; serve the Hugging Face checkpoint, whose rope_scaling llama3 is supported");
+        }
+        String type = file.metadata().optionalString(arch.key("rope.scaling.type")).orElse("none");
+        if (!type.equals("none")) {
+            throw new IllegalArgumentException(file.path() + ": " + arch.key("rope.scaling.type") + " is '" + type
+                    + "', which the engine does not run; only unscaled RoPE is supported from GGUF");
         }
     }
 
