@@ -136,7 +136,7 @@ final class Kernels
         float[] cos = new float[maxPositions * half];
         float[] sin = new float[maxPositions * half];
         for (int i = 0; i < half; i++) {
-            double inverseFrequency = scaling.remap(1.0 / StrictMath.pow(theta, (2.0 * i) / dim));
+            double inverseFrequency = scaling.remap(i, 1.0 / StrictMath.pow(theta, (2.0 * i) / dim));
             for (int pos = 0; pos < maxPositions; pos++) {
                 double angle = pos * inverseFrequency;
                 cos[pos * half + i] = (float) StrictMath.cos(angle);

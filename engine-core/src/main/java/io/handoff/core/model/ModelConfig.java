@@ -104,6 +104,10 @@ public record ModelConfig(
                 if (qLoraRank != 0 || kvLoraRank != 0 || qkNopeHeadDim != 0 || qkRopeHeadDim != 0 || vHeadDim != 0) {
                     throw new IllegalArgumentException("model '" + name + "': GQA has no MLA dims; set them to 0");
                 }
+                if (ropeScaling instanceof RopeScaling.FrequencyDivisors f && f.divisors().size() != headDim / 2) {
+                    throw new IllegalArgumentException("model '" + name + "': " + f.divisors().size() + " RoPE frequency divisors for headDim "
+                            + headDim + "; there must be one per rotated pair, " + headDim / 2);
+                }
             }
             case MLA -> {
                 if (attentionBias || qkNorm || !(ropeScaling instanceof RopeScaling.None)) {

@@ -1,15 +1,18 @@
 package io.handoff.core.model;
 
+import java.util.List;
+
 /**
  * How a model remaps RoPE's inverse frequencies for a longer context than it was trained on.
- * {@link #NONE} leaves them as {@code theta^(-2i/dim)}; {@link Llama3} is Llama 3.1's remapping.
+ * {@link #NONE} leaves them as {@code theta^(-2i/dim)}; {@link Llama3} is Llama 3.1's remapping as Transformers
+ * configures it, {@link FrequencyDivisors} the same written out per frequency as llama.cpp stores it in GGUF.
  */
 public sealed interface RopeScaling
 {
     RopeScaling NONE = new None();
 
-    /** The inverse frequency the tables use instead of {@code inverseFrequency}. */
-    double remap(double inverseFrequency);
+    /** The inverse frequency the tables use for pair {@code i} instead of {@code inverseFrequency}. */
+    double remap(int i, double inverseFrequency);
 
     /** A stable text for {@link ModelConfig#compatibilityHash()}. */
     String canonical();
@@ -18,7 +21,7 @@ public sealed interface RopeScaling
             implements RopeScaling
     {
         @Override
-        public double remap(double inverseFrequency)
+        public double remap(int i, double inverseFrequency)
         {
             return inverseFrequency;
         }
@@ -49,6 +52,12 @@ public sealed interface RopeScaling
         }
 
         @Override
+        public double remap(int i, double inverseFrequency)
+        {
+            return remap(inverseFrequency);
+        }
+
+        /** The remapping of one inverse frequency, whatever its index. */
         public double remap(double inverseFrequency)
         {
             double wavelength = 2 * Math.PI / inverseFrequency;
@@ -67,6 +76,36 @@ public sealed interface RopeScaling
         {
             return "llama3:" + Float.floatToIntBits(factor) + ":" + Float.floatToIntBits(lowFreqFactor) + ":"
                     + Float.floatToIntBits(highFreqFactor) + ":" + originalMaxPositions;
+        }
+    }
+
+    /**
+     * llama.cpp's {@code rope_freqs.weight}: pair {@code i} turns at {@code inverseFrequency / divisors[i]} (its converter
+     * writes Llama 3.1's llama3 scaling this way).
+     */
+    record FrequencyDivisors(List<Float> divisors)
+            implements RopeScaling
+    {
+        public FrequencyDivisors
+        {
+            divisors = List.copyOf(divisors);
+            if (divisors.isEmpty() || divisors.stream().anyMatch(d -> !(d > 0) || d.isInfinite())) {
+                throw new IllegalArgumentException("RoPE frequency divisors must be positive and finite, were " + divisors);
+            }
+        }
+
+        @Override
+        public double remap(int i, double inverseFrequency)
+        {
+            return inverseFrequency / divisors.get(i);
+        }
+
+        @Override
+        public String canonical()
+        {
+            StringBuilder text = new StringBuilder("divisors");
+            divisors.forEach(d -> text.append(':').append(Float.floatToIntBits(d)));
+            return text.toString();
         }
     }
 }

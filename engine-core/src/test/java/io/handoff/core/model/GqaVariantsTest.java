@@ -8,8 +8,10 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.stream.IntStream;
@@ -18,7 +20,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 /**
- * Qwen2's q/k/v biases, Qwen3's per-head q/k RMSNorm and Llama 3.1's RoPE scaling on the tiny-gqa shape: the same function
+ * Qwen2's q/k/v biases, Qwen3's per-head q/k RMSNorm and Llama 3.1's RoPE scaling (as configured, and as GGUF's per-frequency
+ * divisors) on the tiny-gqa shape: the same function
  * as {@link NaiveTransformer}, and still batch-, chunk- and decode-invariant to the bit.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -35,15 +38,30 @@ class GqaVariantsTest
         ModelConfig c = ModelConfig.byName("tiny-gqa");
         boolean bias = name.equals("qwen2-gqa");
         boolean norm = name.equals("qwen3-gqa");
-        RopeScaling scaling = name.equals("llama3-rope-gqa") ? LLAMA3 : RopeScaling.NONE;
+        RopeScaling scaling = switch (name) {
+            case "llama3-rope-gqa" -> LLAMA3;
+            case "rope-divisors-gqa" -> divisors(LLAMA3, c.ropeTheta(), c.headDim());
+            default -> RopeScaling.NONE;
+        };
         return new ModelConfig(name, c.architecture(), c.vocabSize(), c.hiddenSize(), c.layers(), c.heads(), c.kvHeads(), c.headDim(), 0, 0, 0,
                 0, 0, c.intermediateSize(), c.ropeTheta(), c.rmsEps(), c.maxContext(), c.weightsSeed(), false, "", bias, norm, scaling);
+    }
+
+    /** llama.cpp's converter: the divisor of pair {@code i} is the ratio of the plain to the remapped inverse frequency. */
+    static RopeScaling.FrequencyDivisors divisors(RopeScaling.Llama3 scaling, double theta, int dim)
+    {
+        List<Float> divisors = new ArrayList<>();
+        for (int i = 0; i < dim / 2; i++) {
+            double inv = 1.0 / Math.pow(theta, 2.0 * i / dim);
+            divisors.add((float) (inv / scaling.remap(inv)));
+        }
+        return new RopeScaling.FrequencyDivisors(divisors);
     }
 
     @BeforeAll
     void loadModels()
     {
-        for (String name : new String[] {"qwen2-gqa", "qwen3-gqa", "llama3-rope-gqa"}) {
+        for (String name : new String[] {"qwen2-gqa", "qwen3-gqa", "llama3-rope-gqa", "rope-divisors-gqa"}) {
             ModelConfig config = variant(name);
             configs.put(name, config);
             models.put(name, new Transformer(config, new SeededWeights(config.weightsSeed()), 2));
@@ -68,7 +86,7 @@ class GqaVariantsTest
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"qwen2-gqa", "qwen3-gqa", "llama3-rope-gqa"})
+    @ValueSource(strings = {"qwen2-gqa", "qwen3-gqa", "llama3-rope-gqa", "rope-divisors-gqa"})
     void computesTheSameFunctionAsATextbookImplementation(String model)
     {
         ModelConfig config = configs.get(model);
@@ -86,7 +104,7 @@ class GqaVariantsTest
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"qwen2-gqa", "qwen3-gqa", "llama3-rope-gqa"})
+    @ValueSource(strings = {"qwen2-gqa", "qwen3-gqa", "llama3-rope-gqa", "rope-divisors-gqa"})
     void theFeatureChangesTheLogitsOfThePlainModel(String model)
     {
         int[] prompt = randomTokens(80, 62);
@@ -106,7 +124,7 @@ class GqaVariantsTest
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"qwen2-gqa", "qwen3-gqa", "llama3-rope-gqa"})
+    @ValueSource(strings = {"qwen2-gqa", "qwen3-gqa", "llama3-rope-gqa", "rope-divisors-gqa"})
     void logitsDoNotDependOnWhatTheRequestIsBatchedWith(String model)
     {
         int[] prompt = randomTokens(37, 11);
@@ -130,7 +148,7 @@ class GqaVariantsTest
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"qwen2-gqa", "qwen3-gqa", "llama3-rope-gqa"})
+    @ValueSource(strings = {"qwen2-gqa", "qwen3-gqa", "llama3-rope-gqa", "rope-divisors-gqa"})
     void chunkedPrefillAndDecodeMatchOneExtendBitForBit(String model)
     {
         int[] sequence = randomTokens(150, 21);
@@ -160,6 +178,6 @@ class GqaVariantsTest
         double middle = 2 * Math.PI / 32;
         // smooth = (64/32 - 1) / (4 - 1) = 1/3
         assertThat(LLAMA3.remap(middle)).isCloseTo((2.0 / 3) * middle / 8 + middle / 3, within(1e-15));
-        assertThat(RopeScaling.NONE.remap(0.25)).isEqualTo(0.25);
+        assertThat(RopeScaling.NONE.remap(3, 0.25)).isEqualTo(0.25);
     }
 }

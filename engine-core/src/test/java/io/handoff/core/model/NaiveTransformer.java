@@ -195,7 +195,7 @@ final class NaiveTransformer
     private void rotateHalf(double[] x, int off, int d, int pos)
     {
         for (int i = 0; i < d / 2; i++) {
-            double angle = pos * frequency(Math.pow(c.ropeTheta(), -2.0 * i / d));
+            double angle = pos * frequency(i, Math.pow(c.ropeTheta(), -2.0 * i / d));
             double a = x[off + i];
             double b = x[off + i + d / 2];
             x[off + i] = a * Math.cos(angle) - b * Math.sin(angle);
@@ -204,8 +204,11 @@ final class NaiveTransformer
     }
 
     /** Transformers' {@code _compute_llama3_parameters}, one frequency at a time: scale the long wavelengths, blend the middle band. */
-    private double frequency(double inv)
+    private double frequency(int i, double inv)
     {
+        if (c.ropeScaling() instanceof RopeScaling.FrequencyDivisors f) {
+            return inv / f.divisors().get(i);
+        }
         if (!(c.ropeScaling() instanceof RopeScaling.Llama3 s)) {
             return inv;
         }

@@ -4,13 +4,18 @@ import io.handoff.core.model.Architecture;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.RopeScaling;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+
 import static java.util.Objects.requireNonNull;
 
 /**
  * What a GGUF file says about its model: the {@link ModelConfig} the transformer runs, with what the tensors
- * show (q/k/v biases as in Qwen2, per-head q/k norms as in Qwen3, an lm_head tied to the embeddings). RoPE
- * scaling is refused: Llama 3.1's comes as a {@code rope_freqs.weight} of per-frequency divisors, which the engine
- * does not read, and the {@code rope.scaling.*} keys' linear and YaRN types are not run either.
+ * show (q/k/v biases as in Qwen2, per-head q/k norms as in Qwen3, an lm_head tied to the embeddings). Llama
+ * 3.1's RoPE scaling comes as a {@code rope_freqs.weight} of per-frequency divisors and is run; a
+ * {@code rope.scaling.type} other than {@code none} (linear, YaRN) is refused.
  * The config's {@code weightsSeed} is 0: the weights are the file's, not seeded, and
  * {@link ModelConfig#compatibilityHash()} then differs from any seeded model's only by name and shape,
  * so the name is the file's {@code general.name} (or its file name) to keep two different files apart.
@@ -42,7 +47,7 @@ public record GgufModel(GgufArchitecture architecture, ModelConfig config, boole
                     + arch.key("rope.dimension_count") + " " + ropeDim + " must equal the head dim " + headDim
                     + "; the engine runs neither partial RoPE nor value heads of another width");
         }
-        refuseRopeScaling(file, arch);
+        RopeScaling ropeScaling = ropeScaling(file, arch, headDim);
         boolean attentionBias = file.tensor("blk.0.attn_q.bias").isPresent();
         boolean qkNorm = file.tensor("blk.0.attn_q_norm.weight").isPresent();
         if (qkNorm && arch.permutedQk()) {
@@ -58,7 +63,7 @@ public record GgufModel(GgufArchitecture architecture, ModelConfig config, boole
                     (float) (double) m.optionalNumber(arch.key("attention.layer_norm_rms_epsilon")).orElseThrow(() -> new IllegalArgumentException(
                             file.path() + ": metadata key '" + arch.key("attention.layer_norm_rms_epsilon") + "' is missing; "
                                     + "convert the model with a llama.cpp convert_hf_to_gguf.py that writes it")),
-                    m.intValue(arch.key("context_length"), 1, max), 0L, false, "", attentionBias, qkNorm, RopeScaling.NONE);
+                    m.intValue(arch.key("context_length"), 1, max), 0L, false, "", attentionBias, qkNorm, ropeScaling);
             return new GgufModel(arch, config, file.tensor("output.weight").isEmpty(), attentionBias, qkNorm);
         }
         catch (IllegalArgumentException e) {
@@ -69,17 +74,28 @@ public record GgufModel(GgufArchitecture architecture, ModelConfig config, boole
         }
     }
 
-    private static void refuseRopeScaling(GgufFile file, GgufArchitecture arch)
+    /** {@code rope_freqs.weight} (one divisor per rotated pair, how llama.cpp writes Llama 3.1's scaling), or none. */
+    private static RopeScaling ropeScaling(GgufFile file, GgufArchitecture arch, int headDim)
     {
-        if (file.tensor("rope_freqs.weight").isPresent()) {
-            throw new IllegalArgumentException(file.path() + ": the file scales RoPE with rope_freqs.weight (as llama.cpp writes Llama 3.1's "
-                    + "llama3 scaling), which the engine does not read yet; serve the Hugging Face checkpoint, whose rope_scaling llama3 is supported");
-        }
         String type = file.metadata().optionalString(arch.key("rope.scaling.type")).orElse("none");
         if (!type.equals("none")) {
             throw new IllegalArgumentException(file.path() + ": " + arch.key("rope.scaling.type") + " is '" + type
-                    + "', which the engine does not run; only unscaled RoPE is supported from GGUF");
+                    + "', which the engine does not run; from GGUF it runs unscaled RoPE and rope_freqs.weight (Llama 3.1's scaling)");
         }
+        Optional<GgufTensor> freqs = file.tensor("rope_freqs.weight");
+        if (freqs.isEmpty()) {
+            return RopeScaling.NONE;
+        }
+        long[] shape = freqs.get().rowMajorShape();
+        if (shape.length != 1 || shape[0] != headDim / 2) {
+            throw new IllegalArgumentException(file.path() + ": rope_freqs.weight has shape " + Arrays.toString(shape) + "; it must hold one "
+                    + "divisor per rotated pair, [" + headDim / 2 + "]");
+        }
+        List<Float> divisors = new ArrayList<>();
+        for (float d : freqs.get().toFloats()) {
+            divisors.add(d);
+        }
+        return new RopeScaling.FrequencyDivisors(divisors);
     }
 
     private static int vocabSize(GgufFile file, GgufArchitecture arch)

@@ -142,6 +142,8 @@ public final class SeededCheckpoint
             case RopeScaling.Llama3 l -> "{\"rope_type\": \"llama3\", \"factor\": %s, \"low_freq_factor\": %s, \"high_freq_factor\": %s, "
                     .formatted(l.factor(), l.lowFreqFactor(), l.highFreqFactor())
                     + "\"original_max_position_embeddings\": " + l.originalMaxPositions() + "}";
+            case RopeScaling.FrequencyDivisors f -> throw new IllegalArgumentException("config.json cannot express per-frequency RoPE "
+                    + "divisors (GGUF's rope_freqs.weight); write a llama3 scaling instead");
         };
         return """
                 {"architectures": ["%s"], "model_type": "%s", "hidden_act": "silu",

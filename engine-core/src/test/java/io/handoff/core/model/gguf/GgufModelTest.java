@@ -80,11 +80,11 @@ class GgufModelTest
     }
 
     @Test
-    void ropeScalingAndNormsOfPermutedQkAreRefusedNamingWhat()
+    void unrunnableRopeScalingAndNormsOfPermutedQkAreRefusedNamingWhat()
     {
-        Path freqs = new GgufWriter().model(TINY_GQA, "llama").rawTensor("rope_freqs.weight", 0, new long[] {16}, new byte[64], null)
+        Path freqs = new GgufWriter().model(TINY_GQA, "llama").rawTensor("rope_freqs.weight", 0, new long[] {8}, new byte[32], null)
                 .write(dir.resolve("f.gguf"));
-        assertRefusedByModel(freqs, "the file scales RoPE with rope_freqs.weight");
+        assertRefusedByModel(freqs, "rope_freqs.weight has shape [8]; it must hold one divisor per rotated pair, [16]");
         Path yarn = new GgufWriter().model(TINY_GQA, "llama").put("llama.rope.scaling.type", GgufValueType.STRING, "yarn")
                 .write(dir.resolve("y.gguf"));
         assertRefusedByModel(yarn, "llama.rope.scaling.type is 'yarn', which the engine does not run");

@@ -28,6 +28,7 @@ import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 class GgufWeightsTest
 {
@@ -170,6 +171,50 @@ class GgufWeightsTest
         }
         assertThat(fromFile).isDeepEqualTo(logits(variant, seeded, prompt));
         assertThat(fromFile[prompt.length - 1]).as("the feature is not ignored").isNotEqualTo(logits(c, seeded, prompt)[prompt.length - 1]);
+    }
+
+    /** llama.cpp writes Llama 3.1's llama3 scaling as rope_freqs.weight: run, it gives the logits of the same scaling configured. */
+    @Test
+    void ropeFreqsWeightRunsAsLlama3Scaling()
+    {
+        ModelConfig c = TINY_GQA;
+        RopeScaling.Llama3 llama3 = new RopeScaling.Llama3(8f, 1f, 4f, 64);
+        float[] divisors = new float[c.headDim() / 2];
+        for (int i = 0; i < divisors.length; i++) {
+            double inv = 1.0 / Math.pow(c.ropeTheta(), 2.0 * i / c.headDim());
+            divisors[i] = (float) (inv / llama3.remap(inv));
+        }
+        Path path = writeSeeded("llama", GgufTensorType.F32, true, UnaryOperator.identity());
+        Path scaled = dir.resolve("scaled.gguf");
+        GgufWriter writer = new GgufWriter().model(c, "llama").tensor("rope_freqs.weight", GgufTensorType.F32, new long[] {divisors.length}, divisors);
+        SeededWeights seeded = new SeededWeights(c.weightsSeed());
+        SHAPES.forEach((name, shape) -> {
+            float[] values = seeded.floats(name, shape);
+            if (name.endsWith("q_proj.weight")) {
+                values = GgufWriter.llamaPermute(values, shape[0], shape[1], c.heads());
+            }
+            if (name.endsWith("k_proj.weight")) {
+                values = GgufWriter.llamaPermute(values, shape[0], shape[1], c.kvHeads());
+            }
+            writer.tensor(expectedGgufName(name), GgufTensorType.F32, GgufWriter.dims(shape), values);
+        });
+        writer.write(scaled);
+        int[] prompt = IntStream.range(0, 60).map(i -> (i * 31) % 256).toArray();
+        ModelConfig configured = new ModelConfig(c.name(), c.architecture(), c.vocabSize(), c.hiddenSize(), c.layers(), c.heads(), c.kvHeads(),
+                c.headDim(), 0, 0, 0, 0, 0, c.intermediateSize(), c.ropeTheta(), c.rmsEps(), c.maxContext(), c.weightsSeed(), false, "", false,
+                false, llama3);
+        float[][] expected = logits(configured, seeded, prompt);
+        float[][] plain = logits(c, seeded, prompt);
+        try (GgufWeights weights = GgufWeights.open(scaled); GgufWeights unscaled = GgufWeights.open(path)) {
+            assertThat(unscaled.model().config().ropeScaling()).isEqualTo(RopeScaling.NONE);
+            ModelConfig config = weights.model().config();
+            assertThat(config.ropeScaling()).isInstanceOf(RopeScaling.FrequencyDivisors.class);
+            float[][] fromFile = logits(config, weights, prompt);
+            for (int v = 0; v < c.vocabSize(); v++) {
+                assertThat((double) fromFile[59][v]).as("token %s", v).isCloseTo(expected[59][v], within(1e-3));
+            }
+            assertThat(fromFile[59]).as("the divisors are not ignored").isNotEqualTo(plain[59]);
+        }
     }
 
     @Test
