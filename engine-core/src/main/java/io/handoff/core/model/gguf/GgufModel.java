@@ -50,6 +50,10 @@ public record GgufModel(GgufArchitecture architecture, ModelConfig config, boole
         RopeScaling ropeScaling = ropeScaling(file, arch, headDim);
         boolean attentionBias = file.tensor("blk.0.attn_q.bias").isPresent();
         boolean qkNorm = file.tensor("blk.0.attn_q_norm.weight").isPresent();
+        if (file.tensor("blk.0.attn_output.bias").isPresent()) {
+            throw new IllegalArgumentException(file.path() + ": the attention output projection has a bias (blk.0.attn_output.bias), which the "
+                    + "engine does not add; only q/k/v biases are run");
+        }
         if (qkNorm && arch.permutedQk()) {
             throw new IllegalArgumentException(file.path() + ": a " + arch.ggufName() + " file with q/k norms (blk.0.attn_q_norm.weight) "
                     + "has its q/k rows permuted by llama.cpp's converter but not its norms; the engine cannot tell their order");

@@ -220,6 +220,10 @@ public record HfModelConfig(
     public List<String> unsupportedFeatures()
     {
         List<String> missing = new ArrayList<>();
+        if (attentionBias && architecture != HfArchitecture.QWEN2) {
+            // Transformers' Llama and Qwen3 give o_proj a bias too when attention_bias is set; Qwen2 biases only q, k and v
+            missing.add("an o_proj bias (attention_bias on " + architecture.hfName() + " biases o_proj as well as q/k/v)");
+        }
         if (modelRopeScaling().isEmpty()) {
             missing.add(ropeScalingType().equals("llama3")
                     ? "rope scaling llama3 without all of factor, low_freq_factor, high_freq_factor, original_max_position_embeddings"

@@ -96,6 +96,9 @@ class GgufModelTest
         Path norms = new GgufWriter().model(TINY_GQA, "llama").rawTensor("blk.0.attn_q_norm.weight", 0, new long[] {32}, new byte[128], null)
                 .write(dir.resolve("k.gguf"));
         assertRefusedByModel(norms, "a llama file with q/k norms");
+        Path outputBias = new GgufWriter().model(TINY_GQA, "llama").rawTensor("blk.0.attn_output.bias", 0, new long[] {256}, new byte[1024], null)
+                .write(dir.resolve("o.gguf"));
+        assertRefusedByModel(outputBias, "the attention output projection has a bias (blk.0.attn_output.bias)");
     }
 
     private static void assertRefusedByModel(Path path, String message)

@@ -79,6 +79,19 @@ class HfModelConfigTest
     }
 
     @Test
+    void attentionBiasOnLlamaOrQwen3IsRefusedBecauseItAlsoBiasesOProj()
+    {
+        HfModelConfig config = read("""
+                {"architectures": ["LlamaForCausalLM"], "vocab_size": 32000, "hidden_size": 64, "num_hidden_layers": 2,
+                 "num_attention_heads": 4, "intermediate_size": 128, "max_position_embeddings": 4096, "attention_bias": true}
+                """);
+
+        assertThat(config.attentionBias()).isTrue();
+        assertThat(config.unsupportedFeatures())
+                .containsExactly("an o_proj bias (attention_bias on LlamaForCausalLM biases o_proj as well as q/k/v)");
+    }
+
+    @Test
     void otherRopeScalingTypesStayRefusedByName()
     {
         HfModelConfig config = read("""
