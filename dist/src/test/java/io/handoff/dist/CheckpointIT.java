@@ -108,14 +108,14 @@ class CheckpointIT
     }
 
     @Test
-    void aGgufFileIsRefusedNamingThePath()
+    void aBrokenGgufFileIsRefusedNamingThePath()
             throws Exception
     {
         Path gguf = Files.writeString(temp.resolve("model.gguf"), "GGUF");
         Launcher.Run run = Launcher.run(temp, "generate", "--model-path", gguf.toString(), "--prompt", "hi");
 
         assertThat(run.exitCode()).as(run.describe()).isEqualTo(1);
-        assertThat(run.stderr()).contains(gguf.toString()).contains("GGUF is not supported yet");
+        assertThat(run.stderr()).contains(gguf.toString()).contains("the file is truncated or not GGUF");
     }
 
     private static List<Integer> outputIds(JsonNode result)

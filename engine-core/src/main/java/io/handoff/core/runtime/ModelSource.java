@@ -9,6 +9,7 @@ import io.handoff.core.model.hf.CheckpointIdentity;
 import io.handoff.core.model.hf.HfModelConfig;
 import io.handoff.core.model.hf.JsonFile;
 import io.handoff.core.model.hf.SafetensorsWeights;
+import io.handoff.core.model.tokenizer.PromptBos;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.model.tokenizer.TokenizerJson;
 
@@ -79,7 +80,7 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
             throw new IllegalArgumentException(path + " (" + hf.architecture().hfName() + ") needs what the engine does not implement yet: "
                     + String.join(", ", missing) + "; serve a checkpoint without it");
         }
-        Tokenizer tokenizer = TokenizerJson.read(path);
+        Tokenizer tokenizer = withPromptBos(path, TokenizerJson.read(path));
         Path name = path.toAbsolutePath().normalize().getFileName();
         ModelConfig model = hf.toModelConfig(name == null ? "model" : name.toString(), Math.min(maxContext, slidingWindow(path)),
                 CheckpointIdentity.of(path));
@@ -91,6 +92,23 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
             weights.close();
             throw e;
         }
+    }
+
+    /**
+     * The prompt rule of {@link PromptBos}: config.json names a bos_token_id, the tokenizer's files add none to a prompt,
+     * and tokenizer_config.json does not say add_bos_token (an explicit false is obeyed).
+     */
+    private static Tokenizer withPromptBos(Path path, Tokenizer tokenizer)
+    {
+        Object bos = JsonFile.readObject(path.resolve(HfModelConfig.FILE), 4 * 1024 * 1024).get("bos_token_id");
+        Path tokenizerConfig = path.resolve(TokenizerJson.CONFIG_FILE);
+        boolean explicit = Files.isRegularFile(tokenizerConfig)
+                && JsonFile.readObject(tokenizerConfig, 16 * 1024 * 1024).containsKey("add_bos_token");
+        int[] empty = tokenizer.encodePrompt("");
+        if (!(bos instanceof Long id) || explicit || (empty.length > 0 && empty[0] == id) || id < 0 || id >= tokenizer.vocabSize()) {
+            return tokenizer;
+        }
+        return new PromptBos(tokenizer, Math.toIntExact(id));
     }
 
     /**

@@ -132,7 +132,7 @@ class ModelSourceTest
             throws IOException
     {
         Path gguf = Files.writeString(dir.resolve("model.gguf"), "GGUF");
-        assertThatThrownBy(() -> ModelSource.open(gguf, 2048)).hasMessageContaining(gguf.toString()).hasMessageContaining("not GGUF");
+        assertThatThrownBy(() -> ModelSource.open(gguf, 2048)).hasMessageContaining(gguf.toString()).hasMessageContaining("the file is truncated or not GGUF");
         Path qwen = dir.resolve("qwen");
         SeededCheckpoint.write(qwen, 1L, false);
         Path config = qwen.resolve("config.json");

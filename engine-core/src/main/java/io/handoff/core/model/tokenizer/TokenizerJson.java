@@ -160,10 +160,7 @@ public final class TokenizerJson
 
     private record Template(int[] prefix, int[] suffix) {}
 
-    /**
-     * TemplateProcessing's single-sequence template (maybe inside a Sequence), else tokenizer_config's add_bos_token (when
-     * absent: whether it declares a bos_token) and add_eos_token.
-     */
+    /** TemplateProcessing's single-sequence template (maybe inside a Sequence), else tokenizer_config's add_bos_token/add_eos_token. */
     private static Template template(Object value, Map<String, Object> config, String[] tokens, String source)
     {
         Map<String, Object> processor = value == null ? Map.of() : object(value, source, "post_processor");
@@ -180,10 +177,7 @@ public final class TokenizerJson
                         + " is not supported; supported: TemplateProcessing, ByteLevel, Sequence of them");
             }
         }
-        // Without add_bos_token, a declared bos_token is prepended: the default of Llama-family tokenizers, and what
-        // llama.cpp writes for the same files (tokenizer.ggml.add_bos_token). A null bos_token (Qwen) adds nothing.
-        boolean addBos = config.containsKey("add_bos_token") ? Boolean.TRUE.equals(config.get("add_bos_token")) : config.get("bos_token") != null;
-        return new Template(addBos ? required(config, "bos_token", tokens, source) : new int[0],
+        return new Template(Boolean.TRUE.equals(config.get("add_bos_token")) ? required(config, "bos_token", tokens, source) : new int[0],
                 Boolean.TRUE.equals(config.get("add_eos_token")) ? required(config, "eos_token", tokens, source) : new int[0]);
     }
 
