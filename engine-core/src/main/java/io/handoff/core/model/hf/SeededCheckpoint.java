@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
 
@@ -151,7 +152,7 @@ public final class SeededCheckpoint
                  "num_key_value_heads": %d, "head_dim": %d, "intermediate_size": %d, "rope_theta": 500000.0, "rms_norm_eps": 1e-05,
                  "max_position_embeddings": %d, "tie_word_embeddings": %s, "attention_bias": %s, "rope_scaling": %s,
                  "bos_token_id": %d, "eos_token_id": %d, "torch_dtype": "float32"}
-                """.formatted(architecture.hfName(), architecture.name().toLowerCase(java.util.Locale.ROOT), c.vocabSize(), c.hiddenSize(),
+                """.formatted(architecture.hfName(), architecture.name().toLowerCase(Locale.ROOT), c.vocabSize(), c.hiddenSize(),
                 c.layers(), c.heads(), c.kvHeads(), c.headDim(), c.intermediateSize(), c.maxContext(), c.tieWordEmbeddings(), c.attentionBias(),
                 ropeScaling, BOS, EOS);
     }
