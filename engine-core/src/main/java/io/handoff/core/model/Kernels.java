@@ -126,11 +126,17 @@ final class Kernels
     /** {@code cos} and {@code sin} tables {@code [maxPositions][dim/2]} for frequencies {@code theta^(-2i/dim)}. */
     static float[][] ropeTables(int maxPositions, int dim, double theta)
     {
+        return ropeTables(maxPositions, dim, theta, RopeScaling.NONE);
+    }
+
+    /** The same, each inverse frequency remapped by {@code scaling}. */
+    static float[][] ropeTables(int maxPositions, int dim, double theta, RopeScaling scaling)
+    {
         int half = dim / 2;
         float[] cos = new float[maxPositions * half];
         float[] sin = new float[maxPositions * half];
         for (int i = 0; i < half; i++) {
-            double inverseFrequency = 1.0 / StrictMath.pow(theta, (2.0 * i) / dim);
+            double inverseFrequency = scaling.remap(i, 1.0 / StrictMath.pow(theta, (2.0 * i) / dim));
             for (int pos = 0; pos < maxPositions; pos++) {
                 double angle = pos * inverseFrequency;
                 cos[pos * half + i] = (float) StrictMath.cos(angle);
@@ -138,6 +144,14 @@ final class Kernels
             }
         }
         return new float[][] {cos, sin};
+    }
+
+    /** {@code x[off + i] += bias[i]} for {@code i < n}. */
+    static void addBias(float[] x, int off, float[] bias, int n)
+    {
+        for (int i = 0; i < n; i++) {
+            x[off + i] += bias[i];
+        }
     }
 
     /** {@code gate[i] = silu(gate[i]) * up[i]} for {@code n} values: the SwiGLU activation, in place. */

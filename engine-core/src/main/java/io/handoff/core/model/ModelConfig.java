@@ -23,6 +23,10 @@ import static java.util.Objects.requireNonNull;
  * @param tieWordEmbeddings the output projection is the embedding matrix (no {@code lm_head.weight})
  * @param weightsIdentity what identifies a checkpoint's weights (a digest of its files' headers), empty for seeded
  *         weights; part of {@link #compatibilityHash()} for the same reason as the seed
+ * @param attentionBias GQA's q, k and v projections add a bias ({@code q_proj.bias}, …), as Qwen2's do
+ * @param qkNorm GQA's queries and keys are RMS-normalised per head after projection, before RoPE
+ *         ({@code q_norm.weight}, {@code k_norm.weight} of {@code headDim}), as Qwen3's are
+ * @param ropeScaling how RoPE's frequencies are remapped, {@link RopeScaling#NONE} for none
  */
 public record ModelConfig(
         String name,
@@ -44,7 +48,10 @@ public record ModelConfig(
         int maxContext,
         long weightsSeed,
         boolean tieWordEmbeddings,
-        String weightsIdentity)
+        String weightsIdentity,
+        boolean attentionBias,
+        boolean qkNorm,
+        RopeScaling ropeScaling)
 {
     private static final Map<String, ModelConfig> PRESETS = Map.of(
             "tiny-mla", new ModelConfig("tiny-mla", Architecture.MLA, 259, 256, 4, 8, 8, 64,
@@ -61,11 +68,22 @@ public record ModelConfig(
                 vHeadDim, intermediateSize, ropeTheta, rmsEps, maxContext, weightsSeed, false, "");
     }
 
+    /** A plain Llama-style attention: no q/k/v biases, no q/k norms, no RoPE scaling. */
+    public ModelConfig(String name, Architecture architecture, int vocabSize, int hiddenSize, int layers, int heads, int kvHeads, int headDim,
+            int qLoraRank, int kvLoraRank, int qkNopeHeadDim, int qkRopeHeadDim, int vHeadDim, int intermediateSize, float ropeTheta,
+            float rmsEps, int maxContext, long weightsSeed, boolean tieWordEmbeddings, String weightsIdentity)
+    {
+        this(name, architecture, vocabSize, hiddenSize, layers, heads, kvHeads, headDim, qLoraRank, kvLoraRank, qkNopeHeadDim, qkRopeHeadDim,
+                vHeadDim, intermediateSize, ropeTheta, rmsEps, maxContext, weightsSeed, tieWordEmbeddings, weightsIdentity, false, false,
+                RopeScaling.NONE);
+    }
+
     public ModelConfig
     {
         requireNonNull(name, "name is null");
         requireNonNull(weightsIdentity, "weightsIdentity is null");
         requireNonNull(architecture, "architecture is null");
+        requireNonNull(ropeScaling, "ropeScaling is null");
         positive(name, "vocabSize", vocabSize);
         positive(name, "hiddenSize", hiddenSize);
         positive(name, "layers", layers);
@@ -86,8 +104,16 @@ public record ModelConfig(
                 if (qLoraRank != 0 || kvLoraRank != 0 || qkNopeHeadDim != 0 || qkRopeHeadDim != 0 || vHeadDim != 0) {
                     throw new IllegalArgumentException("model '" + name + "': GQA has no MLA dims; set them to 0");
                 }
+                if (ropeScaling instanceof RopeScaling.FrequencyDivisors f && f.divisors().size() != headDim / 2) {
+                    throw new IllegalArgumentException("model '" + name + "': " + f.divisors().size() + " RoPE frequency divisors for headDim "
+                            + headDim + "; there must be one per rotated pair, " + headDim / 2);
+                }
             }
             case MLA -> {
+                if (attentionBias || qkNorm || !(ropeScaling instanceof RopeScaling.None)) {
+                    throw new IllegalArgumentException("model '" + name + "': q/k/v biases, q/k norms and RoPE scaling are GQA features; "
+                            + "MLA runs none of them");
+                }
                 positive(name, "kvLoraRank", kvLoraRank);
                 positive(name, "qkNopeHeadDim", qkNopeHeadDim);
                 positive(name, "qkRopeHeadDim", qkRopeHeadDim);
@@ -127,7 +153,8 @@ public record ModelConfig(
     public ModelConfig withWeightsSeed(long seed)
     {
         return new ModelConfig(name, architecture, vocabSize, hiddenSize, layers, heads, kvHeads, headDim, qLoraRank, kvLoraRank,
-                qkNopeHeadDim, qkRopeHeadDim, vHeadDim, intermediateSize, ropeTheta, rmsEps, maxContext, seed, tieWordEmbeddings, weightsIdentity);
+                qkNopeHeadDim, qkRopeHeadDim, vHeadDim, intermediateSize, ropeTheta, rmsEps, maxContext, seed, tieWordEmbeddings, weightsIdentity,
+                attentionBias, qkNorm, ropeScaling);
     }
 
     /** How attention kernels see this model: MLA attends in latent space with one shared KV row per token. */
@@ -174,7 +201,8 @@ public record ModelConfig(
                 "layers=" + layers, "heads=" + heads, "kvHeads=" + kvHeads, "headDim=" + headDim, "qLora=" + qLoraRank,
                 "kvLora=" + kvLoraRank, "nope=" + qkNopeHeadDim, "rope=" + qkRopeHeadDim, "v=" + vHeadDim,
                 "ffn=" + intermediateSize, "theta=" + Float.floatToIntBits(ropeTheta), "eps=" + Float.floatToIntBits(rmsEps),
-                "ctx=" + maxContext, "seed=" + weightsSeed, "tied=" + tieWordEmbeddings, "weights=" + weightsIdentity);
+                "ctx=" + maxContext, "seed=" + weightsSeed, "tied=" + tieWordEmbeddings, "weights=" + weightsIdentity,
+                "bias=" + attentionBias, "qkNorm=" + qkNorm, "ropeScaling=" + ropeScaling.canonical());
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(canonical.getBytes(StandardCharsets.UTF_8));
             return name + "@" + HexFormat.of().formatHex(digest, 0, 8);

@@ -24,8 +24,12 @@ record ModelWeights(ModelConfig config, float[] embedding, List<Layer> layers, f
     sealed interface Attention
             permits Gqa, Mla {}
 
-    /** {@code q [heads*headDim, hidden]}, {@code k}, {@code v [kvHeads*headDim, hidden]}, {@code o [hidden, heads*headDim]}. */
-    record Gqa(float[] q, float[] k, float[] v, float[] o)
+    /**
+     * {@code q [heads*headDim, hidden]}, {@code k}, {@code v [kvHeads*headDim, hidden]}, {@code o [hidden, heads*headDim]};
+     * the biases ({@code [rows]}) are null without {@link ModelConfig#attentionBias()}, the per-head norms ({@code [headDim]})
+     * null without {@link ModelConfig#qkNorm()}.
+     */
+    record Gqa(float[] q, float[] k, float[] v, float[] o, float[] qBias, float[] kBias, float[] vBias, float[] qNorm, float[] kNorm)
             implements Attention {}
 
     /**
@@ -66,11 +70,20 @@ record ModelWeights(ModelConfig config, float[] embedding, List<Layer> layers, f
     private static Gqa gqa(ModelConfig c, WeightSource source, String p)
     {
         int hidden = c.hiddenSize();
+        int qRows = c.heads() * c.headDim();
+        int kvRows = c.kvHeads() * c.headDim();
+        boolean bias = c.attentionBias();
+        boolean norm = c.qkNorm();
         return new Gqa(
-                source.floats(p + "q_proj.weight", c.heads() * c.headDim(), hidden),
-                source.floats(p + "k_proj.weight", c.kvHeads() * c.headDim(), hidden),
-                source.floats(p + "v_proj.weight", c.kvHeads() * c.headDim(), hidden),
-                source.floats(p + "o_proj.weight", hidden, c.heads() * c.headDim()));
+                source.floats(p + "q_proj.weight", qRows, hidden),
+                source.floats(p + "k_proj.weight", kvRows, hidden),
+                source.floats(p + "v_proj.weight", kvRows, hidden),
+                source.floats(p + "o_proj.weight", hidden, qRows),
+                bias ? source.floats(p + "q_proj.bias", qRows) : null,
+                bias ? source.floats(p + "k_proj.bias", kvRows) : null,
+                bias ? source.floats(p + "v_proj.bias", kvRows) : null,
+                norm ? source.floats(p + "q_norm.weight", c.headDim()) : null,
+                norm ? source.floats(p + "k_norm.weight", c.headDim()) : null);
     }
 
     private static Mla mla(ModelConfig c, WeightSource source, String p)

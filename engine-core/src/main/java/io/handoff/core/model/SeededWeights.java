@@ -8,7 +8,9 @@ import java.util.SplittableRandom;
  * Deterministic weights from a seed: each tensor is drawn from its own {@link SplittableRandom}, seeded
  * from the model seed and the tensor's name, so a tensor does not depend on which others were loaded
  * or in what order. Matrices are uniform with variance {@code 1 / fan_in} (fan_in = the last dim), which
- * keeps activations near unit scale through every layer; vectors (norm weights) are ones. Uniform
+ * keeps activations near unit scale through every layer; vectors (norm weights) are ones, except that
+ * biases are uniform in {@code [-1, 1)} and per-head q/k norm weights uniform in {@code [1, 3)} (sharp attention, see
+ * {@link #gain}), so that a loader or transformer ignoring them shows in the logits. Uniform
  * rather than Gaussian so the values need nothing but exact double arithmetic to reproduce.
  */
 public final class SeededWeights
@@ -29,11 +31,15 @@ public final class SeededWeights
         }
         int count = Math.multiplyExact(shape[0], shape.length == 2 ? shape[1] : 1);
         float[] values = new float[count];
+        SplittableRandom random = new SplittableRandom(mix(seed, name));
         if (shape.length == 1) {
-            Arrays.fill(values, 1f);
+            boolean bias = name.endsWith(".bias");
+            boolean qkNorm = name.endsWith("self_attn.q_norm.weight") || name.endsWith("self_attn.k_norm.weight");
+            for (int i = 0; i < count; i++) {
+                values[i] = bias ? (float) (2 * random.nextDouble() - 1) : qkNorm ? (float) (1 + 2 * random.nextDouble()) : 1f;
+            }
             return values;
         }
-        SplittableRandom random = new SplittableRandom(mix(seed, name));
         double bound = gain(name) * Math.sqrt(3.0 / shape[1]);
         for (int i = 0; i < count; i++) {
             values[i] = (float) ((2 * random.nextDouble() - 1) * bound);

@@ -45,7 +45,7 @@ public final class Transformer
         }
         this.geometry = config.attentionGeometry();
         this.pool = threads == 1 ? null : new ForkJoinPool(threads);
-        float[][] tables = Kernels.ropeTables(config.maxContext(), config.ropeDim(), config.ropeTheta());
+        float[][] tables = Kernels.ropeTables(config.maxContext(), config.ropeDim(), config.ropeTheta(), config.ropeScaling());
         this.ropeCos = tables[0];
         this.ropeSin = tables[1];
     }
@@ -151,11 +151,24 @@ public final class Transformer
         matmul(pool, v, 0, kvRow, w.v(), 0, kvRow, hidden, xn, 0, hidden, n);
         for (int t = 0; t < n; t++) {
             int pos = batch.positions()[t];
+            if (w.qBias() != null) {
+                Kernels.addBias(q, t * qRow, w.qBias(), qRow);
+                Kernels.addBias(k, t * kvRow, w.kBias(), kvRow);
+                Kernels.addBias(v, t * kvRow, w.vBias(), kvRow);
+            }
             for (int h = 0; h < config.heads(); h++) {
-                rope(q, t * qRow + h * headDim, headDim, pos, ropeCos, ropeSin, false);
+                int off = t * qRow + h * headDim;
+                if (w.qNorm() != null) {
+                    rmsnorm(q, off, q, off, w.qNorm(), headDim, config.rmsEps());
+                }
+                rope(q, off, headDim, pos, ropeCos, ropeSin, false);
             }
             for (int h = 0; h < config.kvHeads(); h++) {
-                rope(k, t * kvRow + h * headDim, headDim, pos, ropeCos, ropeSin, false);
+                int off = t * kvRow + h * headDim;
+                if (w.kNorm() != null) {
+                    rmsnorm(k, off, k, off, w.kNorm(), headDim, config.rmsEps());
+                }
+                rope(k, off, headDim, pos, ropeCos, ropeSin, false);
             }
             long slot = batch.slots()[t];
             KvRows.store(kv.keys(l), slot * kv.keyRowBytes(), kv.dtype(), k, t * kvRow, kvRow);

@@ -19,7 +19,7 @@ import java.util.Optional;
 /**
  * A GGUF file as a {@link ModelSource}: its weights (dequantized to F32, Q/K rows back in Hugging Face order), the
  * configuration from its metadata, its embedded byte-level BPE tokenizer ({@code tokenizer.ggml.model = gpt2}) and chat
- * template. What the transformer cannot run yet (attention biases, q/k norms, a SentencePiece vocabulary) is refused.
+ * template. What the transformer cannot run yet (RoPE scaling, see {@link GgufModel}; a SentencePiece vocabulary) is refused.
  */
 final class GgufModelSource
 {
@@ -30,10 +30,6 @@ final class GgufModelSource
         GgufWeights weights = GgufWeights.open(path);
         try {
             GgufModel model = weights.model();
-            if (model.attentionBias() || model.qkNorm()) {
-                throw new IllegalArgumentException(path + " (" + model.architecture().ggufName() + ") needs what the engine does not implement "
-                        + "yet: " + (model.attentionBias() ? "q/k/v attention biases" : "q/k RMSNorm") + "; serve a plain Llama-style model instead");
-            }
             GgufTokenizerData data = GgufTokenizerData.read(weights.file());
             if (!data.model().equals("gpt2")) {
                 throw new IllegalArgumentException(path + ": tokenizer.ggml.model = " + data.model() + " (SentencePiece) is not supported yet; "
@@ -45,7 +41,8 @@ final class GgufModelSource
             // lm_head.weight is served from token_embd when the file ties them, so the transformer needs no tying of its own
             ModelConfig config = new ModelConfig(c.name(), c.architecture(), c.vocabSize(), c.hiddenSize(), c.layers(), c.heads(), c.kvHeads(),
                     c.headDim(), c.qLoraRank(), c.kvLoraRank(), c.qkNopeHeadDim(), c.qkRopeHeadDim(), c.vHeadDim(), c.intermediateSize(),
-                    c.ropeTheta(), c.rmsEps(), Math.min(maxContext, c.maxContext()), 0L, false, identity(weights.file()));
+                    c.ropeTheta(), c.rmsEps(), Math.min(maxContext, c.maxContext()), 0L, false, identity(weights.file()), c.attentionBias(), c.qkNorm(),
+                    c.ropeScaling());
             Optional<ChatTemplateText> chat = data.chatTemplate().map(template -> new ChatTemplateText(template, token(data, data.bos()),
                     token(data, data.eos())));
             return new ModelSource(config, weights, tokenizer, chat);

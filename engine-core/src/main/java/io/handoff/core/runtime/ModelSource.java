@@ -78,7 +78,7 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
         List<String> missing = hf.unsupportedFeatures();
         if (!missing.isEmpty()) {
             throw new IllegalArgumentException(path + " (" + hf.architecture().hfName() + ") needs what the engine does not implement yet: "
-                    + String.join(", ", missing) + "; serve a plain Llama-style checkpoint instead");
+                    + String.join(", ", missing) + "; serve a checkpoint without it");
         }
         Tokenizer tokenizer = withPromptBos(path, TokenizerJson.read(path));
         Path name = path.toAbsolutePath().normalize().getFileName();

@@ -26,6 +26,38 @@ class ModelConfigTest
     }
 
     @Test
+    void biasesQkNormsAndRopeScalingArePartOfTheCompatibilityHash()
+    {
+        ModelConfig plain = ModelConfig.byName("tiny-gqa");
+        assertThat(gqa(false, false, RopeScaling.NONE)).isEqualTo(plain);
+        assertThat(java.util.stream.Stream.of(plain, gqa(true, false, RopeScaling.NONE), gqa(false, true, RopeScaling.NONE),
+                        gqa(false, false, new RopeScaling.Llama3(8f, 1f, 4f, 64)), gqa(false, false, new RopeScaling.Llama3(8f, 1f, 4f, 128)))
+                .map(ModelConfig::compatibilityHash).distinct()).hasSize(5);
+        assertThat(gqa(true, true, RopeScaling.NONE).withWeightsSeed(1).attentionBias()).isTrue();
+    }
+
+    @Test
+    void gqaFeaturesAreRefusedForMlaAndABadLlama3ScalingNamesItsFields()
+    {
+        ModelConfig m = ModelConfig.byName("tiny-mla");
+        assertThatThrownBy(() -> new ModelConfig(m.name(), m.architecture(), m.vocabSize(), m.hiddenSize(), m.layers(), m.heads(), m.kvHeads(),
+                m.headDim(), m.qLoraRank(), m.kvLoraRank(), m.qkNopeHeadDim(), m.qkRopeHeadDim(), m.vHeadDim(), m.intermediateSize(), m.ropeTheta(),
+                m.rmsEps(), m.maxContext(), m.weightsSeed(), false, "", true, false, RopeScaling.NONE))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("MLA runs none of them");
+        assertThatThrownBy(() -> new RopeScaling.Llama3(8f, 4f, 1f, 8192))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("low_freq_factor 4.0, high_freq_factor 1.0");
+    }
+
+    private static ModelConfig gqa(boolean bias, boolean qkNorm, RopeScaling scaling)
+    {
+        ModelConfig c = ModelConfig.byName("tiny-gqa");
+        return new ModelConfig(c.name(), c.architecture(), c.vocabSize(), c.hiddenSize(), c.layers(), c.heads(), c.kvHeads(), c.headDim(),
+                0, 0, 0, 0, 0, c.intermediateSize(), c.ropeTheta(), c.rmsEps(), c.maxContext(), c.weightsSeed(), false, "", bias, qkNorm, scaling);
+    }
+
+    @Test
     void mlaAttendsInLatentSpaceWithOneSharedRow()
     {
         ModelConfig config = ModelConfig.byName("tiny-mla");

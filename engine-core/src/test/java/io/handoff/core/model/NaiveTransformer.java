@@ -6,7 +6,8 @@ import java.util.Map;
 /**
  * The architectures written the textbook way, in double precision, straight from the checkpoint tensors:
  * dense causal attention, no KV pool, and MLA in its unabsorbed form (keys and values expanded from the
- * latent by {@code kv_b_proj}) with DeepSeek's de-interleaving RoPE. A yardstick for {@link Transformer}.
+ * latent by {@code kv_b_proj}) with DeepSeek's de-interleaving RoPE; GQA with Qwen2's q/k/v biases, Qwen3's per-head
+ * q/k RMSNorm and Llama 3.1's RoPE frequency remapping when the config asks. A yardstick for {@link Transformer}.
  */
 final class NaiveTransformer
 {
@@ -52,7 +53,8 @@ final class NaiveTransformer
         }
         double[][] logits = new double[n][];
         for (int t = 0; t < n; t++) {
-            logits[t] = linear(tensor("lm_head.weight", c.vocabSize(), hidden), norm(x[t], tensor("model.norm.weight", hidden)), c.vocabSize());
+            float[] head = c.tieWordEmbeddings() ? embedding : tensor("lm_head.weight", c.vocabSize(), hidden);
+            logits[t] = linear(head, norm(x[t], tensor("model.norm.weight", hidden)), c.vocabSize());
         }
         return logits;
     }
@@ -69,10 +71,21 @@ final class NaiveTransformer
             q[t] = linear(tensor(p + "q_proj.weight", c.heads() * d, hidden), xn[t], c.heads() * d);
             k[t] = linear(tensor(p + "k_proj.weight", c.kvHeads() * d, hidden), xn[t], c.kvHeads() * d);
             v[t] = linear(tensor(p + "v_proj.weight", c.kvHeads() * d, hidden), xn[t], c.kvHeads() * d);
+            if (c.attentionBias()) {
+                add(q[t], tensor(p + "q_proj.bias", c.heads() * d));
+                add(k[t], tensor(p + "k_proj.bias", c.kvHeads() * d));
+                add(v[t], tensor(p + "v_proj.bias", c.kvHeads() * d));
+            }
             for (int h = 0; h < c.heads(); h++) {
+                if (c.qkNorm()) {
+                    normHead(q[t], h * d, d, tensor(p + "q_norm.weight", d));
+                }
                 rotateHalf(q[t], h * d, d, t);
             }
             for (int h = 0; h < c.kvHeads(); h++) {
+                if (c.qkNorm()) {
+                    normHead(k[t], h * d, d, tensor(p + "k_norm.weight", d));
+                }
                 rotateHalf(k[t], h * d, d, t);
             }
         }
@@ -170,16 +183,45 @@ final class NaiveTransformer
         }
     }
 
+    /** RMSNorm of one head's {@code d} values in place. */
+    private void normHead(double[] x, int off, int d, float[] weight)
+    {
+        double[] head = new double[d];
+        System.arraycopy(x, off, head, 0, d);
+        System.arraycopy(norm(head, weight), 0, x, off, d);
+    }
+
     /** Llama: pairs {@code (i, i + d/2)}. */
     private void rotateHalf(double[] x, int off, int d, int pos)
     {
         for (int i = 0; i < d / 2; i++) {
-            double angle = pos * Math.pow(c.ropeTheta(), -2.0 * i / d);
+            double angle = pos * frequency(i, Math.pow(c.ropeTheta(), -2.0 * i / d));
             double a = x[off + i];
             double b = x[off + i + d / 2];
             x[off + i] = a * Math.cos(angle) - b * Math.sin(angle);
             x[off + i + d / 2] = b * Math.cos(angle) + a * Math.sin(angle);
         }
+    }
+
+    /** Transformers' {@code _compute_llama3_parameters}, one frequency at a time: scale the long wavelengths, blend the middle band. */
+    private double frequency(int i, double inv)
+    {
+        if (c.ropeScaling() instanceof RopeScaling.FrequencyDivisors f) {
+            return inv / f.divisors().get(i);
+        }
+        if (!(c.ropeScaling() instanceof RopeScaling.Llama3 s)) {
+            return inv;
+        }
+        double wavelen = 2 * Math.PI / inv;
+        double lowFreqWavelen = s.originalMaxPositions() / (double) s.lowFreqFactor();
+        double highFreqWavelen = s.originalMaxPositions() / (double) s.highFreqFactor();
+        double scaled = wavelen > lowFreqWavelen ? inv / s.factor() : inv;
+        boolean medium = !(wavelen < highFreqWavelen) && !(wavelen > lowFreqWavelen);
+        if (!medium) {
+            return scaled;
+        }
+        double smooth = (s.originalMaxPositions() / wavelen - s.lowFreqFactor()) / (s.highFreqFactor() - s.lowFreqFactor());
+        return (1 - smooth) * scaled / s.factor() + smooth * scaled;
     }
 
     /** DeepSeek: de-interleave {@code [x0, x2, …, x1, x3, …]}, then rotate half. */
@@ -220,6 +262,13 @@ final class NaiveTransformer
     }
 
     private static void add(double[] x, double[] delta)
+    {
+        for (int i = 0; i < x.length; i++) {
+            x[i] += delta[i];
+        }
+    }
+
+    private static void add(double[] x, float[] delta)
     {
         for (int i = 0; i < x.length; i++) {
             x[i] += delta[i];

@@ -4,9 +4,11 @@ import io.handoff.core.kv.PagedKvCache;
 import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.ReferenceAttention;
+import io.handoff.core.model.RopeScaling;
 import io.handoff.core.model.SeededWeights;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.model.WeightSource;
+import io.handoff.core.model.hf.HfModelConfig.HfArchitecture;
 import io.handoff.core.model.hf.SeededCheckpoint;
 import io.handoff.spi.attention.KvDtype;
 import org.junit.jupiter.api.Test;
@@ -16,6 +18,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -83,6 +86,33 @@ class ModelSourceTest
     }
 
     @Test
+    void qwen2Qwen3AndLlama3ScaledCheckpointsLoadTheirFeaturesAndGiveTheSeededLogits()
+    {
+        RopeScaling llama3 = new RopeScaling.Llama3(8f, 1f, 4f, 64);
+        record Variant(String name, HfArchitecture architecture, RopeScaling scaling) {}
+        for (Variant v : List.of(new Variant("qwen2", HfArchitecture.QWEN2, RopeScaling.NONE), new Variant("qwen3", HfArchitecture.QWEN3, RopeScaling.NONE),
+                new Variant("llama31", HfArchitecture.LLAMA, llama3))) {
+            Path model = dir.resolve(v.name());
+            ModelConfig written = SeededCheckpoint.write(model, 13L, v.architecture() == HfArchitecture.QWEN2, v.architecture(), v.scaling());
+            try (ModelSource source = ModelSource.open(model, 2048)) {
+                ModelConfig config = source.config();
+                assertThat(config.attentionBias()).as(v.name()).isEqualTo(v.architecture() == HfArchitecture.QWEN2);
+                assertThat(config.qkNorm()).as(v.name()).isEqualTo(v.architecture() == HfArchitecture.QWEN3);
+                assertThat(config.ropeScaling()).as(v.name()).isEqualTo(v.scaling());
+                assertThat(config.withWeightsSeed(13L)).as(v.name()).isEqualTo(new ModelConfig(written.name(), written.architecture(),
+                        written.vocabSize(), written.hiddenSize(), written.layers(), written.heads(), written.kvHeads(), written.headDim(), 0, 0, 0, 0, 0,
+                        written.intermediateSize(), written.ropeTheta(), written.rmsEps(), written.maxContext(), 13L, written.tieWordEmbeddings(),
+                        config.weightsIdentity(), written.attentionBias(), written.qkNorm(), written.ropeScaling()));
+                int[] prompt = IntStream.range(0, 60).map(i -> (i * 37) % SeededCheckpoint.VOCAB_SIZE).toArray();
+                float[][] fromFile = logits(config, source.weights(), prompt);
+                assertThat(fromFile).as(v.name()).isDeepEqualTo(logits(config, new SeededWeights(13L), prompt));
+                ModelConfig plain = SeededCheckpoint.config(v.name(), 13L, written.tieWordEmbeddings());
+                assertThat(fromFile[59]).as(v.name() + ": the feature is not ignored").isNotEqualTo(logits(plain, new SeededWeights(13L), prompt)[59]);
+            }
+        }
+    }
+
+    @Test
     void twoCheckpointsOfTheSameShapeHaveDifferentCompatibilityHashes()
             throws IOException
     {
@@ -106,9 +136,10 @@ class ModelSourceTest
         Path qwen = dir.resolve("qwen");
         SeededCheckpoint.write(qwen, 1L, false);
         Path config = qwen.resolve("config.json");
-        Files.writeString(config, Files.readString(config).replace("\"attention_bias\": false", "\"attention_bias\": true"));
+        Files.writeString(config, Files.readString(config).replace("\"rope_scaling\": null",
+                "\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4.0, \"original_max_position_embeddings\": 512}"));
         assertThatThrownBy(() -> ModelSource.open(qwen, 2048)).hasMessageContaining(qwen.toString())
-                .hasMessageContaining("q/k/v projection biases");
+                .hasMessageContaining("rope scaling yarn (supported: llama3)");
         assertThatThrownBy(() -> ModelSource.open(dir.resolve("missing"), 2048)).hasMessageContaining("is not a directory");
     }
 

@@ -2,13 +2,20 @@ package io.handoff.core.model.gguf;
 
 import io.handoff.core.model.Architecture;
 import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.RopeScaling;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * What a GGUF file says about its model: the {@link ModelConfig} the transformer runs, and what the
- * tensors show beyond it that the transformer does not model yet (q/k/v biases as in Qwen2, per-head
- * q/k norms as in Qwen3, an lm_head tied to the embeddings), kept so a later change can honour them.
+ * What a GGUF file says about its model: the {@link ModelConfig} the transformer runs, with what the tensors
+ * show (q/k/v biases as in Qwen2, per-head q/k norms as in Qwen3, an lm_head tied to the embeddings). Llama
+ * 3.1's RoPE scaling comes as a {@code rope_freqs.weight} of per-frequency divisors and is run; a
+ * {@code rope.scaling.type} other than {@code none} (linear, YaRN) is refused.
  * The config's {@code weightsSeed} is 0: the weights are the file's, not seeded, and
  * {@link ModelConfig#compatibilityHash()} then differs from any seeded model's only by name and shape,
  * so the name is the file's {@code general.name} (or its file name) to keep two different files apart.
@@ -40,6 +47,17 @@ public record GgufModel(GgufArchitecture architecture, ModelConfig config, boole
                     + arch.key("rope.dimension_count") + " " + ropeDim + " must equal the head dim " + headDim
                     + "; the engine runs neither partial RoPE nor value heads of another width");
         }
+        RopeScaling ropeScaling = ropeScaling(file, arch, headDim);
+        boolean attentionBias = file.tensor("blk.0.attn_q.bias").isPresent();
+        boolean qkNorm = file.tensor("blk.0.attn_q_norm.weight").isPresent();
+        if (file.tensor("blk.0.attn_output.bias").isPresent()) {
+            throw new IllegalArgumentException(file.path() + ": the attention output projection has a bias (blk.0.attn_output.bias), which the "
+                    + "engine does not add; only q/k/v biases are run");
+        }
+        if (qkNorm && arch.permutedQk()) {
+            throw new IllegalArgumentException(file.path() + ": a " + arch.ggufName() + " file with q/k norms (blk.0.attn_q_norm.weight) "
+                    + "has its q/k rows permuted by llama.cpp's converter but not its norms; the engine cannot tell their order");
+        }
         String name = m.optionalString("general.name").filter(s -> !s.isBlank()).orElse(file.path().getFileName().toString());
         try {
             ModelConfig config = new ModelConfig(name, Architecture.GQA, vocabSize(file, arch), hidden,
@@ -49,9 +67,8 @@ public record GgufModel(GgufArchitecture architecture, ModelConfig config, boole
                     (float) (double) m.optionalNumber(arch.key("attention.layer_norm_rms_epsilon")).orElseThrow(() -> new IllegalArgumentException(
                             file.path() + ": metadata key '" + arch.key("attention.layer_norm_rms_epsilon") + "' is missing; "
                                     + "convert the model with a llama.cpp convert_hf_to_gguf.py that writes it")),
-                    m.intValue(arch.key("context_length"), 1, max), 0L);
-            return new GgufModel(arch, config, file.tensor("output.weight").isEmpty(), file.tensor("blk.0.attn_q.bias").isPresent(),
-                    file.tensor("blk.0.attn_q_norm.weight").isPresent());
+                    m.intValue(arch.key("context_length"), 1, max), 0L, false, "", attentionBias, qkNorm, ropeScaling);
+            return new GgufModel(arch, config, file.tensor("output.weight").isEmpty(), attentionBias, qkNorm);
         }
         catch (IllegalArgumentException e) {
             if (e.getMessage() != null && e.getMessage().startsWith(file.path().toString())) {
@@ -59,6 +76,30 @@ public record GgufModel(GgufArchitecture architecture, ModelConfig config, boole
             }
             throw new IllegalArgumentException(file.path() + ": " + e.getMessage(), e);
         }
+    }
+
+    /** {@code rope_freqs.weight} (one divisor per rotated pair, how llama.cpp writes Llama 3.1's scaling), or none. */
+    private static RopeScaling ropeScaling(GgufFile file, GgufArchitecture arch, int headDim)
+    {
+        String type = file.metadata().optionalString(arch.key("rope.scaling.type")).orElse("none");
+        if (!type.equals("none")) {
+            throw new IllegalArgumentException(file.path() + ": " + arch.key("rope.scaling.type") + " is '" + type
+                    + "', which the engine does not run; from GGUF it runs unscaled RoPE and rope_freqs.weight (Llama 3.1's scaling)");
+        }
+        Optional<GgufTensor> freqs = file.tensor("rope_freqs.weight");
+        if (freqs.isEmpty()) {
+            return RopeScaling.NONE;
+        }
+        long[] shape = freqs.get().rowMajorShape();
+        if (shape.length != 1 || shape[0] != headDim / 2) {
+            throw new IllegalArgumentException(file.path() + ": rope_freqs.weight has shape " + Arrays.toString(shape) + "; it must hold one "
+                    + "divisor per rotated pair, [" + headDim / 2 + "]");
+        }
+        List<Float> divisors = new ArrayList<>();
+        for (float d : freqs.get().toFloats()) {
+            divisors.add(d);
+        }
+        return new RopeScaling.FrequencyDivisors(divisors);
     }
 
     private static int vocabSize(GgufFile file, GgufArchitecture arch)

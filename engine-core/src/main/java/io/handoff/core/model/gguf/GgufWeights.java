@@ -73,12 +73,14 @@ public final class GgufWeights
                     + Arrays.toString(shape) + "; the file's metadata does not match its tensors");
         }
         float[] values = tensor.toFloats();
-        if (model.architecture().permutedQk() && shape.length == 2) {
-            if (name.endsWith(".self_attn.q_proj.weight")) {
-                return unpermute(tensor, values, shape, model.config().heads());
+        if (model.architecture().permutedQk()) {
+            // a bias is permuted like its matrix's rows: a one-column matrix
+            int[] matrix = shape.length == 2 ? shape : new int[] {shape[0], 1};
+            if (name.endsWith(".self_attn.q_proj.weight") || name.endsWith(".self_attn.q_proj.bias")) {
+                return unpermute(tensor, values, matrix, model.config().heads());
             }
-            if (name.endsWith(".self_attn.k_proj.weight")) {
-                return unpermute(tensor, values, shape, model.config().kvHeads());
+            if (name.endsWith(".self_attn.k_proj.weight") || name.endsWith(".self_attn.k_proj.bias")) {
+                return unpermute(tensor, values, matrix, model.config().kvHeads());
             }
         }
         return values;

@@ -2,6 +2,7 @@ package io.handoff.core.model.hf;
 
 import io.handoff.core.model.Architecture;
 import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.RopeScaling;
 
 import java.math.BigDecimal;
 import java.nio.file.Path;
@@ -11,15 +12,16 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Collectors;
 
 import static java.util.Objects.requireNonNull;
 
 /**
  * What a Hugging Face {@code config.json} says about a Llama-style (GQA) decoder: the fields
- * {@link ModelConfig} needs, plus the ones it does not model yet, kept so a later change can honour
- * them instead of re-reading the file: q/k/v projection biases (Qwen2), per-head q/k RMS norms
- * (Qwen3), and {@code rope_scaling} (Llama 3.1 and long-context variants). Defaults are Transformers'
+ * {@link ModelConfig} needs, among them q/k/v projection biases (Qwen2), per-head q/k RMS norms
+ * (Qwen3), and {@code rope_scaling} as written; of the scalings only Llama 3.1's {@code llama3} is run,
+ * the others are listed by {@link #unsupportedFeatures()}. Defaults are Transformers'
  * for the fields that commonly go unwritten; the shape fields must be present.
  *
  * @param architecture the supported {@code architectures[0]}
@@ -161,9 +163,9 @@ public record HfModelConfig(
 
     /**
      * The engine's shape for this checkpoint, named {@code name} (the model directory's name).
-     * {@code weightsSeed} is 0: the weights are the checkpoint's, not seeded. The fields the engine does
-     * not model yet (biases, q/k norms, rope scaling) are not checked here; the caller that loads a
-     * checkpoint must refuse a config that needs them until the transformer implements them.
+     * {@code weightsSeed} is 0: the weights are the checkpoint's, not seeded. A {@code rope_scaling} the engine
+     * does not model is not checked here but listed by {@link #unsupportedFeatures()}, which the caller that loads a
+     * checkpoint must refuse; it maps to {@link RopeScaling#NONE}.
      */
     public ModelConfig toModelConfig(String name)
     {
@@ -179,7 +181,36 @@ public record HfModelConfig(
     {
         return new ModelConfig(name, Architecture.GQA, vocabSize, hiddenSize, layers, heads, kvHeads, headDim,
                 0, 0, 0, 0, 0, intermediateSize, (float) ropeTheta, (float) rmsNormEps, Math.min(maxContext, maxPositionEmbeddings), 0L,
-                tieWordEmbeddings, weightsIdentity);
+                tieWordEmbeddings, weightsIdentity, attentionBias, qkNorm, modelRopeScaling().orElse(RopeScaling.NONE));
+    }
+
+    /** {@code rope_scaling}'s {@code rope_type} (or the older {@code type}), {@code default} when there is none. */
+    public String ropeScalingType()
+    {
+        Object type = ropeScaling.getOrDefault("rope_type", ropeScaling.get("type"));
+        return ropeScaling.isEmpty() ? "default" : String.valueOf(type);
+    }
+
+    /**
+     * The scaling the transformer runs: none, or Llama 3.1's {@code llama3} with all four of its fields; empty for any
+     * other {@code rope_scaling} (another type, or llama3 missing a field), which {@link #unsupportedFeatures()} names.
+     */
+    public Optional<RopeScaling> modelRopeScaling()
+    {
+        String type = ropeScalingType();
+        if (type.equals("default")) {
+            return Optional.of(RopeScaling.NONE);
+        }
+        if (!type.equals("llama3")) {
+            return Optional.empty();
+        }
+        ConfigFields fields = new ConfigFields(ropeScaling, "rope_scaling");
+        List<String> keys = List.of("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings");
+        if (!keys.stream().allMatch(fields::has)) {
+            return Optional.empty();
+        }
+        return Optional.of(new RopeScaling.Llama3((float) fields.positiveDouble("factor"), (float) fields.positiveDouble("low_freq_factor"),
+                (float) fields.positiveDouble("high_freq_factor"), fields.positiveInt("original_max_position_embeddings")));
     }
 
     /**
@@ -189,14 +220,14 @@ public record HfModelConfig(
     public List<String> unsupportedFeatures()
     {
         List<String> missing = new ArrayList<>();
-        if (attentionBias) {
-            missing.add("q/k/v projection biases (attention_bias)");
+        if (attentionBias && architecture != HfArchitecture.QWEN2) {
+            // Transformers' Llama and Qwen3 give o_proj a bias too when attention_bias is set; Qwen2 biases only q, k and v
+            missing.add("an o_proj bias (attention_bias on " + architecture.hfName() + " biases o_proj as well as q/k/v)");
         }
-        if (qkNorm) {
-            missing.add("per-head q/k RMS norms (q_norm, k_norm)");
-        }
-        if (!ropeScaling.isEmpty()) {
-            missing.add("rope scaling " + ropeScaling.getOrDefault("rope_type", ropeScaling.get("type")));
+        if (modelRopeScaling().isEmpty()) {
+            missing.add(ropeScalingType().equals("llama3")
+                    ? "rope scaling llama3 without all of factor, low_freq_factor, high_freq_factor, original_max_position_embeddings"
+                    : "rope scaling " + ropeScalingType() + " (supported: llama3)");
         }
         return List.copyOf(missing);
     }

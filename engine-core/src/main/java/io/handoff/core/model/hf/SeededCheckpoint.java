@@ -2,6 +2,8 @@ package io.handoff.core.model.hf;
 
 import io.handoff.core.model.Architecture;
 import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.RopeScaling;
+import io.handoff.core.model.hf.HfModelConfig.HfArchitecture;
 import io.handoff.core.model.SeededWeights;
 import io.handoff.core.model.tokenizer.BpeTokenizer;
 import io.handoff.core.model.tokenizer.ByteLevel;
@@ -15,11 +17,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
- * Writes a small Llama checkpoint directory from {@link SeededWeights}, laid out as Transformers saves
+ * Writes a small Llama (or Qwen2, Qwen3) checkpoint directory from {@link SeededWeights}, laid out as Transformers saves
  * one: {@code config.json}, an F32 {@code model.safetensors}, and a byte-level BPE tokenizer (256 byte
  * tokens, a few merges, {@code <|begin_of_text|>} prepended by a TemplateProcessing, Llama 3's split),
  * with {@code generation_config.json} naming {@code <|end_of_text|>}. Tests and demos serve it with
@@ -38,18 +41,33 @@ public final class SeededCheckpoint
     /** The shape written: two layers of grouped-query attention, 4 query heads sharing 2 KV heads. */
     public static ModelConfig config(String name, long seed, boolean tieWordEmbeddings)
     {
-        return new ModelConfig(name, Architecture.GQA, VOCAB_SIZE, 64, 2, 4, 2, 16, 0, 0, 0, 0, 0, 128, 500000f, 1e-5f, 2048, seed,
-                tieWordEmbeddings, "");
+        return config(name, seed, tieWordEmbeddings, HfArchitecture.LLAMA, RopeScaling.NONE);
     }
 
-    /** Writes the checkpoint into {@code directory} (created if absent) and returns its shape. */
+    /**
+     * The same shape as {@code architecture} writes it: Qwen2 adds q/k/v biases, Qwen3 per-head q/k norms; Llama and
+     * Mistral neither. {@code ropeScaling} is {@link RopeScaling#NONE} or a {@link RopeScaling.Llama3}.
+     */
+    public static ModelConfig config(String name, long seed, boolean tieWordEmbeddings, HfArchitecture architecture, RopeScaling ropeScaling)
+    {
+        return new ModelConfig(name, Architecture.GQA, VOCAB_SIZE, 64, 2, 4, 2, 16, 0, 0, 0, 0, 0, 128, 500000f, 1e-5f, 2048, seed,
+                tieWordEmbeddings, "", architecture == HfArchitecture.QWEN2, architecture == HfArchitecture.QWEN3, ropeScaling);
+    }
+
+    /** Writes a Llama checkpoint into {@code directory} (created if absent) and returns its shape. */
     public static ModelConfig write(Path directory, long seed, boolean tieWordEmbeddings)
     {
-        ModelConfig config = config(directory.getFileName().toString(), seed, tieWordEmbeddings);
+        return write(directory, seed, tieWordEmbeddings, HfArchitecture.LLAMA, RopeScaling.NONE);
+    }
+
+    /** Writes a checkpoint of {@link #config(String, long, boolean, HfArchitecture, RopeScaling)} and returns its shape. */
+    public static ModelConfig write(Path directory, long seed, boolean tieWordEmbeddings, HfArchitecture architecture, RopeScaling ropeScaling)
+    {
+        ModelConfig config = config(directory.getFileName().toString(), seed, tieWordEmbeddings, architecture, ropeScaling);
         SeededWeights weights = new SeededWeights(seed);
         try {
             Files.createDirectories(directory);
-            Files.writeString(directory.resolve(HfModelConfig.FILE), configJson(config));
+            Files.writeString(directory.resolve(HfModelConfig.FILE), configJson(config, architecture));
             Files.write(directory.resolve(SafetensorsWeights.SINGLE_FILE), safetensors(tensorShapes(config), weights));
             Files.writeString(directory.resolve("tokenizer.json"), tokenizerJson());
             Files.writeString(directory.resolve("tokenizer_config.json"),
@@ -62,7 +80,10 @@ public final class SeededCheckpoint
         return config;
     }
 
-    /** The tensors the transformer reads for a GQA model, by name and shape in load order (no lm_head when tied). */
+    /**
+     * The tensors the transformer reads for a GQA model, by name and shape in load order (no lm_head when tied; biases and
+     * q/k norms when the config has them).
+     */
     public static Map<String, int[]> tensorShapes(ModelConfig c)
     {
         int hidden = c.hiddenSize();
@@ -75,6 +96,15 @@ public final class SeededCheckpoint
             shapes.put(p + "self_attn.k_proj.weight", new int[] {c.kvHeads() * c.headDim(), hidden});
             shapes.put(p + "self_attn.v_proj.weight", new int[] {c.kvHeads() * c.headDim(), hidden});
             shapes.put(p + "self_attn.o_proj.weight", new int[] {hidden, c.heads() * c.headDim()});
+            if (c.attentionBias()) {
+                shapes.put(p + "self_attn.q_proj.bias", new int[] {c.heads() * c.headDim()});
+                shapes.put(p + "self_attn.k_proj.bias", new int[] {c.kvHeads() * c.headDim()});
+                shapes.put(p + "self_attn.v_proj.bias", new int[] {c.kvHeads() * c.headDim()});
+            }
+            if (c.qkNorm()) {
+                shapes.put(p + "self_attn.q_norm.weight", new int[] {c.headDim()});
+                shapes.put(p + "self_attn.k_norm.weight", new int[] {c.headDim()});
+            }
             shapes.put(p + "post_attention_layernorm.weight", new int[] {hidden});
             shapes.put(p + "mlp.gate_proj.weight", new int[] {ffn, hidden});
             shapes.put(p + "mlp.up_proj.weight", new int[] {ffn, hidden});
@@ -106,16 +136,25 @@ public final class SeededCheckpoint
                 .putLong(json.length).put(json).put(data.array()).array();
     }
 
-    private static String configJson(ModelConfig c)
+    private static String configJson(ModelConfig c, HfArchitecture architecture)
     {
+        String ropeScaling = switch (c.ropeScaling()) {
+            case RopeScaling.None none -> "null";
+            case RopeScaling.Llama3 l -> "{\"rope_type\": \"llama3\", \"factor\": %s, \"low_freq_factor\": %s, \"high_freq_factor\": %s, "
+                    .formatted(l.factor(), l.lowFreqFactor(), l.highFreqFactor())
+                    + "\"original_max_position_embeddings\": " + l.originalMaxPositions() + "}";
+            case RopeScaling.FrequencyDivisors f -> throw new IllegalArgumentException("config.json cannot express per-frequency RoPE "
+                    + "divisors (GGUF's rope_freqs.weight); write a llama3 scaling instead");
+        };
         return """
-                {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_act": "silu",
+                {"architectures": ["%s"], "model_type": "%s", "hidden_act": "silu",
                  "vocab_size": %d, "hidden_size": %d, "num_hidden_layers": %d, "num_attention_heads": %d,
                  "num_key_value_heads": %d, "head_dim": %d, "intermediate_size": %d, "rope_theta": 500000.0, "rms_norm_eps": 1e-05,
-                 "max_position_embeddings": %d, "tie_word_embeddings": %s, "attention_bias": false, "rope_scaling": null,
+                 "max_position_embeddings": %d, "tie_word_embeddings": %s, "attention_bias": %s, "rope_scaling": %s,
                  "bos_token_id": %d, "eos_token_id": %d, "torch_dtype": "float32"}
-                """.formatted(c.vocabSize(), c.hiddenSize(), c.layers(), c.heads(), c.kvHeads(), c.headDim(), c.intermediateSize(),
-                c.maxContext(), c.tieWordEmbeddings(), BOS, EOS);
+                """.formatted(architecture.hfName(), architecture.name().toLowerCase(Locale.ROOT), c.vocabSize(), c.hiddenSize(),
+                c.layers(), c.heads(), c.kvHeads(), c.headDim(), c.intermediateSize(), c.maxContext(), c.tieWordEmbeddings(), c.attentionBias(),
+                ropeScaling, BOS, EOS);
     }
 
     private static String tokenizerJson()

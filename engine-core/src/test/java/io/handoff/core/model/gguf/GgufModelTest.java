@@ -2,6 +2,7 @@ package io.handoff.core.model.gguf;
 
 import io.handoff.core.model.Architecture;
 import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.RopeScaling;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -57,7 +58,7 @@ class GgufModelTest
         try (GgufFile file = GgufFile.open(path)) {
             GgufModel model = GgufModel.read(file);
             assertThat(model.config()).isEqualTo(new ModelConfig("q.gguf", Architecture.GQA, 5, 64, 2, 4, 4, 16, 0, 0, 0, 0, 0, 128,
-                    10000f, 1e-6f, 2048, 0));
+                    10000f, 1e-6f, 2048, 0, false, "", true, true, RopeScaling.NONE));
             assertThat(model.qkNorm()).isTrue();
             assertThat(model.attentionBias()).isTrue();
             assertThat(model.tiedEmbeddings()).isFalse();
@@ -76,6 +77,28 @@ class GgufModelTest
         GgufWriter noEps = new GgufWriter().model(TINY_GQA, "llama");
         Path eps = noEps.put("llama.attention.layer_norm_rms_epsilon", GgufValueType.STRING, "x").write(dir.resolve("e.gguf"));
         assertRefusedByModel(eps, "metadata key 'llama.attention.layer_norm_rms_epsilon' is STRING, expected FLOAT32 or FLOAT64");
+    }
+
+    @Test
+    void unrunnableRopeScalingAndNormsOfPermutedQkAreRefusedNamingWhat()
+    {
+        Path freqs = new GgufWriter().model(TINY_GQA, "llama").rawTensor("rope_freqs.weight", 0, new long[] {8}, new byte[32], null)
+                .write(dir.resolve("f.gguf"));
+        assertRefusedByModel(freqs, "rope_freqs.weight has shape [8]; it must hold one divisor per rotated pair, [16]");
+        Path yarn = new GgufWriter().model(TINY_GQA, "llama").put("llama.rope.scaling.type", GgufValueType.STRING, "yarn")
+                .write(dir.resolve("y.gguf"));
+        assertRefusedByModel(yarn, "llama.rope.scaling.type is 'yarn', which the engine does not run");
+        Path none = new GgufWriter().model(TINY_GQA, "llama").put("llama.rope.scaling.type", GgufValueType.STRING, "none")
+                .write(dir.resolve("n.gguf"));
+        try (GgufFile file = GgufFile.open(none)) {
+            assertThat(GgufModel.read(file).config().ropeScaling()).isEqualTo(RopeScaling.NONE);
+        }
+        Path norms = new GgufWriter().model(TINY_GQA, "llama").rawTensor("blk.0.attn_q_norm.weight", 0, new long[] {32}, new byte[128], null)
+                .write(dir.resolve("k.gguf"));
+        assertRefusedByModel(norms, "a llama file with q/k norms");
+        Path outputBias = new GgufWriter().model(TINY_GQA, "llama").rawTensor("blk.0.attn_output.bias", 0, new long[] {256}, new byte[1024], null)
+                .write(dir.resolve("o.gguf"));
+        assertRefusedByModel(outputBias, "the attention output projection has a bias (blk.0.attn_output.bias)");
     }
 
     private static void assertRefusedByModel(Path path, String message)

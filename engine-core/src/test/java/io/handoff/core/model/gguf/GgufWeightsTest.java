@@ -5,14 +5,17 @@ import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.ReferenceAttention;
+import io.handoff.core.model.RopeScaling;
 import io.handoff.core.model.SeededWeights;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.model.WeightSource;
+import io.handoff.core.model.hf.SeededCheckpoint;
 import io.handoff.spi.attention.KvDtype;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.Arena;
 import java.nio.ByteBuffer;
@@ -25,6 +28,7 @@ import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 class GgufWeightsTest
 {
@@ -70,6 +74,7 @@ class GgufWeightsTest
                     .replace("input_layernorm", "attn_norm").replace("post_attention_layernorm", "ffn_norm")
                     .replace("self_attn.q_proj", "attn_q").replace("self_attn.k_proj", "attn_k")
                     .replace("self_attn.v_proj", "attn_v").replace("self_attn.o_proj", "attn_output")
+                    .replace("self_attn.q_norm", "attn_q_norm").replace("self_attn.k_norm", "attn_k_norm")
                     .replace("mlp.gate_proj", "ffn_gate").replace("mlp.up_proj", "ffn_up").replace("mlp.down_proj", "ffn_down");
         };
     }
@@ -126,6 +131,89 @@ class GgufWeightsTest
             int[] slots = IntStream.range(0, prompt.length).toArray();
             ForwardBatch batch = ForwardBatch.builder().extend(prompt, 0, slots).build(attention::numKvSplits);
             return model.forwardAllPositions(batch, kv, attention, Transformer.LayerHook.NONE);
+        }
+    }
+
+    /**
+     * Qwen2's biases and Qwen3's q/k norms come through a GGUF file to the transformer: logits bit-identical to the seeded
+     * weights of the same config. Llama with biases has its q/k biases permuted like the rows they add to.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"qwen2", "qwen3", "llama"})
+    void biasesAndQkNormsFromAFileGiveTheSeededLogits(String arch)
+    {
+        ModelConfig c = TINY_GQA;
+        boolean norms = arch.equals("qwen3");
+        ModelConfig variant = new ModelConfig(c.name(), c.architecture(), c.vocabSize(), c.hiddenSize(), c.layers(), c.heads(), c.kvHeads(),
+                c.headDim(), 0, 0, 0, 0, 0, c.intermediateSize(), c.ropeTheta(), c.rmsEps(), c.maxContext(), c.weightsSeed(), false, "", !norms,
+                norms, RopeScaling.NONE);
+        SeededWeights seeded = new SeededWeights(c.weightsSeed());
+        GgufWriter writer = new GgufWriter().model(c, arch);
+        boolean permute = arch.equals("llama");
+        SeededCheckpoint.tensorShapes(variant).forEach((name, shape) -> {
+            float[] values = seeded.floats(name, shape);
+            int rows = shape[0];
+            int cols = shape.length == 2 ? shape[1] : 1;
+            if (permute && (name.endsWith("q_proj.weight") || name.endsWith("q_proj.bias"))) {
+                values = GgufWriter.llamaPermute(values, rows, cols, c.heads());
+            }
+            if (permute && (name.endsWith("k_proj.weight") || name.endsWith("k_proj.bias"))) {
+                values = GgufWriter.llamaPermute(values, rows, cols, c.kvHeads());
+            }
+            writer.tensor(expectedGgufName(name), GgufTensorType.F32, GgufWriter.dims(shape), values);
+        });
+        int[] prompt = new ByteTokenizer().encode("biases and norms from a gguf file", true);
+        float[][] fromFile;
+        try (GgufWeights weights = GgufWeights.open(writer.write(dir.resolve(arch + "-variant.gguf")))) {
+            assertThat(weights.model().config().attentionBias()).isEqualTo(!norms);
+            assertThat(weights.model().config().qkNorm()).isEqualTo(norms);
+            fromFile = logits(weights.model().config(), weights, prompt);
+        }
+        assertThat(fromFile).isDeepEqualTo(logits(variant, seeded, prompt));
+        assertThat(fromFile[prompt.length - 1]).as("the feature is not ignored").isNotEqualTo(logits(c, seeded, prompt)[prompt.length - 1]);
+    }
+
+    /** llama.cpp writes Llama 3.1's llama3 scaling as rope_freqs.weight: run, it gives the logits of the same scaling configured. */
+    @Test
+    void ropeFreqsWeightRunsAsLlama3Scaling()
+    {
+        ModelConfig c = TINY_GQA;
+        RopeScaling.Llama3 llama3 = new RopeScaling.Llama3(8f, 1f, 4f, 64);
+        float[] divisors = new float[c.headDim() / 2];
+        for (int i = 0; i < divisors.length; i++) {
+            double inv = 1.0 / Math.pow(c.ropeTheta(), 2.0 * i / c.headDim());
+            divisors[i] = (float) (inv / llama3.remap(inv));
+        }
+        Path path = writeSeeded("llama", GgufTensorType.F32, true, UnaryOperator.identity());
+        Path scaled = dir.resolve("scaled.gguf");
+        GgufWriter writer = new GgufWriter().model(c, "llama").tensor("rope_freqs.weight", GgufTensorType.F32, new long[] {divisors.length}, divisors);
+        SeededWeights seeded = new SeededWeights(c.weightsSeed());
+        SHAPES.forEach((name, shape) -> {
+            float[] values = seeded.floats(name, shape);
+            if (name.endsWith("q_proj.weight")) {
+                values = GgufWriter.llamaPermute(values, shape[0], shape[1], c.heads());
+            }
+            if (name.endsWith("k_proj.weight")) {
+                values = GgufWriter.llamaPermute(values, shape[0], shape[1], c.kvHeads());
+            }
+            writer.tensor(expectedGgufName(name), GgufTensorType.F32, GgufWriter.dims(shape), values);
+        });
+        writer.write(scaled);
+        int[] prompt = IntStream.range(0, 60).map(i -> (i * 31) % 256).toArray();
+        ModelConfig configured = new ModelConfig(c.name(), c.architecture(), c.vocabSize(), c.hiddenSize(), c.layers(), c.heads(), c.kvHeads(),
+                c.headDim(), 0, 0, 0, 0, 0, c.intermediateSize(), c.ropeTheta(), c.rmsEps(), c.maxContext(), c.weightsSeed(), false, "", false,
+                false, llama3);
+        float[][] expected = logits(configured, seeded, prompt);
+        float[][] plain = logits(c, seeded, prompt);
+        try (GgufWeights weights = GgufWeights.open(scaled); GgufWeights unscaled = GgufWeights.open(path)) {
+            assertThat(unscaled.model().config().ropeScaling()).isEqualTo(RopeScaling.NONE);
+            ModelConfig config = weights.model().config();
+            assertThat(config.ropeScaling()).isInstanceOf(RopeScaling.FrequencyDivisors.class);
+            float[][] fromFile = logits(config, weights, prompt);
+            for (int v = 0; v < c.vocabSize(); v++) {
+                assertThat((double) fromFile[59][v]).as("token %s", v).isCloseTo(expected[59][v], within(1e-3));
+            }
+            assertThat(fromFile[59]).as("the divisors are not ignored").isNotEqualTo(plain[59]);
         }
     }
 

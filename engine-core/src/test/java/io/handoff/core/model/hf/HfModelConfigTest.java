@@ -2,6 +2,7 @@ package io.handoff.core.model.hf;
 
 import io.handoff.core.model.Architecture;
 import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.RopeScaling;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -52,7 +53,55 @@ class HfModelConfigTest
         ModelConfig model = config.toModelConfig(dir.getFileName().toString());
         assertThat(model).isEqualTo(new ModelConfig(dir.getFileName().toString(), Architecture.GQA, 128256, 2048, 16, 32, 8, 64,
                 0, 0, 0, 0, 0, 8192, 500000f, 1e-5f, 131072, 0L, true, ""));
-        assertThat(config.unsupportedFeatures()).as("tied embeddings are implemented").containsExactly("rope scaling llama3");
+        assertThat(config.unsupportedFeatures()).as("tied embeddings are implemented; llama3 scaling needs all four fields")
+                .containsExactly("rope scaling llama3 without all of factor, low_freq_factor, high_freq_factor, original_max_position_embeddings");
+    }
+
+    @Test
+    void llama31sRopeScalingBecomesLlama3FrequencyRemapping()
+    {
+        HfModelConfig config = read("""
+                {"architectures": ["LlamaForCausalLM"], "vocab_size": 128256, "hidden_size": 2048, "num_hidden_layers": 16,
+                 "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 8192, "rope_theta": 500000.0,
+                 "rms_norm_eps": 1e-05, "max_position_embeddings": 131072, "tie_word_embeddings": true,
+                 "rope_scaling": {"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                  "original_max_position_embeddings": 8192, "rope_type": "llama3"}}
+                """);
+
+        assertThat(config.unsupportedFeatures()).isEmpty();
+        ModelConfig model = config.toModelConfig("llama-3.2-1b");
+        assertThat(model.ropeScaling()).isEqualTo(new RopeScaling.Llama3(32f, 1f, 4f, 8192));
+        assertThat(model.attentionBias()).isFalse();
+        assertThat(model.qkNorm()).isFalse();
+        assertThat(model.compatibilityHash()).as("the scaling is part of the hash")
+                .isNotEqualTo(new ModelConfig(model.name(), Architecture.GQA, 128256, 2048, 16, 32, 8, 64, 0, 0, 0, 0, 0, 8192, 500000f, 1e-5f,
+                        131072, 0L, true, "").compatibilityHash());
+    }
+
+    @Test
+    void attentionBiasOnLlamaOrQwen3IsRefusedBecauseItAlsoBiasesOProj()
+    {
+        HfModelConfig config = read("""
+                {"architectures": ["LlamaForCausalLM"], "vocab_size": 32000, "hidden_size": 64, "num_hidden_layers": 2,
+                 "num_attention_heads": 4, "intermediate_size": 128, "max_position_embeddings": 4096, "attention_bias": true}
+                """);
+
+        assertThat(config.attentionBias()).isTrue();
+        assertThat(config.unsupportedFeatures())
+                .containsExactly("an o_proj bias (attention_bias on LlamaForCausalLM biases o_proj as well as q/k/v)");
+    }
+
+    @Test
+    void otherRopeScalingTypesStayRefusedByName()
+    {
+        HfModelConfig config = read("""
+                {"architectures": ["LlamaForCausalLM"], "vocab_size": 32000, "hidden_size": 64, "num_hidden_layers": 2,
+                 "num_attention_heads": 4, "intermediate_size": 128, "max_position_embeddings": 4096,
+                 "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024}}
+                """);
+
+        assertThat(config.unsupportedFeatures()).containsExactly("rope scaling yarn (supported: llama3)");
+        assertThat(config.toModelConfig("m").ropeScaling()).isEqualTo(RopeScaling.NONE);
     }
 
     @Test
@@ -72,7 +121,11 @@ class HfModelConfigTest
         assertThat(config.headDim()).isEqualTo(64);
         assertThat(config.ropeTheta()).isEqualTo(1_000_000.0);
         assertThat(config.ropeScaling()).isEmpty();
-        assertThat(config.unsupportedFeatures()).containsExactly("q/k/v projection biases (attention_bias)");
+        assertThat(config.unsupportedFeatures()).as("biases are implemented").isEmpty();
+        ModelConfig model = config.toModelConfig("qwen2");
+        assertThat(model.attentionBias()).isTrue();
+        assertThat(model.qkNorm()).isFalse();
+        assertThat(model.ropeScaling()).isEqualTo(RopeScaling.NONE);
     }
 
     @Test
@@ -90,7 +143,9 @@ class HfModelConfigTest
         assertThat(config.attentionBias()).isFalse();
         assertThat(config.headDim()).isEqualTo(128);
         assertThat(config.toModelConfig("qwen3").headDim()).isEqualTo(128);
-        assertThat(config.unsupportedFeatures()).containsExactly("per-head q/k RMS norms (q_norm, k_norm)");
+        assertThat(config.unsupportedFeatures()).as("q/k norms are implemented").isEmpty();
+        assertThat(config.toModelConfig("qwen3").qkNorm()).isTrue();
+        assertThat(config.toModelConfig("qwen3").attentionBias()).isFalse();
     }
 
     @Test
