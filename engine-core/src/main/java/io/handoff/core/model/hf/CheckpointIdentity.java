@@ -23,10 +23,14 @@ import java.util.stream.Stream;
 public final class CheckpointIdentity
 {
     private static final long MAX_HEADER_BYTES = 100L * 1024 * 1024;
+    private static final long SAMPLE_BYTES = 2048;
 
     private CheckpointIdentity() {}
 
-    /** 16 hex digits of SHA-256 over config.json and the safetensors headers, file names included. */
+    /**
+     * 16 hex digits of SHA-256 over config.json, the safetensors headers (file names included) and a sample of every
+     * tensor's bytes: two checkpoints of one layout (a fine-tune saved like its base) differ only in their values.
+     */
     public static String of(Path directory)
     {
         MessageDigest digest;
@@ -41,6 +45,7 @@ public final class CheckpointIdentity
             for (Path file : weightFiles(directory)) {
                 digest.update(file.getFileName().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
                 digest.update(header(file));
+                sampleWeights(file, digest);
             }
         }
         catch (IOException e) {
@@ -59,6 +64,22 @@ public final class CheckpointIdentity
         }
         try (Stream<Path> files = Files.list(directory)) {
             return files.filter(p -> p.getFileName().toString().endsWith(".safetensors")).sorted().toList();
+        }
+    }
+
+    /** The first and last {@link #SAMPLE_BYTES} bytes of every tensor, in name order (a few KiB a tensor, never the weights). */
+    private static void sampleWeights(Path file, MessageDigest digest)
+    {
+        try (SafetensorsFile weights = SafetensorsFile.open(file)) {
+            for (SafetensorsTensor tensor : new java.util.TreeMap<>(weights.tensors()).values()) {
+                long size = tensor.data().byteSize();
+                long head = Math.min(SAMPLE_BYTES, size);
+                digest.update(tensor.data().asSlice(0, head).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+                if (size > head) {
+                    long tail = Math.min(SAMPLE_BYTES, size - head);
+                    digest.update(tensor.data().asSlice(size - tail, tail).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+                }
+            }
         }
     }
 
