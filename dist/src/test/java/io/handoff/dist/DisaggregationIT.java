@@ -150,7 +150,7 @@ class DisaggregationIT
         return ServerProcess.json(response.body());
     }
 
-    private static HttpResponse<String> generateResponse(ServerProcess prefill, ServerProcess decode, String control, String prompt,
+    static HttpResponse<String> generateResponse(ServerProcess prefill, ServerProcess decode, String control, String prompt,
             int maxNewTokens)
     {
         ObjectNode body = ServerProcess.JSON.createObjectNode();

@@ -1,0 +1,145 @@
+package io.handoff.dist;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.handoff.core.model.hf.SeededCheckpoint;
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.SymbolLookup;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * Disaggregation on a Hugging Face checkpoint written by the test (Llama-shaped, GQA: 4 query heads over
+ * 2 KV heads) rather than a built-in seeded model: {@code handoff demo --model-path} runs a prefill, a
+ * decode and a router as processes of the distribution and checks every output against the colocated
+ * engine's, with chunked prefill on, on every transfer backend and both a one-token and a 16-token page.
+ */
+class CheckpointDisaggregationIT
+{
+    private static final ObjectMapper JSON = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private static final int REQUESTS = 4;
+
+    @TempDir
+    Path temp;
+
+    // Every backend and transport once, the page sizes alternating so that each appears on a two-sided
+    // (mooncake tcp, nixl tcp) and a one-sided (mooncake shm, mori, nixl posix) transfer.
+    @ParameterizedTest(name = "{0} {2}, page size {3}")
+    @CsvSource({
+            "mooncake, -Dhandoff.plugins.mooncake.transport=tcp, tcp, 1",
+            "mooncake, -Dhandoff.plugins.mooncake.transport=shm, shm, 16",
+            "mori, -Dhandoff.plugins.mori.forward-sync=true, shm, 1",
+            "nixl, -Dhandoff.plugins.nixl.tls=tcp, ucx:tcp, 16",
+            "nixl, '-Dhandoff.plugins.nixl.tls=posix,self', 'ucx:posix,self', 1"})
+    void aDisaggregatedDemoOnACheckpointMatchesTheColocatedEngineBitForBit(String backend, String setting, String transport, int pageSize)
+            throws Exception
+    {
+        if (backend.equals("nixl")) {
+            assumeUcx();
+        }
+        Path model = temp.resolve("tiny-llama-gqa");
+        assertThat(SeededCheckpoint.write(model, 11L, false).kvHeads()).isLessThan(SeededCheckpoint.config("x", 11L, false).heads());
+
+        // A chunk of 64 tokens: the demo's prompts (a shared prefix plus a question) take several chunks each.
+        Launcher.Run run = Launcher.run(temp, "demo", "--json", "--requests", Integer.toString(REQUESTS), "--concurrency", "2",
+                "--max-new-tokens", "8", "--model-path", model.toString(), "--transfer-backend", backend, setting,
+                "-Dhandoff.kv.page-size=" + pageSize, "-Dhandoff.scheduler.chunked-prefill-size=64");
+
+        assertThat(run.exitCode()).as(run.describe()).isZero();
+        JsonNode report = JSON.readTree(run.stdout());
+        assertThat(report.get("model").asText()).isEqualTo("tiny-llama-gqa");
+        assertThat(report.get("transfer_backend").asText()).isEqualTo(backend);
+        assertThat(report.get("transport").asText()).as(run.describe()).isEqualTo(transport);
+        assertThat(report.get("requests").asInt()).isEqualTo(REQUESTS);
+        assertThat(report.get("completed").asInt()).as(run.describe()).isEqualTo(REQUESTS);
+        assertThat(report.get("failed").asInt()).as(run.describe()).isZero();
+        assertThat(report.get("exact_match").asDouble()).as(run.describe()).isEqualTo(1.0);
+        assertThat(report.get("distinct_output_tokens").asInt()).as(run.describe()).isGreaterThanOrEqualTo(4);
+        assertThat(report.get("kv_bytes_transferred").asLong()).isPositive();
+        // Bytes sent before a prompt's last forward: the prompts were prefilled in several chunks, and early send ran.
+        assertThat(report.get("early_send").get("enabled").asBoolean()).as(run.describe()).isTrue();
+        assertThat(report.get("kv_early_bytes").asLong()).as(run.describe()).isPositive();
+        assertThat(report.get("pages_leaked").get("prefill").asInt()).as(run.describe()).isZero();
+        assertThat(report.get("pages_leaked").get("decode").asInt()).as(run.describe()).isZero();
+    }
+
+    @Test
+    void aPrefillAndADecodeOnDifferentCheckpointsOfTheSameShapeRefuseToPairNamingBoth()
+            throws Exception
+    {
+        Path first = temp.resolve("llama-a");
+        Path second = temp.resolve("llama-b");
+        SeededCheckpoint.write(first, 1L, false);
+        SeededCheckpoint.write(second, 2L, false);
+
+        // The refused decode never claims the prefill's room: it fails at the bootstrapping deadline, shortened here.
+        try (ServerProcess prefill = ServerProcess.serve(temp, "prefill", "--model-path", first.toString(),
+                "-Dhandoff.disaggregation.bootstrapping-timeout=3s");
+                ServerProcess decode = ServerProcess.serve(temp, "decode", "--model-path", second.toString())) {
+            String control = ServerProcess.json(prefill.get("/bootstrap").body()).get("control").asText();
+
+            HttpResponse<String> response = DisaggregationIT.generateResponse(prefill, decode, control, "the thin theory in a tin", 4);
+
+            assertThat(response.statusCode()).as(response.body()).isGreaterThanOrEqualTo(400);
+            // the prefill judges the decode's hello: "model is 'llama-a' here but 'llama-b' on the peer; weights is 'llama-a@<16 hex>' ..."
+            assertThat(response.body()).contains("handshake refused: incompatible peer")
+                    .containsPattern("model is 'llama-[ab]' here but 'llama-[ab]' on the peer")
+                    .containsPattern("weights is 'llama-[ab]@[0-9a-f]{16}' here but 'llama-[ab]@[0-9a-f]{16}' on the peer")
+                    .contains("'llama-a").contains("'llama-b");
+            decode.assertNoPagesLeaked();
+            prefill.assertNoPagesLeaked();
+        }
+    }
+
+    /**
+     * Two checkpoints that differ only in their weights' values (same directory name, shapes and config,
+     * other seeds) must be refused too: otherwise the decode continues KV computed by other weights and
+     * answers garbage without an error.
+     */
+    @Test
+    @Disabled("fails today: CheckpointIdentity digests config.json and the safetensors headers only, which SeededCheckpoint writes "
+            + "byte for byte alike for any seed, so these two pair and the decode answers 200 with tokens of neither model")
+    void checkpointsThatDifferOnlyInTheirWeightValuesRefuseToPair()
+            throws Exception
+    {
+        Path first = temp.resolve("a").resolve("llama");
+        Path second = temp.resolve("b").resolve("llama");
+        SeededCheckpoint.write(first, 1L, false);
+        SeededCheckpoint.write(second, 2L, false);
+
+        try (ServerProcess prefill = ServerProcess.serve(temp, "prefill", "--model-path", first.toString());
+                ServerProcess decode = ServerProcess.serve(temp, "decode", "--model-path", second.toString())) {
+            String control = ServerProcess.json(prefill.get("/bootstrap").body()).get("control").asText();
+
+            HttpResponse<String> response = DisaggregationIT.generateResponse(prefill, decode, control, "the thin theory in a tin", 4);
+
+            assertThat(response.statusCode()).as(response.body()).isGreaterThanOrEqualTo(400);
+            assertThat(response.body()).contains("incompatible peer").contains("weights is 'llama@");
+            decode.assertNoPagesLeaked();
+        }
+    }
+
+    /** The nixl backend loads libucp through FFM; without it the nixl rows are skipped, saying so. */
+    private static void assumeUcx()
+    {
+        boolean loads;
+        try (Arena arena = Arena.ofConfined()) {
+            SymbolLookup.libraryLookup("libucp.so.0", arena);
+            loads = true;
+        }
+        catch (IllegalArgumentException e) {
+            loads = false;
+        }
+        assumeTrue(loads, "libucp.so.0 cannot be loaded here: the nixl backend needs UCX (install libucx0)");
+    }
+}
