@@ -1,5 +1,7 @@
 package io.handoff.core.model.gguf;
 
+import io.handoff.core.model.hf.TensorDtype;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -25,7 +27,6 @@ public enum GgufTensorType
             "IQ3_S", "IQ2_S", "IQ4_XS", "I8", "I16", "I32", "I64", "F64", "IQ1_M", "BF16", "Q4_0_4_4 (removed)",
             "Q4_0_4_8 (removed)", "Q4_0_8_8 (removed)", "TQ1_0", "TQ2_0", "IQ4_NL_4_4 (removed)", "IQ4_NL_4_8 (removed)",
             "IQ4_NL_8_8 (removed)", "MXFP4"};
-    private static final ValueLayout.OfFloat F32_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfShort U16_LE = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final int id;
@@ -74,27 +75,24 @@ public enum GgufTensorType
     /** Converts {@code count} elements (a whole number of blocks) at the start of {@code data} to F32. */
     float[] toFloats(MemorySegment data, int count)
     {
+        // the unquantized types are laid out as in safetensors: one conversion serves both formats
+        return switch (this) {
+            case F32 -> TensorDtype.F32.toFloats(data, count);
+            case F16 -> TensorDtype.F16.toFloats(data, count);
+            case BF16 -> TensorDtype.BF16.toFloats(data, count);
+            case Q8_0 -> dequantizeQ8(data, count);
+        };
+    }
+
+    /** Q8_0: blocks of 32 values, an F16 scale {@code d} then 32 signed bytes {@code q}; each value is {@code d * q}. */
+    private static float[] dequantizeQ8(MemorySegment data, int count)
+    {
         float[] out = new float[count];
-        switch (this) {
-            case F32 -> MemorySegment.copy(data, F32_LE, 0, out, 0, count);
-            case F16 -> {
-                for (int i = 0; i < count; i++) {
-                    out[i] = Float.float16ToFloat(data.getAtIndex(U16_LE, i));
-                }
-            }
-            case BF16 -> {
-                for (int i = 0; i < count; i++) {
-                    out[i] = Float.intBitsToFloat((data.getAtIndex(U16_LE, i) & 0xffff) << 16);
-                }
-            }
-            case Q8_0 -> {
-                for (int block = 0; block < count / 32; block++) {
-                    long at = (long) block * 34;
-                    float d = Float.float16ToFloat(data.get(U16_LE, at));
-                    for (int j = 0; j < 32; j++) {
-                        out[block * 32 + j] = d * data.get(ValueLayout.JAVA_BYTE, at + 2 + j);
-                    }
-                }
+        for (int block = 0; block < count / 32; block++) {
+            long at = (long) block * 34;
+            float d = Float.float16ToFloat(data.get(U16_LE, at));
+            for (int j = 0; j < 32; j++) {
+                out[block * 32 + j] = d * data.get(ValueLayout.JAVA_BYTE, at + 2 + j);
             }
         }
         return out;

@@ -47,8 +47,8 @@ public enum TensorDtype
         return Arrays.stream(values()).map(Enum::name).collect(Collectors.joining(", "));
     }
 
-    /** Converts {@code count} elements of this type at the start of {@code data} to F32. */
-    float[] toFloats(MemorySegment data, int count)
+    /** Converts {@code count} elements of this type at the start of {@code data} (little-endian) to F32. */
+    public float[] toFloats(MemorySegment data, int count)
     {
         float[] out = new float[count];
         switch (this) {
