@@ -157,12 +157,7 @@ final class CompletionsApi
 
     private ObjectNode envelope(String id, String object)
     {
-        ObjectNode node = JsonFields.MAPPER.createObjectNode();
-        node.put("id", id);
-        node.put("object", object);
-        node.put("created", created);
-        node.put("model", model.name());
-        return node;
+        return JsonFields.openAiEnvelope(id, object, created, model.name());
     }
 
     /** Adds {@code choices[0]}; {@code outcome} null means the output goes on (a stream chunk). */

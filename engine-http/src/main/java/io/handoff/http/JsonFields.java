@@ -27,6 +27,17 @@ public final class JsonFields
 {
     public static final ObjectMapper MAPPER = mapper();
 
+    /** The fields every OpenAI response object starts with: {@code id}, {@code object}, {@code created}, {@code model}. */
+    public static ObjectNode openAiEnvelope(String id, String object, long created, String model)
+    {
+        ObjectNode node = MAPPER.createObjectNode();
+        node.put("id", id);
+        node.put("object", object);
+        node.put("created", created);
+        node.put("model", model);
+        return node;
+    }
+
     private final ObjectNode node;
     private final String prefix;
 

@@ -177,12 +177,7 @@ public final class ChatCompletionsApi
 
     private ObjectNode envelope(String id, String object)
     {
-        ObjectNode node = JsonFields.MAPPER.createObjectNode();
-        node.put("id", id);
-        node.put("object", object);
-        node.put("created", created);
-        node.put("model", model.id());
-        return node;
+        return JsonFields.openAiEnvelope(id, object, created, model.id());
     }
 
     private static void usage(ObjectNode node, ChatModel.Outcome outcome)
