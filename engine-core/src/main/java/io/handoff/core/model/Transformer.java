@@ -6,6 +6,7 @@ import io.handoff.core.model.ModelWeights.Mla;
 import io.handoff.spi.attention.AttentionBackend;
 import io.handoff.spi.attention.AttentionGeometry;
 import io.handoff.spi.attention.KvCacheView;
+import io.handoff.spi.attention.KvDtype;
 import io.handoff.spi.attention.KvRows;
 
 import java.util.Arrays;
@@ -18,7 +19,7 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * The forward pass of one mixed step (extend chunks and decode tokens together). Per layer every token's
- * K/V row is written to its slot first (through {@link KvRows}, so a BF16 pool rounds it once), then
+ * K/V row is written to its slot first (through {@link KvRows}, so a 16-bit pool rounds it once), then
  * attention reads every key it sees, the current chunk's included, back from the pool. Everything else is
  * per token, so a token's math is the same whichever request, batch or chunk it arrives in; MLA uses
  * the absorbed form on both the extend and the decode path for the same reason.
@@ -174,7 +175,7 @@ public final class Transformer
             KvRows.store(kv.keys(l), slot * kv.keyRowBytes(), kv.dtype(), k, t * kvRow, kvRow);
             KvRows.store(kv.values(l), slot * kv.valueRowBytes(), kv.dtype(), v, t * kvRow, kvRow);
         }
-        float[] attended = attend(l, batch, attention, q);
+        float[] attended = attend(l, batch, attention, q, kv.dtype());
         matmul(pool, out, 0, hidden, w.o(), 0, hidden, qRow, attended, 0, qRow, n);
     }
 
@@ -224,7 +225,7 @@ public final class Transformer
         for (int h = 0; h < heads; h++) {
             matmul(pool, qAttn, h * row, heads * row, w.ukT(), h * rank * nope, rank, nope, q, h * qHead, heads * qHead, n);
         }
-        float[] attended = attend(l, batch, attention, qAttn);
+        float[] attended = attend(l, batch, attention, qAttn, kv.dtype());
         float[] values = new float[n * heads * vDim];
         for (int h = 0; h < heads; h++) {
             matmul(pool, values, h * vDim, heads * vDim, w.uv(), h * vDim * rank, vDim, rank, attended, h * rank, heads * rank, n);
@@ -232,9 +233,13 @@ public final class Transformer
         matmul(pool, out, 0, hidden, w.o(), 0, hidden, heads * vDim, values, 0, heads * vDim, n);
     }
 
-    /** Attention for the extend tokens (the batch's first rows), then the decode tokens. */
-    private float[] attend(int l, ForwardBatch batch, AttentionBackend attention, float[] q)
+    /**
+     * Attention for the extend tokens (the batch's first rows), then the decode tokens. The queries are rounded
+     * to the pool's element type first, as the keys were on store: a 16-bit pool means 16-bit scores' operands.
+     */
+    private float[] attend(int l, ForwardBatch batch, AttentionBackend attention, float[] q, KvDtype dtype)
     {
+        KvRows.round(q, 0, q.length, dtype);
         int qRow = geometry.numQHeads() * geometry.qkDim();
         int oRow = geometry.numQHeads() * geometry.vDim();
         int e = batch.extend().tokens();

@@ -4,7 +4,8 @@ package io.handoff.spi.attention;
 public enum KvDtype
 {
     F32(4),
-    BF16(2);
+    BF16(2),
+    F16(2);
 
     private final int bytes;
 

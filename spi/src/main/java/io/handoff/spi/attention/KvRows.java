@@ -4,13 +4,14 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * Reading and writing KV rows in either dtype. BF16 is the upper half of an F32 (round to nearest
- * even on store), so a row written and read back is the same on every backend.
+ * Reading and writing KV rows in any {@link KvDtype}. BF16 is the upper half of an F32 and F16 is
+ * IEEE binary16, both rounded to nearest even on store, so a row written and read back is the same on
+ * every backend.
  */
 public final class KvRows
 {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED;
-    private static final ValueLayout.OfShort BF16 = ValueLayout.JAVA_SHORT_UNALIGNED;
+    private static final ValueLayout.OfShort HALF = ValueLayout.JAVA_SHORT_UNALIGNED;
 
     private KvRows() {}
 
@@ -21,8 +22,14 @@ public final class KvRows
             MemorySegment.copy(region, F32, byteOffset, dst, dstOffset, count);
             return;
         }
+        if (dtype == KvDtype.F16) {
+            for (int i = 0; i < count; i++) {
+                dst[dstOffset + i] = Float.float16ToFloat(region.get(HALF, byteOffset + 2L * i));
+            }
+            return;
+        }
         for (int i = 0; i < count; i++) {
-            dst[dstOffset + i] = bf16ToFloat(region.get(BF16, byteOffset + 2L * i));
+            dst[dstOffset + i] = bf16ToFloat(region.get(HALF, byteOffset + 2L * i));
         }
     }
 
@@ -32,8 +39,14 @@ public final class KvRows
             MemorySegment.copy(src, srcOffset, region, F32, byteOffset, count);
             return;
         }
+        if (dtype == KvDtype.F16) {
+            for (int i = 0; i < count; i++) {
+                region.set(HALF, byteOffset + 2L * i, Float.floatToFloat16(src[srcOffset + i]));
+            }
+            return;
+        }
         for (int i = 0; i < count; i++) {
-            region.set(BF16, byteOffset + 2L * i, floatToBf16(src[srcOffset + i]));
+            region.set(HALF, byteOffset + 2L * i, floatToBf16(src[srcOffset + i]));
         }
     }
 
@@ -50,6 +63,28 @@ public final class KvRows
         }
         int rounding = 0x7fff + ((bits >>> 16) & 1);
         return (short) ((bits + rounding) >>> 16);
+    }
+
+    /**
+     * Rounds {@code count} values at {@code values[offset..]} in place to what a store and load in {@code dtype}
+     * would give: how the engine hands attention its queries in the pool's element type, so that every
+     * operand of a score is in that type (as a 16-bit GPU kernel takes them) and accumulation is the kernel's.
+     */
+    public static void round(float[] values, int offset, int count, KvDtype dtype)
+    {
+        switch (dtype) {
+            case F32 -> {}
+            case BF16 -> {
+                for (int i = offset; i < offset + count; i++) {
+                    values[i] = roundToBf16(values[i]);
+                }
+            }
+            case F16 -> {
+                for (int i = offset; i < offset + count; i++) {
+                    values[i] = Float.float16ToFloat(Float.floatToFloat16(values[i]));
+                }
+            }
+        }
     }
 
     /** Rounds a float to what a BF16 store and load would give. */

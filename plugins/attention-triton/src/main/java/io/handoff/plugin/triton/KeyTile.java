@@ -78,6 +78,10 @@ final class KeyTile
             MemorySegment.copy(region, F32, byteOffset, dst, dstOffset, count);
             return;
         }
+        if (dtype == KvDtype.F16) {
+            KvRows.load(region, byteOffset, dtype, dst, dstOffset, count);
+            return;
+        }
         // BF16 is the upper half of an F32: widen each 16-bit pattern and shift it into place.
         int i = 0;
         for (int bound = BF16_LANES.loopBound(count); i < bound; i += BF16_LANES.length()) {

@@ -31,7 +31,7 @@ public final class TritonProvider
         implements AttentionBackendProvider
 {
     private static final AttentionCapabilities CAPABILITIES = new AttentionCapabilities(
-            EnumSet.of(KvLayout.MHA, KvLayout.GQA, KvLayout.MLA), 1, 256, EnumSet.of(KvDtype.F32, KvDtype.BF16), true, true);
+            EnumSet.of(KvLayout.MHA, KvLayout.GQA, KvLayout.MLA), 1, 256, EnumSet.of(KvDtype.F32, KvDtype.BF16, KvDtype.F16), true, true);
 
     @Override
     public String id()
