@@ -7,5 +7,6 @@ module handoff.http {
     requires org.apache.logging.log4j;
 
     exports io.handoff.http to handoff.cli;
+    exports io.handoff.http.security to handoff.cli;
     exports io.handoff.router to handoff.cli;
 }

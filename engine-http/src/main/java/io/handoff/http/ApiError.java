@@ -38,6 +38,18 @@ public final class ApiError
         return new ApiError(400, "invalid_request_error", code, param, message, null);
     }
 
+    /** HTTP 401: no API key, or a wrong one; the caller adds {@code WWW-Authenticate}. Never echoes the key presented. */
+    public static ApiError unauthorized(String code, String message)
+    {
+        return new ApiError(401, "invalid_request_error", code, null, message, null);
+    }
+
+    /** HTTP 403: the client is known but may not do this (a router field from a client that is not the router). */
+    public static ApiError forbidden(String code, String param, String message)
+    {
+        return new ApiError(403, "invalid_request_error", code, param, message, null);
+    }
+
     public static ApiError notFound(String code, String param, String message)
     {
         return new ApiError(404, "invalid_request_error", code, param, message, null);
@@ -58,6 +70,13 @@ public final class ApiError
     {
         return new ApiError(413, "invalid_request_error", "body_too_large", null,
                 "the request body is larger than " + limit + " bytes (handoff.server.max-body-bytes)", null);
+    }
+
+    /** HTTP 429 with {@code Retry-After} rounded up to whole seconds, as OpenAI answers a client over its rate. */
+    public static ApiError rateLimited(String message, Duration retryAfter)
+    {
+        long seconds = Math.max(1, Math.ceilDiv(requireNonNull(retryAfter, "retryAfter is null").toMillis(), 1000));
+        return new ApiError(429, "requests", "rate_limit_exceeded", null, message, Duration.ofSeconds(seconds));
     }
 
     public static ApiError overloaded(String message, Duration retryAfter)

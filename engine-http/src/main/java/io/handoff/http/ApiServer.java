@@ -64,11 +64,11 @@ public final class ApiServer
     {
         this.tokenizer = requireNonNull(tokenizer, "tokenizer is null");
         this.disaggregation = requireNonNull(disaggregation, "disaggregation is null");
-        this.bootstrap = new Bootstrap(disaggregation.map(Disaggregation::role));
         this.config = requireNonNull(config, "config is null");
+        this.bootstrap = new Bootstrap(disaggregation.map(Disaggregation::role), config.access().routerAuthentication());
         this.scheduler = requireNonNull(scheduler, "scheduler is null");
         this.model = requireNonNull(model, "model is null");
-        this.generations = new Generations(scheduler, model, tokenizer, metrics, config.retryAfter());
+        this.generations = new Generations(scheduler, model, tokenizer, metrics, config.retryAfter(), config.limits().maxPromptTokens());
         GenerateApi generate = new GenerateApi(generations, model, tokenizer, bootstrap);
         CompletionsApi completions = new CompletionsApi(generations, model, tokenizer, created, bootstrap);
         this.routes = Map.of(
@@ -77,13 +77,16 @@ public final class ApiServer
                 "/v1/chat/completions", new Route("POST", new ChatCompletionsApi(chatModel(generations, model, tokenizer, chatTemplate), created)::handle),
                 "/v1/models", new Route("GET", this::models),
                 "/abort_request", new Route("POST", exchange -> AbortRequest.handle(exchange, generations::abort, "")),
-                "/health", new Route("GET", this::health),
+                // open: load balancers and the router probe it without a key; it tells nothing but "ok" or "shutting down"
+                "/health", new Route("GET", this::health, HttpRoutes.Access.OPEN),
                 "/health_generate", new Route("GET", this::healthGenerate),
                 "/metrics", new Route("GET", this::metrics),
                 "/bootstrap", new Route("GET", this::bootstrap));
+        JdkHttpServerLimits.apply(config.limits());
         this.server = HttpServer.create(new InetSocketAddress(config.host(), config.port()), 0);
         server.setExecutor(executor);
-        server.createContext("/", new HttpRoutes(routes, config.maxBodyBytes(), metrics.httpRequests())::dispatch);
+        server.createContext("/", new HttpRoutes(routes, config, metrics.httpRequests())::dispatch);
+        AccessNotice.log(config, disaggregation.isPresent());
     }
 
     /** Binds {@code config.host():config.port()} and starts answering. */

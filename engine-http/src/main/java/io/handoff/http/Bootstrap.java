@@ -2,24 +2,32 @@ package io.handoff.http;
 
 import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.scheduler.RoomTicket;
+import io.handoff.http.security.RouterAuthentication;
+import io.handoff.http.security.RouterSignature;
 import io.handoff.spi.transfer.RoomKey;
 
 import java.util.Optional;
 import java.util.Set;
 
+import static java.util.Objects.requireNonNull;
+
 /**
  * The router's room fields on a request ({@code bootstrap_room}, {@code bootstrap_generation}, and on a
- * decode {@code bootstrap_host}, the prefill's control address), checked against this server's role.
+ * decode {@code bootstrap_host}, the prefill's control address), checked against this server's role, their
+ * syntax, and who sent them: with them a client chooses where a decode connects, so they are taken only
+ * from the router ({@link RouterAuthentication}).
  */
 final class Bootstrap
 {
     static final Set<String> FIELDS = Set.of("bootstrap_room", "bootstrap_generation", "bootstrap_host");
 
     private final Optional<Disaggregation.Role> role;
+    private final RouterAuthentication router;
 
-    Bootstrap(Optional<Disaggregation.Role> role)
+    Bootstrap(Optional<Disaggregation.Role> role, RouterAuthentication router)
     {
-        this.role = role;
+        this.role = requireNonNull(role, "role is null");
+        this.router = requireNonNull(router, "router is null");
     }
 
     String roleName()
@@ -28,7 +36,7 @@ final class Bootstrap
     }
 
     /** The request's room on a prefill or decode; empty on a colocated server. */
-    Optional<RoomTicket> ticket(JsonFields body)
+    Optional<RoomTicket> ticket(JsonFields body, Exchange exchange)
     {
         boolean any = FIELDS.stream().anyMatch(body::has);
         if (role.isEmpty()) {
@@ -38,12 +46,22 @@ final class Bootstrap
             }
             return Optional.empty();
         }
+        if (FIELDS.stream().anyMatch(body::has)) {
+            router.refusal(exchange.method(), exchange.path(), exchange.body(), exchange.header(RouterSignature.HEADER)).ifPresent(why -> {
+                String field = FIELDS.stream().filter(body::has).sorted().findFirst().orElseThrow();
+                throw ApiError.forbidden("router_authentication_failed", field, "'" + field + "' is accepted only from the router, which signs"
+                        + " its calls with the cluster secret; this request is not signed by it: " + why);
+            });
+        }
         long room = body.integer("bootstrap_room", 0, Long.MAX_VALUE).orElseThrow(() -> ApiError.invalid("missing_field", "bootstrap_room",
                 "a " + roleName() + " server takes requests from a router: 'bootstrap_room' is required (send requests to the router)"));
         int generation = body.integer("bootstrap_generation", 0, Integer.MAX_VALUE).map(Long::intValue).orElse(0);
         String host = body.string("bootstrap_host").orElse("");
         if (role.get() == Disaggregation.Role.DECODE && host.isBlank()) {
             throw ApiError.invalid("missing_field", "bootstrap_host", "a decode needs 'bootstrap_host', the prefill's control address (host:port)");
+        }
+        if (!host.isEmpty()) {
+            BootstrapAddress.check(host);
         }
         return Optional.of(new RoomTicket(new RoomKey(room, generation), role.get() == Disaggregation.Role.DECODE ? host : ""));
     }

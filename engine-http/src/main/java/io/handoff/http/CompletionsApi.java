@@ -63,7 +63,7 @@ final class CompletionsApi
             options.allowOnly(Set.of("include_usage"));
             includeUsage = options.bool("include_usage").orElse(false);
         }
-        GenerationParams params = parse(body);
+        GenerationParams params = parse(body, exchange);
         String id = "cmpl-" + params.rid();
         try (Generation generation = generations.start(params)) {
             if (!stream) {
@@ -107,7 +107,7 @@ final class CompletionsApi
         }
     }
 
-    private GenerationParams parse(JsonFields body)
+    private GenerationParams parse(JsonFields body, Exchange exchange)
     {
         body.onlyNeutral("n", IntNode.valueOf(1), "one completion per request");
         body.onlyNeutral("best_of", IntNode.valueOf(1), "one completion per request");
@@ -133,7 +133,7 @@ final class CompletionsApi
                 body.strings("stop", GenerateApi.MAX_STOP_STRINGS),
                 body.intArray("stop_token_ids", 0, model.vocabSize()).map(GenerateApi::boxed).orElse(Set.of()),
                 body.bool("ignore_eos").orElse(false),
-                bootstrap.ticket(body));
+                bootstrap.ticket(body, exchange));
     }
 
     /** A string (BOS + its bytes, as {@code handoff generate} encodes it) or token ids; a list of one of either. */
@@ -144,6 +144,10 @@ final class CompletionsApi
             prompt = prompt.get(0);
         }
         if (prompt.isTextual()) {
+            if (prompt.textValue().isEmpty()) {
+                // the tokenizer would still give its start token, and the model would generate from that alone
+                throw ApiError.invalid("invalid_value", "prompt", "prompt is empty; send the text to continue");
+            }
             return tokenizer.encodePrompt(prompt.textValue());
         }
         if (prompt.isArray() && prompt.size() > 0 && (prompt.get(0).isTextual() || prompt.get(0).isArray())) {

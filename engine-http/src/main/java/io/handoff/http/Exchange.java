@@ -25,6 +25,7 @@ public final class Exchange
     private final long maxBodyBytes;
     private final IntConsumer onStatus;
     private int status = -1;
+    private byte[] body = new byte[0];
 
     /** {@code onStatus} hears the status just before it is sent, so a count of it is in place by the time the client has the response. */
     Exchange(HttpExchange exchange, long maxBodyBytes, IntConsumer onStatus)
@@ -54,7 +55,6 @@ public final class Exchange
     public JsonFields json()
             throws IOException
     {
-        byte[] body;
         try (InputStream in = exchange.getRequestBody()) {
             String declared = exchange.getRequestHeaders().getFirst("Content-Length");
             if (declared != null && declared.strip().matches("[0-9]{1,18}") && Long.parseLong(declared.strip()) > maxBodyBytes) {
@@ -63,10 +63,23 @@ public final class Exchange
             // Read at most one byte past the limit: a chunked body that is too large is never held whole.
             body = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBodyBytes + 1));
             if (body.length > maxBodyBytes) {
+                body = new byte[0];
                 throw tooLarge(in);
             }
         }
         return JsonFields.parse(body);
+    }
+
+    /** The body exactly as {@link #json} read it (what a signature covers); empty before. */
+    byte[] body()
+    {
+        return body;
+    }
+
+    /** A request header's first value, or null. */
+    public String header(String name)
+    {
+        return exchange.getRequestHeaders().getFirst(name);
     }
 
     /**

@@ -51,7 +51,7 @@ final class GenerateApi
     {
         JsonFields body = exchange.json();
         boolean stream = body.bool("stream").orElse(false);
-        GenerationParams params = parse(body);
+        GenerationParams params = parse(body, exchange);
         try (Generation generation = generations.start(params)) {
             if (!stream) {
                 Generation.Outcome outcome = generation.run(Generation.Sink.NONE);
@@ -73,7 +73,7 @@ final class GenerateApi
         }
     }
 
-    private GenerationParams parse(JsonFields body)
+    private GenerationParams parse(JsonFields body, Exchange exchange)
     {
         body.allowOnly(FIELDS);
         body.onlyNeutral("return_logprob", BooleanNode.FALSE, "log probabilities are not returned");
@@ -106,7 +106,7 @@ final class GenerateApi
         }
         generations.checkContext(prompt.length, body.has("text") ? "text" : "input_ids", maxNewTokens, "sampling_params.max_new_tokens");
         return new GenerationParams(rid, prompt, bootstrap.maxNewTokens(maxNewTokens), samplingParams, stops, stopIds, ignoreEos,
-                bootstrap.ticket(body));
+                bootstrap.ticket(body, exchange));
     }
 
     private int[] prompt(JsonFields body)
@@ -121,7 +121,12 @@ final class GenerateApi
                     "batched prompts are not supported: send one prompt per request");
         }
         if (body.has("text")) {
-            return tokenizer.encodePrompt(body.string("text").orElseThrow());
+            String text = body.string("text").orElseThrow();
+            if (text.isEmpty()) {
+                // the tokenizer would still give its start token, and the model would generate from that alone
+                throw ApiError.invalid("invalid_value", "text", "text is empty; send the prompt to continue");
+            }
+            return tokenizer.encodePrompt(text);
         }
         return body.intArray("input_ids", 0, model.vocabSize()).orElseThrow();
     }

@@ -28,13 +28,19 @@ final class Generations
     private final Tokenizer tokenizer;
     private final ServerMetrics metrics;
     private final Duration retryAfter;
+    private final int maxPromptTokens;
     private final Map<String, Generation> active = new LinkedHashMap<>();
     private final AtomicLong nextRid = new AtomicLong();
     private final String ridPrefix = Long.toHexString(System.currentTimeMillis());
     private boolean draining;
 
-    Generations(Scheduler scheduler, ModelConfig model, Tokenizer tokenizer, ServerMetrics metrics, Duration retryAfter)
+    /** @param maxPromptTokens the longest prompt accepted ({@code handoff.server.max-prompt-tokens}); 0: the model's context decides */
+    Generations(Scheduler scheduler, ModelConfig model, Tokenizer tokenizer, ServerMetrics metrics, Duration retryAfter, int maxPromptTokens)
     {
+        if (maxPromptTokens < 0) {
+            throw new IllegalArgumentException("maxPromptTokens must be at least 0, was " + maxPromptTokens);
+        }
+        this.maxPromptTokens = maxPromptTokens;
         this.tokenizer = requireNonNull(tokenizer, "tokenizer is null");
         this.scheduler = requireNonNull(scheduler, "scheduler is null");
         this.model = requireNonNull(model, "model is null");
@@ -56,7 +62,11 @@ final class Generations
     {
         int context = model.maxContext();
         if (promptTokens == 0) {
-            throw ApiError.invalid("invalid_value", promptParam, "the prompt is empty");
+            throw ApiError.invalid("invalid_value", promptParam, "the prompt is empty; send at least one token to continue");
+        }
+        if (maxPromptTokens > 0 && promptTokens > maxPromptTokens) {
+            throw ApiError.invalid("prompt_too_long", promptParam, "the prompt is " + promptTokens + " tokens; this server accepts at most "
+                    + maxPromptTokens + " (handoff.server.max-prompt-tokens)");
         }
         if (promptTokens >= context) {
             throw ApiError.invalid("context_length_exceeded", promptParam, "the prompt is " + promptTokens

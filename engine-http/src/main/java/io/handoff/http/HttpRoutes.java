@@ -5,16 +5,18 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
 import java.io.IOException;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeSet;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * The route table of an HTTP API and how every exchange is answered: 404 for an unknown path, 405 with
- * {@code Allow} for a wrong method, an {@link ApiError} as the OpenAI-style error object, and every
- * exchange counted by route and status. The colocated server and the router share it, so their clients
- * see the same errors.
+ * The route table of an HTTP API and how every exchange is answered: the {@link RequestGuard} (rate limit, API
+ * key) for every route but the open ones, 404 for an unknown path (and for a debug route while debug endpoints
+ * are off, so that they cannot even be found), 405 with {@code Allow} for a wrong method, an {@link ApiError} as
+ * the OpenAI-style error object, and every exchange counted by route and status. The colocated server and the
+ * router share it, so their clients see the same errors.
  */
 public final class HttpRoutes
 {
@@ -27,23 +29,53 @@ public final class HttpRoutes
                 throws IOException, InterruptedException;
     }
 
-    public record Route(String method, Handler handler)
+    /** Who may reach a route. */
+    public enum Access
+    {
+        /** Anyone, without a key and without counting against the rate limit: liveness probes. */
+        OPEN,
+        /** Clients with an API key (when keys are configured), within the rate limit. */
+        GUARDED,
+        /** Like {@link #GUARDED}, and only while {@code handoff.server.debug-endpoints} is on; else the route does not exist. */
+        DEBUG
+    }
+
+    public record Route(String method, Handler handler, Access access)
     {
         public Route
         {
             requireNonNull(method, "method is null");
             requireNonNull(handler, "handler is null");
+            requireNonNull(access, "access is null");
+        }
+
+        public Route(String method, Handler handler)
+        {
+            this(method, handler, Access.GUARDED);
         }
     }
 
     private final Map<String, Route> routes;
     private final long maxBodyBytes;
+    private final RequestGuard guard;
     private final HttpRequestCounts counts;
 
-    public HttpRoutes(Map<String, Route> routes, long maxBodyBytes, HttpRequestCounts counts)
+    /** The routes of a server configured by {@code config}: its body limit, keys, rate limit and debug endpoints. */
+    public HttpRoutes(Map<String, Route> routes, ServerConfig config, HttpRequestCounts counts)
     {
-        this.routes = Map.copyOf(requireNonNull(routes, "routes is null"));
+        this(routes, config.maxBodyBytes(), config.access().debugEndpoints(), RequestGuard.of(config), counts);
+    }
+
+    HttpRoutes(Map<String, Route> routes, long maxBodyBytes, boolean debugEndpoints, RequestGuard guard, HttpRequestCounts counts)
+    {
+        requireNonNull(routes, "routes is null");
+        Map<String, Route> visible = new HashMap<>(routes);
+        if (!debugEndpoints) {
+            visible.values().removeIf(route -> route.access() == Access.DEBUG);
+        }
+        this.routes = Map.copyOf(visible);
         this.maxBodyBytes = maxBodyBytes;
+        this.guard = requireNonNull(guard, "guard is null");
         this.counts = requireNonNull(counts, "counts is null");
     }
 
@@ -54,6 +86,10 @@ public final class HttpRoutes
         String counted = route == null ? "other" : path;
         Exchange exchange = new Exchange(raw, maxBodyBytes, status -> counts.record(counted, status));
         try {
+            if (route == null || route.access() != Access.OPEN) {
+                // before the 404 too: without a key, which endpoints exist is none of the client's business
+                guard.check(exchange, raw.getRemoteAddress().getAddress(), raw.getRequestHeaders().getFirst("Authorization"));
+            }
             if (route == null) {
                 throw ApiError.notFound("not_found", null, "no endpoint " + path + "; endpoints: " + String.join(", ", new TreeSet<>(routes.keySet())));
             }

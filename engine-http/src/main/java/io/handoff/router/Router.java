@@ -4,10 +4,12 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpServer;
 import io.handoff.http.AbortRequest;
+import io.handoff.http.AccessNotice;
 import io.handoff.http.ApiError;
 import io.handoff.http.Exchange;
 import io.handoff.http.HttpRoutes;
 import io.handoff.http.HttpRoutes.Route;
+import io.handoff.http.JdkHttpServerLimits;
 import io.handoff.http.JsonFields;
 import io.handoff.http.PrometheusText;
 import io.handoff.http.ServerConfig;
@@ -67,8 +69,9 @@ public final class Router
         this.config = requireNonNull(config, "config is null");
         this.pool = new BackendPool(prefills, decodes, serverConfig.retryAfter(), config.healthInterval());
         // Bound before any thread or client exists: a port in use fails here with nothing to clean up.
+        JdkHttpServerLimits.apply(serverConfig.limits());
         this.server = HttpServer.create(new InetSocketAddress(serverConfig.host(), serverConfig.port()), 0);
-        this.upstream = new Upstream(config, executor);
+        this.upstream = new Upstream(config, executor, serverConfig.access().apiKeys().ownKey(), serverConfig.access().routerSigner());
         this.healthCheck = new HealthCheck(upstream, config.healthTimeout(), config.unhealthyAfterTimeouts());
         this.requests = new PairedRequests(pool, upstream, metrics, RoomIds.random());
         Map<String, Route> routes = Map.of(
@@ -76,12 +79,14 @@ public final class Router
                 "/v1/completions", new Route("POST", requests::forward),
                 "/v1/models", new Route("GET", this::models),
                 "/abort_request", new Route("POST", exchange -> AbortRequest.handle(exchange, requests::abort, " through this router")),
-                "/health", new Route("GET", this::health),
+                // open, as on the servers: a load balancer probes it without a key
+                "/health", new Route("GET", this::health, HttpRoutes.Access.OPEN),
                 "/health_generate", new Route("GET", this::healthGenerate),
                 "/backends", new Route("GET", this::backends),
                 "/metrics", new Route("GET", this::metrics));
         server.setExecutor(executor);
-        server.createContext("/", new HttpRoutes(routes, serverConfig.maxBodyBytes(), metrics.httpRequests())::dispatch);
+        server.createContext("/", new HttpRoutes(routes, serverConfig, metrics.httpRequests())::dispatch);
+        AccessNotice.log(serverConfig, false);
     }
 
     /**

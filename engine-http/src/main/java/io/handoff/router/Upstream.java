@@ -5,18 +5,22 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.http.ApiError;
 import io.handoff.http.JsonFields;
+import io.handoff.http.security.RouterSignature;
+import io.handoff.http.security.RouterSigner;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ConnectException;
+import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -24,18 +28,32 @@ import java.util.concurrent.Executor;
 
 import static java.util.Objects.requireNonNull;
 
-/** The router's HTTP/1.1 client to its prefill and decode servers. */
+/**
+ * The router's HTTP/1.1 client to its prefill and decode servers. Every call carries the router's API key (the
+ * first of {@code handoff.server.api-keys}: a deployment's processes share one list) and, with a cluster secret,
+ * the router's signature, which is what lets a server take the {@code bootstrap_*} fields from it.
+ */
 final class Upstream
         implements AutoCloseable
 {
     private static final Logger log = LogManager.getLogger(Upstream.class);
+    private static final byte[] NO_BODY = new byte[0];
 
     private final HttpClient client;
     private final RouterConfig config;
+    private final Optional<String> apiKey;
+    private final RouterSigner signer;
 
     Upstream(RouterConfig config, Executor executor)
     {
+        this(config, executor, Optional.empty(), RouterSigner.NONE);
+    }
+
+    Upstream(RouterConfig config, Executor executor, Optional<String> apiKey, RouterSigner signer)
+    {
         this.config = requireNonNull(config, "config is null");
+        this.apiKey = requireNonNull(apiKey, "apiKey is null");
+        this.signer = requireNonNull(signer, "signer is null");
         this.client = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(config.connectTimeout())
@@ -53,7 +71,9 @@ final class Upstream
     HttpResponse<byte[]> get(Backend backend, String path, Duration timeout)
             throws IOException, InterruptedException
     {
-        return client.send(HttpRequest.newBuilder(backend.resolve(path)).timeout(timeout).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
+        URI uri = backend.resolve(path);
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(timeout).GET();
+        return client.send(credentials(request, "GET", uri, NO_BODY).build(), HttpResponse.BodyHandlers.ofByteArray());
     }
 
     /**
@@ -78,7 +98,7 @@ final class Upstream
         return client.sendAsync(postRequest(backend, "/abort_request", body, config.healthTimeout()), HttpResponse.BodyHandlers.discarding());
     }
 
-    private static HttpRequest postRequest(Backend backend, String path, JsonNode body, Duration timeout)
+    private HttpRequest postRequest(Backend backend, String path, JsonNode body, Duration timeout)
     {
         byte[] bytes;
         try {
@@ -87,11 +107,20 @@ final class Upstream
         catch (JsonProcessingException e) {
             throw new UncheckedIOException(e);
         }
-        return HttpRequest.newBuilder(backend.resolve(path))
+        URI uri = backend.resolve(path);
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri)
                 .timeout(timeout)
                 .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(bytes))
-                .build();
+                .POST(HttpRequest.BodyPublishers.ofByteArray(bytes));
+        return credentials(request, "POST", uri, bytes).build();
+    }
+
+    /** The key, and the signature over what the server will see as the path (a backend URL may have a prefix). */
+    private HttpRequest.Builder credentials(HttpRequest.Builder request, String method, URI uri, byte[] body)
+    {
+        apiKey.ifPresent(key -> request.header("Authorization", "Bearer " + key));
+        signer.signature(method, uri.getPath(), body).ifPresent(signature -> request.header(RouterSignature.HEADER, signature));
+        return request;
     }
 
     /** What the client is told when {@code backend} gave no response: 504 after a timeout, 502 otherwise; both name the server. */

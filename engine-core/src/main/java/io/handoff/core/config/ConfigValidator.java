@@ -2,7 +2,6 @@ package io.handoff.core.config;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
-import com.typesafe.config.ConfigRenderOptions;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
 
@@ -26,6 +25,7 @@ import java.util.regex.Pattern;
  *   # allowed: auto | on | off     (one of these strings)
  *   # type: duration               (or: bytes)
  *   # free-form                    (an object whose keys are not checked)
+ *   # secret                       (never printed: errors and handoff config show {@code <redacted>})
  * </pre>
  * so each key is documented and constrained in one place, its module's {@code reference.conf}.
  */
@@ -64,14 +64,14 @@ final class ConfigValidator
                 if (scalar.isPresent()) {
                     // The user wrote { ... } where the reference has a single value: one error per such block.
                     if (objectsForScalars.add(scalar.get())) {
-                        errors.add(objectForScalar(user, scalar.get(), referenceValue(reference, scalar.get())));
+                        errors.add(objectForScalar(user, reference, scalar.get(), referenceValue(reference, scalar.get())));
                     }
                     continue;
                 }
                 warnings.add(unknownKey(path, value, knownPaths));
                 continue;
             }
-            checkValue(user, path, value, expected).ifPresent(errors::add);
+            checkValue(user, reference, path, value, expected).ifPresent(errors::add);
         }
         return new Result(warnings, errors);
     }
@@ -112,10 +112,10 @@ final class ConfigValidator
         return Optional.empty();
     }
 
-    private static String objectForScalar(Config user, String path, ConfigValue expected)
+    private static String objectForScalar(Config user, Config reference, String path, ConfigValue expected)
     {
         ConfigValue value = user.getValue(path);
-        return path + " = " + value.render(ConfigRenderOptions.concise()) + " (from " + ConfigPaths.describeOrigin(value.origin())
+        return path + " = " + ConfigPaths.render(reference, path, value) + " (from " + ConfigPaths.describeOrigin(value.origin())
                 + "): expected " + describe(expected) + ", not an object" + allowedSuffix(expected.origin().comments());
     }
 
@@ -144,9 +144,9 @@ final class ConfigValidator
         return false;
     }
 
-    private static Optional<String> checkValue(Config user, String path, ConfigValue value, ConfigValue expected)
+    private static Optional<String> checkValue(Config user, Config reference, String path, ConfigValue value, ConfigValue expected)
     {
-        String seen = path + " = " + value.render(ConfigRenderOptions.concise())
+        String seen = path + " = " + ConfigPaths.render(reference, path, value)
                 + " (from " + ConfigPaths.describeOrigin(value.origin()) + ")";
         List<String> comments = expected.origin().comments();
         try {

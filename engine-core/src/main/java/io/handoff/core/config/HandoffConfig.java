@@ -217,13 +217,13 @@ public final class HandoffConfig
         return new TypesafePluginSettings(pluginId, effective.hasPath(prefix) ? effective.getConfig(prefix) : ConfigFactory.empty());
     }
 
-    /** Every leaf under {@code handoff}, sorted by path, with where its value came from. */
+    /** Every leaf under {@code handoff}, sorted by path, with where its value came from; secret values redacted. */
     public List<EffectiveValue> effectiveValues()
     {
         List<EffectiveValue> values = new ArrayList<>();
         effective.getConfig("handoff").entrySet().forEach(entry -> values.add(new EffectiveValue(
                 "handoff." + entry.getKey(),
-                entry.getValue().render(com.typesafe.config.ConfigRenderOptions.concise()),
+                ConfigPaths.render(reference, "handoff." + entry.getKey(), entry.getValue()),
                 ConfigPaths.describeOrigin(entry.getValue().origin()))));
         Collections.sort(values);
         return values;

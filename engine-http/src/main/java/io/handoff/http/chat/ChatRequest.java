@@ -112,6 +112,10 @@ public record ChatRequest(
             optional(message, "tool_call_id").ifPresent(v -> string(path + ".tool_call_id", v));
             messages.add(new ChatMessage(role, content(path + ".content", message.get("content"), role)));
         }
+        if (messages.stream().allMatch(message -> message.content().isEmpty())) {
+            // the template alone would be the prompt: a generation from nothing the client said
+            throw ApiError.invalid("invalid_value", "messages", "every message's content is empty; send at least one message with text");
+        }
         return messages;
     }
 

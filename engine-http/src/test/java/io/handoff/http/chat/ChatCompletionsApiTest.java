@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 import io.handoff.http.HttpRequestCounts;
 import io.handoff.http.HttpRoutes;
+import io.handoff.http.ServerConfig;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -133,7 +134,7 @@ class ChatCompletionsApiTest
         HttpServer http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         http.setExecutor(executor);
         ChatCompletionsApi api = new ChatCompletionsApi(served, 1_700_000_000L);
-        HttpRoutes routes = new HttpRoutes(Map.of("/v1/chat/completions", new HttpRoutes.Route("POST", api::handle)), 1 << 20,
+        HttpRoutes routes = new HttpRoutes(Map.of("/v1/chat/completions", new HttpRoutes.Route("POST", api::handle)), ServerConfig.loopback(),
                 new HttpRequestCounts());
         http.createContext("/", routes::dispatch);
         http.start();
