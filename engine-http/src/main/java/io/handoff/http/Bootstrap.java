@@ -38,6 +38,12 @@ final class Bootstrap
     /** The request's room on a prefill or decode; empty on a colocated server. */
     Optional<RoomTicket> ticket(JsonFields body, Exchange exchange)
     {
+        return ticket(body, exchange.method(), exchange.path(), exchange.body(), exchange.header(RouterSignature.HEADER));
+    }
+
+    /** {@link #ticket(JsonFields, Exchange)} of a request made of these parts (what the router's signature covers). */
+    Optional<RoomTicket> ticket(JsonFields body, String method, String path, byte[] rawBody, String signature)
+    {
         boolean any = FIELDS.stream().anyMatch(body::has);
         if (role.isEmpty()) {
             if (any) {
@@ -46,8 +52,8 @@ final class Bootstrap
             }
             return Optional.empty();
         }
-        if (FIELDS.stream().anyMatch(body::has)) {
-            router.refusal(exchange.method(), exchange.path(), exchange.body(), exchange.header(RouterSignature.HEADER)).ifPresent(why -> {
+        if (any) {
+            router.refusal(method, path, rawBody, signature).ifPresent(why -> {
                 String field = FIELDS.stream().filter(body::has).sorted().findFirst().orElseThrow();
                 throw ApiError.forbidden("router_authentication_failed", field, "'" + field + "' is accepted only from the router, which signs"
                         + " its calls with the cluster secret; this request is not signed by it: " + why);

@@ -38,9 +38,11 @@ final class BootstrapAddress
             }
             return text;
         }
+        if (host.contains(":") && ipv6Literal(host)) {
+            throw invalid(text, "an IPv6 host must be written in brackets, e.g. [::1]:41234");
+        }
         if (host.isEmpty() || host.length() > 253 || !dnsName(host)) {
-            throw invalid(text, host.contains(":") ? "an IPv6 host must be written in brackets, e.g. [::1]:41234"
-                    : "the host is not a DNS name or an IP address");
+            throw invalid(text, "the host is not a DNS name or an IP address");
         }
         return text;
     }

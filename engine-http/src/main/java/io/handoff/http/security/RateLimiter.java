@@ -21,22 +21,24 @@ import static java.util.Objects.requireNonNull;
 public final class RateLimiter
 {
     static final int MAX_ADDRESSES = 65_536;
-    private static final double NANOS_PER_SECOND = 1e9;
 
+    /** What an address has saved up, in nanoseconds of refill (exact integers: a test's clock gives exact answers). */
     private static final class Bucket
     {
-        double tokens;
+        long credit;
         long refilledAt;
 
-        Bucket(double tokens, long refilledAt)
+        Bucket(long credit, long refilledAt)
         {
-            this.tokens = tokens;
+            this.credit = credit;
             this.refilledAt = refilledAt;
         }
     }
 
     private final double perSecond;
     private final int burst;
+    private final long nanosPerRequest;
+    private final long capacity;
     private final LongSupplier nanoClock;
     private final Map<InetAddress, Bucket> buckets = new LinkedHashMap<>(1024, 0.75f, true)
     {
@@ -68,6 +70,15 @@ public final class RateLimiter
         this.perSecond = perSecond;
         this.burst = burst;
         this.nanoClock = requireNonNull(nanoClock, "nanoClock is null");
+        this.nanosPerRequest = perSecond == 0 ? 0 : Math.max(1, Math.round(1e9 / perSecond));
+        long full;
+        try {
+            full = Math.multiplyExact(nanosPerRequest, burst);
+        }
+        catch (ArithmeticException e) {
+            full = Long.MAX_VALUE;
+        }
+        this.capacity = full;
     }
 
     public boolean enabled()
@@ -85,7 +96,7 @@ public final class RateLimiter
         return burst;
     }
 
-    /** Takes one token for {@code address}: empty when the request may go on, else how long until it could. */
+    /** Takes one request's worth for {@code address}: empty when the request may go on, else how long until it could. */
     public Optional<Duration> acquire(InetAddress address)
     {
         requireNonNull(address, "address is null");
@@ -94,15 +105,15 @@ public final class RateLimiter
         }
         long now = nanoClock.getAsLong();
         synchronized (buckets) {
-            Bucket bucket = buckets.computeIfAbsent(address, ignored -> new Bucket(burst, now));
+            Bucket bucket = buckets.computeIfAbsent(address, ignored -> new Bucket(capacity, now));
             long elapsed = Math.max(0, now - bucket.refilledAt);
-            bucket.tokens = Math.min(burst, bucket.tokens + elapsed * perSecond / NANOS_PER_SECOND);
+            bucket.credit = capacity - bucket.credit <= elapsed ? capacity : bucket.credit + elapsed;
             bucket.refilledAt = now;
-            if (bucket.tokens >= 1) {
-                bucket.tokens -= 1;
+            if (bucket.credit >= nanosPerRequest) {
+                bucket.credit -= nanosPerRequest;
                 return Optional.empty();
             }
-            return Optional.of(Duration.ofNanos((long) Math.ceil((1 - bucket.tokens) / perSecond * NANOS_PER_SECOND)));
+            return Optional.of(Duration.ofNanos(nanosPerRequest - bucket.credit));
         }
     }
 }
