@@ -264,6 +264,16 @@ class ApiServerTest
                 List.of("/v1/completions", "{\"prompt\": \"" + huge + "\"}", 400, "context_length_exceeded", "prompt",
                         "the prompt is 4101 tokens; the model's context is 4096 tokens"),
                 List.of("/generate", "{\"input_ids\": [], \"sampling_params\": {}}", 400, "invalid_value", "input_ids", "the prompt is empty"),
+                // empty prompts: a tokenizer's start token alone is not something to continue
+                List.of("/generate", "{\"text\": \"\"}", 400, "invalid_value", "text", "text is empty; send the prompt to continue"),
+                List.of("/v1/completions", "{\"prompt\": \"\", \"max_tokens\": 2}", 400, "invalid_value", "prompt",
+                        "prompt is empty; send the text to continue"),
+                List.of("/v1/completions", "{\"prompt\": [\"\"]}", 400, "invalid_value", "prompt", "prompt is empty"),
+                List.of("/v1/completions", "{\"prompt\": []}", 400, "invalid_value", "prompt", "the prompt is empty"),
+                List.of("/v1/completions", "{\"prompt\": [[]]}", 400, "invalid_value", "prompt", "the prompt is empty"),
+                // the router's fields on a colocated server, however malformed, are out of place
+                List.of("/generate", "{\"text\": \"x\", \"bootstrap_host\": \"not-a-host\"}", 400, "unexpected_field", "bootstrap_host",
+                        "'bootstrap_host' belongs to a disaggregated deployment"),
                 List.of("/v1/completions", "{\"prompt\": \"x\", \"model\": \"gpt-4\"}", 404, "model_not_found", "model",
                         "model 'gpt-4' is not served here; this server serves 'tiny-mla'"),
                 List.of("/v1/completions", "{\"prompt\": \"x\", \"n\": 2}", 400, "unsupported", "n", "n = 2 is not supported"),

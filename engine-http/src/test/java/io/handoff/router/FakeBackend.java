@@ -42,7 +42,12 @@ final class FakeBackend
                 throws IOException, InterruptedException;
     }
 
-    record Received(String path, ObjectNode body)
+    /**
+     * @param bytes the body exactly as it arrived (what the router's signature covers)
+     * @param authorization its {@code Authorization} header, or null
+     * @param signature its {@code X-Handoff-Cluster-Auth} header, or null
+     */
+    record Received(String path, ObjectNode body, byte[] bytes, String authorization, String signature)
     {
         String rid()
         {
@@ -64,6 +69,8 @@ final class FakeBackend
     final List<Received> received = new CopyOnWriteArrayList<>();
     final List<String> aborted = new CopyOnWriteArrayList<>();
     final AtomicInteger bootstrapCalls = new AtomicInteger();
+    /** The {@code Authorization} header of every call but generation requests (those are in {@link #received}), "-" when absent. */
+    final List<String> otherAuthorizations = new CopyOnWriteArrayList<>();
     private final ConcurrentMap<String, CountDownLatch> abortLatches = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, CountDownLatch> receivedLatches = new ConcurrentHashMap<>();
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
@@ -142,7 +149,12 @@ final class FakeBackend
     {
         try (exchange) {
             byte[] bytes = exchange.getRequestBody().readAllBytes();
-            switch (exchange.getRequestURI().getPath()) {
+            String path = exchange.getRequestURI().getPath();
+            if (!path.equals("/generate") && !path.equals("/v1/completions")) {
+                String authorization = exchange.getRequestHeaders().getFirst("Authorization");
+                otherAuthorizations.add(path + " " + (authorization == null ? "-" : authorization));
+            }
+            switch (path) {
                 case "/health" -> {
                     CountDownLatch stall = healthStall;
                     if (stall != null) {
@@ -175,7 +187,8 @@ final class FakeBackend
                 }
                 case "/generate", "/v1/completions" -> {
                     ObjectNode body = (ObjectNode) JSON.readTree(bytes);
-                    Received request = new Received(exchange.getRequestURI().getPath(), body);
+                    Received request = new Received(exchange.getRequestURI().getPath(), body, bytes,
+                            exchange.getRequestHeaders().getFirst("Authorization"), exchange.getRequestHeaders().getFirst("X-Handoff-Cluster-Auth"));
                     received.add(request);
                     latch(receivedLatches, request.rid()).countDown();
                     generator.generate(this, exchange, body);

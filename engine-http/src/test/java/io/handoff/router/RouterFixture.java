@@ -30,13 +30,13 @@ final class RouterFixture
     final Router router;
     final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-    private RouterFixture(List<FakeBackend> prefills, List<FakeBackend> decodes, RouterConfig config)
+    private RouterFixture(List<FakeBackend> prefills, List<FakeBackend> decodes, RouterConfig config, ServerConfig serverConfig)
             throws IOException, InterruptedException
     {
         this.prefills = prefills;
         this.decodes = decodes;
         decodes.forEach(decode -> decode.prefills = List.copyOf(prefills));
-        this.router = Router.start(ServerConfig.loopback(), config,
+        this.router = Router.start(serverConfig, config,
                 prefills.stream().map(FakeBackend::url).toList(), decodes.stream().map(FakeBackend::url).toList());
     }
 
@@ -50,6 +50,13 @@ final class RouterFixture
     static RouterFixture start(int prefillCount, int decodeCount, RouterConfig config)
             throws IOException, InterruptedException
     {
+        return start(prefillCount, decodeCount, config, ServerConfig.loopback());
+    }
+
+    /** A router listening as {@code serverConfig} says (its API keys, its cluster MAC). */
+    static RouterFixture start(int prefillCount, int decodeCount, RouterConfig config, ServerConfig serverConfig)
+            throws IOException, InterruptedException
+    {
         List<FakeBackend> prefills = new ArrayList<>();
         List<FakeBackend> decodes = new ArrayList<>();
         for (int i = 1; i <= prefillCount; i++) {
@@ -58,7 +65,7 @@ final class RouterFixture
         for (int i = 1; i <= decodeCount; i++) {
             decodes.add(FakeBackend.decode("d" + i));
         }
-        return new RouterFixture(prefills, decodes, config);
+        return new RouterFixture(prefills, decodes, config, serverConfig);
     }
 
     FakeBackend prefill()
@@ -90,6 +97,12 @@ final class RouterFixture
     HttpResponse<String> post(String path, String body)
     {
         return send(request(path, body));
+    }
+
+    HttpResponse<String> post(String path, String body, String authorization)
+    {
+        return send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(30)).header("Authorization", authorization)
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build());
     }
 
     CompletableFuture<HttpResponse<String>> postAsync(String path, String body)

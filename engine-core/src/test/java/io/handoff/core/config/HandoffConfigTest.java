@@ -199,6 +199,39 @@ class HandoffConfigTest
         assertThat(config.pluginSettings("other").hasPath("mode")).isFalse();
     }
 
+    @Test
+    void aKeyTheReferenceMarksSecretIsPrintedRedactedUnlessEmptyAndSoIsItsValidationError()
+            throws IOException
+    {
+        URL reference = write("vault-reference.conf", """
+                handoff.plugins.vault {
+                  # The tokens.
+                  # secret
+                  tokens = []
+                  # secret
+                  password = ""
+                  # secret
+                  # allowed: 1..10
+                  pin = 1
+                  note = "public"
+                }
+                """).toUri().toURL();
+        ConfigSource source = new ConfigSource(Optional.empty(), Map.of("handoff.plugins.vault.tokens", "[\"tok-1\", \"tok-2\"]"), Map.of());
+
+        HandoffConfig config = HandoffConfig.load(source, List.of(reference));
+
+        assertThat(value(config, "handoff.plugins.vault.tokens").value()).isEqualTo("<redacted>");
+        assertThat(value(config, "handoff.plugins.vault.tokens").origin()).startsWith("-D on the command line");
+        assertThat(value(config, "handoff.plugins.vault.password").value()).isEqualTo("\"\"");
+        assertThat(value(config, "handoff.plugins.vault.note").value()).isEqualTo("\"public\"");
+        assertThat(config.effectiveValues()).extracting(HandoffConfig.EffectiveValue::value).noneMatch(v -> v.contains("tok-1"));
+        assertThatThrownBy(() -> HandoffConfig.load(new ConfigSource(Optional.empty(), Map.of("handoff.plugins.vault.pin", "4711"), Map.of()),
+                List.of(reference)))
+                .isInstanceOf(InvalidConfigException.class)
+                .hasMessageContaining("handoff.plugins.vault.pin = <redacted> (from -D on the command line): out of range")
+                .hasMessageNotContaining("4711");
+    }
+
     /** A third-party plugin's reference.conf, as {@code ExternalPlugins.references()} hands it over. */
     private URL pluginReference()
             throws IOException

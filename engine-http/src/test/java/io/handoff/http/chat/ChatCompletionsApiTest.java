@@ -279,6 +279,22 @@ class ChatCompletionsApiTest
         assertThat(model.requests).isEmpty();
     }
 
+    @Test
+    void aConversationWithNothingToContinueIsA400NotAGenerationFromTheTemplateAlone()
+            throws Exception
+    {
+        for (String messages : List.of("[]", "[{\"role\": \"user\", \"content\": \"\"}]",
+                "[{\"role\": \"system\", \"content\": \"\"}, {\"role\": \"user\", \"content\": []}]")) {
+            HttpResponse<String> response = post(server, "{\"messages\": " + messages + "}");
+            assertThat(response.statusCode()).as(messages).isEqualTo(400);
+            assertThat(JSON.readTree(response.body()).at("/error/param").textValue()).isEqualTo("messages");
+        }
+        HttpResponse<String> allEmpty = post(server, "{\"messages\": [{\"role\": \"user\", \"content\": \"\"}]}");
+        assertThat(JSON.readTree(allEmpty.body()).at("/error/message").textValue())
+                .isEqualTo("every message's content is empty; send at least one message with text");
+        assertThat(model.requests).isEmpty();
+    }
+
     private static byte[] bytes(int[] ids)
     {
         byte[] bytes = new byte[ids.length];
