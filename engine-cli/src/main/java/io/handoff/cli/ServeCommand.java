@@ -61,9 +61,10 @@ final class ServeCommand
         ApiServer server;
         ServerConfig config;
         try {
+            // before the model is loaded: a bad key file should not cost the time a checkpoint takes to load
+            config = ServerConfig.from(engine.config().config());
             compute = ComputeEngine.create(engine, FaultSpec.parse(engine.config().config().getStringList("handoff.debug.faults")),
                     disaggregationRole);
-            config = ServerConfig.from(engine.config().config());
             server = listen(config, compute);
         }
         catch (RuntimeException | IOException e) {
