@@ -18,29 +18,29 @@ public record RequestLimits(int maxConnections, Duration requestReadTimeout, Dur
         int maxPromptTokens)
 {
     /** The defaults of reference.conf. */
-    public static final RequestLimits DEFAULT = new RequestLimits(1024, Duration.ofSeconds(30), Duration.ofSeconds(30), 0, 10, 0);
+    public static final RequestLimits DEFAULT = new RequestLimits(1024, Duration.ofSeconds(30), Duration.ofSeconds(60), 0, 10, 0);
 
     public RequestLimits
     {
         requireNonNull(requestReadTimeout, "requestReadTimeout is null");
         requireNonNull(idleTimeout, "idleTimeout is null");
         if (maxConnections < 0) {
-            throw new IllegalArgumentException("maxConnections must be at least 0, was " + maxConnections);
+            throw new IllegalArgumentException("handoff.server.max-connections must be at least 0, was " + maxConnections);
         }
         if (requestReadTimeout.isNegative()) {
-            throw new IllegalArgumentException("requestReadTimeout must not be negative, was " + requestReadTimeout);
+            throw new IllegalArgumentException("handoff.server.request-read-timeout must not be negative, was " + requestReadTimeout);
         }
         if (idleTimeout.isNegative() || idleTimeout.toSeconds() < 1) {
-            throw new IllegalArgumentException("idleTimeout must be at least 1s, was " + idleTimeout);
+            throw new IllegalArgumentException("handoff.server.idle-timeout must be at least 1s, was " + idleTimeout);
         }
         if (!(rateLimit >= 0) || Double.isInfinite(rateLimit)) {
-            throw new IllegalArgumentException("rateLimit must be a finite number at least 0, was " + rateLimit);
+            throw new IllegalArgumentException("handoff.server.rate-limit must be a finite number at least 0, was " + rateLimit);
         }
         if (rateLimitBurst < 1) {
-            throw new IllegalArgumentException("rateLimitBurst must be at least 1, was " + rateLimitBurst);
+            throw new IllegalArgumentException("handoff.server.rate-limit-burst must be at least 1, was " + rateLimitBurst);
         }
         if (maxPromptTokens < 0) {
-            throw new IllegalArgumentException("maxPromptTokens must be at least 0, was " + maxPromptTokens);
+            throw new IllegalArgumentException("handoff.server.max-prompt-tokens must be at least 0, was " + maxPromptTokens);
         }
     }
 
