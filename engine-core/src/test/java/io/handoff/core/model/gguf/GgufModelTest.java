@@ -125,7 +125,7 @@ class GgufModelTest
                 .write(dir.resolve("t.gguf"));
         try (GgufFile file = GgufFile.open(path)) {
             assertThat(GgufTokenizerData.read(file)).isEqualTo(new GgufTokenizerData("gpt2", "llama-bpe", List.of("h", "i", "hi", "<|end|>"),
-                    List.of("h i"), List.of(1, 1, 1, 3), 2, 3, true, Optional.of("{{ messages }}")));
+                    List.of(), List.of("h i"), List.of(1, 1, 1, 3), 2, 3, true, false, false, Optional.of("{{ messages }}")));
         }
     }
 
@@ -138,7 +138,7 @@ class GgufModelTest
                 .write(dir.resolve("t.gguf"));
         try (GgufFile file = GgufFile.open(path)) {
             assertThat(GgufTokenizerData.read(file)).isEqualTo(new GgufTokenizerData("llama", "default", List.of("<s>", "a"),
-                    List.of(), List.of(), -1, -1, true, Optional.empty()));
+                    List.of(), List.of(), List.of(), -1, -1, true, false, true, Optional.empty()));
         }
     }
 
