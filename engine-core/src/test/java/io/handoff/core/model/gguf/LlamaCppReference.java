@@ -27,8 +27,14 @@ public final class LlamaCppReference
     /** Per text: llama.cpp's ids (special tokens parsed, no BOS) and its detokenization of them. */
     public record Tokenization(List<int[]> ids, List<String> texts, int bos, int eos, boolean addBos) {}
 
-    /** Per prompt: llama.cpp's prompt ids (BOS included where the model adds one) and its greedy output ids. */
-    public record Generation(List<int[]> prompts, List<int[]> outputs) {}
+    /**
+     * Per prompt: llama.cpp's prompt ids (BOS included where the model adds one), its greedy output ids, and at each step
+     * its most likely tokens, best first.
+     */
+    public record Generation(List<int[]> prompts, List<int[]> outputs, List<List<List<Candidate>>> top) {}
+
+    /** A token and its natural-log probability: differences of these are differences of llama.cpp's logits. */
+    public record Candidate(int token, double logProbability) {}
 
     private LlamaCppReference() {}
 
@@ -45,13 +51,18 @@ public final class LlamaCppReference
      * @param kvType the KV cache's element type, {@code F16} (llama.cpp's default) or {@code F32}
      * @param flashAttention {@code auto} (the default, on for a CPU), {@code true} or {@code false}
      */
+    @SuppressWarnings("unchecked")
     public static Generation greedy(Path gguf, List<String> prompts, int tokens, String kvType, String flashAttention)
             throws IOException, InterruptedException
     {
         String request = "{\"prompts\": " + NodeReference.jsonArray(prompts) + ", \"tokens\": " + tokens + ", \"kvType\": \"" + kvType
                 + "\", \"flashAttention\": " + (flashAttention.equals("auto") ? "\"auto\"" : flashAttention) + "}";
         Map<String, Object> out = run("llamacpp-greedy.mjs", gguf, request);
-        return new Generation(ids(out.get("prompts")), ids(out.get("outputs")));
+        List<List<List<Candidate>>> top = ((List<List<List<List<Number>>>>) out.get("top")).stream()
+                .map(steps -> steps.stream().map(step -> step.stream().map(c -> new Candidate(c.get(0).intValue(), c.get(1).doubleValue())).toList())
+                        .toList())
+                .toList();
+        return new Generation(ids(out.get("prompts")), ids(out.get("outputs")), top);
     }
 
     @SuppressWarnings("unchecked")
