@@ -3,6 +3,8 @@ package io.handoff.dist;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.handoff.core.model.RopeScaling;
+import io.handoff.core.model.hf.HfModelConfig.HfArchitecture;
 import io.handoff.core.model.hf.SeededCheckpoint;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,22 +34,26 @@ class CheckpointDisaggregationIT
     Path temp;
 
     // Every backend and transport once, the page sizes alternating so that each appears on a two-sided
-    // (mooncake tcp, nixl tcp) and a one-sided (mooncake shm, mori, nixl posix) transfer.
-    @ParameterizedTest(name = "{0} {2}, page size {3}")
+    // (mooncake tcp, nixl tcp) and a one-sided (mooncake shm, mori, nixl posix) transfer; each architecture
+    // (Qwen3's per-head q/k norms, Qwen2's q/k/v biases) on a one-token and a 16-token page.
+    @ParameterizedTest(name = "{4} on {0} {2}, page size {3}")
     @CsvSource({
-            "mooncake, -Dhandoff.plugins.mooncake.transport=tcp, tcp, 1",
-            "mooncake, -Dhandoff.plugins.mooncake.transport=shm, shm, 16",
-            "mori, -Dhandoff.plugins.mori.forward-sync=true, shm, 1",
-            "nixl, -Dhandoff.plugins.nixl.tls=tcp, ucx:tcp, 16",
-            "nixl, '-Dhandoff.plugins.nixl.tls=posix,self', 'ucx:posix,self', 1"})
-    void aDisaggregatedDemoOnACheckpointMatchesTheColocatedEngineBitForBit(String backend, String setting, String transport, int pageSize)
+            "mooncake, -Dhandoff.plugins.mooncake.transport=tcp, tcp, 1, LLAMA",
+            "mooncake, -Dhandoff.plugins.mooncake.transport=shm, shm, 16, QWEN3",
+            "mori, -Dhandoff.plugins.mori.forward-sync=true, shm, 1, QWEN3",
+            "nixl, -Dhandoff.plugins.nixl.tls=tcp, ucx:tcp, 16, LLAMA",
+            "nixl, '-Dhandoff.plugins.nixl.tls=posix,self', 'ucx:posix,self', 1, QWEN2",
+            "mooncake, -Dhandoff.plugins.mooncake.transport=tcp, tcp, 16, QWEN2"})
+    void aDisaggregatedDemoOnACheckpointMatchesTheColocatedEngineBitForBit(String backend, String setting, String transport, int pageSize,
+            HfArchitecture architecture)
             throws Exception
     {
         if (backend.equals("nixl")) {
             assumeUcx();
         }
         Path model = temp.resolve("tiny-llama-gqa");
-        assertThat(SeededCheckpoint.write(model, 11L, false).kvHeads()).isLessThan(SeededCheckpoint.config("x", 11L, false).heads());
+        assertThat(SeededCheckpoint.write(model, 11L, false, architecture, RopeScaling.NONE).kvHeads())
+                .isLessThan(SeededCheckpoint.config("x", 11L, false).heads());
 
         // A chunk of 64 tokens: the demo's prompts (a shared prefix plus a question) take several chunks each.
         Launcher.Run run = Launcher.run(temp, "demo", "--json", "--requests", Integer.toString(REQUESTS), "--concurrency", "2",

@@ -42,6 +42,8 @@ public final class ComputeEngine
         implements AutoCloseable
 {
     private static final Logger log = LogManager.getLogger(ComputeEngine.class);
+    // the largest handoff.kv.pool-pages allows
+    private static final int MAX_POOL_PAGES = 4_194_304;
 
     private final ModelConfig model;
     private final Tokenizer tokenizer;
@@ -96,7 +98,8 @@ public final class ComputeEngine
         Config config = engine.config().config();
         ModelConfig model = source.config();
         int pageSize = config.getInt("handoff.kv.page-size");
-        KvDtype dtype = KvDtype.valueOf(config.getString("handoff.kv.dtype").toUpperCase(Locale.ROOT));
+        String dtypeSetting = config.getString("handoff.kv.dtype");
+        KvDtype dtype = dtypeSetting.equals("auto") ? source.defaultKvDtype() : KvDtype.valueOf(dtypeSetting.toUpperCase(Locale.ROOT));
         String attentionId = config.getString("handoff.attention.backend");
         AttentionGeometry geometry = model.attentionGeometry();
         AttentionBackendProvider provider = attentionProvider(engine.plugins(), attentionId, geometry, pageSize, dtype,
@@ -116,8 +119,9 @@ public final class ComputeEngine
         Optional<Disaggregation> disaggregation = role.map(r -> Disaggregation.open(r, engine.config(), engine.plugins(), faults, options));
         KvPool kv;
         try {
-            kv = disaggregation.map(d -> d.allocatePool(kvGeometry, config.getInt("handoff.kv.pool-pages")))
-                    .orElseGet(() -> KvPool.allocate(kvGeometry, config.getInt("handoff.kv.pool-pages")));
+            int pages = poolPages(config, kvGeometry);
+            kv = disaggregation.map(d -> d.allocatePool(kvGeometry, pages))
+                    .orElseGet(() -> KvPool.allocate(kvGeometry, pages));
         }
         catch (RuntimeException e) {
             disaggregation.ifPresent(Disaggregation::close);
@@ -231,5 +235,21 @@ public final class ComputeEngine
                     pages.used(), pages.total(), pages.owned(), pages.receiving(), pages.quarantined());
         }
         kv.close();
+    }
+
+    /** {@code handoff.kv.pool-pages}, or as many pages as {@code handoff.kv.pool-memory} holds for this model's geometry. */
+    static int poolPages(Config config, KvGeometry geometry)
+    {
+        long memory = config.getBytes("handoff.kv.pool-memory");
+        if (memory == 0) {
+            return config.getInt("handoff.kv.pool-pages");
+        }
+        long pages = memory / geometry.bytesPerPage();
+        if (pages < 1) {
+            throw new IllegalArgumentException("handoff.kv.pool-memory = " + memory + " bytes is less than one KV page of this model ("
+                    + geometry.bytesPerPage() + " bytes: " + geometry.layers() + " layers x " + geometry.pageSize() + " tokens x "
+                    + (geometry.keyRowBytes() + geometry.valueRowBytes()) + " bytes of K and V); raise it, or set it to 0 and use handoff.kv.pool-pages");
+        }
+        return (int) Math.min(pages, MAX_POOL_PAGES);
     }
 }

