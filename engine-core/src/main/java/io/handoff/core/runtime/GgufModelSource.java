@@ -34,7 +34,7 @@ final class GgufModelSource
         try {
             GgufModel model = weights.model();
             GgufTokenizerData data = GgufTokenizerData.read(weights.file());
-            Tokenizer tokenizer = tokenizer(data);
+            Tokenizer tokenizer = tokenizer(path, data);
             ModelConfig c = model.config();
             // lm_head.weight is served from token_embd when the file ties them, so the transformer needs no tying of its own
             ModelConfig config = new ModelConfig(c.name(), c.architecture(), c.vocabSize(), c.hiddenSize(), c.layers(), c.heads(), c.kvHeads(),
@@ -51,15 +51,20 @@ final class GgufModelSource
         }
     }
 
-    /** The file's tokenizer: {@link GgufTokenizerData#MODELS} are the two kinds read. */
-    private static Tokenizer tokenizer(GgufTokenizerData data)
+    /** The file's tokenizer ({@link GgufTokenizerData#MODELS} are the two kinds read); a vocabulary it refuses names the file. */
+    private static Tokenizer tokenizer(Path path, GgufTokenizerData data)
     {
-        return switch (data.model()) {
-            case "gpt2" -> BpeTokenizer.of(data.tokens(), data.merges(), data.tokenTypes(), data.bos(), data.eos(), data.addBos(), data.pre());
-            case "llama" -> SentencePieceTokenizer.of(data.tokens(), data.scores(), data.tokenTypes(), data.bos(), data.eos(), data.addBos(),
-                    data.addEos(), data.addSpacePrefix());
-            default -> throw new IllegalStateException("tokenizer.ggml.model '" + data.model() + "' passed GgufTokenizerData's check");
-        };
+        try {
+            return switch (data.model()) {
+                case "gpt2" -> BpeTokenizer.of(data.tokens(), data.merges(), data.tokenTypes(), data.bos(), data.eos(), data.addBos(), data.pre());
+                case "llama" -> SentencePieceTokenizer.of(data.tokens(), data.scores(), data.tokenTypes(), data.bos(), data.eos(), data.addBos(),
+                        data.addEos(), data.addSpacePrefix());
+                default -> throw new IllegalStateException("tokenizer.ggml.model '" + data.model() + "' passed GgufTokenizerData's check");
+            };
+        }
+        catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(path + ": " + e.getMessage(), e);
+        }
     }
 
     private static String token(GgufTokenizerData data, int id)

@@ -158,6 +158,12 @@ class ModelSourceTest
             assertThat(source.tokenizer().decode(new int[] {1, spaceHi, 3 + 0xC3, 3 + 0xA9, 2})).isEqualTo(" hi\u00e9");
             assertThat(source.config().vocabSize()).isEqualTo(tokens.size());
         }
+        List<String> twice = new java.util.ArrayList<>(tokens);
+        twice.set(twice.size() - 1, "hi");
+        Path duplicate = SeededLlamaGguf.write(dir.resolve("duplicate.gguf"), new GgufVocabulary("llama", "default", twice, scores, types, List.of(),
+                1, 2, true), GgufTensorType.F32, 5L);
+        assertThatThrownBy(() -> ModelSource.open(duplicate, 1024)).hasMessageStartingWith(duplicate + ": GGUF tokenizer: tokens ")
+                .hasMessageContaining("are both 'hi'");
     }
 
     @Test
