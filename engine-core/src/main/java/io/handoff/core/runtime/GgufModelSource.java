@@ -7,6 +7,8 @@ import io.handoff.core.model.gguf.GgufTensor;
 import io.handoff.core.model.gguf.GgufTokenizerData;
 import io.handoff.core.model.gguf.GgufWeights;
 import io.handoff.core.model.tokenizer.BpeTokenizer;
+import io.handoff.core.model.tokenizer.SentencePieceTokenizer;
+import io.handoff.core.model.tokenizer.Tokenizer;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -18,8 +20,9 @@ import java.util.Optional;
 
 /**
  * A GGUF file as a {@link ModelSource}: its weights (dequantized to F32, Q/K rows back in Hugging Face order), the
- * configuration from its metadata, its embedded byte-level BPE tokenizer ({@code tokenizer.ggml.model = gpt2}) and chat
- * template. What the transformer cannot run yet (RoPE scaling, see {@link GgufModel}; a SentencePiece vocabulary) is refused.
+ * configuration from its metadata, its embedded tokenizer (byte-level BPE for {@code tokenizer.ggml.model = gpt2},
+ * SentencePiece BPE for {@code llama}) and chat template. What the transformer cannot run yet (RoPE scaling, see
+ * {@link GgufModel}) is refused.
  */
 final class GgufModelSource
 {
@@ -31,12 +34,7 @@ final class GgufModelSource
         try {
             GgufModel model = weights.model();
             GgufTokenizerData data = GgufTokenizerData.read(weights.file());
-            if (!data.model().equals("gpt2")) {
-                throw new IllegalArgumentException(path + ": tokenizer.ggml.model = " + data.model() + " (SentencePiece) is not supported yet; "
-                        + "supported: gpt2 (byte-level BPE, as Llama 3 and Qwen write it)");
-            }
-            BpeTokenizer tokenizer = BpeTokenizer.of(data.tokens(), data.merges(), data.tokenTypes(), data.bos(), data.eos(), data.addBos(),
-                    data.pre());
+            Tokenizer tokenizer = tokenizer(path, data);
             ModelConfig c = model.config();
             // lm_head.weight is served from token_embd when the file ties them, so the transformer needs no tying of its own
             ModelConfig config = new ModelConfig(c.name(), c.architecture(), c.vocabSize(), c.hiddenSize(), c.layers(), c.heads(), c.kvHeads(),
@@ -50,6 +48,22 @@ final class GgufModelSource
         catch (RuntimeException e) {
             weights.close();
             throw e;
+        }
+    }
+
+    /** The file's tokenizer ({@link GgufTokenizerData#MODELS} are the two kinds read); a vocabulary it refuses names the file. */
+    private static Tokenizer tokenizer(Path path, GgufTokenizerData data)
+    {
+        try {
+            return switch (data.model()) {
+                case "gpt2" -> BpeTokenizer.of(data.tokens(), data.merges(), data.tokenTypes(), data.bos(), data.eos(), data.addBos(), data.pre());
+                case "llama" -> SentencePieceTokenizer.of(data.tokens(), data.scores(), data.tokenTypes(), data.bos(), data.eos(), data.addBos(),
+                        data.addEos(), data.addSpacePrefix());
+                default -> throw new IllegalStateException("tokenizer.ggml.model '" + data.model() + "' passed GgufTokenizerData's check");
+            };
+        }
+        catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(path + ": " + e.getMessage(), e);
         }
     }
 

@@ -8,8 +8,12 @@ import io.handoff.core.model.RopeScaling;
 import io.handoff.core.model.SeededWeights;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.model.WeightSource;
+import io.handoff.core.model.gguf.GgufTensorType;
+import io.handoff.core.model.gguf.GgufVocabulary;
+import io.handoff.core.model.gguf.SeededLlamaGguf;
 import io.handoff.core.model.hf.HfModelConfig.HfArchitecture;
 import io.handoff.core.model.hf.SeededCheckpoint;
+import io.handoff.core.model.tokenizer.SentencePieceTokenizer;
 import io.handoff.spi.attention.KvDtype;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -125,6 +129,41 @@ class ModelSourceTest
             assertThat(a.config().withWeightsSeed(0).compatibilityHash().split("@")[1])
                     .isNotEqualTo(b.config().withWeightsSeed(0).compatibilityHash().split("@")[1]);
         }
+    }
+
+    @Test
+    void aGgufWithASentencePieceVocabularyServesItWithItsBosAndEos()
+    {
+        // <unk> <s> </s>, the 256 byte tokens, then pieces scored by merge order
+        List<String> tokens = new java.util.ArrayList<>(List.of("<unk>", "<s>", "</s>"));
+        List<Integer> types = new java.util.ArrayList<>(List.of(2, 3, 3));
+        for (int b = 0; b < 256; b++) {
+            tokens.add(String.format("<0x%02X>", b));
+            types.add(6);
+        }
+        for (String piece : List.of("\u2581", "h", "i", "hi", "\u2581hi")) {
+            tokens.add(piece);
+            types.add(1);
+        }
+        List<Float> scores = IntStream.range(0, tokens.size()).mapToObj(id -> types.get(id) == 1 ? (float) -id : 0f).toList();
+        Path gguf = SeededLlamaGguf.write(dir.resolve("spm.gguf"), new GgufVocabulary("llama", "default", tokens, scores, types, List.of(), 1, 2, true),
+                GgufTensorType.F32, 5L);
+        try (ModelSource source = ModelSource.open(gguf, 1024)) {
+            assertThat(source.tokenizer()).isInstanceOf(SentencePieceTokenizer.class);
+            int spaceHi = tokens.indexOf("\u2581hi");
+            assertThat(source.tokenizer().encodePrompt("hi hi")).containsExactly(1, spaceHi, spaceHi);
+            assertThat(source.tokenizer().encodePrompt("hi\u00e9")).as("é as its two byte tokens")
+                    .containsExactly(1, spaceHi, 3 + 0xC3, 3 + 0xA9);
+            assertThat(source.tokenizer().eosTokenIds()).containsExactly(2);
+            assertThat(source.tokenizer().decode(new int[] {1, spaceHi, 3 + 0xC3, 3 + 0xA9, 2})).isEqualTo(" hi\u00e9");
+            assertThat(source.config().vocabSize()).isEqualTo(tokens.size());
+        }
+        List<String> twice = new java.util.ArrayList<>(tokens);
+        twice.set(twice.size() - 1, "hi");
+        Path duplicate = SeededLlamaGguf.write(dir.resolve("duplicate.gguf"), new GgufVocabulary("llama", "default", twice, scores, types, List.of(),
+                1, 2, true), GgufTensorType.F32, 5L);
+        assertThatThrownBy(() -> ModelSource.open(duplicate, 1024)).hasMessageStartingWith(duplicate + ": GGUF tokenizer: tokens ")
+                .hasMessageContaining("are both 'hi'");
     }
 
     @Test

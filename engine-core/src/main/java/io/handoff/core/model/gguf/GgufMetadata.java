@@ -129,6 +129,22 @@ public final class GgufMetadata
         });
     }
 
+    /** An ARRAY of FLOAT32, or of an integer type (llama.cpp reads {@code tokenizer.ggml.scores} as either). */
+    public Optional<List<Float>> optionalFloats(String key)
+    {
+        return get(key).map(v -> {
+            if (!(v.value() instanceof GgufValue.GgufArray array)
+                    || !(array.elementType() == GgufValueType.FLOAT32 || array.elementType().isInteger())) {
+                throw wrongType(key, v, "ARRAY of FLOAT32 or of an integer type");
+            }
+            List<Float> out = new ArrayList<>(array.elements().size());
+            for (GgufValue e : array.elements()) {
+                out.add(((Number) e.value()).floatValue());
+            }
+            return List.copyOf(out);
+        });
+    }
+
     private GgufValue.GgufArray array(String key, GgufValue v, GgufValueType elementType)
     {
         if (!(v.value() instanceof GgufValue.GgufArray array)

@@ -303,31 +303,4 @@ public final class BpeTokenizer
             throw new IllegalArgumentException(source + ": " + what + " id " + id + " is outside the vocabulary 0.." + (tokens.length - 1));
         }
     }
-
-    /** A growable int array: prompts run to thousands of ids. */
-    private static final class IdList
-    {
-        private int[] ids = new int[64];
-        private int size;
-
-        void add(int id)
-        {
-            if (size == ids.length) {
-                ids = java.util.Arrays.copyOf(ids, size * 2);
-            }
-            ids[size++] = id;
-        }
-
-        void addAll(int[] more)
-        {
-            for (int id : more) {
-                add(id);
-            }
-        }
-
-        int[] toArray()
-        {
-            return java.util.Arrays.copyOf(ids, size);
-        }
-    }
 }

@@ -46,7 +46,8 @@ public final class ByteLevel
         return new String(chars);
     }
 
-    private static String withoutLoneSurrogates(String text)
+    /** The text with each lone surrogate replaced by U+FFFD, which is what its UTF-8 encoding can stand for. */
+    static String withoutLoneSurrogates(String text)
     {
         StringBuilder out = null;
         for (int i = 0; i < text.length(); i++) {

@@ -125,7 +125,42 @@ class GgufModelTest
                 .write(dir.resolve("t.gguf"));
         try (GgufFile file = GgufFile.open(path)) {
             assertThat(GgufTokenizerData.read(file)).isEqualTo(new GgufTokenizerData("gpt2", "llama-bpe", List.of("h", "i", "hi", "<|end|>"),
-                    List.of("h i"), List.of(1, 1, 1, 3), 2, 3, true, Optional.of("{{ messages }}")));
+                    List.of(), List.of("h i"), List.of(1, 1, 1, 3), 2, 3, true, false, false, Optional.of("{{ messages }}")));
+        }
+    }
+
+    @Test
+    void aSentencePieceTokenizersScoresAndFlagsAreReadAsWritten()
+    {
+        Path path = new GgufWriter()
+                .put("tokenizer.ggml.model", GgufValueType.STRING, "llama")
+                .put("tokenizer.ggml.tokens", GgufValueType.ARRAY, strings("<s>", "\u2581a", "a"))
+                .put("tokenizer.ggml.scores", GgufValueType.ARRAY, new GgufWriter.Array(GgufValueType.FLOAT32, List.of(0f, -1.5f, -2f)))
+                .put("tokenizer.ggml.add_eos_token", GgufValueType.BOOL, true)
+                .put("tokenizer.ggml.add_space_prefix", GgufValueType.BOOL, false)
+                .write(dir.resolve("s.gguf"));
+        try (GgufFile file = GgufFile.open(path)) {
+            GgufTokenizerData data = GgufTokenizerData.read(file);
+            assertThat(data.scores()).containsExactly(0f, -1.5f, -2f);
+            assertThat(data.addEos()).isTrue();
+            assertThat(data.addSpacePrefix()).isFalse();
+            assertThat(data.addBos()).as("llama's default").isTrue();
+        }
+        Path integers = new GgufWriter()
+                .put("tokenizer.ggml.model", GgufValueType.STRING, "llama")
+                .put("tokenizer.ggml.tokens", GgufValueType.ARRAY, strings("a", "b"))
+                .put("tokenizer.ggml.scores", GgufValueType.ARRAY, new GgufWriter.Array(GgufValueType.INT32, List.of(3, -4)))
+                .write(dir.resolve("i.gguf"));
+        try (GgufFile file = GgufFile.open(integers)) {
+            assertThat(GgufTokenizerData.read(file).scores()).as("integer scores, as llama.cpp reads them").containsExactly(3f, -4f);
+        }
+        Path tooFew = new GgufWriter()
+                .put("tokenizer.ggml.model", GgufValueType.STRING, "llama")
+                .put("tokenizer.ggml.tokens", GgufValueType.ARRAY, strings("a", "b"))
+                .put("tokenizer.ggml.scores", GgufValueType.ARRAY, new GgufWriter.Array(GgufValueType.FLOAT32, List.of(1f)))
+                .write(dir.resolve("short.gguf"));
+        try (GgufFile file = GgufFile.open(tooFew)) {
+            assertThatThrownBy(() -> GgufTokenizerData.read(file)).hasMessageContaining("tokenizer.ggml.scores has 1 entries for 2 tokens");
         }
     }
 
@@ -138,7 +173,7 @@ class GgufModelTest
                 .write(dir.resolve("t.gguf"));
         try (GgufFile file = GgufFile.open(path)) {
             assertThat(GgufTokenizerData.read(file)).isEqualTo(new GgufTokenizerData("llama", "default", List.of("<s>", "a"),
-                    List.of(), List.of(), -1, -1, true, Optional.empty()));
+                    List.of(), List.of(), List.of(), -1, -1, true, false, true, Optional.empty()));
         }
     }
 

@@ -22,11 +22,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * the repository's {@code testkit-node/package.json}), run once through {@code node} for a whole corpus. The
  * packages come from the {@code node_modules} named by {@code HANDOFF_NODE_MODULES} (CI sets it, and then a
  * missing package or node fails the test), else one found under {@code ~/.cache} or the temporary directory
- * (a test without them is skipped and says why).
+ * (a test without them is skipped and says why); {@link #nodeModules} finds them for the llama.cpp reference too.
  */
-final class NodeReference
+public final class NodeReference
 {
-    static final String ENV = "HANDOFF_NODE_MODULES";
+    public static final String ENV = "HANDOFF_NODE_MODULES";
 
     /** Per string: ids without special tokens, ids with them, and whether decoding the former gives the string back. */
     record Encodings(List<int[]> plain, List<int[]> prompt, List<Boolean> roundTrips) {}
@@ -48,22 +48,32 @@ final class NodeReference
     private NodeReference() {}
 
     /** The folder holding {@code <package>/models/tokenizer.json}; skips the test, or fails it under CI, without one. */
-    static Path modelDirectory(String npmPackage)
+    public static Path modelDirectory(String npmPackage)
             throws IOException
     {
-        String file = npmPackage + "/models/tokenizer.json";
+        return nodeModules(npmPackage + "/models/tokenizer.json").resolve(npmPackage).resolve("models");
+    }
+
+    /**
+     * The {@code node_modules} folder holding {@code file} (a path inside it, such as {@code node-llama-cpp/package.json}):
+     * the one {@code HANDOFF_NODE_MODULES} names, where a missing file fails the test, else one found under
+     * {@code ~/.cache} or the temporary directory; the test is skipped, saying why, when there is none.
+     */
+    public static Path nodeModules(String file)
+            throws IOException
+    {
         String configured = System.getenv(ENV);
         if (configured != null && !configured.isBlank()) {
             Path path = Path.of(configured).resolve(file);
             if (!Files.isRegularFile(path)) {
-                fail(ENV + "=" + configured + " has no " + file + "; run npm ci in testkit-node");
+                fail(ENV + "=" + configured + " has no " + file + "; run npm ci --omit=optional in testkit-node");
             }
-            return path.getParent();
+            return Path.of(configured);
         }
         Optional<Path> found = search(file);
-        assumeTrue(found.isPresent(), "no node_modules with " + file + " (set " + ENV + ", or run npm ci in testkit-node and point "
-                + ENV + " at its node_modules)");
-        return found.get().resolve(file).getParent();
+        assumeTrue(found.isPresent(), "no node_modules with " + file + " (set " + ENV + ", or run npm ci --omit=optional in testkit-node "
+                + "and point " + ENV + " at its node_modules)");
+        return found.get();
     }
 
     private static Optional<Path> search(String file)
@@ -92,7 +102,7 @@ final class NodeReference
     static Encodings encode(String npmPackage, List<String> texts)
             throws IOException, InterruptedException
     {
-        Path modules = modelDirectory(npmPackage).getParent().getParent().getParent();
+        Path modules = nodeModules(npmPackage + "/models/tokenizer.json");
         Path dir = Files.createTempDirectory("handoff-tokenizer-reference");
         try {
             Path in = dir.resolve("corpus.json");
@@ -135,8 +145,8 @@ final class NodeReference
         return ((List<List<Long>>) lists).stream().map(l -> l.stream().mapToInt(Long::intValue).toArray()).toList();
     }
 
-    /** JSON with every char escaped, so lone surrogates and controls travel unchanged. */
-    private static String jsonArray(List<String> texts)
+    /** A JSON array of strings with every char escaped, so lone surrogates and controls travel unchanged. */
+    public static String jsonArray(List<String> texts)
     {
         StringBuilder json = new StringBuilder("[");
         for (String text : texts) {

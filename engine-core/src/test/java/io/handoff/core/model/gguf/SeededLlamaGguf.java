@@ -1,0 +1,138 @@
+package io.handoff.core.model.gguf;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.SplittableRandom;
+
+/**
+ * Writes a small Llama-architecture GGUF file as llama.cpp's converter lays one out (Q/K rows permuted, norms F32,
+ * matrices in the chosen type) with seeded Gaussian weights and a real vocabulary, so llama.cpp and Handoff can be run on
+ * the same file. The weights are drawn for large logit margins, so that two correct implementations rarely meet a
+ * near-tie: queries and keys at 3/sqrt(d) (sharp attention), lm_head at 4/sqrt(d), embeddings at 1, everything else at
+ * 1/sqrt(fan-in).
+ */
+public final class SeededLlamaGguf
+{
+    public static final int HIDDEN = 64;
+    public static final int LAYERS = 2;
+    public static final int HEADS = 4;
+    public static final int KV_HEADS = 2;
+    public static final int FFN = 128;
+    public static final int CONTEXT = 2048;
+
+    private SeededLlamaGguf() {}
+
+    /** @param type F32, F16 or Q8_0: the type of every matrix (norms stay F32, as llama.cpp's converter keeps them) */
+    public static Path write(Path file, GgufVocabulary vocabulary, GgufTensorType type, long seed)
+    {
+        return write(file, vocabulary, type, type, seed);
+    }
+
+    /**
+     * The weights {@link #write} writes as {@code type}, written as F32 after rounding them through {@code type}: the same
+     * values, so a reader of the F32 file computes with exactly the weights a reader of the {@code type} file decodes.
+     */
+    public static Path writeDecodedAsF32(Path file, GgufVocabulary vocabulary, GgufTensorType type, long seed)
+    {
+        return write(file, vocabulary, type, GgufTensorType.F32, seed);
+    }
+
+    /** Matrices rounded through {@code values}' type, then written as {@code type}. */
+    private static Path write(Path file, GgufVocabulary vocabulary, GgufTensorType values, GgufTensorType type, long seed)
+    {
+        GgufTensorType rounding = values == type ? GgufTensorType.F32 : values;
+        int vocab = vocabulary.tokens().size();
+        int headDim = HIDDEN / HEADS;
+        SplittableRandom random = new SplittableRandom(seed);
+        GgufWriter writer = new GgufWriter()
+                .put(GgufArchitecture.KEY, GgufValueType.STRING, "llama")
+                .put("general.name", GgufValueType.STRING, file.getFileName().toString())
+                .put("llama.context_length", GgufValueType.UINT32, (long) CONTEXT)
+                .put("llama.embedding_length", GgufValueType.UINT32, (long) HIDDEN)
+                .put("llama.block_count", GgufValueType.UINT32, (long) LAYERS)
+                .put("llama.feed_forward_length", GgufValueType.UINT32, (long) FFN)
+                .put("llama.attention.head_count", GgufValueType.UINT32, (long) HEADS)
+                .put("llama.attention.head_count_kv", GgufValueType.UINT32, (long) KV_HEADS)
+                .put("llama.rope.dimension_count", GgufValueType.UINT32, (long) headDim)
+                .put("llama.rope.freq_base", GgufValueType.FLOAT32, 10000f)
+                .put("llama.attention.layer_norm_rms_epsilon", GgufValueType.FLOAT32, 1e-5f)
+                .put("llama.vocab_size", GgufValueType.UINT32, (long) vocab);
+        vocabulary.writeTo(writer);
+        double unit = 1 / Math.sqrt(HIDDEN);
+        matrix(writer, "token_embd.weight", rounding, type, vocab, HIDDEN, 1, random);
+        for (int l = 0; l < LAYERS; l++) {
+            String p = "blk." + l + ".";
+            norm(writer, p + "attn_norm.weight", random);
+            float[] q = gaussian(random, HEADS * headDim * HIDDEN, 3 * unit);
+            float[] k = gaussian(random, KV_HEADS * headDim * HIDDEN, 3 * unit);
+            writer.tensor(p + "attn_q.weight", type, GgufWriter.dims(HEADS * headDim, HIDDEN),
+                    rounded(rounding, GgufWriter.llamaPermute(q, HEADS * headDim, HIDDEN, HEADS)));
+            writer.tensor(p + "attn_k.weight", type, GgufWriter.dims(KV_HEADS * headDim, HIDDEN),
+                    rounded(rounding, GgufWriter.llamaPermute(k, KV_HEADS * headDim, HIDDEN, KV_HEADS)));
+            matrix(writer, p + "attn_v.weight", rounding, type, KV_HEADS * headDim, HIDDEN, unit, random);
+            matrix(writer, p + "attn_output.weight", rounding, type, HIDDEN, HEADS * headDim, 1 / Math.sqrt(HEADS * headDim), random);
+            norm(writer, p + "ffn_norm.weight", random);
+            matrix(writer, p + "ffn_gate.weight", rounding, type, FFN, HIDDEN, unit, random);
+            matrix(writer, p + "ffn_up.weight", rounding, type, FFN, HIDDEN, unit, random);
+            matrix(writer, p + "ffn_down.weight", rounding, type, HIDDEN, FFN, 1 / Math.sqrt(FFN), random);
+        }
+        float[] ones = new float[HIDDEN];
+        java.util.Arrays.fill(ones, 1f);
+        writer.tensor("output_norm.weight", GgufTensorType.F32, GgufWriter.dims(HIDDEN), ones);
+        matrix(writer, "output.weight", rounding, type, vocab, HIDDEN, 4 * unit, random);
+        return writer.write(file);
+    }
+
+    private static void matrix(GgufWriter writer, String name, GgufTensorType rounding, GgufTensorType type, int rows, int cols, double scale,
+            SplittableRandom random)
+    {
+        writer.tensor(name, type, GgufWriter.dims(rows, cols), rounded(rounding, gaussian(random, rows * cols, scale)));
+    }
+
+    /** The values as a reader decodes them from {@code type}: F16 rounding, or Q8_0's per-block scale times its int8. */
+    private static float[] rounded(GgufTensorType type, float[] values)
+    {
+        return switch (type) {
+            case F32 -> values;
+            case F16 -> {
+                float[] out = new float[values.length];
+                for (int i = 0; i < out.length; i++) {
+                    out[i] = GgufWriter.f16Rounded(values[i]);
+                }
+                yield out;
+            }
+            case Q8_0 -> {
+                ByteBuffer blocks = ByteBuffer.wrap(GgufWriter.encode(type, values)).order(ByteOrder.LITTLE_ENDIAN);
+                float[] out = new float[values.length];
+                for (int i = 0; i < out.length; i += 32) {
+                    float scale = Float.float16ToFloat(blocks.getShort());
+                    for (int j = 0; j < 32; j++) {
+                        out[i + j] = scale * blocks.get();
+                    }
+                }
+                yield out;
+            }
+            default -> throw new IllegalArgumentException("seeded GGUF matrices are F32, F16 or Q8_0, not " + type);
+        };
+    }
+
+    /** An RMSNorm gain near 1: 1 + 0.1 N(0, 1). */
+    private static void norm(GgufWriter writer, String name, SplittableRandom random)
+    {
+        float[] gain = gaussian(random, HIDDEN, 0.1);
+        for (int i = 0; i < gain.length; i++) {
+            gain[i] += 1;
+        }
+        writer.tensor(name, GgufTensorType.F32, GgufWriter.dims(HIDDEN), gain);
+    }
+
+    private static float[] gaussian(SplittableRandom random, int n, double scale)
+    {
+        float[] values = new float[n];
+        for (int i = 0; i < n; i++) {
+            values[i] = (float) (random.nextGaussian() * scale);
+        }
+        return values;
+    }
+}
