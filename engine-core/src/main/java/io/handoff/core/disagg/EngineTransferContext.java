@@ -2,6 +2,7 @@ package io.handoff.core.disagg;
 
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPoint;
+import io.handoff.core.security.RunDirectory;
 import io.handoff.core.transfer.PoolDescriptions;
 import io.handoff.core.transfer.TransferHooks;
 import io.handoff.spi.transfer.MemoryRegion;
@@ -37,11 +38,21 @@ public final class EngineTransferContext
     }
 
     private final FaultInjector faults;
+    private final RunDirectory runDirectory;
     private volatile Activity activity = Activity.NONE;
 
-    public EngineTransferContext(FaultInjector faults)
+    /** @param runDirectory this process's private folder: shared files go there, and peers' pool files are mapped only from its root */
+    public EngineTransferContext(FaultInjector faults, RunDirectory runDirectory)
     {
         this.faults = requireNonNull(faults, "faults is null");
+        this.runDirectory = requireNonNull(runDirectory, "runDirectory is null");
+    }
+
+    /** Where this engine's private folders go: /dev/shm when this machine has it, else the temporary folder. */
+    public static Path sharedMemoryBase()
+    {
+        Path shm = Path.of("/dev/shm");
+        return Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
     }
 
     void listen(Activity listener)
@@ -60,11 +71,11 @@ public final class EngineTransferContext
         return HOST_ID;
     }
 
+    /** This process's private folder (mode 0700) in the run directory. */
     @Override
     public Path sharedMemoryDirectory()
     {
-        Path shm = Path.of("/dev/shm");
-        return Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
+        return runDirectory.path();
     }
 
     @Override
@@ -82,7 +93,7 @@ public final class EngineTransferContext
     @Override
     public SharedPoolMapping mapSharedPool(byte[] description)
     {
-        return PoolDescriptions.map(HOST_ID, description);
+        return PoolDescriptions.map(HOST_ID, description, runDirectory.root());
     }
 
     @Override
