@@ -41,7 +41,7 @@ public final class ControlCodec
     /** The largest frame either side sends or accepts (a 1M-page room request is 4 MiB). */
     public static final int MAX_FRAME_BYTES = 16 << 20;
 
-    private static final byte HELLO = 1;
+    static final byte HELLO = 1;
     private static final byte HELLO_RESULT = 2;
     private static final byte REGISTER_REGIONS = 3;
     private static final byte REGIONS_REGISTERED = 4;

@@ -172,7 +172,7 @@ public final class ControlServer
             }
             if (handshaking.incrementAndGet() > security.settings().maxUnauthenticatedConnections()) {
                 handshaking.decrementAndGet();
-                security.failures().refused(WHAT, hostOf(socket), "more than " + security.settings().maxUnauthenticatedConnections()
+                security.failures().refused(WHAT, hostOf(socket), "limit", "more than " + security.settings().maxUnauthenticatedConnections()
                         + " connections are authenticating at once (handoff.security.max-unauthenticated-connections)");
                 closeQuietly(socket);
                 continue;
@@ -189,8 +189,10 @@ public final class ControlServer
                     ControlSecurity.RESPONDER, ControlSecurity.INITIATOR, security.settings().handshakeTimeout());
         }
         catch (AuthenticationException e) {
-            security.failures().refused(WHAT, hostOf(socket), e.getMessage());
-            if (e.failure() == AuthenticationException.Failure.NOT_A_HANDSHAKE) {
+            security.failures().refused(WHAT, hostOf(socket), e);
+            // only a peer that opened with a hello hears why; anything else is just closed, so that its close is plain to
+            // see even for a peer that never reads what it was sent
+            if (e.failure() == AuthenticationException.Failure.NOT_A_HANDSHAKE && opensWithHello(e.opening())) {
                 refuseInControlFrames(socket);
             }
             closeQuietly(socket);
@@ -247,6 +249,12 @@ public final class ControlServer
         catch (IOException e) {
             // the peer is gone or silent: the refusal was best effort
         }
+    }
+
+    // a frame length a hello can have: what a decode without the secret sends first
+    private static boolean opensWithHello(int length)
+    {
+        return length >= 1 && length <= ControlCodec.maxFrameBytes(ControlCodec.HELLO);
     }
 
     private static String hostOf(Socket socket)

@@ -7,6 +7,7 @@ import io.handoff.core.disagg.ControlMessage.RegisterRegions;
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
 import io.handoff.core.disagg.ControlMessage.RoomRequest;
 import io.handoff.core.security.PeerText;
+import io.handoff.core.transfer.PoolGrantRefused;
 import io.handoff.core.transfer.TransferHooks;
 import io.handoff.core.transfer.TransferLink;
 import io.handoff.spi.transfer.PageGeometry;
@@ -186,7 +187,7 @@ final class DecodeLinks
     private void onOpened(ControlChannel channel)
     {
         if (awaitingHello.size() >= security.settings().maxUnauthenticatedConnections()) {
-            security.failures().refused("the prefill control endpoint", channel.peerHost(), "more than "
+            security.failures().refused("the prefill control endpoint", channel.peerHost(), "limit", "more than "
                     + security.settings().maxUnauthenticatedConnections() + " connections are waiting to say hello "
                     + "(handoff.security.max-unauthenticated-connections)");
             channel.close("too many connections without a hello");
@@ -201,7 +202,7 @@ final class DecodeLinks
         if (awaitingHello.remove(channel) == null && !channel.isOpen()) {
             return;
         }
-        security.failures().refused("the prefill control endpoint", channel.peerHost(), why);
+        security.failures().refused("the prefill control endpoint", channel.peerHost(), "protocol", why);
         channel.send(HelloResult.refused(ControlSecurity.GENERIC_REFUSAL));
         channel.close("refused: " + why);
     }
@@ -274,6 +275,10 @@ final class DecodeLinks
             if (peer != null) {
                 closeRefused(peer);
             }
+            if (grantRefused(e)) {
+                // a descriptor naming memory this prefill will not map is an attack or a misconfiguration: counted like one
+                security.failures().refused("the prefill", channel.peerHost(), "grant", e.getMessage());
+            }
             log.warn("cannot connect the {} backend to decode {}: {}", backendId, channel.peer(), PeerText.clean(e.getMessage(), 2000));
             return RegionsRegistered.refused("the prefill cannot reach the decode's memory with " + backendId + ": " + e.getMessage());
         }
@@ -288,6 +293,16 @@ final class DecodeLinks
         log.info("decode {} registered its KV regions; transport {} with {}; early send {} ({})", channel.peer(), link.transport(),
                 link.capabilities(), linkEarlySend.enabled() ? "enabled" : "disabled", linkEarlySend.reason());
         return new RegionsRegistered(true, link.transport(), link.capabilities(), "");
+    }
+
+    private static boolean grantRefused(Throwable failure)
+    {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof PoolGrantRefused) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

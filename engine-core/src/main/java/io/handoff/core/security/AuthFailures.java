@@ -50,29 +50,38 @@ public final class AuthFailures
     }
 
     /**
-     * Counts one refused peer and logs it unless this address was logged within the interval.
+     * Counts one refused peer and logs it unless this address was logged within the interval for the same kind of
+     * refusal (so a flood of one kind does not hide a wrong secret from the same address).
      *
-     * @param what what refused it, e.g. "prefill control endpoint"
+     * @param what what refused it, e.g. "the control endpoint"
      * @param peerAddress the peer's address (host, without the port: each connection has a new port)
+     * @param kind the class of refusal, e.g. an {@link AuthenticationException.Failure} name
      */
-    public void refused(String what, String peerAddress, String reason)
+    public void refused(String what, String peerAddress, String kind, String reason)
     {
         total.incrementAndGet();
         String peer = PeerText.clean(peerAddress, 100);
+        String key = peer + " " + kind;
         long now = clock.getAsLong();
         long suppressed;
         synchronized (windows) {
-            Window window = windows.get(peer);
+            Window window = windows.get(key);
             if (window != null && now - window.startNanos() < intervalNanos) {
-                windows.put(peer, new Window(window.startNanos(), window.suppressed() + 1));
+                windows.put(key, new Window(window.startNanos(), window.suppressed() + 1));
                 return;
             }
             suppressed = window == null ? 0 : window.suppressed();
-            windows.put(peer, new Window(now, 0));
+            windows.put(key, new Window(now, 0));
         }
         log.warn("{} refused peer {}: cluster authentication failed: {}{}", what, peer, PeerText.clean(reason, 400),
-                suppressed == 0 ? "" : " (" + suppressed + " more refusals of this address in the previous " + intervalNanos / 1_000_000_000
-                        + " s were not logged)");
+                suppressed == 0 ? "" : " (" + suppressed + " more refusals like it from this address in the previous "
+                        + intervalNanos / 1_000_000_000 + " s were not logged)");
+    }
+
+    /** A refusal of an authentication failure, logged per address and kind of failure. */
+    public void refused(String what, String peerAddress, AuthenticationException failure)
+    {
+        refused(what, peerAddress, failure.failure().name(), failure.getMessage());
     }
 
     /** Counts a failure the caller reports itself (this node's own attempt to authenticate to a peer). */

@@ -29,21 +29,36 @@ public final class AuthenticationException
     }
 
     private final Failure failure;
+    private final int opening;
 
     public AuthenticationException(Failure failure, String message)
     {
+        this(failure, message, 0);
+    }
+
+    /** @param opening for {@link Failure#NOT_A_HANDSHAKE}, the first four bytes the peer sent */
+    public AuthenticationException(Failure failure, String message, int opening)
+    {
         super(message);
         this.failure = requireNonNull(failure, "failure is null");
+        this.opening = opening;
     }
 
     public AuthenticationException(Failure failure, String message, Throwable cause)
     {
         super(message, cause);
         this.failure = requireNonNull(failure, "failure is null");
+        this.opening = 0;
     }
 
     public Failure failure()
     {
         return failure;
+    }
+
+    /** The first four bytes the peer sent instead of an opening ({@link Failure#NOT_A_HANDSHAKE}); 0 otherwise. */
+    public int opening()
+    {
+        return opening;
     }
 }

@@ -126,7 +126,7 @@ public final class ClusterHandshake
         ByteBuffer magic = ByteBuffer.wrap(readFully(socket, in, 4, deadline, timeout));
         if (magic.getInt(0) != MAGIC) {
             throw new AuthenticationException(Failure.NOT_A_HANDSHAKE, "the peer did not open the cluster authentication handshake "
-                    + "(a node without a cluster secret, or not a Handoff node)");
+                    + "(a node without a cluster secret, or not a Handoff node)", magic.getInt(0));
         }
         ByteBuffer opening = ByteBuffer.wrap(readFully(socket, in, OPENING_BYTES - 4, deadline, timeout));
         ClusterRole peer = ClusterRole.of(opening.get(1));
