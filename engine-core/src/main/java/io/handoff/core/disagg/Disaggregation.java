@@ -111,7 +111,7 @@ public final class Disaggregation
         ControlSecurity security = ControlSecurity.of(ClusterSecurity.from(handoffConfig.config()));
         log.info("{}: {}", role.name().toLowerCase(java.util.Locale.ROOT), security.settings().describe());
         RunDirectory runDirectory = RunDirectory.create(EngineTransferContext.sharedMemoryBase());
-        EngineTransferContext context = new EngineTransferContext(faults, runDirectory);
+        EngineTransferContext context = new EngineTransferContext(faults, runDirectory, security, id);
         TransferBackend backend;
         try {
             backend = PluginRegistry.inContext(plugins.loaderOf(entry), () -> provider.open(context, settings));
