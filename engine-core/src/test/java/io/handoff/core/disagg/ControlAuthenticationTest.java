@@ -4,12 +4,16 @@ import io.handoff.core.disagg.ControlMessage.Hello;
 import io.handoff.core.disagg.ControlMessage.HelloResult;
 import io.handoff.core.disagg.ControlMessage.RegisterRegions;
 import io.handoff.core.disagg.ControlMessage.Role;
+import io.handoff.core.security.ClusterSecurity;
 import io.handoff.core.security.LogWarnings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.Optional;
 
 import static io.handoff.core.disagg.ClusterPeers.HERE;
 import static io.handoff.core.disagg.ClusterPeers.OTHER;
@@ -17,6 +21,7 @@ import static io.handoff.core.disagg.ClusterPeers.OTHER_MODEL;
 import static io.handoff.core.disagg.ClusterPeers.SECRET;
 import static io.handoff.core.disagg.ClusterPeers.secured;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Who gets in on a prefill's control endpoint, over real TCP on loopback: with a cluster secret only a peer that
@@ -132,6 +137,26 @@ class ControlAuthenticationTest
             assertThat(forger.closedByPeer()).isTrue();
             assertThat(warnings.lines()).anySatisfy(line -> assertThat(line).contains("decode-1?2026-01-01 ERROR forged line"));
             assertThat(warnings.lines()).allSatisfy(line -> assertThat(line).doesNotContain("\n").doesNotContain("\r"));
+        }
+    }
+
+    @Test
+    void withoutASecretTheControlEndpointListensOnLoopbackOnlyUnlessInsecureRemoteIsAllowed()
+            throws Exception
+    {
+        InetSocketAddress everywhere = new InetSocketAddress("0.0.0.0", 0);
+        ControlChannel.Listener nobody = new ControlChannelTest.Recorder();
+
+        assertThatThrownBy(() -> ControlServer.start(everywhere, ControlChannelTest.LIVENESS, peers.clock, ControlSecurity.loopbackOnly(), nobody))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("would listen on 0.0.0.0, which is not a loopback address")
+                .hasMessageContaining("handoff.security.cluster-secret-file").hasMessageContaining("allow-insecure-remote = true");
+        ClusterSecurity insecure = new ClusterSecurity(Optional.empty(), "", true, ClusterSecurity.DEFAULT_HANDSHAKE_TIMEOUT,
+                ClusterSecurity.DEFAULT_FRAME_BYTES_IN_FLIGHT, ClusterSecurity.DEFAULT_MAX_UNAUTHENTICATED);
+        assertThat(insecure.describe()).startsWith("INSECURE");
+        for (ControlSecurity allowed : List.of(ControlSecurity.of(insecure), secured(SECRET))) {
+            try (ControlServer server = ControlServer.start(everywhere, ControlChannelTest.LIVENESS, peers.clock, allowed, nobody)) {
+                assertThat(server.port()).isPositive();
+            }
         }
     }
 
