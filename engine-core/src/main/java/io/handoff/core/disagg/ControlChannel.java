@@ -82,6 +82,7 @@ public final class ControlChannel
     private final FrameReader in;
     private final DataOutputStream out;
     private final FrameMac sendingTags;
+    private final ControlSecurity security;
     private final ReentrantLock sendLock = new ReentrantLock();
     private final Liveness liveness;
     private final DeadlineClock clock;
@@ -94,16 +95,17 @@ public final class ControlChannel
     private volatile long lastSentNanos;
     private volatile ScheduledFuture<?> ticks;
 
-    private ControlChannel(Socket socket, Liveness liveness, DeadlineClock clock, Listener listener, Session session, FrameBudget budget)
+    private ControlChannel(Socket socket, Liveness liveness, DeadlineClock clock, Listener listener, Session session, ControlSecurity security)
             throws IOException
     {
+        this.security = requireNonNull(security, "security is null");
         this.socket = socket;
         this.liveness = requireNonNull(liveness, "liveness is null");
         this.clock = requireNonNull(clock, "clock is null");
         this.listener = requireNonNull(listener, "listener is null");
         this.peer = String.valueOf(socket.getRemoteSocketAddress());
         socket.setTcpNoDelay(true);
-        this.in = new FrameReader(new DataInputStream(new BufferedInputStream(socket.getInputStream())), budget,
+        this.in = new FrameReader(new DataInputStream(new BufferedInputStream(socket.getInputStream())), security.budget(),
                 session == null ? null : session.receiving());
         this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
         this.sendingTags = session == null ? null : session.sending();
@@ -145,7 +147,7 @@ public final class ControlChannel
                     throw e;
                 }
             }
-            return open(socket, liveness, clock, listener, session, security.budget());
+            return open(socket, liveness, clock, listener, session, security);
         }
         catch (IOException | RuntimeException e) {
             socket.close();
@@ -153,18 +155,12 @@ public final class ControlChannel
         }
     }
 
-    /** A channel over an accepted socket without a cluster secret. */
-    static ControlChannel open(Socket socket, Liveness liveness, DeadlineClock clock, Listener listener)
-            throws IOException
-    {
-        return open(socket, liveness, clock, listener, null, new FrameBudget(ControlCodec.MAX_FRAME_BYTES * 2L));
-    }
-
     /** @param session the completed handshake's session, or null without a cluster secret */
-    static ControlChannel open(Socket socket, Liveness liveness, DeadlineClock clock, Listener listener, Session session, FrameBudget budget)
+    static ControlChannel open(Socket socket, Liveness liveness, DeadlineClock clock, Listener listener, Session session,
+            ControlSecurity security)
             throws IOException
     {
-        ControlChannel channel = new ControlChannel(socket, liveness, clock, listener, session, budget);
+        ControlChannel channel = new ControlChannel(socket, liveness, clock, listener, session, security);
         listener.opened(channel);
         Thread.ofVirtual().name("handoff-control-" + channel.peer).start(channel::readLoop);
         return channel;
@@ -335,9 +331,11 @@ public final class ControlChannel
         }
         catch (FrameReader.PeerAuthenticates e) {
             answerWithoutSecret();
+            security.failures().refused("the control channel", peerHost(), "peer has a secret", e.getMessage());
             close("cluster authentication with " + peer + " is impossible: " + e.getMessage());
         }
         catch (AuthenticationException e) {
+            security.failures().refused("the control channel", peerHost(), e);
             close("cluster authentication of " + peer + " failed: " + e.getMessage());
         }
         catch (FrameReader.BudgetExhausted e) {

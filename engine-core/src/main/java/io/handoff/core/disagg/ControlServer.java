@@ -212,7 +212,7 @@ public final class ControlServer
     private void open(Socket socket, Session session, ControlChannel.Listener tracking)
     {
         try {
-            ControlChannel.open(socket, liveness, clock, tracking, session, security.budget());
+            ControlChannel.open(socket, liveness, clock, tracking, session, security);
         }
         catch (IOException | RuntimeException e) {
             log.warn("cannot open a control channel from {}", hostOf(socket), e);

@@ -91,6 +91,30 @@ class ControlAuthenticationTest
     }
 
     @Test
+    void aSecretOnOneSideOnlyIsNamedOnBothSides()
+            throws Exception
+    {
+        // a decode with a secret, a prefill without: the prefill answers that it has none
+        ControlSecurity open = ControlSecurity.loopbackOnly();
+        DecodeLinks insecurePrefill = peers.prefill(open);
+        ClusterPeers.Lost lost = new ClusterPeers.Lost();
+        try (LogWarnings warnings = new LogWarnings()) {
+            String reason = peers.lostReason(peers.decode(HERE, "tcp", secured(SECRET), lost), insecurePrefill, lost);
+
+            assertThat(reason).contains("cluster authentication failed").contains("the peer has no cluster secret but this node has one")
+                    .contains("handoff.security.cluster-secret-file");
+            ClusterPeers.await("the prefill logs it", () -> warnings.lines().stream().anyMatch(line -> line.contains("this node has no cluster secret")));
+        }
+        assertThat(open.failures().total()).isOne();
+
+        // a decode without a secret, a prefill with one: the decode's hello is refused, naming the setting
+        DecodeLinks securePrefill = peers.prefill(secured(SECRET));
+        ClusterPeers.Lost lost2 = new ClusterPeers.Lost();
+        assertThat(peers.lostReason(peers.decode(HERE, "tcp", ControlSecurity.loopbackOnly(), lost2), securePrefill, lost2))
+                .containsAnyOf("handshake refused", "refused the handshake").contains("handoff.security.cluster-secret-file");
+    }
+
+    @Test
     void theRightSecretLetsTheHelloThroughAndOnlyThenAreDetailsExchanged()
             throws Exception
     {
