@@ -71,12 +71,6 @@ public sealed interface ControlMessage
             hostId = clip(hostId);
         }
 
-        /** Whether the answer names the answering process (only an accepted one does). */
-        public boolean namesProcess()
-        {
-            return !hostId.isEmpty() && pid > 0;
-        }
-
         public static HelloResult refused(String reason)
         {
             return new HelloResult(false, reason, "", -1);
