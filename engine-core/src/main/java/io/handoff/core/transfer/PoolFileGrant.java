@@ -67,20 +67,21 @@ final class PoolFileGrant
                 throw new PoolGrantRefused("the receiver's pool file " + file + " belongs to user " + owner + ", not to this process's user "
                         + self);
             }
+            long size = attributes.size();
+            // a receiver's last region may be followed by its alignment padding, no more
+            if (size < needed || size >= needed + KvGeometry.REGION_ALIGNMENT) {
+                throw new PoolGrantRefused("the receiver's last region ends at byte " + needed + " of " + file + ", which has " + size
+                        + " bytes; a pool file is exactly as large as its regions");
+            }
             if (!OWNER.containsAll(attributes.permissions())) {
                 throw new PoolGrantRefused("the receiver's pool file " + file + " is open to group or others ("
                         + PosixFilePermissions.toString(attributes.permissions()) + "); a receiver creates its pool file 0600");
             }
-            long size = attributes.size();
-            // a receiver's last region may be followed by its alignment padding, no more
-            if (size < needed || size >= needed + KvGeometry.REGION_ALIGNMENT) {
-                throw new PoolGrantRefused("the receiver's regions reach byte " + needed + " of " + file + ", which has " + size
-                        + " bytes; a pool file is exactly as large as its regions");
-            }
             return new PoolFileGrant(file, attributes.fileKey(), size);
         }
         catch (NoSuchFileException e) {
-            throw new UncheckedIOException("the receiver's pool file " + file + " does not exist; is the decode running on this host?", e);
+            throw new UncheckedIOException("cannot map the receiver's pool file " + file + ": it does not exist; is the decode running "
+                    + "on this host?", e);
         }
         catch (IOException e) {
             throw new UncheckedIOException("cannot check the receiver's pool file " + file + ": " + e.getMessage(), e);
