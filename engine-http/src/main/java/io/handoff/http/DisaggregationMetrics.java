@@ -30,6 +30,9 @@ final class DisaggregationMetrics
                 "Over rooms that succeeded: time from the last chunk's forward completing to the room's KV being in the decode's memory.",
                 stats.kvReadySeconds());
         out.counter("handoff_kv_ready_rooms_total", "Rooms counted in handoff_kv_ready_after_forward_seconds_total.", stats.kvReadyRooms());
+        out.counter("handoff_cluster_auth_failures_total",
+                "Cluster connections refused for failing authentication (or speaking before their hello), and this node's own failed attempts.",
+                disaggregation.authFailures());
         out.gauge("handoff_early_send_enabled", "1 when early send of the cached prefix is on (see /bootstrap for the reason).",
                 disaggregation.earlySend().enabled() ? 1 : 0);
         return out.toString();

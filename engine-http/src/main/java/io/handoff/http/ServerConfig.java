@@ -2,8 +2,11 @@ package io.handoff.http;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
+import io.handoff.core.security.ClusterSecurity;
 import io.handoff.http.security.ApiKeyFile;
 import io.handoff.http.security.ApiKeys;
+import io.handoff.http.security.ClusterMac;
+import io.handoff.http.security.RouterSignature;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -56,7 +59,7 @@ public record ServerConfig(String host, int port, Duration gracePeriod, long max
                 config.getBytes("handoff.server.max-body-bytes"),
                 config.getDuration("handoff.server.retry-after"),
                 config.getDuration("handoff.server.health-generate-timeout"),
-                new ApiAccess(apiKeys(config), config.getBoolean("handoff.server.debug-endpoints"), Optional.empty()),
+                new ApiAccess(apiKeys(config), config.getBoolean("handoff.server.debug-endpoints"), routerMac(config)),
                 new RequestLimits(
                         config.getInt("handoff.server.max-connections"),
                         config.getDuration("handoff.server.request-read-timeout"),
@@ -64,6 +67,15 @@ public record ServerConfig(String host, int port, Duration gracePeriod, long max
                         config.getDouble("handoff.server.rate-limit"),
                         config.getInt("handoff.server.rate-limit-burst"),
                         config.getInt("handoff.server.max-prompt-tokens")));
+    }
+
+    /**
+     * The MAC the router signs its calls with and a prefill or decode checks them with: the cluster secret's, under
+     * the router's own context, so a router signature is no proof on any other channel. None without a secret.
+     */
+    private static Optional<ClusterMac> routerMac(Config config)
+    {
+        return ClusterSecurity.from(config).secret().map(secret -> message -> secret.tag(RouterSignature.CONTEXT, message));
     }
 
     /** {@code api-keys} and the keys of {@code api-key-file}, together. */

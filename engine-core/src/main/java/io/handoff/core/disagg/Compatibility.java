@@ -1,6 +1,7 @@
 package io.handoff.core.disagg;
 
 import io.handoff.core.kv.KvGeometry;
+import io.handoff.core.security.PeerText;
 import io.handoff.spi.attention.KvLayout;
 
 import java.nio.charset.StandardCharsets;
@@ -28,6 +29,11 @@ public record Compatibility(String modelName, String weightsHash, String kvLayou
 
     public Compatibility
     {
+        // a field may come from the network and end up in a log line or a refusal
+        modelName = PeerText.printable(modelName);
+        weightsHash = PeerText.printable(weightsHash);
+        kvLayout = PeerText.printable(kvLayout);
+        kvDtype = PeerText.printable(kvDtype);
         checkField(modelName, "modelName");
         checkField(weightsHash, "weightsHash");
         checkField(kvLayout, "kvLayout");

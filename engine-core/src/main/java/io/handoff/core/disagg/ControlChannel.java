@@ -2,6 +2,10 @@ package io.handoff.core.disagg;
 
 import io.handoff.core.disagg.ControlCodec.MalformedFrameException;
 import io.handoff.core.disagg.ControlMessage.Heartbeat;
+import io.handoff.core.security.AuthenticationException;
+import io.handoff.core.security.ClusterHandshake;
+import io.handoff.core.security.FrameMac;
+import io.handoff.core.security.Session;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
@@ -11,6 +15,7 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.time.Duration;
@@ -34,6 +39,11 @@ import static java.util.Objects.requireNonNull;
  *
  * <p>A channel closes once, for a reason (peer closed, malformed frame, silence, local close), and the
  * listener hears {@link Listener#closed} exactly once; the caller then fails the peer's rooms.
+ *
+ * <p>With a cluster secret the channel exists only after a {@link ClusterHandshake} (the connecting side runs it in
+ * {@link #connect}, the accepting side in {@link ControlServer}), and every frame then carries its session tag: a
+ * frame that fails it closes the channel before it is decoded. Frames are buffered as they arrive, within their
+ * type's bound and the process's {@link FrameBudget} ({@link FrameReader}).
  */
 public final class ControlChannel
         implements AutoCloseable
@@ -69,8 +79,10 @@ public final class ControlChannel
     }
 
     private final Socket socket;
-    private final DataInputStream in;
+    private final FrameReader in;
     private final DataOutputStream out;
+    private final FrameMac sendingTags;
+    private final ControlSecurity security;
     private final ReentrantLock sendLock = new ReentrantLock();
     private final Liveness liveness;
     private final DeadlineClock clock;
@@ -83,32 +95,59 @@ public final class ControlChannel
     private volatile long lastSentNanos;
     private volatile ScheduledFuture<?> ticks;
 
-    private ControlChannel(Socket socket, Liveness liveness, DeadlineClock clock, Listener listener)
+    private ControlChannel(Socket socket, Liveness liveness, DeadlineClock clock, Listener listener, Session session, ControlSecurity security)
             throws IOException
     {
+        this.security = requireNonNull(security, "security is null");
         this.socket = socket;
         this.liveness = requireNonNull(liveness, "liveness is null");
         this.clock = requireNonNull(clock, "clock is null");
         this.listener = requireNonNull(listener, "listener is null");
         this.peer = String.valueOf(socket.getRemoteSocketAddress());
         socket.setTcpNoDelay(true);
-        this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+        this.in = new FrameReader(new DataInputStream(new BufferedInputStream(socket.getInputStream())), security.budget(),
+                session == null ? null : session.receiving());
         this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
+        this.sendingTags = session == null ? null : session.sending();
         long now = clock.nanos();
         this.lastReceivedNanos = now;
         this.lastSentNanos = now;
     }
 
-    /** Connects to a peer's {@link ControlServer} and starts reading. */
+    /** Connects to a peer's {@link ControlServer} without a cluster secret and starts reading. */
     public static ControlChannel connect(InetSocketAddress address, Duration connectTimeout, Liveness liveness, DeadlineClock clock, Listener listener)
+            throws IOException
+    {
+        return connect(address, connectTimeout, liveness, clock, ControlSecurity.loopbackOnly(), listener);
+    }
+
+    /**
+     * Connects to a peer's {@link ControlServer}, authenticates when {@code security} has a cluster secret (an
+     * {@link AuthenticationException} says why not), and starts reading.
+     */
+    public static ControlChannel connect(InetSocketAddress address, Duration connectTimeout, Liveness liveness, DeadlineClock clock,
+            ControlSecurity security, Listener listener)
             throws IOException
     {
         requireNonNull(address, "address is null");
         requireNonNull(connectTimeout, "connectTimeout is null");
+        requireNonNull(security, "security is null");
         Socket socket = new Socket();
         try {
             socket.connect(address, Math.toIntExact(connectTimeout.toMillis()));
-            return open(socket, liveness, clock, listener);
+            Session session = null;
+            if (security.settings().authenticates()) {
+                try {
+                    session = ClusterHandshake.initiate(socket, security.settings().secret().orElseThrow(), ControlSecurity.PURPOSE,
+                            ControlSecurity.INITIATOR, ControlSecurity.RESPONDER, security.settings().handshakeTimeout());
+                }
+                catch (AuthenticationException e) {
+                    // the caller reports it, with the peer it meant to reach
+                    security.failures().failed();
+                    throw e;
+                }
+            }
+            return open(socket, liveness, clock, listener, session, security);
         }
         catch (IOException | RuntimeException e) {
             socket.close();
@@ -116,10 +155,12 @@ public final class ControlChannel
         }
     }
 
-    static ControlChannel open(Socket socket, Liveness liveness, DeadlineClock clock, Listener listener)
+    /** @param session the completed handshake's session, or null without a cluster secret */
+    static ControlChannel open(Socket socket, Liveness liveness, DeadlineClock clock, Listener listener, Session session,
+            ControlSecurity security)
             throws IOException
     {
-        ControlChannel channel = new ControlChannel(socket, liveness, clock, listener);
+        ControlChannel channel = new ControlChannel(socket, liveness, clock, listener, session, security);
         listener.opened(channel);
         Thread.ofVirtual().name("handoff-control-" + channel.peer).start(channel::readLoop);
         return channel;
@@ -129,6 +170,30 @@ public final class ControlChannel
     public String peer()
     {
         return peer;
+    }
+
+    /** The peer's address without the port (each connection has a new one): what refusals are counted by. */
+    public String peerHost()
+    {
+        InetAddress address = socket.getInetAddress();
+        return address == null ? peer : address.getHostAddress();
+    }
+
+    /** This end of the connection and the peer's, for checking a same-host peer's claims ({@code LocalPeer}). */
+    public InetSocketAddress localAddress()
+    {
+        return (InetSocketAddress) socket.getLocalSocketAddress();
+    }
+
+    public InetSocketAddress remoteAddress()
+    {
+        return (InetSocketAddress) socket.getRemoteSocketAddress();
+    }
+
+    /** Whether the peer proved the cluster secret (false on a channel of a node without one). */
+    public boolean authenticated()
+    {
+        return sendingTags != null;
     }
 
     public boolean isOpen()
@@ -161,6 +226,9 @@ public final class ControlChannel
         try {
             out.writeInt(frame.length);
             out.write(frame);
+            if (sendingTags != null) {
+                out.write(sendingTags.tag(frame, frame.length));
+            }
             out.flush();
             lastSentNanos = clock.nanos();
             return true;
@@ -229,17 +297,25 @@ public final class ControlChannel
         listener.closed(this, reason);
     }
 
+    private void answerWithoutSecret()
+    {
+        sendLock.lock();
+        try {
+            ClusterHandshake.answerWithoutSecret(out);
+        }
+        catch (IOException e) {
+            log.debug("cannot tell {} that this node has no cluster secret", peer, e);
+        }
+        finally {
+            sendLock.unlock();
+        }
+    }
+
     private void readLoop()
     {
         try {
             while (!closed.get()) {
-                int length = in.readInt();
-                if (length < 1 || length > ControlCodec.MAX_FRAME_BYTES) {
-                    close("malformed frame from " + peer + ": length " + length + " is outside 1.." + ControlCodec.MAX_FRAME_BYTES);
-                    return;
-                }
-                byte[] frame = new byte[length];
-                in.readFully(frame);
+                byte[] frame = in.next();
                 lastReceivedNanos = clock.nanos();
                 ControlMessage message = ControlCodec.decode(frame);
                 if (!(message instanceof Heartbeat)) {
@@ -252,6 +328,18 @@ public final class ControlChannel
         }
         catch (MalformedFrameException e) {
             close("malformed frame from " + peer + ": " + e.getMessage());
+        }
+        catch (FrameReader.PeerAuthenticates e) {
+            answerWithoutSecret();
+            security.failures().refused("the control channel", peerHost(), "peer has a secret", e.getMessage());
+            close("cluster authentication with " + peer + " is impossible: " + e.getMessage());
+        }
+        catch (AuthenticationException e) {
+            security.failures().refused("the control channel", peerHost(), e);
+            close("cluster authentication of " + peer + " failed: " + e.getMessage());
+        }
+        catch (FrameReader.BudgetExhausted e) {
+            close("cannot buffer a frame from " + peer + ": " + e.getMessage());
         }
         catch (IOException e) {
             close("connection to " + peer + " failed: " + e.getMessage());

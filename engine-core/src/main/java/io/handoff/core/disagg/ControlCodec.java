@@ -41,7 +41,7 @@ public final class ControlCodec
     /** The largest frame either side sends or accepts (a 1M-page room request is 4 MiB). */
     public static final int MAX_FRAME_BYTES = 16 << 20;
 
-    private static final byte HELLO = 1;
+    static final byte HELLO = 1;
     private static final byte HELLO_RESULT = 2;
     private static final byte REGISTER_REGIONS = 3;
     private static final byte REGIONS_REGISTERED = 4;
@@ -69,6 +69,33 @@ public final class ControlCodec
     }
 
     private ControlCodec() {}
+
+    /**
+     * The largest frame of message type {@code type} (its first byte) either side accepts, or 0 for a type this
+     * version does not know. Each bound is what the largest valid message of the type encodes to, so a reader can
+     * refuse a length prefix before buffering a byte of it.
+     */
+    public static int maxFrameBytes(byte type)
+    {
+        // a string field is at most MAX_FIELD_CHARS (or MAX_REASON_CHARS) characters of up to 3 bytes, plus its 2-byte length
+        int field = 2 + 3 * Compatibility.MAX_FIELD_CHARS;
+        int reason = 2 + 3 * ControlMessage.MAX_REASON_CHARS;
+        return switch (type) {
+            case HELLO -> 1 + 4 + field + 1 + 4 * field + 4 + 4;
+            case HELLO_RESULT -> 1 + 1 + reason + reason + 8;
+            // a pool description of MAX_REGIONS regions is 1.5 MiB; backends add their own bytes (remote keys)
+            case REGISTER_REGIONS -> 4 << 20;
+            // a transport name (a 16-bit UTF string), capability names, a reason
+            case REGIONS_REGISTERED -> 128 << 10;
+            // page lists and checksum lists: 4 bytes per page of a room, up to the frame limit
+            case ROOM_REQUEST, AUX_RECORD -> MAX_FRAME_BYTES;
+            case CHUNK_DONE -> 1 + 12 + 12;
+            case ROOM_FAILED -> 1 + 12 + reason;
+            case DRAIN_REQUEST, DRAIN_ACK -> 1 + 12;
+            case HEARTBEAT -> 1 + 8;
+            default -> 0;
+        };
+    }
 
     public static byte[] encode(ControlMessage message)
     {

@@ -1,5 +1,6 @@
 package io.handoff.core.disagg;
 
+import io.handoff.core.security.PeerText;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferCapability;
 
@@ -16,7 +17,9 @@ import static java.util.Objects.requireNonNull;
  * {@link RoomFailed} from either side, {@link DrainRequest} / {@link DrainAck} after a failure.
  * {@link Heartbeat}s keep an idle connection provably alive.
  *
- * <p>Records holding arrays compare them by content; callers must not mutate an array they passed in.
+ * <p>Records holding arrays compare them by content; callers must not mutate an array they passed in. Free-text
+ * fields (host and request ids, reasons, transport names) keep no character that could break a log line
+ * ({@link PeerText#printable}), whoever built the message.
  */
 public sealed interface ControlMessage
 {
@@ -43,7 +46,7 @@ public sealed interface ControlMessage
     {
         public Hello
         {
-            requireNonNull(hostId, "hostId is null");
+            hostId = PeerText.printable(requireNonNull(hostId, "hostId is null"));
             requireNonNull(role, "role is null");
             requireNonNull(compatibility, "compatibility is null");
             if (hostId.length() > Compatibility.MAX_FIELD_CHARS) {
@@ -117,7 +120,7 @@ public sealed interface ControlMessage
     {
         public RegionsRegistered
         {
-            requireNonNull(transport, "transport is null");
+            transport = PeerText.printable(requireNonNull(transport, "transport is null"));
             capabilities = Set.copyOf(requireNonNull(capabilities, "capabilities is null"));
             reason = clip(reason);
         }
@@ -135,8 +138,8 @@ public sealed interface ControlMessage
         public RoomRequest
         {
             requireNonNull(room, "room is null");
-            requireNonNull(requestId, "requestId is null");
             requireNonNull(destinationPages, "destinationPages is null");
+            requestId = PeerText.printable(requireNonNull(requestId, "requestId is null"));
             if (requestId.length() > Compatibility.MAX_FIELD_CHARS) {
                 throw new IllegalArgumentException("request id is longer than " + Compatibility.MAX_FIELD_CHARS + " characters");
             }
@@ -249,6 +252,6 @@ public sealed interface ControlMessage
     private static String clip(String reason)
     {
         requireNonNull(reason, "reason is null");
-        return reason.length() <= MAX_REASON_CHARS ? reason : reason.substring(0, MAX_REASON_CHARS - 3) + "...";
+        return PeerText.printable(reason.length() <= MAX_REASON_CHARS ? reason : reason.substring(0, MAX_REASON_CHARS - 3) + "...");
     }
 }

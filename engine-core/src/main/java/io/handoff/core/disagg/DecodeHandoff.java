@@ -107,12 +107,12 @@ public final class DecodeHandoff
     private volatile Scheduler scheduler;
 
     public DecodeHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
-            List<MemoryRegion> regions, Path sharedFile, PageChecksums checksums)
+            List<MemoryRegion> regions, Path sharedFile, PageChecksums checksums, ControlSecurity security)
     {
         this.config = requireNonNull(config, "config is null");
         this.checksums = requireNonNull(checksums, "checksums is null");
         this.links = new PrefillLinks<>(config, compatibility, backendId, backend, regions, sharedFile, ReceiverRoom.writeGuard(machines),
-                clock, stats, new LinkEvents());
+                clock, stats, security, new LinkEvents());
         this.ticker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("handoff-decode-ticks").daemon().factory());
         long period = Math.max(50, config.liveness().heartbeatInterval().toMillis() / 2);
         ticker.scheduleAtFixedRate(this::tick, period, period, TimeUnit.MILLISECONDS);
@@ -214,7 +214,8 @@ public final class DecodeHandoff
                 }
             }
         }
-        catch (RuntimeException e) {
+        catch (RuntimeException | OutOfMemoryError e) {
+            // a tick that throws would cancel every later one, and with them the room deadlines and peer timeouts
             log.error("decode tick failed", e);
         }
     }

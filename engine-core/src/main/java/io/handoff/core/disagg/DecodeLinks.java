@@ -1,10 +1,13 @@
 package io.handoff.core.disagg;
 
 import io.handoff.core.disagg.ControlMessage.Hello;
+import io.handoff.core.disagg.ControlMessage.HelloResult;
 import io.handoff.core.disagg.ControlMessage.RegionsRegistered;
 import io.handoff.core.disagg.ControlMessage.RegisterRegions;
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
 import io.handoff.core.disagg.ControlMessage.RoomRequest;
+import io.handoff.core.security.PeerText;
+import io.handoff.core.transfer.PoolGrantRefused;
 import io.handoff.core.transfer.TransferHooks;
 import io.handoff.core.transfer.TransferLink;
 import io.handoff.spi.transfer.PageGeometry;
@@ -27,6 +30,10 @@ import static java.util.Objects.requireNonNull;
  * check), one {@link TransferLink} per decode that registers its regions, with that connection's early-send
  * decision, the fencing of a link that broke the transfer protocol, and which connection each room's
  * decode talks on. Room messages and lost connections go to {@link Rooms}; this class drives no room.
+ *
+ * <p>A connection must say an accepted hello first, within the handshake timeout: anything else before it (a
+ * region registration, a room message) gets the generic refusal and the connection closes, counted as a refused
+ * peer. Until then no state is kept for it but its arrival time, and no detail of this prefill is sent.
  */
 final class DecodeLinks
         implements AutoCloseable
@@ -57,6 +64,10 @@ final class DecodeLinks
     private final Map<ControlChannel, TransferLink> peers = new ConcurrentHashMap<>();
     // whether each connection may send early: the engine's setting narrowed by what the connection reports
     private final Map<TransferLink, EarlySend> earlySendByLink = new ConcurrentHashMap<>();
+    // connections that have not said an accepted hello yet, with when they opened
+    private final Map<ControlChannel, Long> awaitingHello = new ConcurrentHashMap<>();
+    private final ControlSecurity security;
+    private final DeadlineClock clock;
     private final ControlServer server;
 
     /** Starts listening at once: {@code rooms} may hear from a decode before this constructor returns. */
@@ -64,6 +75,16 @@ final class DecodeLinks
             PageGeometry sources, TransferHooks hooks, DeadlineClock clock, TransferStats stats, Rooms rooms)
             throws IOException
     {
+        this(config, compatibility, backendId, backend, earlySend, sources, hooks, clock, stats, ControlSecurity.loopbackOnly(), rooms);
+    }
+
+    /** Starts listening at once: {@code rooms} may hear from a decode before this constructor returns. */
+    DecodeLinks(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend, EarlySend earlySend,
+            PageGeometry sources, TransferHooks hooks, DeadlineClock clock, TransferStats stats, ControlSecurity security, Rooms rooms)
+            throws IOException
+    {
+        this.security = requireNonNull(security, "security is null");
+        this.clock = requireNonNull(clock, "clock is null");
         this.config = requireNonNull(config, "config is null");
         this.compatibility = requireNonNull(compatibility, "compatibility is null");
         this.backendId = requireNonNull(backendId, "backendId is null");
@@ -74,8 +95,14 @@ final class DecodeLinks
         this.stats = requireNonNull(stats, "stats is null");
         this.rooms = requireNonNull(rooms, "rooms is null");
         this.server = ControlServer.start(new InetSocketAddress(config.controlHost(), config.controlPort()), config.liveness(), clock,
-                new ControlChannel.Listener()
+                security, new ControlChannel.Listener()
                 {
+                    @Override
+                    public void opened(ControlChannel channel)
+                    {
+                        onOpened(channel);
+                    }
+
                     @Override
                     public void received(ControlChannel channel, ControlMessage message)
                     {
@@ -138,23 +165,69 @@ final class DecodeLinks
         roomChannels.remove(room);
     }
 
-    /** Heartbeats and liveness of every connection. */
+    /** Heartbeats and liveness of every connection, and the hello deadline of new ones. */
     void tick()
     {
         server.tick();
+        long now = clock.nanos();
+        long timeout = security.settings().handshakeTimeout().toNanos();
+        for (Map.Entry<ControlChannel, Long> waiting : awaitingHello.entrySet()) {
+            if (now - waiting.getValue() >= timeout) {
+                refuse(waiting.getKey(), "no hello within the handshake timeout of " + timeout / 1_000_000 + " ms");
+            }
+        }
+    }
+
+    /** Connections accepted that have not said an accepted hello yet. */
+    int awaitingHello()
+    {
+        return awaitingHello.size();
+    }
+
+    private void onOpened(ControlChannel channel)
+    {
+        if (awaitingHello.size() >= security.settings().maxUnauthenticatedConnections()) {
+            security.failures().refused("the prefill control endpoint", channel.peerHost(), "limit", "more than "
+                    + security.settings().maxUnauthenticatedConnections() + " connections are waiting to say hello "
+                    + "(handoff.security.max-unauthenticated-connections)");
+            channel.close("too many connections without a hello");
+            return;
+        }
+        awaitingHello.put(channel, clock.nanos());
+    }
+
+    /** The generic refusal, counted: nothing of this prefill is told to a peer that did not say an accepted hello. */
+    private void refuse(ControlChannel channel, String why)
+    {
+        if (awaitingHello.remove(channel) == null && !channel.isOpen()) {
+            return;
+        }
+        security.failures().refused("the prefill control endpoint", channel.peerHost(), "protocol", why);
+        channel.send(HelloResult.refused(ControlSecurity.GENERIC_REFUSAL));
+        channel.close("refused: " + why);
     }
 
     private void onMessage(ControlChannel channel, ControlMessage message)
     {
+        if (awaitingHello.containsKey(channel) && !(message instanceof Hello)) {
+            refuse(channel, "sent " + PeerText.clean(message.toString(), 120) + " before a hello");
+            return;
+        }
         switch (message) {
+            case Hello hello when !awaitingHello.containsKey(channel) -> refuse(channel, "a second hello on one connection");
             case Hello hello -> {
-                ControlMessage.HelloResult result = compatibility.judge(hello, ControlMessage.Role.DECODE)
-                        .from(EngineTransferContext.localHostId(), ProcessHandle.current().pid());
-                channel.send(result);
-                if (!result.accepted()) {
-                    log.warn("refused decode {}: {}", channel.peer(), result.reason());
-                    channel.close("handshake refused: " + result.reason());
+                HelloResult judged = compatibility.judge(hello, ControlMessage.Role.DECODE);
+                if (!judged.accepted()) {
+                    // the peer proved the cluster secret (or, without one, is a local process): it may hear what differs
+                    awaitingHello.remove(channel);
+                    channel.send(judged);
+                    log.warn("refused decode {}: {}", channel.peer(), PeerText.clean(judged.reason(), 2000));
+                    channel.close("handshake refused: " + judged.reason());
+                    return;
                 }
+                awaitingHello.remove(channel);
+                // only an accepted peer learns who answers: the same-host fencing needs this process's host id and pid
+                channel.send(judged.from(EngineTransferContext.localHostId(), ProcessHandle.current().pid()));
             }
             case RegisterRegions register -> channel.send(register(channel, register));
             case RoomMessage roomMessage -> {
@@ -202,7 +275,11 @@ final class DecodeLinks
             if (peer != null) {
                 closeRefused(peer);
             }
-            log.warn("cannot connect the {} backend to decode {}: {}", backendId, channel.peer(), e.getMessage());
+            if (grantRefused(e)) {
+                // a descriptor naming memory this prefill will not map is an attack or a misconfiguration: counted like one
+                security.failures().refused("the prefill", channel.peerHost(), "grant", e.getMessage());
+            }
+            log.warn("cannot connect the {} backend to decode {}: {}", backendId, channel.peer(), PeerText.clean(e.getMessage(), 2000));
             return RegionsRegistered.refused("the prefill cannot reach the decode's memory with " + backendId + ": " + e.getMessage());
         }
         link.onFenced(reason -> fenced(channel, link, reason));
@@ -218,6 +295,16 @@ final class DecodeLinks
         return new RegionsRegistered(true, link.transport(), link.capabilities(), "");
     }
 
+    private static boolean grantRefused(Throwable failure)
+    {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof PoolGrantRefused) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * The connection broke the transfer protocol: its rooms fail, and the control channel to that decode closes, so
      * the decode fails its side and keeps their pages until it has proof (the link proves no drain any more).
@@ -231,6 +318,10 @@ final class DecodeLinks
 
     private void onClosed(ControlChannel channel, String reason)
     {
+        if (awaitingHello.remove(channel) != null) {
+            // it never said hello: no room of it exists, nothing to tell anyone
+            return;
+        }
         TransferLink peer = peers.remove(channel);
         if (peer != null) {
             earlySendByLink.remove(peer);

@@ -9,6 +9,8 @@ import io.handoff.core.plugin.PluginEntry;
 import io.handoff.core.plugin.PluginRegistry;
 import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.Scheduler;
+import io.handoff.core.security.ClusterSecurity;
+import io.handoff.core.security.RunDirectory;
 import io.handoff.spi.PluginSettings;
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PageGeometry;
@@ -62,14 +64,19 @@ public final class Disaggregation
     private final Set<TransferCapability> capabilities;
     private final EarlySend earlySend;
     private final EngineTransferContext context;
+    private final ControlSecurity security;
+    private final RunDirectory runDirectory;
     private Path sharedFile;
     private PrefillHandoff prefill;
     private DecodeHandoff decode;
 
     private Disaggregation(Role role, DisaggregationConfig config, String backendId, TransferBackend backend,
-            Set<TransferCapability> capabilities, EarlySend earlySend, EngineTransferContext context)
+            Set<TransferCapability> capabilities, EarlySend earlySend, EngineTransferContext context, ControlSecurity security,
+            RunDirectory runDirectory)
     {
         this.context = context;
+        this.security = security;
+        this.runDirectory = runDirectory;
         this.role = role;
         this.config = config;
         this.backendId = backendId;
@@ -100,28 +107,37 @@ public final class Disaggregation
         EarlySend earlySend = options.bypassEarlySendGateForTesting()
                 ? EarlySend.forcedForTesting(config.earlySend(), id, capabilities)
                 : EarlySend.decide(config.earlySend(), id, capabilities);
-        EngineTransferContext context = new EngineTransferContext(faults);
+        // the secret is read once, here: a bad file stops the start with what to fix
+        ControlSecurity security = ControlSecurity.of(ClusterSecurity.from(handoffConfig.config()));
+        log.info("{}: {}", role.name().toLowerCase(java.util.Locale.ROOT), security.settings().describe());
+        RunDirectory runDirectory = RunDirectory.create(EngineTransferContext.sharedMemoryBase());
+        EngineTransferContext context = new EngineTransferContext(faults, runDirectory, security, id);
         TransferBackend backend;
         try {
             backend = PluginRegistry.inContext(plugins.loaderOf(entry), () -> provider.open(context, settings));
         }
         catch (RuntimeException e) {
+            runDirectory.close();
             throw new IllegalArgumentException("transfer backend '" + id + "' failed to open: " + e.getMessage(), e);
         }
         catch (Exception e) {
+            runDirectory.close();
             throw new IllegalStateException("transfer backend '" + id + "' failed to open: " + e, e);
         }
         log.info("{}: transfer backend {} with {}; early send of the cached prefix {} ({})", role.name().toLowerCase(java.util.Locale.ROOT),
                 id, capabilities, earlySend.enabled() ? "enabled" : "disabled", earlySend.reason());
-        return new Disaggregation(role, config, id, backend, capabilities, earlySend, context);
+        return new Disaggregation(role, config, id, backend, capabilities, earlySend, context, security, runDirectory);
     }
 
-    /** The KV pool this role needs: anonymous memory, or on a decode a shared file same-host peers can map. */
+    /**
+     * The KV pool this role needs: anonymous memory, or on a decode a shared file same-host peers of the same user can
+     * map, in this process's private folder of the run directory.
+     */
     public KvPool allocatePool(KvGeometry geometry, int pages)
     {
         if (role == Role.DECODE && backend.wantsSharedFileMemory()) {
-            Path folder = context.sharedMemoryDirectory();
-            sharedFile = folder.resolve("handoff-kv-" + ProcessHandle.current().pid() + ".pool");
+            // in this process's 0700 folder, itself 0600: no other user reads a request's KV
+            sharedFile = runDirectory.path().resolve("handoff-kv.pool");
             try {
                 return KvPool.mapShared(geometry, pages, sharedFile);
             }
@@ -141,7 +157,7 @@ public final class Disaggregation
             backend.registerSources(regions);
             try {
                 prefill = new PrefillHandoff(config, compatibility, backendId, backend, checksums, pool.geometry().pageSize(), earlySend,
-                        PageGeometry.of(regions), context);
+                        PageGeometry.of(regions), context, security);
             }
             catch (IOException e) {
                 throw new UncheckedIOException("cannot start the prefill control endpoint: " + e.getMessage(), e);
@@ -150,7 +166,7 @@ public final class Disaggregation
             log.info("prefill control endpoint on {}", prefill.controlAddress());
             return prefill;
         }
-        decode = new DecodeHandoff(config, compatibility, backendId, backend, regions, pool.sharedFile().orElse(null), checksums);
+        decode = new DecodeHandoff(config, compatibility, backendId, backend, regions, pool.sharedFile().orElse(null), checksums, security);
         return decode;
     }
 
@@ -215,6 +231,18 @@ public final class Disaggregation
         return prefill != null ? prefill.droppedMessages() : decode.droppedMessages();
     }
 
+    /** Peers refused for failing cluster authentication (or speaking before their hello), and this node's own failed attempts. */
+    public long authFailures()
+    {
+        return security.failures().total();
+    }
+
+    /** The security settings this process runs with (the HTTP side signs and checks with the same secret). */
+    public ClusterSecurity security()
+    {
+        return security.settings();
+    }
+
     @Override
     public void close()
     {
@@ -235,5 +263,6 @@ public final class Disaggregation
                 log.warn("cannot remove the shared KV file {}: {}", sharedFile, e.getMessage());
             }
         }
+        runDirectory.close();
     }
 }

@@ -2,6 +2,11 @@ package io.handoff.core.disagg;
 
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPoint;
+import io.handoff.core.security.AuthenticationException;
+import io.handoff.core.security.ClusterHandshake;
+import io.handoff.core.security.ClusterRole;
+import io.handoff.core.security.ClusterSecret;
+import io.handoff.core.security.RunDirectory;
 import io.handoff.core.transfer.PoolDescriptions;
 import io.handoff.core.transfer.TransferHooks;
 import io.handoff.spi.transfer.MemoryRegion;
@@ -12,9 +17,12 @@ import io.handoff.spi.transfer.TransferContext;
 
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
 
@@ -37,11 +45,28 @@ public final class EngineTransferContext
     }
 
     private final FaultInjector faults;
+    private final RunDirectory runDirectory;
+    private final ControlSecurity security;
+    private final String backendId;
     private volatile Activity activity = Activity.NONE;
 
-    public EngineTransferContext(FaultInjector faults)
+    /**
+     * @param runDirectory this process's private folder: shared files go there, and peers' pool files are mapped only from its root
+     * @param security what the backend's own connections authenticate with, and where refusals are counted
+     */
+    public EngineTransferContext(FaultInjector faults, RunDirectory runDirectory, ControlSecurity security, String backendId)
     {
         this.faults = requireNonNull(faults, "faults is null");
+        this.runDirectory = requireNonNull(runDirectory, "runDirectory is null");
+        this.security = requireNonNull(security, "security is null");
+        this.backendId = requireNonNull(backendId, "backendId is null");
+    }
+
+    /** Where this engine's private folders go: /dev/shm when this machine has it, else the temporary folder. */
+    public static Path sharedMemoryBase()
+    {
+        Path shm = Path.of("/dev/shm");
+        return Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
     }
 
     void listen(Activity listener)
@@ -60,11 +85,11 @@ public final class EngineTransferContext
         return HOST_ID;
     }
 
+    /** This process's private folder (mode 0700) in the run directory. */
     @Override
     public Path sharedMemoryDirectory()
     {
-        Path shm = Path.of("/dev/shm");
-        return Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
+        return runDirectory.path();
     }
 
     @Override
@@ -82,7 +107,46 @@ public final class EngineTransferContext
     @Override
     public SharedPoolMapping mapSharedPool(byte[] description)
     {
-        return PoolDescriptions.map(HOST_ID, description);
+        return PoolDescriptions.map(HOST_ID, description, runDirectory.root());
+    }
+
+    @Override
+    public void checkListen(InetAddress address)
+    {
+        security.settings().checkListen("transfer backend '" + backendId + "'", address);
+    }
+
+    /** The control channel's handshake, with a purpose of its own: a proof for one backend's connection is worthless elsewhere. */
+    @Override
+    public void authenticate(Socket socket, boolean connecting)
+            throws IOException
+    {
+        requireNonNull(socket, "socket is null");
+        Optional<ClusterSecret> secret = security.settings().secret();
+        if (secret.isEmpty()) {
+            return;
+        }
+        String purpose = "transfer " + backendId;
+        Duration timeout = security.settings().handshakeTimeout();
+        if (connecting) {
+            try {
+                ClusterHandshake.initiate(socket, secret.get(), purpose, ClusterRole.TRANSFER_SENDER, ClusterRole.TRANSFER_RECEIVER, timeout);
+            }
+            catch (AuthenticationException e) {
+                security.failures().failed();
+                throw new AuthenticationException(e.failure(), "cluster authentication of the " + backendId + " connection failed: "
+                        + e.getMessage(), e);
+            }
+        }
+        else {
+            ClusterHandshake.respond(socket, secret.get(), purpose, ClusterRole.TRANSFER_RECEIVER, ClusterRole.TRANSFER_SENDER, timeout);
+        }
+    }
+
+    @Override
+    public void refused(String peerAddress, String reason)
+    {
+        security.failures().refused("transfer backend '" + backendId + "'", String.valueOf(peerAddress), "transfer", String.valueOf(reason));
     }
 
     @Override

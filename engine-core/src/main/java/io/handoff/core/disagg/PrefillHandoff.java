@@ -107,7 +107,7 @@ public final class PrefillHandoff
     private volatile Scheduler scheduler;
 
     public PrefillHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
-            PageChecksums checksums, int pageSize, EarlySend earlySend, PageGeometry sources, TransferHooks hooks)
+            PageChecksums checksums, int pageSize, EarlySend earlySend, PageGeometry sources, TransferHooks hooks, ControlSecurity security)
             throws IOException
     {
         this.config = requireNonNull(config, "config is null");
@@ -115,7 +115,7 @@ public final class PrefillHandoff
         this.pageSize = pageSize;
         this.earlySend = requireNonNull(earlySend, "earlySend is null");
         // a decode may connect before this returns; until a request is admitted here there is no room it can reach
-        this.links = new DecodeLinks(config, compatibility, backendId, backend, earlySend, sources, hooks, clock, stats,
+        this.links = new DecodeLinks(config, compatibility, backendId, backend, earlySend, sources, hooks, clock, stats, security,
                 new LinkEvents());
         this.ticker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("handoff-prefill-ticks").daemon().factory());
         long period = Math.max(50, config.liveness().heartbeatInterval().toMillis() / 2);
@@ -161,7 +161,8 @@ public final class PrefillHandoff
                 }
             }
         }
-        catch (RuntimeException e) {
+        catch (RuntimeException | OutOfMemoryError e) {
+            // a tick that throws would cancel every later one, and with them the timeouts that drop silent peers
             log.error("prefill tick failed", e);
         }
     }

@@ -3,6 +3,9 @@ package io.handoff.core.disagg;
 import io.handoff.core.disagg.ControlMessage.HelloResult;
 import io.handoff.core.disagg.ControlMessage.RegionsRegistered;
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
+import io.handoff.core.security.AuthenticationException;
+import io.handoff.core.security.LocalPeer;
+import io.handoff.core.security.PeerText;
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.WriteGuard;
@@ -27,6 +30,10 @@ import static java.util.Objects.requireNonNull;
  * the compatibility check, registering this decode's regions (exposed once), and the link's failure,
  * after which the next request for that prefill connects afresh. Rooms join a link and hear through
  * {@link Rooms} when it is ready or lost; this class drives no room. {@code R} is the caller's room.
+ *
+ * <p>With a cluster secret the connection authenticates before the hello; a failure fails the link with a message
+ * that says the cluster secrets must match. Nothing but a hello answer is taken from a prefill before it accepted
+ * this decode's hello.
  */
 final class PrefillLinks<R>
         implements AutoCloseable
@@ -66,6 +73,7 @@ final class PrefillLinks<R>
         private final List<R> pending = new ArrayList<>();
         private LinkState state = LinkState.CONNECTING;
         private volatile ControlChannel channel;
+        private volatile boolean greeted;
         private ReleasePolicy policy;
         private String failure;
         /** The prefill process, when it runs on this host: its exit fences it. */
@@ -99,6 +107,7 @@ final class PrefillLinks<R>
     private final DeadlineClock clock;
     private final TransferStats stats;
     private final Rooms<R> rooms;
+    private final ControlSecurity security;
     private volatile String transport = "not connected yet";
     private final Map<String, Link<R>> links = new ConcurrentHashMap<>();
     private final ExecutorService connector = Executors.newVirtualThreadPerTaskExecutor();
@@ -107,6 +116,14 @@ final class PrefillLinks<R>
     PrefillLinks(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
             List<MemoryRegion> regions, Path sharedFile, WriteGuard guard, DeadlineClock clock, TransferStats stats, Rooms<R> rooms)
     {
+        this(config, compatibility, backendId, backend, regions, sharedFile, guard, clock, stats, ControlSecurity.loopbackOnly(), rooms);
+    }
+
+    PrefillLinks(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
+            List<MemoryRegion> regions, Path sharedFile, WriteGuard guard, DeadlineClock clock, TransferStats stats, ControlSecurity security,
+            Rooms<R> rooms)
+    {
+        this.security = requireNonNull(security, "security is null");
         this.config = requireNonNull(config, "config is null");
         this.compatibility = requireNonNull(compatibility, "compatibility is null");
         this.backendId = requireNonNull(backendId, "backendId is null");
@@ -168,7 +185,7 @@ final class PrefillLinks<R>
     {
         try {
             InetSocketAddress address = parse(link.address);
-            ControlChannel.connect(address, config.connectTimeout(), config.liveness(), clock, new ControlChannel.Listener()
+            ControlChannel.connect(address, config.connectTimeout(), config.liveness(), clock, security, new ControlChannel.Listener()
             {
                 @Override
                 public void opened(ControlChannel channel)
@@ -191,6 +208,9 @@ final class PrefillLinks<R>
                 }
             });
         }
+        catch (AuthenticationException e) {
+            linkFailed(link, "cannot connect to prefill " + link.address + ": cluster authentication failed: " + e.getMessage());
+        }
         catch (IOException | RuntimeException e) {
             linkFailed(link, "cannot connect to prefill " + link.address + ": " + e.getMessage());
         }
@@ -207,16 +227,36 @@ final class PrefillLinks<R>
 
     private void onMessage(Link<R> link, ControlChannel channel, ControlMessage message)
     {
+        if (!link.greeted && !(message instanceof HelloResult)) {
+            stats.ignored();
+            String why = "prefill " + link.address + " sent " + PeerText.clean(message.toString(), 120) + " before it answered this decode's hello";
+            channel.close(why);
+            linkFailed(link, why);
+            return;
+        }
         switch (message) {
+            case HelloResult result when link.greeted -> {
+                String why = "prefill " + link.address + " answered a hello twice";
+                channel.close(why);
+                linkFailed(link, why);
+            }
             case HelloResult result when result.accepted() -> {
+                link.greeted = true;
                 if (result.hostId().equals(EngineTransferContext.localHostId()) && result.pid() > 0
                         && result.pid() != ProcessHandle.current().pid()) {
-                    link.sameHostProcess = ProcessHandle.of(result.pid());
+                    // its exit will be taken as proof that its writes stopped (I2): only if it really is the peer
+                    if (LocalPeer.holdsConnection(result.pid(), channel.localAddress(), channel.remoteAddress())) {
+                        link.sameHostProcess = ProcessHandle.of(result.pid());
+                    }
+                    else {
+                        log.warn("prefill {} says it is process {}, which does not hold the other end of this connection: its exit "
+                                + "will not be taken as proof that the prefill stopped writing", link.address, result.pid());
+                    }
                 }
                 channel.send(new ControlMessage.RegisterRegions(backendId, descriptor()));
             }
             case HelloResult result -> {
-                log.error("prefill {} refused this decode: {}", link.address, result.reason());
+                log.error("prefill {} refused this decode: {}", link.address, PeerText.clean(result.reason(), 2000));
                 channel.close("handshake refused: " + result.reason());
                 linkFailed(link, "prefill " + link.address + " refused the handshake: " + result.reason());
             }
@@ -279,7 +319,7 @@ final class PrefillLinks<R>
                 affected.add(room);
             }
         }
-        log.warn("{}; failing {} rooms", reason, affected.size());
+        log.warn("{}; failing {} rooms", PeerText.clean(reason, 2000), affected.size());
         for (R room : affected) {
             rooms.lost(room, reason);
         }

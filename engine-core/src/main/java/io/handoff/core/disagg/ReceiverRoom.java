@@ -322,9 +322,14 @@ public final class ReceiverRoom
             return "aux record for a prompt of " + aux.promptLength() + " tokens; this decode expects " + promptLength;
         }
         int[] expected = aux.pageChecksums();
-        if (expected.length == 0 || pageChecksum.isEmpty()) {
-            // checksums are off on one side
+        if (pageChecksum.isEmpty()) {
+            // this decode does not check (handoff.debug.kv-fidelity = off)
             return null;
+        }
+        if (expected.length == 0) {
+            // no exemption: a peer that could skip the check would choose this room's first token and KV unseen
+            return "aux record carries no page checksums, but this decode verifies every page (handoff.debug.kv-fidelity = checksum); "
+                    + "is the prefill's kv-fidelity off? set it the same on both";
         }
         if (expected.length != pages.length) {
             return "aux record carries " + expected.length + " page checksums for a room of " + pages.length + " pages";

@@ -8,10 +8,15 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 import static java.nio.file.StandardOpenOption.CREATE;
 import static java.nio.file.StandardOpenOption.READ;
@@ -28,6 +33,8 @@ import static java.util.Objects.requireNonNull;
 public final class KvPool
         implements AutoCloseable
 {
+    private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
+
     private final KvGeometry geometry;
     private final Arena arena;
     private final PagedKvCache cache;
@@ -72,7 +79,8 @@ public final class KvPool
     /**
      * A pool whose regions are consecutive 64-byte-aligned slices of {@code file}, mapped read-write, so
      * a same-host peer can map the same bytes. The file is created, or truncated, to exactly
-     * {@link KvGeometry#footprintBytes} bytes of zeros; it outlives {@link #close()} (the caller removes it).
+     * {@link KvGeometry#footprintBytes} bytes of zeros, readable and writable by its owner only (every request's KV
+     * is in it); it outlives {@link #close()} (the caller removes it).
      */
     public static KvPool mapShared(KvGeometry geometry, int pages, Path file)
             throws IOException
@@ -81,7 +89,10 @@ public final class KvPool
         requireNonNull(file, "file is null");
         long bytes = geometry.footprintBytes(pages);
         Arena arena = Arena.ofShared();
-        try (FileChannel channel = FileChannel.open(file, CREATE, READ, WRITE, TRUNCATE_EXISTING)) {
+        try (FileChannel channel = FileChannel.open(file, Set.of(CREATE, READ, WRITE, TRUNCATE_EXISTING, LinkOption.NOFOLLOW_LINKS),
+                PosixFilePermissions.asFileAttribute(OWNER_ONLY))) {
+            // the mode given applies only to a new file: an old one is made private too
+            Files.setPosixFilePermissions(file, OWNER_ONLY);
             // extend sparsely: the file reads as zeros without touching every page now
             channel.write(ByteBuffer.wrap(new byte[1]), bytes - 1);
             MemorySegment mapped = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);

@@ -14,6 +14,7 @@ import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -80,9 +81,17 @@ public final class PoolDescriptions
         return decode(description).description();
     }
 
-    /** Maps the described pool's file read-write, one segment per region, in a shared arena the mapping closes. */
-    public static SharedPoolMapping map(String localHostId, byte[] description)
+    /**
+     * Maps the described pool's file read-write, one segment per region, in a shared arena the mapping closes. The file
+     * is a grant, not a name to trust: it must lie inside {@code allowedRoot} (the engine's own run directory, where a
+     * receiver of this user created it) with no link on the way, be a plain file of this user that nobody else may
+     * read or write, and be exactly as large as its regions; it is opened without following links and checked again
+     * after opening, so a file swapped in between is refused too. Anything else is a {@link PoolGrantRefused}, and
+     * the file is not touched.
+     */
+    public static SharedPoolMapping map(String localHostId, byte[] description, Path allowedRoot)
     {
+        requireNonNull(allowedRoot, "allowedRoot is null");
         Decoded decoded = decode(description);
         PoolDescription pool = decoded.description();
         if (!pool.hostId().equals(localHostId)) {
@@ -91,16 +100,17 @@ public final class PoolDescriptions
         }
         Path file = pool.sharedFile().orElseThrow(() -> new IllegalArgumentException(
                 "the receiver's pool is not a shared file; its backend must ask for shared file memory"));
+        long needed = 0;
+        for (Shape shape : decoded.shapes()) {
+            needed = Math.max(needed, shape.fileOffset() + shape.byteSize());
+        }
+        PoolFileGrant grant = PoolFileGrant.check(file, allowedRoot, needed);
         Arena arena = Arena.ofShared();
-        try (FileChannel channel = FileChannel.open(file, READ, WRITE)) {
-            long size = channel.size();
+        try (FileChannel channel = FileChannel.open(file, READ, WRITE, LinkOption.NOFOLLOW_LINKS)) {
+            grant.recheck(channel);
             List<MemoryRegion> regions = new ArrayList<>(decoded.shapes().size());
             for (int i = 0; i < decoded.shapes().size(); i++) {
                 Shape shape = decoded.shapes().get(i);
-                if (shape.fileOffset() + shape.byteSize() > size) {
-                    throw new IllegalArgumentException("region " + i + " ends at byte " + (shape.fileOffset() + shape.byteSize()) + " of " + file
-                            + ", which has " + size + " bytes");
-                }
                 MemorySegment segment = channel.map(FileChannel.MapMode.READ_WRITE, shape.fileOffset(), shape.byteSize(), arena);
                 regions.add(new MemoryRegion(i, segment, shape.pageStride(), shape.fileOffset()));
             }

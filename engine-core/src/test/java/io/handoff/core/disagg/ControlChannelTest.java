@@ -10,6 +10,7 @@ import io.handoff.spi.transfer.RoomKey;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import java.io.BufferedOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -275,7 +276,8 @@ class ControlChannelTest
             ControlServer server = server(serverSide);
             try (Socket raw = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
                 serverSide.nextChannel();
-                DataOutputStream out = new DataOutputStream(raw.getOutputStream());
+                // one write: the reader refuses an unknown type as soon as it reads it, and may close before later bytes
+                DataOutputStream out = new DataOutputStream(new BufferedOutputStream(raw.getOutputStream()));
                 out.writeInt(frame[0]);
                 for (int i = 1; i < frame.length; i++) {
                     out.writeByte(frame[i]);

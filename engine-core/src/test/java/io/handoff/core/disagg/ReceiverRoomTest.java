@@ -229,12 +229,22 @@ class ReceiverRoomTest
     }
 
     @Test
-    void withoutChecksumsOnEitherSideTheAuxRecordCommitsOnRoomAndLength()
+    void anAuxRecordWithAnEmptyChecksumListIsRejectedWhenThisDecodeChecks()
     {
         ReceiverRoom room = readyRoom(RELEASE_NOW);
         on(room, chunk(0, 0, 4));
-        assertThat(on(room, aux(ROOM, new int[0]))).contains(new Complete(99));
 
+        List<RoomEffect.ReceiverEffect> effects = on(room, aux(ROOM, new int[0]));
+
+        assertThat(effects).doesNotContain(new Complete(99));
+        assertThat(room.phase()).isEqualTo(RoomPhase.FAILED);
+        assertThat(room.failure()).hasValueSatisfying(reason -> assertThat(reason)
+                .contains("aux record carries no page checksums").contains("kv-fidelity"));
+    }
+
+    @Test
+    void withoutChecksumsOnThisDecodeTheAuxRecordCommitsOnRoomAndLength()
+    {
         ReceiverRoom unchecked = new ReceiverRoom(ROOM, "rid", PROMPT, PAGES, "p", DEADLINES, Optional.empty(), clock.nanos());
         on(unchecked, new PeerReady(RELEASE_NOW));
         on(unchecked, chunk(0, 0, 4));

@@ -39,13 +39,13 @@ class PoolDescriptionsTest
     }
 
     @Test
-    void anAnonymousPoolIsDescribedWithoutAFileAndCannotBeMapped()
+    void anAnonymousPoolIsDescribedWithoutAFileAndCannotBeMapped(@TempDir Path dir)
     {
         try (KvPool pool = KvPool.allocate(GEOMETRY, 8)) {
             byte[] description = PoolDescriptions.describe("host-a", regions(pool), null);
 
             assertThat(PoolDescriptions.read(description).sharedFile()).isEmpty();
-            assertThatThrownBy(() -> PoolDescriptions.map("host-a", description)).hasMessageContaining("is not a shared file");
+            assertThatThrownBy(() -> PoolDescriptions.map("host-a", description, dir)).hasMessageContaining("is not a shared file");
         }
     }
 
@@ -54,7 +54,7 @@ class PoolDescriptionsTest
             throws Exception
     {
         try (KvPool pool = KvPool.mapShared(GEOMETRY, 16, dir.resolve("pool"));
-                SharedPoolMapping mapping = PoolDescriptions.map("host-a", PoolDescriptions.describe("host-a", regions(pool), dir.resolve("pool")))) {
+                SharedPoolMapping mapping = PoolDescriptions.map("host-a", PoolDescriptions.describe("host-a", regions(pool), dir.resolve("pool")), dir)) {
             assertThat(mapping.regions()).hasSize(pool.regions().size());
             mapping.regions().get(1).page(3).fill((byte) 7);
 
@@ -72,7 +72,7 @@ class PoolDescriptionsTest
         try (KvPool pool = KvPool.mapShared(GEOMETRY, 16, dir.resolve("pool"))) {
             byte[] description = PoolDescriptions.describe("host-b", regions(pool), dir.resolve("pool"));
 
-            assertThatThrownBy(() -> PoolDescriptions.map("host-a", description)).hasMessageContaining("host-b").hasMessageContaining("host-a");
+            assertThatThrownBy(() -> PoolDescriptions.map("host-a", description, dir)).hasMessageContaining("host-b").hasMessageContaining("host-a");
         }
     }
 
@@ -105,7 +105,7 @@ class PoolDescriptionsTest
             }
             byte[] description = PoolDescriptions.describe("host-a", claimed, dir.resolve("small"));
 
-            assertThatThrownBy(() -> PoolDescriptions.map("host-a", description)).hasMessageContaining("which has");
+            assertThatThrownBy(() -> PoolDescriptions.map("host-a", description, dir)).hasMessageContaining("which has");
         }
     }
 

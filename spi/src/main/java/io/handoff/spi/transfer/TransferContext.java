@@ -1,5 +1,8 @@
 package io.handoff.spi.transfer;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -37,4 +40,33 @@ public interface TransferContext
      * {@link java.io.UncheckedIOException} when the file cannot be mapped.
      */
     SharedPoolMapping mapSharedPool(byte[] description);
+
+    /**
+     * Before a backend listens on an address of its own: throws {@link IllegalStateException}, saying what to set, when
+     * the cluster's security settings forbid it (without a cluster secret, only loopback addresses).
+     */
+    default void checkListen(InetAddress address)
+    {
+    }
+
+    /**
+     * Authenticates a backend's own connection as one between members of this cluster, before anything else is read
+     * from or written to it: with a cluster secret, the core's mutual challenge-response (fixed-size messages, within
+     * the handshake timeout); without one, nothing. Throws an {@link IOException} whose message says what failed; the
+     * caller closes the connection (and, on the accepting side, reports it with {@link #refused}).
+     *
+     * @param connecting whether this side opened the connection (the sender); false on the accepting side
+     */
+    default void authenticate(Socket socket, boolean connecting)
+            throws IOException
+    {
+    }
+
+    /**
+     * A peer this backend refused (it failed {@link #authenticate}, or broke the backend's protocol): the core counts
+     * it and logs it at most once a minute per address and kind, so a flood of bad connections is not a flood of lines.
+     */
+    default void refused(String peerAddress, String reason)
+    {
+    }
 }

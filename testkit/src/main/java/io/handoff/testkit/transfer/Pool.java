@@ -9,10 +9,12 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import static java.nio.file.StandardOpenOption.CREATE_NEW;
 import static java.nio.file.StandardOpenOption.READ;
@@ -73,7 +75,9 @@ public final class Pool
     public static Pool mapped(Path file, int pages, long... strides)
     {
         Arena arena = Arena.ofShared();
-        try (FileChannel channel = FileChannel.open(file, CREATE_NEW, READ, WRITE)) {
+        // private, as the engine creates a pool file: a sender maps no file that others may read
+        try (FileChannel channel = FileChannel.open(file, Set.of(CREATE_NEW, READ, WRITE),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
             List<MemoryRegion> regions = new ArrayList<>();
             long offset = 0;
             for (int i = 0; i < strides.length; i++) {

@@ -40,6 +40,7 @@ public record RecordingContext(String hostId, Path sharedMemoryDirectory)
     @Override
     public SharedPoolMapping mapSharedPool(byte[] description)
     {
-        return PoolDescriptions.map(hostId, description);
+        // the test's folder stands in for the engine's run directory: pool files are mapped only from inside it
+        return PoolDescriptions.map(hostId, description, sharedMemoryDirectory);
     }
 }

@@ -77,7 +77,7 @@ final class MooncakeBackend
         }
         // Described (and so validated) before listening, so a bad region never leaves a listener behind.
         byte[] pool = context.describePool(regions, sharedFile);
-        receiver = TcpReceiver.start(regions, guard, config);
+        receiver = TcpReceiver.start(regions, guard, config, context);
         return new Descriptor(config.descriptorHost(MooncakeBackend::localHostName), receiver.port(), receiver.maxFrameBytes(), pool,
                 context.readPool(pool)).encode();
     }
@@ -104,7 +104,7 @@ final class MooncakeBackend
         String name = peerHostId + "@" + remote.host() + ":" + remote.port();
         MooncakePeer peer = switch (transport) {
             case SHM -> new ShmPeer("shm-" + name, sources.regions(), remote, config, context.mapSharedPool(remote.pool()));
-            case TCP -> TcpPeer.connect("tcp-" + name, sources.regions(), remote, config);
+            case TCP -> TcpPeer.connect("tcp-" + name, sources.regions(), remote, config, context);
             case AUTO -> throw new IllegalStateException("unreachable: a peer's transport is tcp or shm");
         };
         peers.add(peer);

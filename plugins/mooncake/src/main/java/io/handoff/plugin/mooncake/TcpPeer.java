@@ -1,6 +1,7 @@
 package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.TransferContext;
 import io.handoff.spi.transfer.TransferFailure;
 import io.handoff.spi.transfer.TransferPlan;
 
@@ -52,7 +53,8 @@ final class TcpPeer
         this.ackTimeout = config.ackTimeout();
     }
 
-    static TcpPeer connect(String name, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config)
+    /** Connects, authenticates as a member of the cluster ({@link TransferContext#authenticate}), then says the mooncake hello. */
+    static TcpPeer connect(String name, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config, TransferContext context)
     {
         SocketChannel channel = null;
         try {
@@ -63,6 +65,7 @@ final class TcpPeer
             }
             int timeout = Math.toIntExact(Math.max(1, config.connectTimeout().toMillis()));
             channel.socket().connect(new InetSocketAddress(remote.host(), remote.port()), timeout);
+            context.authenticate(channel.socket(), true);
             ByteBuffer hello = WireFormat.hello();
             while (hello.hasRemaining()) {
                 channel.write(hello);

@@ -2,6 +2,7 @@ package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.RoomKey;
+import io.handoff.spi.transfer.TransferContext;
 import io.handoff.spi.transfer.WriteGuard;
 
 import java.io.EOFException;
@@ -9,6 +10,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
@@ -29,6 +31,11 @@ import static java.util.Objects.requireNonNull;
  * header field against the regions and asking the write guard. A frame that does not fit the regions closes
  * its connection before a byte of it is read, so a peer can never write outside a region; a refused frame is
  * read into a scratch buffer and dropped, and the connection goes on.
+ *
+ * <p>Each connection first authenticates as a member of the cluster ({@link TransferContext#authenticate}: the cluster
+ * secret's handshake when there is one) before its hello is read. A connection refused for failing that, or for a
+ * malformed frame, is reported to the core ({@link TransferContext#refused}), which counts it and logs each address
+ * at most once a minute, so a flood of bad connections cannot flood the log.
  */
 final class TcpReceiver
         implements AutoCloseable
@@ -42,13 +49,15 @@ final class TcpReceiver
     private final int socketBufferBytes;
     private final Duration handshakeTimeout;
     private final ServerSocketChannel server;
+    private final TransferContext context;
     private final Thread acceptor;
     private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
     private volatile String lastRejection;
 
-    private TcpReceiver(List<MemoryRegion> regions, WriteGuard guard, MooncakeConfig config, ServerSocketChannel server)
+    private TcpReceiver(List<MemoryRegion> regions, WriteGuard guard, MooncakeConfig config, ServerSocketChannel server, TransferContext context)
     {
+        this.context = requireNonNull(context, "context is null");
         this.regions = List.copyOf(regions);
         this.guard = requireNonNull(guard, "guard is null");
         this.maxFrameBytes = config.maxFrameBytes();
@@ -58,13 +67,19 @@ final class TcpReceiver
         this.acceptor = Thread.ofPlatform().daemon().name("mooncake-accept-" + port()).unstarted(this::acceptLoop);
     }
 
-    static TcpReceiver start(List<MemoryRegion> regions, WriteGuard guard, MooncakeConfig config)
+    static TcpReceiver start(List<MemoryRegion> regions, WriteGuard guard, MooncakeConfig config, TransferContext context)
     {
         ServerSocketChannel server = null;
         try {
+            InetSocketAddress address = new InetSocketAddress(config.listenHost(), 0);
+            if (address.isUnresolved()) {
+                throw new IOException("the address does not resolve");
+            }
+            // without a cluster secret the core allows only loopback addresses (it says what to set otherwise)
+            context.checkListen(address.getAddress());
             server = ServerSocketChannel.open();
-            server.bind(new InetSocketAddress(config.listenHost(), 0));
-            TcpReceiver receiver = new TcpReceiver(regions, guard, config, server);
+            server.bind(address);
+            TcpReceiver receiver = new TcpReceiver(regions, guard, config, server, context);
             receiver.acceptor.start();
             return receiver;
         }
@@ -175,6 +190,12 @@ final class TcpReceiver
                 if (socketBufferBytes > 0) {
                     channel.setOption(StandardSocketOptions.SO_RCVBUF, socketBufferBytes);
                 }
+                try {
+                    context.authenticate(channel.socket(), false);
+                }
+                catch (IOException e) {
+                    throw new Malformed("cluster authentication failed: " + e.getMessage());
+                }
                 handshake();
                 while (readHeader()) {
                     frame();
@@ -182,7 +203,7 @@ final class TcpReceiver
             }
             catch (Malformed e) {
                 lastRejection = e.getMessage();
-                log.log(WARNING, "mooncake receiver closed the connection from " + peer + ": " + e.getMessage());
+                context.refused(peerHost(), "mooncake receiver closed the connection from " + peer + ": " + e.getMessage());
             }
             catch (IOException e) {
                 if (!closed) {
@@ -197,6 +218,12 @@ final class TcpReceiver
                 closeQuietly(channel);
                 connections.remove(this);
             }
+        }
+
+        private String peerHost()
+        {
+            Socket socket = channel.socket();
+            return socket.getInetAddress() == null ? peer : socket.getInetAddress().getHostAddress();
         }
 
         private void handshake()

@@ -1,0 +1,146 @@
+package io.handoff.core.disagg;
+
+import io.handoff.core.security.ClusterSecurity;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static io.handoff.core.disagg.ClusterPeers.HERE;
+import static io.handoff.core.disagg.ClusterPeers.SECRET;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Many connections that each announce a 16 MiB frame and then fall silent, as an attacker who wants the prefill to
+ * allocate for them: the frame budget shows what they made it hold (nothing before authentication; without a secret,
+ * one small first buffer each, never what they announced), the hello or handshake timeout still drops every one of
+ * them, and a real decode is served afterwards.
+ */
+class FrameFloodTest
+{
+    private static final int CONNECTIONS = 64;
+    private static final int SIXTEEN_MIB = 16 << 20;
+
+    private final ClusterPeers peers = new ClusterPeers();
+
+    @AfterEach
+    void close()
+            throws Exception
+    {
+        peers.close();
+    }
+
+    @Test
+    void withoutASecretAFloodHoldsOneSmallBufferPerConnectionAndTheHelloTimeoutDropsThemAll()
+            throws Exception
+    {
+        ControlSecurity security = ControlSecurity.loopbackOnly();
+        DecodeLinks prefill = peers.prefill(security);
+        List<ClusterPeers.Raw> flood = new ArrayList<>();
+        for (int i = 0; i < CONNECTIONS; i++) {
+            ClusterPeers.Raw raw = peers.raw(prefill);
+            // a 16 MiB room request (the one type that may be that long): its length, its type byte, and nothing more
+            raw.out.writeInt(SIXTEEN_MIB);
+            raw.out.writeByte(5);
+            raw.out.flush();
+            flood.add(raw);
+        }
+        ClusterPeers.await("every flood connection's reader is waiting inside its frame",
+                () -> security.budget().held() == (long) CONNECTIONS * FrameReader.FIRST_BUFFER_BYTES);
+
+        assertThat(security.budget().held()).isLessThan(SIXTEEN_MIB).isEqualTo(CONNECTIONS * 4096L);
+        assertThat(prefill.awaitingHello()).isEqualTo(CONNECTIONS);
+
+        peers.clock.advance(ClusterSecurity.DEFAULT_HANDSHAKE_TIMEOUT);
+        prefill.tick();
+
+        for (ClusterPeers.Raw raw : flood) {
+            assertThat(raw.closedByPeer()).isTrue();
+        }
+        assertThat(prefill.awaitingHello()).isZero();
+        ClusterPeers.await("the readers gave their buffers back", () -> security.budget().held() == 0);
+        assertThat(security.failures().total()).isEqualTo(CONNECTIONS);
+        ClusterPeers.Lost lost = new ClusterPeers.Lost();
+        assertThat(peers.lostReason(peers.decode(HERE, "tcp", security, lost), prefill, lost)).as("a real decode is still served")
+                .contains("regions refused");
+    }
+
+    @Test
+    void withASecretAFloodHoldsNothingAndSilentConnectionsAreDroppedAtTheHandshakeTimeout()
+            throws Exception
+    {
+        ControlSecurity security = ControlSecurity.of(ClusterSecurity.withSecret(SECRET).withHandshakeTimeout(Duration.ofMillis(500)));
+        DecodeLinks prefill = peers.prefill(security);
+        List<ClusterPeers.Raw> announcing = new ArrayList<>();
+        List<ClusterPeers.Raw> silent = new ArrayList<>();
+        for (int i = 0; i < CONNECTIONS; i++) {
+            ClusterPeers.Raw raw = peers.raw(prefill);
+            raw.out.writeInt(SIXTEEN_MIB);
+            raw.out.flush();
+            announcing.add(raw);
+            silent.add(peers.raw(prefill));
+        }
+
+        for (ClusterPeers.Raw raw : announcing) {
+            // closed at once without a word, so the close is plain even to a peer that reads nothing
+            assertThat(raw.in.read()).as("a length prefix is not a handshake").isEqualTo(-1);
+        }
+        for (ClusterPeers.Raw raw : silent) {
+            assertThat(raw.closedByPeer()).as("dropped by the handshake timeout").isTrue();
+        }
+
+        assertThat(security.budget().held()).isZero();
+        assertThat(security.budget().refused()).isZero();
+        ClusterPeers.await("every refusal is counted", () -> security.failures().total() == 2L * CONNECTIONS);
+        ClusterPeers.Lost lost = new ClusterPeers.Lost();
+        ControlSecurity decode = ControlSecurity.of(ClusterSecurity.withSecret(SECRET));
+        assertThat(peers.lostReason(peers.decode(HERE, "tcp", decode, lost), prefill, lost)).as("an authenticated decode is still served")
+                .contains("regions refused");
+    }
+
+    @Test
+    void aFrameLongerThanItsTypeAllowsIsRefusedBeforeAByteOfItIsBuffered()
+            throws Exception
+    {
+        ControlSecurity security = ControlSecurity.loopbackOnly();
+        DecodeLinks prefill = peers.prefill(security);
+        ClusterPeers.Raw raw = peers.raw(prefill);
+
+        // a hello is a few KiB at most
+        raw.out.writeInt(SIXTEEN_MIB);
+        raw.out.writeByte(1);
+        raw.out.flush();
+
+        assertThat(raw.closedByPeer()).isTrue();
+        assertThat(security.budget().held()).isZero();
+        ClusterPeers.await("the prefill forgets the connection", () -> prefill.awaitingHello() == 0);
+    }
+
+    @Test
+    void aFrameBeyondTheBudgetClosesItsConnectionInsteadOfBeingBuffered()
+            throws Exception
+    {
+        ControlSecurity security = new ControlSecurity(ClusterSecurity.loopbackOnly(), new FrameBudget(3 * 4096), new io.handoff.core.security.AuthFailures());
+        DecodeLinks prefill = peers.prefill(security);
+        List<ClusterPeers.Raw> held = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            ClusterPeers.Raw raw = peers.raw(prefill);
+            raw.out.writeInt(SIXTEEN_MIB);
+            raw.out.writeByte(5);
+            raw.out.flush();
+            held.add(raw);
+        }
+        ClusterPeers.await("three readers hold the whole budget", () -> security.budget().held() == 3 * 4096);
+        ClusterPeers.Raw fourth = peers.raw(prefill);
+
+        fourth.out.writeInt(SIXTEEN_MIB);
+        fourth.out.writeByte(5);
+        fourth.out.flush();
+
+        assertThat(fourth.closedByPeer()).isTrue();
+        assertThat(security.budget().refused()).isOne();
+        assertThat(security.budget().held()).isEqualTo(3 * 4096);
+    }
+}
