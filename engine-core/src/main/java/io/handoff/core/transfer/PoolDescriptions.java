@@ -151,6 +151,10 @@ public final class PoolDescriptions
                     throw new IllegalArgumentException("region " + i + " of a pool description: " + shape.byteSize() + " bytes at file offset "
                             + shape.fileOffset() + " is not a whole number of " + shape.pageStride() + "-byte pages in the file");
                 }
+                if (shape.byteSize() / shape.pageStride() > Integer.MAX_VALUE) {
+                    throw new IllegalArgumentException("region " + i + " of a pool description has " + shape.byteSize() / shape.pageStride()
+                            + " pages of " + shape.pageStride() + " bytes, more than a pool can index (" + Integer.MAX_VALUE + ")");
+                }
                 shapes.add(shape);
             }
             if (in.available() != 0) {
