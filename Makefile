@@ -11,7 +11,7 @@ MVN ?= mvn
 MVN_FLAGS ?= -B -ntp -e
 HANDOFF := dist/target/handoff/bin/handoff
 
-.PHONY: all dist test demo clean
+.PHONY: all dist test fuzz demo clean
 
 all: dist
 
@@ -22,6 +22,23 @@ dist:
 ## test: build everything and run every test, including the end-to-end tests of the built tarball
 test:
 	$(MVN) $(MVN_FLAGS) verify
+
+## fuzz: explore from each fuzz test's seed corpus (make test replays only the corpus). Jazzer fuzzes one test per JVM,
+## so each target is its own run, bounded by the maxExecutions of its @FuzzTest; new inputs it finds go to .cifuzz-corpus/
+FUZZ_TARGETS := \
+	engine-core:ControlCodecFuzzTest\#frameDecodesOrIsMalformed \
+	engine-core:ControlCodecFuzzTest\#frameReaderReturnsItsBudget \
+	engine-core:ClusterHandshakeFuzzTest\#responderCompletesOrRefuses \
+	engine-core:ClusterHandshakeFuzzTest\#initiatorCompletesOrRefuses \
+	engine-core:ClusterHandshakeFuzzTest\#peerTextCannotBreakALine \
+	engine-core:PoolDescriptionsFuzzTest\#descriptionReadsOrIsRefused \
+	engine-core:HandoffConfigFuzzTest\#configLoadsOrIsInvalid \
+	engine-http:RequestBodyFuzzTest\#chatBodyParsesOrIsABadRequest \
+	engine-http:RequestBodyFuzzTest\#generateAndCompletionFieldsReadOrAreABadRequest
+fuzz:
+	set -e; for target in $(FUZZ_TARGETS); do \
+		JAZZER_FUZZ=1 $(MVN) $(MVN_FLAGS) -q test -pl $${target%%:*} -am -Dtest="$${target#*:}" -Dsurefire.failIfNoSpecifiedTests=false; \
+	done
 
 ## demo: build the distribution and run the demo: a prefill, a decode and a router on loopback, checked
 ## against a colocated engine (DEMO_ARGS adds options, e.g. make demo DEMO_ARGS="--json --transfer-backend mori")

@@ -20,7 +20,7 @@ class ControlCodecFuzzTest
 {
     private static final long BUDGET_BYTES = 64 << 10;
 
-    @FuzzTest(maxExecutions = 5000)
+    @FuzzTest(maxExecutions = 20_000)
     void frameDecodesOrIsMalformed(byte[] frame)
     {
         ControlMessage message;
@@ -45,7 +45,7 @@ class ControlCodecFuzzTest
         }
     }
 
-    @FuzzTest(maxExecutions = 5000)
+    @FuzzTest(maxExecutions = 20_000)
     void frameReaderReturnsItsBudget(byte[] stream)
     {
         FrameBudget budget = new FrameBudget(BUDGET_BYTES);
