@@ -41,35 +41,40 @@ final class Kernels
         for (int upper = n - n % L; i < upper; i += L) {
             acc0 = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc0);
         }
-        FloatVector acc = acc0.add(acc1).add(acc2.add(acc3));
-        // reduceLanes(ADD) leaves the order unspecified (it may differ between interpreter and JIT)
-        float sum = ((acc.lane(0) + acc.lane(1)) + (acc.lane(2) + acc.lane(3)))
-                + ((acc.lane(4) + acc.lane(5)) + (acc.lane(6) + acc.lane(7)));
+        float sum = sumLanes(acc0, acc1, acc2, acc3);
         for (; i < n; i++) {
             sum = Math.fma(a[aOff + i], b[bOff + i], sum);
         }
         return sum;
     }
 
-    /**
-     * {@code out[outOff + t*outStride + r] = w[wOff + r*cols ..] · x[xOff + t*xStride ..]} for {@code t < tokens},
-     * {@code r < rows}: {@code w} is a row-major {@code [rows, cols]} matrix (a linear layer's {@code [out, in]}).
-     */
-    static void matmul(ForkJoinPool pool, float[] out, int outOff, int outStride, float[] w, int wOff, int rows, int cols,
-            float[] x, int xOff, int xStride, int tokens)
+    /** The accumulators of {@link #dot} combined in its fixed order: {@code reduceLanes(ADD)} leaves the order unspecified. */
+    static float sumLanes(FloatVector acc0, FloatVector acc1, FloatVector acc2, FloatVector acc3)
     {
+        FloatVector acc = acc0.add(acc1).add(acc2.add(acc3));
+        return ((acc.lane(0) + acc.lane(1)) + (acc.lane(2) + acc.lane(3)))
+                + ((acc.lane(4) + acc.lane(5)) + (acc.lane(6) + acc.lane(7)));
+    }
+
+    /**
+     * {@code out[outOff + t*outStride + r] = w.row(r) · x[xOff + t*xStride ..]} for {@code t < tokens}, {@code r < w.rows()}.
+     * One token (decode) reads each row once, converting in the product's lanes. More tokens (prefill) convert
+     * two rows at a time to F32 and multiply them with a tile of tokens two by two ({@link #dot2x2}), so each
+     * load serves two products; every product still has {@link #dot}'s order.
+     */
+    static void matmul(ForkJoinPool pool, float[] out, int outOff, int outStride, WeightMatrix w, float[] x, int xOff, int xStride,
+            int tokens)
+    {
+        int rows = w.rows();
+        int cols = w.cols();
         int blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
-        IntConsumer block = b -> {
-            int rowEnd = Math.min(rows, (b + 1) * ROW_BLOCK);
-            for (int t0 = 0; t0 < tokens; t0 += TOKEN_TILE) {
-                int tEnd = Math.min(tokens, t0 + TOKEN_TILE);
-                for (int r = b * ROW_BLOCK; r < rowEnd; r++) {
-                    for (int t = t0; t < tEnd; t++) {
-                        out[outOff + t * outStride + r] = dot(w, wOff + r * cols, x, xOff + t * xStride, cols);
+        IntConsumer block = tokens == 1
+                ? b -> {
+                    for (int r = b * ROW_BLOCK, end = Math.min(rows, r + ROW_BLOCK); r < end; r++) {
+                        out[outOff + r] = w.dot(r, x, xOff);
                     }
                 }
-            }
-        };
+                : b -> tile(out, outOff, outStride, w, b * ROW_BLOCK, Math.min(rows, (b + 1) * ROW_BLOCK), x, xOff, xStride, tokens);
         if ((long) rows * cols * tokens < PARALLEL_MIN_WORK) {
             for (int b = 0; b < blocks; b++) {
                 block.accept(b);
@@ -77,6 +82,119 @@ final class Kernels
             return;
         }
         parallelFor(pool, blocks, block);
+    }
+
+    private static void tile(float[] out, int outOff, int outStride, WeightMatrix w, int rowStart, int rowEnd, float[] x, int xOff,
+            int xStride, int tokens)
+    {
+        int cols = w.cols();
+        float[] pair = new float[2 * cols];
+        for (int t0 = 0; t0 < tokens; t0 += TOKEN_TILE) {
+            int tEnd = Math.min(tokens, t0 + TOKEN_TILE);
+            int r = rowStart;
+            for (; r + 1 < rowEnd; r += 2) {
+                w.readRow(r, pair, 0);
+                w.readRow(r + 1, pair, cols);
+                int t = t0;
+                for (; t + 1 < tEnd; t += 2) {
+                    dot2x2(pair, x, xOff + t * xStride, xOff + (t + 1) * xStride, cols, out, outOff + t * outStride + r, outStride);
+                }
+                if (t < tEnd) {
+                    out[outOff + t * outStride + r] = dot(pair, 0, x, xOff + t * xStride, cols);
+                    out[outOff + t * outStride + r + 1] = dot(pair, cols, x, xOff + t * xStride, cols);
+                }
+            }
+            if (r < rowEnd) {
+                w.readRow(r, pair, 0);
+                for (int t = t0; t < tEnd; t++) {
+                    out[outOff + t * outStride + r] = dot(pair, 0, x, xOff + t * xStride, cols);
+                }
+            }
+        }
+    }
+
+    /**
+     * Four products at once, each in {@link #dot}'s order: rows {@code w[0..n)} and {@code w[n..2n)} times the tokens at
+     * {@code x0} and {@code x1}, into {@code out[o]}, {@code out[o+1]} (token x0) and {@code out[o+stride]}, {@code out[o+stride+1]}.
+     * Sixteen accumulators and four loads in flight fit the 32 vector registers of AVX-512 machines.
+     */
+    static void dot2x2(float[] w, float[] x, int x0, int x1, int n, float[] out, int o, int stride)
+    {
+        FloatVector a0 = FloatVector.zero(F);
+        FloatVector a1 = FloatVector.zero(F);
+        FloatVector a2 = FloatVector.zero(F);
+        FloatVector a3 = FloatVector.zero(F);
+        FloatVector b0 = FloatVector.zero(F);
+        FloatVector b1 = FloatVector.zero(F);
+        FloatVector b2 = FloatVector.zero(F);
+        FloatVector b3 = FloatVector.zero(F);
+        FloatVector c0 = FloatVector.zero(F);
+        FloatVector c1 = FloatVector.zero(F);
+        FloatVector c2 = FloatVector.zero(F);
+        FloatVector c3 = FloatVector.zero(F);
+        FloatVector d0 = FloatVector.zero(F);
+        FloatVector d1 = FloatVector.zero(F);
+        FloatVector d2 = FloatVector.zero(F);
+        FloatVector d3 = FloatVector.zero(F);
+        int i = 0;
+        for (int upper = n - n % (4 * L); i < upper; i += 4 * L) {
+            FloatVector w0 = FloatVector.fromArray(F, w, i);
+            FloatVector w1 = FloatVector.fromArray(F, w, n + i);
+            FloatVector y0 = FloatVector.fromArray(F, x, x0 + i);
+            FloatVector y1 = FloatVector.fromArray(F, x, x1 + i);
+            a0 = w0.fma(y0, a0);
+            b0 = w1.fma(y0, b0);
+            c0 = w0.fma(y1, c0);
+            d0 = w1.fma(y1, d0);
+            w0 = FloatVector.fromArray(F, w, i + L);
+            w1 = FloatVector.fromArray(F, w, n + i + L);
+            y0 = FloatVector.fromArray(F, x, x0 + i + L);
+            y1 = FloatVector.fromArray(F, x, x1 + i + L);
+            a1 = w0.fma(y0, a1);
+            b1 = w1.fma(y0, b1);
+            c1 = w0.fma(y1, c1);
+            d1 = w1.fma(y1, d1);
+            w0 = FloatVector.fromArray(F, w, i + 2 * L);
+            w1 = FloatVector.fromArray(F, w, n + i + 2 * L);
+            y0 = FloatVector.fromArray(F, x, x0 + i + 2 * L);
+            y1 = FloatVector.fromArray(F, x, x1 + i + 2 * L);
+            a2 = w0.fma(y0, a2);
+            b2 = w1.fma(y0, b2);
+            c2 = w0.fma(y1, c2);
+            d2 = w1.fma(y1, d2);
+            w0 = FloatVector.fromArray(F, w, i + 3 * L);
+            w1 = FloatVector.fromArray(F, w, n + i + 3 * L);
+            y0 = FloatVector.fromArray(F, x, x0 + i + 3 * L);
+            y1 = FloatVector.fromArray(F, x, x1 + i + 3 * L);
+            a3 = w0.fma(y0, a3);
+            b3 = w1.fma(y0, b3);
+            c3 = w0.fma(y1, c3);
+            d3 = w1.fma(y1, d3);
+        }
+        for (int upper = n - n % L; i < upper; i += L) {
+            FloatVector w0 = FloatVector.fromArray(F, w, i);
+            FloatVector w1 = FloatVector.fromArray(F, w, n + i);
+            FloatVector y0 = FloatVector.fromArray(F, x, x0 + i);
+            FloatVector y1 = FloatVector.fromArray(F, x, x1 + i);
+            a0 = w0.fma(y0, a0);
+            b0 = w1.fma(y0, b0);
+            c0 = w0.fma(y1, c0);
+            d0 = w1.fma(y1, d0);
+        }
+        float a = sumLanes(a0, a1, a2, a3);
+        float b = sumLanes(b0, b1, b2, b3);
+        float c = sumLanes(c0, c1, c2, c3);
+        float d = sumLanes(d0, d1, d2, d3);
+        for (; i < n; i++) {
+            a = Math.fma(w[i], x[x0 + i], a);
+            b = Math.fma(w[n + i], x[x0 + i], b);
+            c = Math.fma(w[i], x[x1 + i], c);
+            d = Math.fma(w[n + i], x[x1 + i], d);
+        }
+        out[o] = a;
+        out[o + 1] = b;
+        out[o + stride] = c;
+        out[o + stride + 1] = d;
     }
 
     /** Runs {@code body} for every index in {@code [0, n)}, each whole on one thread; sequentially without a pool. */

@@ -25,16 +25,17 @@ public final class MatmulReference
             x[i] = (float) random.nextDouble(-1, 1);
         }
         float[] out = new float[rows * tokens];
+        WeightMatrix matrix = WeightMatrix.f32(w, rows, cols);
         ForkJoinPool pool = threads > 1 ? new ForkJoinPool(threads) : null;
         try {
             for (int warm = 0; warm < 3; warm++) {
-                Kernels.matmul(pool, out, 0, rows, w, 0, rows, cols, x, 0, cols, tokens);
+                Kernels.matmul(pool, out, 0, rows, matrix, x, 0, cols, tokens);
             }
             long start = System.nanoTime();
             long deadline = start + millis * 1_000_000;
             long iterations = 0;
             while (System.nanoTime() < deadline || iterations < 3) {
-                Kernels.matmul(pool, out, 0, rows, w, 0, rows, cols, x, 0, cols, tokens);
+                Kernels.matmul(pool, out, 0, rows, matrix, x, 0, cols, tokens);
                 iterations++;
             }
             double seconds = (System.nanoTime() - start) / 1e9;

@@ -44,13 +44,14 @@ class KernelsTest
         float[] x = random(tokens * cols, 4);
         float[] sequential = new float[tokens * rows];
         float[] parallel = new float[tokens * rows];
-        Kernels.matmul(null, sequential, 0, rows, w, 0, rows, cols, x, 0, cols, tokens);
+        WeightMatrix matrix = WeightMatrix.f32(w, rows, cols);
+        Kernels.matmul(null, sequential, 0, rows, matrix, x, 0, cols, tokens);
         try (ForkJoinPool pool = new ForkJoinPool(3)) {
-            Kernels.matmul(pool, parallel, 0, rows, w, 0, rows, cols, x, 0, cols, tokens);
+            Kernels.matmul(pool, parallel, 0, rows, matrix, x, 0, cols, tokens);
         }
         assertThat(parallel).isEqualTo(sequential);
         float[] one = new float[rows];
-        Kernels.matmul(null, one, 0, rows, w, 0, rows, cols, x, 17 * cols, cols, 1);
+        Kernels.matmul(null, one, 0, rows, matrix, x, 17 * cols, cols, 1);
         for (int r = 0; r < rows; r++) {
             assertThat(one[r]).isEqualTo(sequential[17 * rows + r]);
         }
