@@ -34,7 +34,7 @@ record Bf16Matrix(MemorySegment data, int rows, int cols)
     }
 
     @Override
-    public float dot(int row, float[] x, int xOff)
+    public float dot(int row, float[] x, int xOff, float[] scratch)
     {
         long base = (long) row * cols * 2;
         FloatVector acc0 = FloatVector.zero(F);
@@ -52,7 +52,9 @@ record Bf16Matrix(MemorySegment data, int rows, int cols)
         for (int upper = cols - cols % L; i < upper; i += L) {
             acc0 = lanes(data, base + 2L * i).fma(FloatVector.fromArray(F, x, xOff + i), acc0);
         }
-        float sum = Kernels.sumLanes(acc0, acc1, acc2, acc3);
+        // Kernels.dot's lane tree
+        FloatVector acc = acc0.add(acc1).add(acc2.add(acc3));
+        float sum = ((acc.lane(0) + acc.lane(1)) + (acc.lane(2) + acc.lane(3))) + ((acc.lane(4) + acc.lane(5)) + (acc.lane(6) + acc.lane(7)));
         for (; i < cols; i++) {
             sum = Math.fma(toFloat(data.get(U16_LE, base + 2L * i)), x[xOff + i], sum);
         }
@@ -62,6 +64,7 @@ record Bf16Matrix(MemorySegment data, int rows, int cols)
     @Override
     public void readRow(int row, float[] out, int outOff)
     {
+        // in lanes: C2 does not vectorize the plain loop (the int-to-float reinterpretation)
         long base = (long) row * cols * 2;
         int i = 0;
         for (int upper = cols - cols % L; i < upper; i += L) {

@@ -17,7 +17,7 @@ record F32Matrix(MemorySegment data, int rows, int cols)
     private static final ValueLayout.OfFloat F32_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
 
     @Override
-    public float dot(int row, float[] x, int xOff)
+    public float dot(int row, float[] x, int xOff, float[] scratch)
     {
         long base = (long) row * cols * 4;
         FloatVector acc0 = FloatVector.zero(F);
@@ -35,7 +35,9 @@ record F32Matrix(MemorySegment data, int rows, int cols)
         for (int upper = cols - cols % L; i < upper; i += L) {
             acc0 = FloatVector.fromMemorySegment(F, data, base + 4L * i, LE).fma(FloatVector.fromArray(F, x, xOff + i), acc0);
         }
-        float sum = Kernels.sumLanes(acc0, acc1, acc2, acc3);
+        // Kernels.dot's lane tree
+        FloatVector acc = acc0.add(acc1).add(acc2.add(acc3));
+        float sum = ((acc.lane(0) + acc.lane(1)) + (acc.lane(2) + acc.lane(3))) + ((acc.lane(4) + acc.lane(5)) + (acc.lane(6) + acc.lane(7)));
         for (; i < cols; i++) {
             sum = Math.fma(data.get(F32_LE, base + 4L * i), x[xOff + i], sum);
         }

@@ -41,19 +41,14 @@ final class Kernels
         for (int upper = n - n % L; i < upper; i += L) {
             acc0 = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc0);
         }
-        float sum = sumLanes(acc0, acc1, acc2, acc3);
+        // the accumulators combine in a fixed order: reduceLanes(ADD) leaves it unspecified (it may differ between interpreter and JIT).
+        // Every product spells this out rather than calling a helper: vectors passed to a method C2 does not inline are boxed.
+        FloatVector acc = acc0.add(acc1).add(acc2.add(acc3));
+        float sum = ((acc.lane(0) + acc.lane(1)) + (acc.lane(2) + acc.lane(3))) + ((acc.lane(4) + acc.lane(5)) + (acc.lane(6) + acc.lane(7)));
         for (; i < n; i++) {
             sum = Math.fma(a[aOff + i], b[bOff + i], sum);
         }
         return sum;
-    }
-
-    /** The accumulators of {@link #dot} combined in its fixed order: {@code reduceLanes(ADD)} leaves the order unspecified. */
-    static float sumLanes(FloatVector acc0, FloatVector acc1, FloatVector acc2, FloatVector acc3)
-    {
-        FloatVector acc = acc0.add(acc1).add(acc2.add(acc3));
-        return ((acc.lane(0) + acc.lane(1)) + (acc.lane(2) + acc.lane(3)))
-                + ((acc.lane(4) + acc.lane(5)) + (acc.lane(6) + acc.lane(7)));
     }
 
     /**
@@ -70,8 +65,9 @@ final class Kernels
         int blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
         IntConsumer block = tokens == 1
                 ? b -> {
+                    float[] scratch = new float[cols];
                     for (int r = b * ROW_BLOCK, end = Math.min(rows, r + ROW_BLOCK); r < end; r++) {
-                        out[outOff + r] = w.dot(r, x, xOff);
+                        out[outOff + r] = w.dot(r, x, xOff, scratch);
                     }
                 }
                 : b -> tile(out, outOff, outStride, w, b * ROW_BLOCK, Math.min(rows, (b + 1) * ROW_BLOCK), x, xOff, xStride, tokens);
@@ -181,10 +177,14 @@ final class Kernels
             c0 = w0.fma(y1, c0);
             d0 = w1.fma(y1, d0);
         }
-        float a = sumLanes(a0, a1, a2, a3);
-        float b = sumLanes(b0, b1, b2, b3);
-        float c = sumLanes(c0, c1, c2, c3);
-        float d = sumLanes(d0, d1, d2, d3);
+        FloatVector sa = a0.add(a1).add(a2.add(a3));
+        FloatVector sb = b0.add(b1).add(b2.add(b3));
+        FloatVector sc = c0.add(c1).add(c2.add(c3));
+        FloatVector sd = d0.add(d1).add(d2.add(d3));
+        float a = ((sa.lane(0) + sa.lane(1)) + (sa.lane(2) + sa.lane(3))) + ((sa.lane(4) + sa.lane(5)) + (sa.lane(6) + sa.lane(7)));
+        float b = ((sb.lane(0) + sb.lane(1)) + (sb.lane(2) + sb.lane(3))) + ((sb.lane(4) + sb.lane(5)) + (sb.lane(6) + sb.lane(7)));
+        float c = ((sc.lane(0) + sc.lane(1)) + (sc.lane(2) + sc.lane(3))) + ((sc.lane(4) + sc.lane(5)) + (sc.lane(6) + sc.lane(7)));
+        float d = ((sd.lane(0) + sd.lane(1)) + (sd.lane(2) + sd.lane(3))) + ((sd.lane(4) + sd.lane(5)) + (sd.lane(6) + sd.lane(7)));
         for (; i < n; i++) {
             a = Math.fma(w[i], x[x0 + i], a);
             b = Math.fma(w[n + i], x[x0 + i], b);

@@ -11,7 +11,7 @@ record PermutedRows(WeightMatrix matrix, int[] order)
     PermutedRows
     {
         requireNonNull(matrix, "matrix is null");
-        order = order.clone();
+        order = requireNonNull(order, "order is null").clone();
         boolean[] seen = new boolean[matrix.rows()];
         if (order.length != matrix.rows()) {
             throw new IllegalArgumentException("a row order of " + order.length + " rows for a matrix of " + matrix.rows());
@@ -38,9 +38,9 @@ record PermutedRows(WeightMatrix matrix, int[] order)
     }
 
     @Override
-    public float dot(int row, float[] x, int xOff)
+    public float dot(int row, float[] x, int xOff, float[] scratch)
     {
-        return matrix.dot(order[row], x, xOff);
+        return matrix.dot(order[row], x, xOff, scratch);
     }
 
     @Override

@@ -37,7 +37,7 @@ record Q8Matrix(MemorySegment data, int rows, int cols)
     }
 
     @Override
-    public float dot(int row, float[] x, int xOff)
+    public float dot(int row, float[] x, int xOff, float[] scratch)
     {
         long base = (long) row * (cols / BLOCK) * BLOCK_BYTES;
         FloatVector acc0 = FloatVector.zero(F);
@@ -52,19 +52,24 @@ record Q8Matrix(MemorySegment data, int rows, int cols)
             acc2 = lanes(data, at + 2 + 2 * L, d).fma(FloatVector.fromArray(F, x, xOff + i + 2 * L), acc2);
             acc3 = lanes(data, at + 2 + 3 * L, d).fma(FloatVector.fromArray(F, x, xOff + i + 3 * L), acc3);
         }
-        return Kernels.sumLanes(acc0, acc1, acc2, acc3);
+        // Kernels.dot's lane tree
+        FloatVector acc = acc0.add(acc1).add(acc2.add(acc3));
+        float sum = ((acc.lane(0) + acc.lane(1)) + (acc.lane(2) + acc.lane(3))) + ((acc.lane(4) + acc.lane(5)) + (acc.lane(6) + acc.lane(7)));
+        return sum;
     }
 
     @Override
     public void readRow(int row, float[] out, int outOff)
     {
+        // in lanes, a block per iteration as in dot: C2 does not vectorize the plain loop
         long base = (long) row * (cols / BLOCK) * BLOCK_BYTES;
         for (int i = 0; i < cols; i += BLOCK) {
             long at = base + (long) (i / BLOCK) * BLOCK_BYTES;
             FloatVector d = scale(data, at);
-            for (int j = 0; j < BLOCK; j += L) {
-                lanes(data, at + 2 + j, d).intoArray(out, outOff + i + j);
-            }
+            lanes(data, at + 2, d).intoArray(out, outOff + i);
+            lanes(data, at + 2 + L, d).intoArray(out, outOff + i + L);
+            lanes(data, at + 2 + 2 * L, d).intoArray(out, outOff + i + 2 * L);
+            lanes(data, at + 2 + 3 * L, d).intoArray(out, outOff + i + 3 * L);
         }
     }
 

@@ -22,8 +22,12 @@ public sealed interface WeightMatrix
 
     int cols();
 
-    /** Row {@code row} times {@code x[xOff .. xOff + cols)}, in {@link Kernels#dot}'s reduction order on the row's exact F32 values. */
-    float dot(int row, float[] x, int xOff);
+    /**
+     * Row {@code row} times {@code x[xOff .. xOff + cols)}, in {@link Kernels#dot}'s reduction order on the row's exact F32
+     * values. {@code scratch} holds at least {@code cols} floats the product may overwrite (a type whose conversion runs
+     * faster on its own converts the row there first).
+     */
+    float dot(int row, float[] x, int xOff, float[] scratch);
 
     /** Row {@code row}'s values, exactly converted to F32, into {@code out[outOff .. outOff + cols)}. */
     void readRow(int row, float[] out, int outOff);
