@@ -18,8 +18,8 @@ final class Kernels
 {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
     private static final int L = F.length();
-    private static final int ROW_BLOCK = 16;
-    private static final int TOKEN_TILE = 64;
+    private static final int ROW_BLOCK = Integer.getInteger("rb", 16);
+    private static final int TOKEN_TILE = Integer.getInteger("tt", 64);
     // below this many multiply-adds a matmul runs on the calling thread: forking costs more than it saves
     private static final long PARALLEL_MIN_WORK = 1 << 18;
 
@@ -60,24 +60,61 @@ final class Kernels
     static void matmul(ForkJoinPool pool, float[] out, int outOff, int outStride, WeightMatrix w, float[] x, int xOff, int xStride,
             int tokens)
     {
-        int rows = w.rows();
-        int cols = w.cols();
-        int blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
-        IntConsumer block = tokens == 1
-                ? b -> {
-                    float[] scratch = new float[cols];
-                    for (int r = b * ROW_BLOCK, end = Math.min(rows, r + ROW_BLOCK); r < end; r++) {
-                        out[outOff + r] = w.dot(r, x, xOff, scratch);
-                    }
-                }
-                : b -> tile(out, outOff, outStride, w, b * ROW_BLOCK, Math.min(rows, (b + 1) * ROW_BLOCK), x, xOff, xStride, tokens);
-        if ((long) rows * cols * tokens < PARALLEL_MIN_WORK) {
+        matmuls(pool, x, xOff, xStride, tokens, new Product(out, outOff, outStride, w));
+    }
+
+    /** One matrix of {@link #matmuls}: {@code out[outOff + t*outStride + r] = w.row(r) · x_t}. */
+    record Product(float[] out, int outOff, int outStride, WeightMatrix w) {}
+
+    /**
+     * Several matrices times the same tokens ({@code x[xOff + t*xStride ..]}, {@code t < tokens}) in one parallel loop over
+     * all their row blocks: q, k and v, or gate and up, cost one fork and join instead of three or two, which is much of a
+     * decode step's time on small matrices.
+     */
+    static void matmuls(ForkJoinPool pool, float[] x, int xOff, int xStride, int tokens, Product... products)
+    {
+        int[] firstBlock = new int[products.length + 1];
+        long work = 0;
+        for (int p = 0; p < products.length; p++) {
+            WeightMatrix w = products[p].w();
+            firstBlock[p + 1] = firstBlock[p] + (w.rows() + ROW_BLOCK - 1) / ROW_BLOCK;
+            work += (long) w.rows() * w.cols() * tokens;
+        }
+        IntConsumer block = b -> {
+            int p = 0;
+            while (b >= firstBlock[p + 1]) {
+                p++;
+            }
+            Product product = products[p];
+            int rowStart = (b - firstBlock[p]) * ROW_BLOCK;
+            int rowEnd = Math.min(product.w().rows(), rowStart + ROW_BLOCK);
+            if (tokens == 1) {
+                rows(product, rowStart, rowEnd, x, xOff);
+            }
+            else {
+                tile(product.out(), product.outOff(), product.outStride(), product.w(), rowStart, rowEnd, x, xOff, xStride, tokens);
+            }
+        };
+        int blocks = firstBlock[products.length];
+        if (work < PARALLEL_MIN_WORK) {
             for (int b = 0; b < blocks; b++) {
                 block.accept(b);
             }
             return;
         }
         parallelFor(pool, blocks, block);
+    }
+
+    /** One token: each row once, converted in the product's lanes. */
+    private static void rows(Product product, int rowStart, int rowEnd, float[] x, int xOff)
+    {
+        WeightMatrix w = product.w();
+        float[] out = product.out();
+        int outOff = product.outOff();
+        float[] scratch = new float[w.cols()];
+        for (int r = rowStart; r < rowEnd; r++) {
+            out[outOff + r] = w.dot(r, x, xOff, scratch);
+        }
     }
 
     private static void tile(float[] out, int outOff, int outStride, WeightMatrix w, int rowStart, int rowEnd, float[] x, int xOff,

@@ -1,5 +1,6 @@
 package io.handoff.core.model;
 
+import io.handoff.core.model.Kernels.Product;
 import io.handoff.core.model.ModelWeights.Gqa;
 import io.handoff.core.model.ModelWeights.Layer;
 import io.handoff.core.model.ModelWeights.Mla;
@@ -18,6 +19,7 @@ import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 import static io.handoff.core.model.Kernels.matmul;
+import static io.handoff.core.model.Kernels.matmuls;
 import static io.handoff.core.model.Kernels.rmsnorm;
 import static io.handoff.core.model.Kernels.rope;
 import static io.handoff.core.model.WeightMatrix.f32;
@@ -148,8 +150,7 @@ public final class Transformer
             }
             add(x, delta);
             normalize(xn, x, layer.postAttentionNorm(), n);
-            matmul(pool, gate, 0, ffn, layer.gate(), xn, 0, hidden, n);
-            matmul(pool, up, 0, ffn, layer.up(), xn, 0, hidden, n);
+            matmuls(pool, xn, 0, hidden, n, new Product(gate, 0, ffn, layer.gate()), new Product(up, 0, ffn, layer.up()));
             Kernels.swiglu(gate, up, n * ffn);
             matmul(pool, delta, 0, hidden, layer.down(), gate, 0, ffn, n);
             add(x, delta);
@@ -179,9 +180,7 @@ public final class Transformer
         float[] q = new float[n * qRow];
         float[] k = new float[n * kvRow];
         float[] v = new float[n * kvRow];
-        matmul(pool, q, 0, qRow, w.q(), xn, 0, hidden, n);
-        matmul(pool, k, 0, kvRow, w.k(), xn, 0, hidden, n);
-        matmul(pool, v, 0, kvRow, w.v(), xn, 0, hidden, n);
+        matmuls(pool, xn, 0, hidden, n, new Product(q, 0, qRow, w.q()), new Product(k, 0, kvRow, w.k()), new Product(v, 0, kvRow, w.v()));
         for (int t = 0; t < n; t++) {
             int pos = batch.positions()[t];
             if (w.qBias() != null) {
