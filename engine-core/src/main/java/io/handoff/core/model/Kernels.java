@@ -18,8 +18,10 @@ final class Kernels
 {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
     private static final int L = F.length();
-    private static final int ROW_BLOCK = Integer.getInteger("rb", 16);
-    private static final int TOKEN_TILE = Integer.getInteger("tt", 64);
+    private static final int ROW_BLOCK = 16;
+    private static final int TOKEN_TILE = 64;
+    // per thread, so a decode step's thousands of row blocks do not each allocate (and zero) a row of scratch
+    private static final ThreadLocal<float[]> SCRATCH = ThreadLocal.withInitial(() -> new float[0]);
     // below this many multiply-adds a matmul runs on the calling thread: forking costs more than it saves
     private static final long PARALLEL_MIN_WORK = 1 << 18;
 
@@ -111,7 +113,7 @@ final class Kernels
         WeightMatrix w = product.w();
         float[] out = product.out();
         int outOff = product.outOff();
-        float[] scratch = new float[w.cols()];
+        float[] scratch = scratch(w.cols());
         for (int r = rowStart; r < rowEnd; r++) {
             out[outOff + r] = w.dot(r, x, xOff, scratch);
         }
@@ -121,7 +123,7 @@ final class Kernels
             int xStride, int tokens)
     {
         int cols = w.cols();
-        float[] pair = new float[2 * cols];
+        float[] pair = scratch(2 * cols);
         for (int t0 = 0; t0 < tokens; t0 += TOKEN_TILE) {
             int tEnd = Math.min(tokens, t0 + TOKEN_TILE);
             int r = rowStart;
@@ -232,6 +234,17 @@ final class Kernels
         out[o + 1] = b;
         out[o + stride] = c;
         out[o + stride + 1] = d;
+    }
+
+    /** This thread's scratch of at least {@code floats} floats; its contents are whatever the last user left. */
+    private static float[] scratch(int floats)
+    {
+        float[] scratch = SCRATCH.get();
+        if (scratch.length < floats) {
+            scratch = new float[floats];
+            SCRATCH.set(scratch);
+        }
+        return scratch;
     }
 
     /** Runs {@code body} for every index in {@code [0, n)}, each whole on one thread; sequentially without a pool. */
