@@ -20,6 +20,8 @@ final class Kernels
     private static final int L = F.length();
     private static final int ROW_BLOCK = 16;
     private static final int TOKEN_TILE = 64;
+    // a token tile's share of L1 (32 KiB on Zen 4 and most Intel cores): the row pair streaming past needs the rest
+    private static final int L1_TILE_BYTES = 16 * 1024;
     // per thread, so a decode step's thousands of row blocks do not each allocate (and zero) a row of scratch
     private static final ThreadLocal<float[]> SCRATCH = ThreadLocal.withInitial(() -> new float[0]);
     // below this many multiply-adds a matmul runs on the calling thread: forking costs more than it saves
@@ -119,42 +121,51 @@ final class Kernels
         }
     }
 
+    /**
+     * Prefill: the block's rows converted to F32 once, then the tokens a few at a time, so that a tile of tokens stays in
+     * L1 while every row pair of the block streams past it from L2. A tile that spills out of L1 halves the kernel: two
+     * tokens' loads per four multiply-adds are more than L2 delivers.
+     */
     private static void tile(float[] out, int outOff, int outStride, WeightMatrix w, int rowStart, int rowEnd, float[] x, int xOff,
             int xStride, int tokens)
     {
         int cols = w.cols();
-        float[] pair = scratch(2 * cols);
-        for (int t0 = 0; t0 < tokens; t0 += TOKEN_TILE) {
-            int tEnd = Math.min(tokens, t0 + TOKEN_TILE);
-            int r = rowStart;
-            for (; r + 1 < rowEnd; r += 2) {
-                w.readRow(r, pair, 0);
-                w.readRow(r + 1, pair, cols);
+        int rows = rowEnd - rowStart;
+        float[] block = scratch(rows * cols);
+        for (int r = 0; r < rows; r++) {
+            w.readRow(rowStart + r, block, r * cols);
+        }
+        int tileTokens = Math.clamp((L1_TILE_BYTES / (4 * cols)) & ~1, 2, TOKEN_TILE);
+        for (int t0 = 0; t0 < tokens; t0 += tileTokens) {
+            int tEnd = Math.min(tokens, t0 + tileTokens);
+            int r = 0;
+            for (; r + 1 < rows; r += 2) {
+                int o = outOff + rowStart + r;
                 int t = t0;
                 for (; t + 1 < tEnd; t += 2) {
-                    dot2x2(pair, x, xOff + t * xStride, xOff + (t + 1) * xStride, cols, out, outOff + t * outStride + r, outStride);
+                    dot2x2(block, r * cols, x, xOff + t * xStride, xOff + (t + 1) * xStride, cols, out, o + t * outStride, outStride);
                 }
                 if (t < tEnd) {
-                    out[outOff + t * outStride + r] = dot(pair, 0, x, xOff + t * xStride, cols);
-                    out[outOff + t * outStride + r + 1] = dot(pair, cols, x, xOff + t * xStride, cols);
+                    out[o + t * outStride] = dot(block, r * cols, x, xOff + t * xStride, cols);
+                    out[o + t * outStride + 1] = dot(block, (r + 1) * cols, x, xOff + t * xStride, cols);
                 }
             }
-            if (r < rowEnd) {
-                w.readRow(r, pair, 0);
+            if (r < rows) {
                 for (int t = t0; t < tEnd; t++) {
-                    out[outOff + t * outStride + r] = dot(pair, 0, x, xOff + t * xStride, cols);
+                    out[outOff + rowStart + r + t * outStride] = dot(block, r * cols, x, xOff + t * xStride, cols);
                 }
             }
         }
     }
 
     /**
-     * Four products at once, each in {@link #dot}'s order: rows {@code w[0..n)} and {@code w[n..2n)} times the tokens at
+     * Four products at once, each in {@link #dot}'s order: rows {@code w[w0..w0+n)} and {@code w[w0+n..w0+2n)} times the tokens at
      * {@code x0} and {@code x1}, into {@code out[o]}, {@code out[o+1]} (token x0) and {@code out[o+stride]}, {@code out[o+stride+1]}.
      * Sixteen accumulators and four loads in flight fit the 32 vector registers of AVX-512 machines.
      */
-    static void dot2x2(float[] w, float[] x, int x0, int x1, int n, float[] out, int o, int stride)
+    static void dot2x2(float[] w, int w0, float[] x, int x0, int x1, int n, float[] out, int o, int stride)
     {
+        int w1 = w0 + n;
         FloatVector a0 = FloatVector.zero(F);
         FloatVector a1 = FloatVector.zero(F);
         FloatVector a2 = FloatVector.zero(F);
@@ -173,48 +184,48 @@ final class Kernels
         FloatVector d3 = FloatVector.zero(F);
         int i = 0;
         for (int upper = n - n % (4 * L); i < upper; i += 4 * L) {
-            FloatVector w0 = FloatVector.fromArray(F, w, i);
-            FloatVector w1 = FloatVector.fromArray(F, w, n + i);
+            FloatVector v0 = FloatVector.fromArray(F, w, w0 + i);
+            FloatVector v1 = FloatVector.fromArray(F, w, w1 + i);
             FloatVector y0 = FloatVector.fromArray(F, x, x0 + i);
             FloatVector y1 = FloatVector.fromArray(F, x, x1 + i);
-            a0 = w0.fma(y0, a0);
-            b0 = w1.fma(y0, b0);
-            c0 = w0.fma(y1, c0);
-            d0 = w1.fma(y1, d0);
-            w0 = FloatVector.fromArray(F, w, i + L);
-            w1 = FloatVector.fromArray(F, w, n + i + L);
+            a0 = v0.fma(y0, a0);
+            b0 = v1.fma(y0, b0);
+            c0 = v0.fma(y1, c0);
+            d0 = v1.fma(y1, d0);
+            v0 = FloatVector.fromArray(F, w, w0 + i + L);
+            v1 = FloatVector.fromArray(F, w, w1 + i + L);
             y0 = FloatVector.fromArray(F, x, x0 + i + L);
             y1 = FloatVector.fromArray(F, x, x1 + i + L);
-            a1 = w0.fma(y0, a1);
-            b1 = w1.fma(y0, b1);
-            c1 = w0.fma(y1, c1);
-            d1 = w1.fma(y1, d1);
-            w0 = FloatVector.fromArray(F, w, i + 2 * L);
-            w1 = FloatVector.fromArray(F, w, n + i + 2 * L);
+            a1 = v0.fma(y0, a1);
+            b1 = v1.fma(y0, b1);
+            c1 = v0.fma(y1, c1);
+            d1 = v1.fma(y1, d1);
+            v0 = FloatVector.fromArray(F, w, w0 + i + 2 * L);
+            v1 = FloatVector.fromArray(F, w, w1 + i + 2 * L);
             y0 = FloatVector.fromArray(F, x, x0 + i + 2 * L);
             y1 = FloatVector.fromArray(F, x, x1 + i + 2 * L);
-            a2 = w0.fma(y0, a2);
-            b2 = w1.fma(y0, b2);
-            c2 = w0.fma(y1, c2);
-            d2 = w1.fma(y1, d2);
-            w0 = FloatVector.fromArray(F, w, i + 3 * L);
-            w1 = FloatVector.fromArray(F, w, n + i + 3 * L);
+            a2 = v0.fma(y0, a2);
+            b2 = v1.fma(y0, b2);
+            c2 = v0.fma(y1, c2);
+            d2 = v1.fma(y1, d2);
+            v0 = FloatVector.fromArray(F, w, w0 + i + 3 * L);
+            v1 = FloatVector.fromArray(F, w, w1 + i + 3 * L);
             y0 = FloatVector.fromArray(F, x, x0 + i + 3 * L);
             y1 = FloatVector.fromArray(F, x, x1 + i + 3 * L);
-            a3 = w0.fma(y0, a3);
-            b3 = w1.fma(y0, b3);
-            c3 = w0.fma(y1, c3);
-            d3 = w1.fma(y1, d3);
+            a3 = v0.fma(y0, a3);
+            b3 = v1.fma(y0, b3);
+            c3 = v0.fma(y1, c3);
+            d3 = v1.fma(y1, d3);
         }
         for (int upper = n - n % L; i < upper; i += L) {
-            FloatVector w0 = FloatVector.fromArray(F, w, i);
-            FloatVector w1 = FloatVector.fromArray(F, w, n + i);
+            FloatVector v0 = FloatVector.fromArray(F, w, w0 + i);
+            FloatVector v1 = FloatVector.fromArray(F, w, w1 + i);
             FloatVector y0 = FloatVector.fromArray(F, x, x0 + i);
             FloatVector y1 = FloatVector.fromArray(F, x, x1 + i);
-            a0 = w0.fma(y0, a0);
-            b0 = w1.fma(y0, b0);
-            c0 = w0.fma(y1, c0);
-            d0 = w1.fma(y1, d0);
+            a0 = v0.fma(y0, a0);
+            b0 = v1.fma(y0, b0);
+            c0 = v0.fma(y1, c0);
+            d0 = v1.fma(y1, d0);
         }
         FloatVector sa = a0.add(a1).add(a2.add(a3));
         FloatVector sb = b0.add(b1).add(b2.add(b3));
@@ -225,10 +236,10 @@ final class Kernels
         float c = ((sc.lane(0) + sc.lane(1)) + (sc.lane(2) + sc.lane(3))) + ((sc.lane(4) + sc.lane(5)) + (sc.lane(6) + sc.lane(7)));
         float d = ((sd.lane(0) + sd.lane(1)) + (sd.lane(2) + sd.lane(3))) + ((sd.lane(4) + sd.lane(5)) + (sd.lane(6) + sd.lane(7)));
         for (; i < n; i++) {
-            a = Math.fma(w[i], x[x0 + i], a);
-            b = Math.fma(w[n + i], x[x0 + i], b);
-            c = Math.fma(w[i], x[x1 + i], c);
-            d = Math.fma(w[n + i], x[x1 + i], d);
+            a = Math.fma(w[w0 + i], x[x0 + i], a);
+            b = Math.fma(w[w1 + i], x[x0 + i], b);
+            c = Math.fma(w[w0 + i], x[x1 + i], c);
+            d = Math.fma(w[w1 + i], x[x1 + i], d);
         }
         out[o] = a;
         out[o + 1] = b;
