@@ -151,7 +151,7 @@ public final class Transformer
             add(x, delta);
             normalize(xn, x, layer.postAttentionNorm(), n);
             matmuls(pool, xn, 0, hidden, n, new Product(gate, 0, ffn, layer.gate()), new Product(up, 0, ffn, layer.up()));
-            Kernels.swiglu(gate, up, n * ffn);
+            Kernels.swiglu(pool, gate, up, n * ffn);
             matmul(pool, delta, 0, hidden, layer.down(), gate, 0, ffn, n);
             add(x, delta);
             hook.afterLayer(l);
