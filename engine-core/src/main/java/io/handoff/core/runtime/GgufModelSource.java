@@ -17,7 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * A GGUF file as a {@link ModelSource}: its weights (dequantized to F32, Q/K rows back in Hugging Face order), the
+ * A GGUF file as a {@link ModelSource}: its weights (mapped, in their file types, Q/K rows back in Hugging Face order), the
  * configuration from its metadata, its embedded byte-level BPE tokenizer ({@code tokenizer.ggml.model = gpt2}) and chat
  * template. What the transformer cannot run yet (RoPE scaling, see {@link GgufModel}; a SentencePiece vocabulary) is refused.
  */
