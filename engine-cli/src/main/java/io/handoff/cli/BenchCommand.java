@@ -24,7 +24,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
@@ -114,7 +113,8 @@ final class BenchCommand
                 ModelConfig config = compute.model();
                 computeThreads = engine.config().config().getInt("handoff.scheduler.threads");
                 computeThreads = computeThreads == 0 ? Runtime.getRuntime().availableProcessors() : computeThreads;
-                kvType = engine.config().config().getString("handoff.kv.dtype");
+                // the pool's own element type: the configured value may be "auto"
+                kvType = compute.kv().geometry().dtype().name();
                 long flopsPerToken = compute.matmulFlopsPerToken();
                 run(compute.scheduler(), 1, 64, 2, config.vocabSize(), 99); // warm-up: JIT and pools
                 decode(compute.scheduler(), 1, 99);
@@ -153,7 +153,7 @@ final class BenchCommand
                         repeats).run();
                 ObjectNode batchOne = (ObjectNode) rows.get(batches.indexOf(1));
                 comparison = batchOne.putObject("llama_cpp");
-                comparison.put("kv_type", kvType.toUpperCase(Locale.ROOT));
+                comparison.put("kv_type", kvType);
                 comparison.put("prefill_tokens_per_s", round(llama.prefillTokensPerSecond()));
                 comparison.put("decode_tokens_per_s", round(llama.decodeTokensPerSecond()));
                 comparison.put("prefill_ratio", round(batchOne.get("prefill_tokens_per_s").asDouble() / llama.prefillTokensPerSecond()));
