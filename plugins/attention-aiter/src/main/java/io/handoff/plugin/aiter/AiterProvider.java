@@ -16,7 +16,7 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * Attention backend "aiter": MLA only (absorbed: the query is in latent space, one latent KV head, V is
- * the latent prefix of the key row), decode and extend, F32 or BF16 KV, pure Java on the Vector API.
+ * the latent prefix of the key row), decode and extend, F32, BF16 or F16 KV, pure Java on the Vector API.
  * Query heads are padded with zero heads to a multiple of 16; decode runs an explicit work/reduce
  * schedule of (request, split) items balanced over workers by key count.
  *
@@ -25,14 +25,14 @@ import static java.util.Objects.requireNonNull;
  * batch- and chunk-invariant to the bit, independent of the worker count, and decode of position
  * {@code p} equals extend of position {@code p}. Against
  * {@link io.handoff.core.model.ReferenceAttention} (double precision) the tests bound the max
- * absolute error by {@code 2e-6} for F32 and BF16 KV alike, for KV in [-1, 1] and queries in [-2, 2].
+ * absolute error by {@code 2e-6} for F32, BF16 and F16 KV alike, for KV in [-1, 1] and queries in [-2, 2].
  * The KV pool must be readable from any thread (a shared or global arena).
  */
 public final class AiterProvider
         implements AttentionBackendProvider
 {
     private static final AttentionCapabilities CAPABILITIES = new AttentionCapabilities(
-            EnumSet.of(KvLayout.MLA), 1, 256, EnumSet.of(KvDtype.F32, KvDtype.BF16), true, true);
+            EnumSet.of(KvLayout.MLA), 1, 256, EnumSet.of(KvDtype.F32, KvDtype.BF16, KvDtype.F16), true, true);
 
     @Override
     public String id()

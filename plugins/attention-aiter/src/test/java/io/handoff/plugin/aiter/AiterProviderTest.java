@@ -24,7 +24,7 @@ class AiterProviderTest
     void isAvailableWithTheVectorApiAndDeclaresOnlyMla()
     {
         assertThat(provider.availability(SETTINGS).available()).isTrue();
-        assertThat(provider.capabilityNames(SETTINGS)).containsExactly("MLA", "F32", "BF16", "PAGE_SIZE_1_256", "SPLIT_KV", "DETERMINISTIC");
+        assertThat(provider.capabilityNames(SETTINGS)).containsExactly("MLA", "F32", "BF16", "F16", "PAGE_SIZE_1_256", "SPLIT_KV", "DETERMINISTIC");
     }
 
     @Test

@@ -26,8 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Accuracy against {@link ReferenceAttention} and bit-exact invariance. Tolerance: the maximum absolute
- * difference from the double-precision reference is at most {@value #TOLERANCE} for F32 and BF16 KV
- * (the reference reads the same BF16 values), with KV in [-1, 1] and queries in [-2, 2].
+ * difference from the double-precision reference is at most {@value #TOLERANCE} for F32, BF16 and F16 KV
+ * (the reference reads the same 16-bit values), with KV in [-1, 1] and queries in [-2, 2].
  */
 class TritonAttentionTest
 {
@@ -86,7 +86,7 @@ class TritonAttentionTest
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"F32", "BF16"})
+    @ValueSource(strings = {"F32", "BF16", "F16"})
     void mlaAtDeepSeekDimsMatchesTheReference(KvDtype dtype)
     {
         // kv_lora_rank 512 + rope 64, 16 heads: the shape the absorbed kernels are written for.

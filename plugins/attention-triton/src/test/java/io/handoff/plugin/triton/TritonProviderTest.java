@@ -9,6 +9,8 @@ import io.handoff.spi.attention.KvLayout;
 import io.handoff.spi.attention.KvRows;
 import io.handoff.core.kv.PagedKvCache;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -89,8 +91,9 @@ class TritonProviderTest
         }
     }
 
-    @Test
-    void loadsBf16RowsExactlyAsKvRowsDoes()
+    @ParameterizedTest
+    @ValueSource(strings = {"BF16", "F16"})
+    void loadsSixteenBitRowsExactlyAsKvRowsDoes(KvDtype dtype)
     {
         Random random = new Random(21);
         try (Arena arena = Arena.ofShared()) {
@@ -103,13 +106,13 @@ class TritonProviderTest
             source[6] = Float.NEGATIVE_INFINITY;
             source[7] = -0.0f;
             source[8] = Float.MIN_VALUE;
-            KvRows.store(region, 0, KvDtype.BF16, source, 0, source.length);
+            KvRows.store(region, 0, dtype, source, 0, source.length);
             for (int offset : new int[] {0, 2, 6}) {
                 int count = 97 - offset;
                 float[] expected = new float[count];
                 float[] actual = new float[count + 3];
-                KvRows.load(region, 2L * offset, KvDtype.BF16, expected, 0, count);
-                KeyTile.loadRow(region, 2L * offset, KvDtype.BF16, actual, 3, count);
+                KvRows.load(region, 2L * offset, dtype, expected, 0, count);
+                KeyTile.loadRow(region, 2L * offset, dtype, actual, 3, count);
                 for (int i = 0; i < count; i++) {
                     assertThat(Float.floatToRawIntBits(actual[3 + i])).as("element %d", offset + i).isEqualTo(Float.floatToRawIntBits(expected[i]));
                 }
