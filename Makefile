@@ -11,7 +11,7 @@ MVN ?= mvn
 MVN_FLAGS ?= -B -ntp -e
 HANDOFF := dist/target/handoff/bin/handoff
 
-.PHONY: all dist test fuzz demo clean
+.PHONY: all dist test fuzz demo bench-llamacpp clean
 
 all: dist
 
@@ -45,6 +45,22 @@ fuzz:
 DEMO_ARGS ?=
 demo: dist
 	$(HANDOFF) demo $(DEMO_ARGS)
+
+## bench-llamacpp: prefill and decode tokens/s of Handoff and of llama.cpp (node-llama-cpp's prebuilt CPU binary, installed
+## into testkit-node/llamacpp without its optional CUDA/Vulkan builds) on the same GGUF file and thread count, and the ratio:
+## make bench-llamacpp MODEL=FILE.gguf [THREADS=2] [BENCH_ARGS="--prompt-len 512 --decode-tokens 64"]
+MODEL ?=
+THREADS ?= $(shell nproc)
+BENCH_ARGS ?=
+LLAMACPP_MODULES := testkit-node/llamacpp/node_modules
+ifneq ($(filter bench-llamacpp,$(MAKECMDGOALS)),)
+ifeq ($(MODEL),)
+$(error make bench-llamacpp needs MODEL=FILE.gguf (a GGUF file both engines read))
+endif
+endif
+bench-llamacpp: dist
+	test -d $(LLAMACPP_MODULES)/node-llama-cpp || (cd testkit-node/llamacpp && npm ci --omit=optional --no-audit --no-fund)
+	$(HANDOFF) bench compute --model-path $(MODEL) --batch 1 --threads $(THREADS) --llama-cpp $(LLAMACPP_MODULES) $(BENCH_ARGS)
 
 clean:
 	$(MVN) $(MVN_FLAGS) clean

@@ -6,11 +6,11 @@ import picocli.CommandLine.Option;
 import java.nio.file.Path;
 import java.util.Map;
 
-/** {@code --model-path}: a Hugging Face checkpoint directory to serve instead of a named preset. */
+/** {@code --model-path}: a Hugging Face checkpoint directory or a GGUF file to serve instead of a named preset. */
 final class ModelPathOption
 {
     @Option(names = "--model-path", paramLabel = "PATH",
-            description = "Hugging Face checkpoint directory (config.json, model.safetensors, tokenizer.json); sets "
+            description = "Hugging Face checkpoint directory (config.json, model.safetensors, tokenizer.json) or .gguf file; sets "
                     + ModelSource.PATH_KEY + ".")
     Path modelPath;
 

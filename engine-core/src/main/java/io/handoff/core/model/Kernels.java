@@ -20,6 +20,12 @@ final class Kernels
     private static final int L = F.length();
     private static final int ROW_BLOCK = 16;
     private static final int TOKEN_TILE = 64;
+    // values per task of the parallel SwiGLU: a decode step's few thousand stay on the calling thread
+    private static final int SWIGLU_CHUNK = 16 * 1024;
+    // a token tile's share of L1 (32 KiB on Zen 4 and most Intel cores): the row pair streaming past needs the rest
+    private static final int L1_TILE_BYTES = 16 * 1024;
+    // per thread, so a decode step's thousands of row blocks do not each allocate (and zero) a row of scratch
+    private static final ThreadLocal<float[]> SCRATCH = ThreadLocal.withInitial(() -> new float[0]);
     // below this many multiply-adds a matmul runs on the calling thread: forking costs more than it saves
     private static final long PARALLEL_MIN_WORK = 1 << 18;
 
@@ -41,10 +47,10 @@ final class Kernels
         for (int upper = n - n % L; i < upper; i += L) {
             acc0 = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc0);
         }
+        // the accumulators combine in a fixed order: reduceLanes(ADD) leaves it unspecified (it may differ between interpreter and JIT).
+        // Every product spells this out rather than calling a helper: vectors passed to a method C2 does not inline are boxed.
         FloatVector acc = acc0.add(acc1).add(acc2.add(acc3));
-        // reduceLanes(ADD) leaves the order unspecified (it may differ between interpreter and JIT)
-        float sum = ((acc.lane(0) + acc.lane(1)) + (acc.lane(2) + acc.lane(3)))
-                + ((acc.lane(4) + acc.lane(5)) + (acc.lane(6) + acc.lane(7)));
+        float sum = ((acc.lane(0) + acc.lane(1)) + (acc.lane(2) + acc.lane(3))) + ((acc.lane(4) + acc.lane(5)) + (acc.lane(6) + acc.lane(7)));
         for (; i < n; i++) {
             sum = Math.fma(a[aOff + i], b[bOff + i], sum);
         }
@@ -52,31 +58,206 @@ final class Kernels
     }
 
     /**
-     * {@code out[outOff + t*outStride + r] = w[wOff + r*cols ..] · x[xOff + t*xStride ..]} for {@code t < tokens},
-     * {@code r < rows}: {@code w} is a row-major {@code [rows, cols]} matrix (a linear layer's {@code [out, in]}).
+     * {@code out[outOff + t*outStride + r] = w.row(r) · x[xOff + t*xStride ..]} for {@code t < tokens}, {@code r < w.rows()}.
+     * One token (decode) reads each row once, converting in the product's lanes. More tokens (prefill) convert
+     * two rows at a time to F32 and multiply them with a tile of tokens two by two ({@link #dot2x2}), so each
+     * load serves two products; every product still has {@link #dot}'s order.
      */
-    static void matmul(ForkJoinPool pool, float[] out, int outOff, int outStride, float[] w, int wOff, int rows, int cols,
-            float[] x, int xOff, int xStride, int tokens)
+    static void matmul(ForkJoinPool pool, float[] out, int outOff, int outStride, WeightMatrix w, float[] x, int xOff, int xStride,
+            int tokens)
     {
-        int blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
+        matmuls(pool, x, xOff, xStride, tokens, new Product(out, outOff, outStride, w));
+    }
+
+    /** One matrix of {@link #matmuls}: {@code out[outOff + t*outStride + r] = w.row(r) · x_t}. */
+    record Product(float[] out, int outOff, int outStride, WeightMatrix w) {}
+
+    /**
+     * Several matrices times the same tokens ({@code x[xOff + t*xStride ..]}, {@code t < tokens}) in one parallel loop over
+     * all their row blocks: q, k and v, or gate and up, cost one fork and join instead of three or two, which is much of a
+     * decode step's time on small matrices.
+     */
+    static void matmuls(ForkJoinPool pool, float[] x, int xOff, int xStride, int tokens, Product... products)
+    {
+        int[] firstBlock = new int[products.length + 1];
+        long work = 0;
+        for (int p = 0; p < products.length; p++) {
+            WeightMatrix w = products[p].w();
+            firstBlock[p + 1] = firstBlock[p] + (w.rows() + ROW_BLOCK - 1) / ROW_BLOCK;
+            work += (long) w.rows() * w.cols() * tokens;
+        }
         IntConsumer block = b -> {
-            int rowEnd = Math.min(rows, (b + 1) * ROW_BLOCK);
-            for (int t0 = 0; t0 < tokens; t0 += TOKEN_TILE) {
-                int tEnd = Math.min(tokens, t0 + TOKEN_TILE);
-                for (int r = b * ROW_BLOCK; r < rowEnd; r++) {
-                    for (int t = t0; t < tEnd; t++) {
-                        out[outOff + t * outStride + r] = dot(w, wOff + r * cols, x, xOff + t * xStride, cols);
-                    }
-                }
+            int p = 0;
+            while (b >= firstBlock[p + 1]) {
+                p++;
+            }
+            Product product = products[p];
+            int rowStart = (b - firstBlock[p]) * ROW_BLOCK;
+            int rowEnd = Math.min(product.w().rows(), rowStart + ROW_BLOCK);
+            if (tokens == 1) {
+                rows(product, rowStart, rowEnd, x, xOff);
+            }
+            else {
+                tile(product.out(), product.outOff(), product.outStride(), product.w(), rowStart, rowEnd, x, xOff, xStride, tokens);
             }
         };
-        if ((long) rows * cols * tokens < PARALLEL_MIN_WORK) {
+        int blocks = firstBlock[products.length];
+        if (work < PARALLEL_MIN_WORK) {
             for (int b = 0; b < blocks; b++) {
                 block.accept(b);
             }
             return;
         }
         parallelFor(pool, blocks, block);
+    }
+
+    /** One token: each row once, converted in the product's lanes. */
+    private static void rows(Product product, int rowStart, int rowEnd, float[] x, int xOff)
+    {
+        WeightMatrix w = product.w();
+        float[] out = product.out();
+        int outOff = product.outOff();
+        float[] scratch = scratch(w.cols());
+        for (int r = rowStart; r < rowEnd; r++) {
+            out[outOff + r] = w.dot(r, x, xOff, scratch);
+        }
+    }
+
+    /**
+     * Prefill: the block's rows converted to F32 once, then the tokens a few at a time, so that a tile of tokens stays in
+     * L1 while every row pair of the block streams past it from L2. A tile that spills out of L1 halves the kernel: two
+     * tokens' loads per four multiply-adds are more than L2 delivers.
+     */
+    private static void tile(float[] out, int outOff, int outStride, WeightMatrix w, int rowStart, int rowEnd, float[] x, int xOff,
+            int xStride, int tokens)
+    {
+        int cols = w.cols();
+        int rows = rowEnd - rowStart;
+        float[] block = scratch(rows * cols);
+        for (int r = 0; r < rows; r++) {
+            w.readRow(rowStart + r, block, r * cols);
+        }
+        int tileTokens = Math.clamp((L1_TILE_BYTES / (4 * cols)) & ~1, 2, TOKEN_TILE);
+        for (int t0 = 0; t0 < tokens; t0 += tileTokens) {
+            int tEnd = Math.min(tokens, t0 + tileTokens);
+            int r = 0;
+            for (; r + 1 < rows; r += 2) {
+                int o = outOff + rowStart + r;
+                int t = t0;
+                for (; t + 1 < tEnd; t += 2) {
+                    dot2x2(block, r * cols, x, xOff + t * xStride, xOff + (t + 1) * xStride, cols, out, o + t * outStride, outStride);
+                }
+                if (t < tEnd) {
+                    out[o + t * outStride] = dot(block, r * cols, x, xOff + t * xStride, cols);
+                    out[o + t * outStride + 1] = dot(block, (r + 1) * cols, x, xOff + t * xStride, cols);
+                }
+            }
+            if (r < rows) {
+                for (int t = t0; t < tEnd; t++) {
+                    out[outOff + rowStart + r + t * outStride] = dot(block, r * cols, x, xOff + t * xStride, cols);
+                }
+            }
+        }
+    }
+
+    /**
+     * Four products at once, each in {@link #dot}'s order: rows {@code w[w0..w0+n)} and {@code w[w0+n..w0+2n)} times the tokens at
+     * {@code x0} and {@code x1}, into {@code out[o]}, {@code out[o+1]} (token x0) and {@code out[o+stride]}, {@code out[o+stride+1]}.
+     * Sixteen accumulators and four loads in flight fit the 32 vector registers of AVX-512 machines.
+     */
+    static void dot2x2(float[] w, int w0, float[] x, int x0, int x1, int n, float[] out, int o, int stride)
+    {
+        int w1 = w0 + n;
+        FloatVector a0 = FloatVector.zero(F);
+        FloatVector a1 = FloatVector.zero(F);
+        FloatVector a2 = FloatVector.zero(F);
+        FloatVector a3 = FloatVector.zero(F);
+        FloatVector b0 = FloatVector.zero(F);
+        FloatVector b1 = FloatVector.zero(F);
+        FloatVector b2 = FloatVector.zero(F);
+        FloatVector b3 = FloatVector.zero(F);
+        FloatVector c0 = FloatVector.zero(F);
+        FloatVector c1 = FloatVector.zero(F);
+        FloatVector c2 = FloatVector.zero(F);
+        FloatVector c3 = FloatVector.zero(F);
+        FloatVector d0 = FloatVector.zero(F);
+        FloatVector d1 = FloatVector.zero(F);
+        FloatVector d2 = FloatVector.zero(F);
+        FloatVector d3 = FloatVector.zero(F);
+        int i = 0;
+        for (int upper = n - n % (4 * L); i < upper; i += 4 * L) {
+            FloatVector v0 = FloatVector.fromArray(F, w, w0 + i);
+            FloatVector v1 = FloatVector.fromArray(F, w, w1 + i);
+            FloatVector y0 = FloatVector.fromArray(F, x, x0 + i);
+            FloatVector y1 = FloatVector.fromArray(F, x, x1 + i);
+            a0 = v0.fma(y0, a0);
+            b0 = v1.fma(y0, b0);
+            c0 = v0.fma(y1, c0);
+            d0 = v1.fma(y1, d0);
+            v0 = FloatVector.fromArray(F, w, w0 + i + L);
+            v1 = FloatVector.fromArray(F, w, w1 + i + L);
+            y0 = FloatVector.fromArray(F, x, x0 + i + L);
+            y1 = FloatVector.fromArray(F, x, x1 + i + L);
+            a1 = v0.fma(y0, a1);
+            b1 = v1.fma(y0, b1);
+            c1 = v0.fma(y1, c1);
+            d1 = v1.fma(y1, d1);
+            v0 = FloatVector.fromArray(F, w, w0 + i + 2 * L);
+            v1 = FloatVector.fromArray(F, w, w1 + i + 2 * L);
+            y0 = FloatVector.fromArray(F, x, x0 + i + 2 * L);
+            y1 = FloatVector.fromArray(F, x, x1 + i + 2 * L);
+            a2 = v0.fma(y0, a2);
+            b2 = v1.fma(y0, b2);
+            c2 = v0.fma(y1, c2);
+            d2 = v1.fma(y1, d2);
+            v0 = FloatVector.fromArray(F, w, w0 + i + 3 * L);
+            v1 = FloatVector.fromArray(F, w, w1 + i + 3 * L);
+            y0 = FloatVector.fromArray(F, x, x0 + i + 3 * L);
+            y1 = FloatVector.fromArray(F, x, x1 + i + 3 * L);
+            a3 = v0.fma(y0, a3);
+            b3 = v1.fma(y0, b3);
+            c3 = v0.fma(y1, c3);
+            d3 = v1.fma(y1, d3);
+        }
+        for (int upper = n - n % L; i < upper; i += L) {
+            FloatVector v0 = FloatVector.fromArray(F, w, w0 + i);
+            FloatVector v1 = FloatVector.fromArray(F, w, w1 + i);
+            FloatVector y0 = FloatVector.fromArray(F, x, x0 + i);
+            FloatVector y1 = FloatVector.fromArray(F, x, x1 + i);
+            a0 = v0.fma(y0, a0);
+            b0 = v1.fma(y0, b0);
+            c0 = v0.fma(y1, c0);
+            d0 = v1.fma(y1, d0);
+        }
+        FloatVector sa = a0.add(a1).add(a2.add(a3));
+        FloatVector sb = b0.add(b1).add(b2.add(b3));
+        FloatVector sc = c0.add(c1).add(c2.add(c3));
+        FloatVector sd = d0.add(d1).add(d2.add(d3));
+        float a = ((sa.lane(0) + sa.lane(1)) + (sa.lane(2) + sa.lane(3))) + ((sa.lane(4) + sa.lane(5)) + (sa.lane(6) + sa.lane(7)));
+        float b = ((sb.lane(0) + sb.lane(1)) + (sb.lane(2) + sb.lane(3))) + ((sb.lane(4) + sb.lane(5)) + (sb.lane(6) + sb.lane(7)));
+        float c = ((sc.lane(0) + sc.lane(1)) + (sc.lane(2) + sc.lane(3))) + ((sc.lane(4) + sc.lane(5)) + (sc.lane(6) + sc.lane(7)));
+        float d = ((sd.lane(0) + sd.lane(1)) + (sd.lane(2) + sd.lane(3))) + ((sd.lane(4) + sd.lane(5)) + (sd.lane(6) + sd.lane(7)));
+        for (; i < n; i++) {
+            a = Math.fma(w[w0 + i], x[x0 + i], a);
+            b = Math.fma(w[w1 + i], x[x0 + i], b);
+            c = Math.fma(w[w0 + i], x[x1 + i], c);
+            d = Math.fma(w[w1 + i], x[x1 + i], d);
+        }
+        out[o] = a;
+        out[o + 1] = b;
+        out[o + stride] = c;
+        out[o + stride + 1] = d;
+    }
+
+    /** This thread's scratch of at least {@code floats} floats; its contents are whatever the last user left. */
+    private static float[] scratch(int floats)
+    {
+        float[] scratch = SCRATCH.get();
+        if (scratch.length < floats) {
+            scratch = new float[floats];
+            SCRATCH.set(scratch);
+        }
+        return scratch;
     }
 
     /** Runs {@code body} for every index in {@code [0, n)}, each whole on one thread; sequentially without a pool. */
@@ -154,10 +335,24 @@ final class Kernels
         }
     }
 
-    /** {@code gate[i] = silu(gate[i]) * up[i]} for {@code n} values: the SwiGLU activation, in place. */
-    static void swiglu(float[] gate, float[] up, int n)
+    /**
+     * {@code gate[i] = silu(gate[i]) * up[i]} for {@code n} values: the SwiGLU activation, in place, over the pool in chunks.
+     * Each value is its own computation, so the split cannot change one; a prefill's StrictMath.exp calls (a million and
+     * a half per layer for 512 tokens of a 1024-wide model) are otherwise a serial tenth of the step.
+     */
+    static void swiglu(ForkJoinPool pool, float[] gate, float[] up, int n)
     {
-        for (int i = 0; i < n; i++) {
+        int chunks = (n + SWIGLU_CHUNK - 1) / SWIGLU_CHUNK;
+        if (pool == null || chunks < 2) {
+            swiglu(gate, up, 0, n);
+            return;
+        }
+        parallelFor(pool, chunks, c -> swiglu(gate, up, c * SWIGLU_CHUNK, Math.min(n, (c + 1) * SWIGLU_CHUNK)));
+    }
+
+    private static void swiglu(float[] gate, float[] up, int from, int to)
+    {
+        for (int i = from; i < to; i++) {
             float g = gate[i];
             gate[i] = (float) (g / (1.0 + StrictMath.exp(-g))) * up[i];
         }

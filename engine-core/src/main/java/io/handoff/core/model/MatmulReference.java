@@ -1,5 +1,9 @@
 package io.handoff.core.model;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import java.util.SplittableRandom;
 import java.util.concurrent.ForkJoinPool;
 
@@ -25,16 +29,22 @@ public final class MatmulReference
             x[i] = (float) random.nextDouble(-1, 1);
         }
         float[] out = new float[rows * tokens];
+        // off the heap, like a checkpoint's mapped weights: the engine's kernels then see one kind of memory, and C2 keeps
+        // the code it compiled for it
+        Arena arena = Arena.ofShared();
+        MemorySegment data = arena.allocate(4L * w.length, 64);
+        MemorySegment.copy(w, 0, data, ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 0, w.length);
+        WeightMatrix matrix = WeightMatrix.f32(data, rows, cols);
         ForkJoinPool pool = threads > 1 ? new ForkJoinPool(threads) : null;
         try {
             for (int warm = 0; warm < 3; warm++) {
-                Kernels.matmul(pool, out, 0, rows, w, 0, rows, cols, x, 0, cols, tokens);
+                Kernels.matmul(pool, out, 0, rows, matrix, x, 0, cols, tokens);
             }
             long start = System.nanoTime();
             long deadline = start + millis * 1_000_000;
             long iterations = 0;
             while (System.nanoTime() < deadline || iterations < 3) {
-                Kernels.matmul(pool, out, 0, rows, w, 0, rows, cols, x, 0, cols, tokens);
+                Kernels.matmul(pool, out, 0, rows, matrix, x, 0, cols, tokens);
                 iterations++;
             }
             double seconds = (System.nanoTime() - start) / 1e9;
@@ -44,6 +54,7 @@ public final class MatmulReference
             if (pool != null) {
                 pool.shutdown();
             }
+            arena.close();
         }
     }
 }

@@ -7,11 +7,13 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * All of a model's tensors, loaded once from a {@link WeightSource} by their Hugging Face names. Linear
- * layers stay {@code [out, in]} row-major, which is what a per-row dot-product matmul wants. For MLA the
- * key half of {@code kv_b_proj} is stored transposed per head, so absorbing a query into latent space is
- * also a per-row matmul.
+ * layers stay {@code [out, in]} row-major, which is what a per-row dot-product matmul wants, and in the
+ * element type the source stores them ({@link WeightMatrix}); the embedding table is such a matrix too, read a
+ * row per token. Norm weights and biases are small and F32. MLA's attention weights are F32 arrays: the key
+ * half of {@code kv_b_proj} is stored transposed per head, so absorbing a query into latent space is also a
+ * per-row matmul.
  */
-record ModelWeights(ModelConfig config, float[] embedding, List<Layer> layers, float[] finalNorm, float[] lmHead)
+record ModelWeights(ModelConfig config, WeightMatrix embedding, List<Layer> layers, float[] finalNorm, WeightMatrix lmHead)
 {
     ModelWeights
     {
@@ -19,7 +21,7 @@ record ModelWeights(ModelConfig config, float[] embedding, List<Layer> layers, f
         layers = List.copyOf(layers);
     }
 
-    record Layer(float[] inputNorm, Attention attention, float[] postAttentionNorm, float[] gate, float[] up, float[] down) {}
+    record Layer(float[] inputNorm, Attention attention, float[] postAttentionNorm, WeightMatrix gate, WeightMatrix up, WeightMatrix down) {}
 
     sealed interface Attention
             permits Gqa, Mla {}
@@ -29,7 +31,7 @@ record ModelWeights(ModelConfig config, float[] embedding, List<Layer> layers, f
      * the biases ({@code [rows]}) are null without {@link ModelConfig#attentionBias()}, the per-head norms ({@code [headDim]})
      * null without {@link ModelConfig#qkNorm()}.
      */
-    record Gqa(float[] q, float[] k, float[] v, float[] o, float[] qBias, float[] kBias, float[] vBias, float[] qNorm, float[] kNorm)
+    record Gqa(WeightMatrix q, WeightMatrix k, WeightMatrix v, WeightMatrix o, float[] qBias, float[] kBias, float[] vBias, float[] qNorm, float[] kNorm)
             implements Attention {}
 
     /**
@@ -56,15 +58,15 @@ record ModelWeights(ModelConfig config, float[] embedding, List<Layer> layers, f
                     source.floats(p + "input_layernorm.weight", hidden),
                     attention,
                     source.floats(p + "post_attention_layernorm.weight", hidden),
-                    source.floats(p + "mlp.gate_proj.weight", config.intermediateSize(), hidden),
-                    source.floats(p + "mlp.up_proj.weight", config.intermediateSize(), hidden),
-                    source.floats(p + "mlp.down_proj.weight", hidden, config.intermediateSize())));
+                    source.matrix(p + "mlp.gate_proj.weight", config.intermediateSize(), hidden),
+                    source.matrix(p + "mlp.up_proj.weight", config.intermediateSize(), hidden),
+                    source.matrix(p + "mlp.down_proj.weight", hidden, config.intermediateSize())));
         }
-        float[] embedding = source.floats("model.embed_tokens.weight", config.vocabSize(), hidden);
-        // tied: the output projection shares the embedding's array, which neither path writes to
+        WeightMatrix embedding = source.matrix("model.embed_tokens.weight", config.vocabSize(), hidden);
+        // tied: the output projection is the embedding's matrix, which neither path writes to
         return new ModelWeights(config, embedding, layers,
                 source.floats("model.norm.weight", hidden),
-                config.tieWordEmbeddings() ? embedding : source.floats("lm_head.weight", config.vocabSize(), hidden));
+                config.tieWordEmbeddings() ? embedding : source.matrix("lm_head.weight", config.vocabSize(), hidden));
     }
 
     private static Gqa gqa(ModelConfig c, WeightSource source, String p)
@@ -75,10 +77,10 @@ record ModelWeights(ModelConfig config, float[] embedding, List<Layer> layers, f
         boolean bias = c.attentionBias();
         boolean norm = c.qkNorm();
         return new Gqa(
-                source.floats(p + "q_proj.weight", qRows, hidden),
-                source.floats(p + "k_proj.weight", kvRows, hidden),
-                source.floats(p + "v_proj.weight", kvRows, hidden),
-                source.floats(p + "o_proj.weight", hidden, qRows),
+                source.matrix(p + "q_proj.weight", qRows, hidden),
+                source.matrix(p + "k_proj.weight", kvRows, hidden),
+                source.matrix(p + "v_proj.weight", kvRows, hidden),
+                source.matrix(p + "o_proj.weight", hidden, qRows),
                 bias ? source.floats(p + "q_proj.bias", qRows) : null,
                 bias ? source.floats(p + "k_proj.bias", kvRows) : null,
                 bias ? source.floats(p + "v_proj.bias", kvRows) : null,

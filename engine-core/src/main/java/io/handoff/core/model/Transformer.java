@@ -1,5 +1,6 @@
 package io.handoff.core.model;
 
+import io.handoff.core.model.Kernels.Product;
 import io.handoff.core.model.ModelWeights.Gqa;
 import io.handoff.core.model.ModelWeights.Layer;
 import io.handoff.core.model.ModelWeights.Mla;
@@ -10,11 +11,18 @@ import io.handoff.spi.attention.KvDtype;
 import io.handoff.spi.attention.KvRows;
 
 import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ForkJoinPool;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 import static io.handoff.core.model.Kernels.matmul;
+import static io.handoff.core.model.Kernels.matmuls;
 import static io.handoff.core.model.Kernels.rmsnorm;
 import static io.handoff.core.model.Kernels.rope;
+import static io.handoff.core.model.WeightMatrix.f32;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -57,16 +65,42 @@ public final class Transformer
      */
     public long matmulFlopsPerToken()
     {
-        long elements = weights.lmHead().length;
+        long elements = elements(weights.lmHead());
         for (ModelWeights.Layer layer : weights.layers()) {
-            elements += (long) layer.gate().length + layer.up().length + layer.down().length;
+            elements += elements(layer.gate()) + elements(layer.up()) + elements(layer.down());
             elements += switch (layer.attention()) {
-                case ModelWeights.Gqa g -> (long) g.q().length + g.k().length + g.v().length + g.o().length;
+                case ModelWeights.Gqa g -> elements(g.q()) + elements(g.k()) + elements(g.v()) + elements(g.o());
                 case ModelWeights.Mla m -> (m.qA() == null ? 0L : m.qA().length) + m.qB().length + m.kvA().length
                         + m.ukT().length + m.uv().length + m.o().length;
             };
         }
         return 2 * elements;
+    }
+
+    private static long elements(WeightMatrix matrix)
+    {
+        return (long) matrix.rows() * matrix.cols();
+    }
+
+    /** What the weights are held as, for logs: the element types of the linear layers, and their bytes. */
+    public String weightsDescription()
+    {
+        Map<String, Long> bytes = new TreeMap<>();
+        Consumer<WeightMatrix> count = m -> bytes.merge(m.elementType(), m.byteSize(), Long::sum);
+        count.accept(weights.embedding());
+        if (weights.lmHead() != weights.embedding()) {
+            count.accept(weights.lmHead());
+        }
+        for (ModelWeights.Layer layer : weights.layers()) {
+            count.accept(layer.gate());
+            count.accept(layer.up());
+            count.accept(layer.down());
+            if (layer.attention() instanceof ModelWeights.Gqa g) {
+                List.of(g.q(), g.k(), g.v(), g.o()).forEach(count);
+            }
+        }
+        return bytes.entrySet().stream().map(e -> e.getKey() + " " + (e.getValue() >> 20) + " MiB")
+                .collect(Collectors.joining(", "));
     }
 
     public ModelConfig config()
@@ -101,7 +135,7 @@ public final class Transformer
         int ffn = config.intermediateSize();
         float[] x = new float[n * hidden];
         for (int t = 0; t < n; t++) {
-            System.arraycopy(weights.embedding(), batch.tokens()[t] * hidden, x, t * hidden, hidden);
+            weights.embedding().readRow(batch.tokens()[t], x, t * hidden);
         }
         float[] xn = new float[n * hidden];
         float[] delta = new float[n * hidden];
@@ -116,10 +150,9 @@ public final class Transformer
             }
             add(x, delta);
             normalize(xn, x, layer.postAttentionNorm(), n);
-            matmul(pool, gate, 0, ffn, layer.gate(), 0, ffn, hidden, xn, 0, hidden, n);
-            matmul(pool, up, 0, ffn, layer.up(), 0, ffn, hidden, xn, 0, hidden, n);
-            Kernels.swiglu(gate, up, n * ffn);
-            matmul(pool, delta, 0, hidden, layer.down(), 0, hidden, ffn, gate, 0, ffn, n);
+            matmuls(pool, xn, 0, hidden, n, new Product(gate, 0, ffn, layer.gate()), new Product(up, 0, ffn, layer.up()));
+            Kernels.swiglu(pool, gate, up, n * ffn);
+            matmul(pool, delta, 0, hidden, layer.down(), gate, 0, ffn, n);
             add(x, delta);
             hook.afterLayer(l);
         }
@@ -129,7 +162,7 @@ public final class Transformer
             rmsnorm(last, i * hidden, x, logitRows[i] * hidden, weights.finalNorm(), hidden, config.rmsEps());
         }
         float[] logits = new float[logitRows.length * vocab];
-        matmul(pool, logits, 0, vocab, weights.lmHead(), 0, vocab, hidden, last, 0, hidden, logitRows.length);
+        matmul(pool, logits, 0, vocab, weights.lmHead(), last, 0, hidden, logitRows.length);
         float[][] result = new float[logitRows.length][];
         for (int i = 0; i < logitRows.length; i++) {
             result[i] = Arrays.copyOfRange(logits, i * vocab, (i + 1) * vocab);
@@ -147,9 +180,7 @@ public final class Transformer
         float[] q = new float[n * qRow];
         float[] k = new float[n * kvRow];
         float[] v = new float[n * kvRow];
-        matmul(pool, q, 0, qRow, w.q(), 0, qRow, hidden, xn, 0, hidden, n);
-        matmul(pool, k, 0, kvRow, w.k(), 0, kvRow, hidden, xn, 0, hidden, n);
-        matmul(pool, v, 0, kvRow, w.v(), 0, kvRow, hidden, xn, 0, hidden, n);
+        matmuls(pool, xn, 0, hidden, n, new Product(q, 0, qRow, w.q()), new Product(k, 0, kvRow, w.k()), new Product(v, 0, kvRow, w.v()));
         for (int t = 0; t < n; t++) {
             int pos = batch.positions()[t];
             if (w.qBias() != null) {
@@ -176,7 +207,7 @@ public final class Transformer
             KvRows.store(kv.values(l), slot * kv.valueRowBytes(), kv.dtype(), v, t * kvRow, kvRow);
         }
         float[] attended = attend(l, batch, attention, q, kv.dtype());
-        matmul(pool, out, 0, hidden, w.o(), 0, hidden, qRow, attended, 0, qRow, n);
+        matmul(pool, out, 0, hidden, w.o(), attended, 0, qRow, n);
     }
 
     /**
@@ -199,17 +230,17 @@ public final class Transformer
         if (w.qA() != null) {
             int qLora = config.qLoraRank();
             float[] qa = new float[n * qLora];
-            matmul(pool, qa, 0, qLora, w.qA(), 0, qLora, hidden, xn, 0, hidden, n);
+            matmul(pool, qa, 0, qLora, f32(w.qA(), 0, qLora, hidden), xn, 0, hidden, n);
             for (int t = 0; t < n; t++) {
                 rmsnorm(qa, t * qLora, qa, t * qLora, w.qANorm(), qLora, config.rmsEps());
             }
-            matmul(pool, q, 0, heads * qHead, w.qB(), 0, heads * qHead, qLora, qa, 0, qLora, n);
+            matmul(pool, q, 0, heads * qHead, f32(w.qB(), 0, heads * qHead, qLora), qa, 0, qLora, n);
         }
         else {
-            matmul(pool, q, 0, heads * qHead, w.qB(), 0, heads * qHead, hidden, xn, 0, hidden, n);
+            matmul(pool, q, 0, heads * qHead, f32(w.qB(), 0, heads * qHead, hidden), xn, 0, hidden, n);
         }
         float[] latent = new float[n * row];
-        matmul(pool, latent, 0, row, w.kvA(), 0, row, hidden, xn, 0, hidden, n);
+        matmul(pool, latent, 0, row, f32(w.kvA(), 0, row, hidden), xn, 0, hidden, n);
         float[] qAttn = new float[n * heads * row];
         for (int t = 0; t < n; t++) {
             int pos = batch.positions()[t];
@@ -223,14 +254,14 @@ public final class Transformer
             }
         }
         for (int h = 0; h < heads; h++) {
-            matmul(pool, qAttn, h * row, heads * row, w.ukT(), h * rank * nope, rank, nope, q, h * qHead, heads * qHead, n);
+            matmul(pool, qAttn, h * row, heads * row, f32(w.ukT(), h * rank * nope, rank, nope), q, h * qHead, heads * qHead, n);
         }
         float[] attended = attend(l, batch, attention, qAttn, kv.dtype());
         float[] values = new float[n * heads * vDim];
         for (int h = 0; h < heads; h++) {
-            matmul(pool, values, h * vDim, heads * vDim, w.uv(), h * vDim * rank, vDim, rank, attended, h * rank, heads * rank, n);
+            matmul(pool, values, h * vDim, heads * vDim, f32(w.uv(), h * vDim * rank, vDim, rank), attended, h * rank, heads * rank, n);
         }
-        matmul(pool, out, 0, hidden, w.o(), 0, hidden, heads * vDim, values, 0, heads * vDim, n);
+        matmul(pool, out, 0, hidden, f32(w.o(), 0, hidden, heads * vDim), values, 0, heads * vDim, n);
     }
 
     /**

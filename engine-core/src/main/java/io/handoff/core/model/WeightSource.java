@@ -1,7 +1,5 @@
 package io.handoff.core.model;
 
-import java.lang.foreign.MemorySegment;
-
 /**
  * Where a model's tensors come from, by their Hugging Face names ({@code model.embed_tokens.weight},
  * {@code model.layers.0.self_attn.q_proj.weight}, …) and shapes as stored in a checkpoint (a linear
@@ -16,10 +14,13 @@ public interface WeightSource
      */
     float[] floats(String name, int... shape);
 
-    /** The same tensor as F32 memory; a file-backed source may map it instead of copying. */
-    default MemorySegment segment(String name, int... shape)
+    /**
+     * The {@code [rows, cols]} tensor {@code name} as a matrix in the element type it is stored in. A file-backed source
+     * returns a view of its mapping, valid until the source is closed; the default copies {@link #floats}.
+     */
+    default WeightMatrix matrix(String name, int rows, int cols)
     {
-        return MemorySegment.ofArray(floats(name, shape));
+        return WeightMatrix.f32(floats(name, rows, cols), rows, cols);
     }
 
     /** What the weights are, for logs and errors (a seed, a checkpoint path). */

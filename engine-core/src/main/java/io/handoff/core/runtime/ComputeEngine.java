@@ -54,10 +54,12 @@ public final class ComputeEngine
     private final PrefixCache prefixCache;
     private final Scheduler scheduler;
     private final Optional<Disaggregation> disaggregation;
+    private final ModelSource source;
 
-    private ComputeEngine(ModelConfig model, Tokenizer tokenizer, Optional<ChatTemplateText> chatTemplate, String attentionId, KvPool kv, Transformer transformer, PrefixCache prefixCache, Scheduler scheduler,
+    private ComputeEngine(ModelSource source, ModelConfig model, Tokenizer tokenizer, Optional<ChatTemplateText> chatTemplate, String attentionId, KvPool kv, Transformer transformer, PrefixCache prefixCache, Scheduler scheduler,
             Optional<Disaggregation> disaggregation)
     {
+        this.source = source;
         this.disaggregation = disaggregation;
         this.model = model;
         this.tokenizer = tokenizer;
@@ -86,9 +88,19 @@ public final class ComputeEngine
     public static ComputeEngine create(Engine engine, FaultInjector faults, Optional<Disaggregation.Role> role, Disaggregation.Options options)
     {
         requireNonNull(engine, "engine is null");
-        // the transformer copies the weights, so a checkpoint's mappings are released once it is built (or failed)
-        try (ModelSource source = ModelSource.open(engine.config().config())) {
+        // the transformer reads a checkpoint's weights from its mappings: the engine owns them until close(), or until building fails
+        ModelSource source = ModelSource.open(engine.config().config());
+        try {
             return create(engine, faults, role, options, source);
+        }
+        catch (RuntimeException | Error e) {
+            try {
+                source.close();
+            }
+            catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
         }
     }
 
@@ -143,10 +155,10 @@ public final class ComputeEngine
             Scheduler scheduler = new Scheduler(schedulerConfig, transformer, kv, prefixCache, attention, faults, handoff,
                     source.tokenizer().eosTokenIds());
             disaggregation.ifPresent(d -> d.attach(scheduler));
-            log.info("model {} ({}, {}, max context {}), attention {}, KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}",
-                    model.name(), model.architecture(), source.weights().description(), model.maxContext(), attentionId, kv.pages(), pageSize, kv.footprintBytes() >> 20,
+            log.info("model {} ({}, {}, weights {}, max context {}), attention {}, KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}",
+                    model.name(), model.architecture(), source.weights().description(), transformer.weightsDescription(), model.maxContext(), attentionId, kv.pages(), pageSize, kv.footprintBytes() >> 20,
                     dtype, schedulerConfig.threads(), schedulerConfig.overlap());
-            return new ComputeEngine(model, source.tokenizer(), source.chatTemplate(), attentionId, kv, transformer, prefixCache, scheduler, disaggregation);
+            return new ComputeEngine(source, model, source.tokenizer(), source.chatTemplate(), attentionId, kv, transformer, prefixCache, scheduler, disaggregation);
         }
         catch (Exception e) {
             if (transformer != null) {
@@ -223,6 +235,8 @@ public final class ComputeEngine
     {
         scheduler.close();
         transformer.close();
+        // no forward runs any more: the weights' mappings can go
+        source.close();
         disaggregation.ifPresent(Disaggregation::close);
         // The scheduler thread has ended, so the prefix cache is ours now: drop it and account for every page.
         prefixCache.evict(prefixCache.cachedPages());

@@ -19,7 +19,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * A GGUF file as a {@link ModelSource}: its weights (dequantized to F32, Q/K rows back in Hugging Face order), the
+ * A GGUF file as a {@link ModelSource}: its weights (mapped, in their file types, Q/K rows back in Hugging Face order), the
  * configuration from its metadata, its embedded tokenizer (byte-level BPE for {@code tokenizer.ggml.model = gpt2},
  * SentencePiece BPE for {@code llama}) and chat template. What the transformer cannot run yet (RoPE scaling, see
  * {@link GgufModel}) is refused.

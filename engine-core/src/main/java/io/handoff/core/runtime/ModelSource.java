@@ -28,7 +28,8 @@ import static java.util.Objects.requireNonNull;
  * path, rather than served with wrong logits. A request is at most {@code handoff.model.max-context} tokens,
  * {@code max_position_embeddings} and any {@code sliding_window}, whichever is smallest.
  *
- * @param weights closed by {@link #close()} once the transformer has copied them
+ * @param weights closed by {@link #close()}; a transformer built from them reads their mappings, so whoever builds one keeps
+ *                the source open until the transformer is closed
  */
 public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer tokenizer, Optional<ChatTemplateText> chatTemplate)
         implements AutoCloseable

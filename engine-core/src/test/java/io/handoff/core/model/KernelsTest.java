@@ -44,15 +44,46 @@ class KernelsTest
         float[] x = random(tokens * cols, 4);
         float[] sequential = new float[tokens * rows];
         float[] parallel = new float[tokens * rows];
-        Kernels.matmul(null, sequential, 0, rows, w, 0, rows, cols, x, 0, cols, tokens);
+        WeightMatrix matrix = WeightMatrix.f32(w, rows, cols);
+        Kernels.matmul(null, sequential, 0, rows, matrix, x, 0, cols, tokens);
         try (ForkJoinPool pool = new ForkJoinPool(3)) {
-            Kernels.matmul(pool, parallel, 0, rows, w, 0, rows, cols, x, 0, cols, tokens);
+            Kernels.matmul(pool, parallel, 0, rows, matrix, x, 0, cols, tokens);
         }
         assertThat(parallel).isEqualTo(sequential);
         float[] one = new float[rows];
-        Kernels.matmul(null, one, 0, rows, w, 0, rows, cols, x, 17 * cols, cols, 1);
+        Kernels.matmul(null, one, 0, rows, matrix, x, 17 * cols, cols, 1);
         for (int r = 0; r < rows; r++) {
             assertThat(one[r]).isEqualTo(sequential[17 * rows + r]);
+        }
+    }
+
+    @Test
+    void severalProductsInOneParallelLoopEqualEachOnItsOwn()
+    {
+        // enough work at 5 tokens to run in parallel
+        int cols = 264;
+        int tokens = 5;
+        float[] x = random(tokens * cols, 6);
+        WeightMatrix a = WeightMatrix.f32(random(40 * cols, 7), 40, cols);
+        WeightMatrix b = WeightMatrix.f32(random(300 * cols, 8), 300, cols);
+        WeightMatrix c = WeightMatrix.f32(random(17 * cols, 9), 17, cols);
+        for (int n : new int[] {1, tokens}) {
+            float[] aAlone = new float[n * 40];
+            float[] bAlone = new float[n * 300];
+            float[] cAlone = new float[n * 17];
+            Kernels.matmul(null, aAlone, 0, 40, a, x, 0, cols, n);
+            Kernels.matmul(null, bAlone, 0, 300, b, x, 0, cols, n);
+            Kernels.matmul(null, cAlone, 0, 17, c, x, 0, cols, n);
+            float[] aTogether = new float[n * 40];
+            float[] bTogether = new float[n * 300];
+            float[] cTogether = new float[n * 17];
+            try (ForkJoinPool pool = new ForkJoinPool(3)) {
+                Kernels.matmuls(pool, x, 0, cols, n, new Kernels.Product(aTogether, 0, 40, a), new Kernels.Product(bTogether, 0, 300, b),
+                        new Kernels.Product(cTogether, 0, 17, c));
+            }
+            assertThat(aTogether).isEqualTo(aAlone);
+            assertThat(bTogether).isEqualTo(bAlone);
+            assertThat(cTogether).isEqualTo(cAlone);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.handoff.core.model.gguf;
 
+import io.handoff.core.model.WeightMatrix;
 import io.handoff.core.model.WeightSource;
 
 import java.nio.file.Path;
@@ -12,10 +13,11 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * The weights of one GGUF file by their Hugging Face names and shapes, so the transformer reads a
- * GGUF model as it reads a safetensors one. Every tensor is dequantized to F32 on request (Q8_0
- * included), and Llama's q and k projections get Transformers' row order back
- * ({@link LlamaQkPermutation}). A file without {@code output.weight} ties the lm_head to the
- * embeddings, as llama.cpp does, so {@code lm_head.weight} then reads {@code token_embd.weight}.
+ * GGUF model as it reads a safetensors one. {@link #matrix} serves a matrix in its file type (F32, F16,
+ * BF16, Q8_0) over the mapping; {@link #floats} dequantizes a tensor to F32. Llama's q and k projections get
+ * Transformers' row order back ({@link LlamaQkPermutation}): a matrix by a row order over the same bytes,
+ * floats by a copy. A file without {@code output.weight} ties the lm_head to the embeddings, as llama.cpp
+ * does, so {@code lm_head.weight} then reads {@code token_embd.weight}.
  */
 public final class GgufWeights
         implements WeightSource, AutoCloseable
@@ -56,6 +58,47 @@ public final class GgufWeights
     @Override
     public float[] floats(String name, int... shape)
     {
+        GgufTensor tensor = tensor(name, shape);
+        float[] values = tensor.toFloats();
+        int qkHeads = permutedQkHeads(name);
+        if (qkHeads > 0) {
+            // a bias is permuted like its matrix's rows: a one-column matrix
+            int[] matrix = shape.length == 2 ? shape : new int[] {shape[0], 1};
+            try {
+                return LlamaQkPermutation.unpermute(values, matrix[0], matrix[1], qkHeads);
+            }
+            catch (IllegalArgumentException e) {
+                throw headMismatch(tensor, e);
+            }
+        }
+        return values;
+    }
+
+    /** The matrix in its file type over the mapping, valid until {@link #close()}. */
+    @Override
+    public WeightMatrix matrix(String name, int rows, int cols)
+    {
+        GgufTensor tensor = tensor(name, rows, cols);
+        WeightMatrix matrix = switch (tensor.type()) {
+            case F32 -> WeightMatrix.f32(tensor.data(), rows, cols);
+            case F16 -> WeightMatrix.f16(tensor.data(), rows, cols);
+            case BF16 -> WeightMatrix.bf16(tensor.data(), rows, cols);
+            case Q8_0 -> WeightMatrix.q8_0(tensor.data(), rows, cols);
+        };
+        int qkHeads = permutedQkHeads(name);
+        if (qkHeads > 0) {
+            try {
+                return matrix.withRowOrder(LlamaQkPermutation.ggufRows(rows, qkHeads));
+            }
+            catch (IllegalArgumentException e) {
+                throw headMismatch(tensor, e);
+            }
+        }
+        return matrix;
+    }
+
+    private GgufTensor tensor(String name, int... shape)
+    {
         if (closed) {
             throw new IllegalStateException(description() + " is closed; its mapping is released");
         }
@@ -72,29 +115,28 @@ public final class GgufWeights
                     + Arrays.toString(fileShape) + " (GGUF dims " + Arrays.toString(tensor.dims()) + "), the model expects "
                     + Arrays.toString(shape) + "; the file's metadata does not match its tensors");
         }
-        float[] values = tensor.toFloats();
-        if (model.architecture().permutedQk()) {
-            // a bias is permuted like its matrix's rows: a one-column matrix
-            int[] matrix = shape.length == 2 ? shape : new int[] {shape[0], 1};
-            if (name.endsWith(".self_attn.q_proj.weight") || name.endsWith(".self_attn.q_proj.bias")) {
-                return unpermute(tensor, values, matrix, model.config().heads());
-            }
-            if (name.endsWith(".self_attn.k_proj.weight") || name.endsWith(".self_attn.k_proj.bias")) {
-                return unpermute(tensor, values, matrix, model.config().kvHeads());
-            }
-        }
-        return values;
+        return tensor;
     }
 
-    private float[] unpermute(GgufTensor tensor, float[] values, int[] shape, int heads)
+    /** The heads whose rows llama.cpp permuted in tensor {@code name} (its q or k projection, weight or bias), or 0. */
+    private int permutedQkHeads(String name)
     {
-        try {
-            return LlamaQkPermutation.unpermute(values, shape[0], shape[1], heads);
+        if (!model.architecture().permutedQk()) {
+            return 0;
         }
-        catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(file.path() + ": tensor '" + tensor.name() + "': " + e.getMessage()
-                    + "; the file's head counts do not match its tensors", e);
+        if (name.endsWith(".self_attn.q_proj.weight") || name.endsWith(".self_attn.q_proj.bias")) {
+            return model.config().heads();
         }
+        if (name.endsWith(".self_attn.k_proj.weight") || name.endsWith(".self_attn.k_proj.bias")) {
+            return model.config().kvHeads();
+        }
+        return 0;
+    }
+
+    private IllegalArgumentException headMismatch(GgufTensor tensor, IllegalArgumentException e)
+    {
+        return new IllegalArgumentException(file.path() + ": tensor '" + tensor.name() + "': " + e.getMessage()
+                + "; the file's head counts do not match its tensors", e);
     }
 
     /** The Hugging Face names of the file's tensors that map, plus {@code lm_head.weight} when tied. */
@@ -114,7 +156,7 @@ public final class GgufWeights
         return "GGUF " + model.architecture().ggufName() + " model " + file.path();
     }
 
-    /** Unmaps the file; {@link #floats} fails afterwards. */
+    /** Unmaps the file; {@link #floats} and {@link #matrix} fail afterwards, and so do reads of the matrices served. */
     @Override
     public void close()
     {

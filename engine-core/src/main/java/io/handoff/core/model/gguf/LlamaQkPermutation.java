@@ -11,23 +11,36 @@ final class LlamaQkPermutation
 {
     private LlamaQkPermutation() {}
 
-    /** The Transformers-order matrix of a GGUF-order {@code rows × cols} one, {@code heads} heads (kv heads for k). */
-    static float[] unpermute(float[] gguf, int rows, int cols, int heads)
+    /** For each Transformers-order row of a {@code rows}-row matrix over {@code heads} heads, the GGUF row that holds it. */
+    static int[] ggufRows(int rows, int heads)
     {
-        if (heads < 1 || rows % (2 * heads) != 0 || (long) rows * cols != gguf.length) {
-            throw new IllegalArgumentException("cannot undo llama.cpp's q/k row permutation of a " + rows + " x " + cols
-                    + " matrix (" + gguf.length + " values) over " + heads + " heads: rows must be a multiple of 2 * heads");
+        if (heads < 1 || rows % (2 * heads) != 0) {
+            throw new IllegalArgumentException("cannot undo llama.cpp's q/k row permutation of " + rows + " rows over " + heads
+                    + " heads: rows must be a multiple of 2 * heads");
         }
         int half = rows / heads / 2;
-        float[] hf = new float[gguf.length];
+        int[] gguf = new int[rows];
         for (int head = 0; head < heads; head++) {
             for (int i = 0; i < 2; i++) {
                 for (int j = 0; j < half; j++) {
-                    int from = head * 2 * half + j * 2 + i;
-                    int to = head * 2 * half + i * half + j;
-                    System.arraycopy(gguf, from * cols, hf, to * cols, cols);
+                    gguf[head * 2 * half + i * half + j] = head * 2 * half + j * 2 + i;
                 }
             }
+        }
+        return gguf;
+    }
+
+    /** The Transformers-order matrix of a GGUF-order {@code rows × cols} one, {@code heads} heads (kv heads for k). */
+    static float[] unpermute(float[] gguf, int rows, int cols, int heads)
+    {
+        if ((long) rows * cols != gguf.length) {
+            throw new IllegalArgumentException("cannot undo llama.cpp's q/k row permutation of a " + rows + " x " + cols
+                    + " matrix from " + gguf.length + " values");
+        }
+        int[] from = ggufRows(rows, heads);
+        float[] hf = new float[gguf.length];
+        for (int row = 0; row < rows; row++) {
+            System.arraycopy(gguf, from[row] * cols, hf, row * cols, cols);
         }
         return hf;
     }

@@ -1,5 +1,6 @@
 package io.handoff.core.model.hf;
 
+import io.handoff.core.model.WeightMatrix;
 import io.handoff.core.model.WeightSource;
 
 import java.nio.file.Files;
@@ -20,8 +21,8 @@ import static java.util.Objects.requireNonNull;
  * be in its shard then, so a bad checkpoint fails at load rather than half way through building a
  * model. Like Transformers, a {@code model.safetensors} is preferred when both are present.
  *
- * <p>{@link #segment} keeps the interface's copying default: mapped data need not be 4-byte aligned
- * and is often BF16, and a copy does not outlive {@link #close()} by accident.
+ * <p>{@link #matrix} serves a view of the mapping in the stored type (F32, F16, BF16), so the directory must stay
+ * open while a model built from it runs; {@link #floats} copies.
  */
 public final class SafetensorsWeights
         implements WeightSource, AutoCloseable
@@ -117,6 +118,23 @@ public final class SafetensorsWeights
     @Override
     public float[] floats(String name, int... shape)
     {
+        return tensor(name, shape).toFloats();
+    }
+
+    /** The matrix in its stored type over the mapping, valid until {@link #close()}. */
+    @Override
+    public WeightMatrix matrix(String name, int rows, int cols)
+    {
+        SafetensorsTensor tensor = tensor(name, rows, cols);
+        return switch (tensor.dtype()) {
+            case F32 -> WeightMatrix.f32(tensor.data(), rows, cols);
+            case F16 -> WeightMatrix.f16(tensor.data(), rows, cols);
+            case BF16 -> WeightMatrix.bf16(tensor.data(), rows, cols);
+        };
+    }
+
+    private SafetensorsTensor tensor(String name, int... shape)
+    {
         if (closed) {
             throw new IllegalStateException(description() + " is closed; its mappings are released");
         }
@@ -130,7 +148,7 @@ public final class SafetensorsWeights
                     + Arrays.toString(tensor.shape()) + ", the model expects " + Arrays.toString(shape)
                     + "; the checkpoint does not match config.json");
         }
-        return tensor.toFloats();
+        return tensor;
     }
 
     /** Tensor names, for diagnostics. */
@@ -145,7 +163,7 @@ public final class SafetensorsWeights
         return "safetensors checkpoint " + directory + " (" + files.size() + (files.size() == 1 ? " file)" : " shards)");
     }
 
-    /** Unmaps every shard; {@link #floats} fails afterwards. */
+    /** Unmaps every shard; {@link #floats} and {@link #matrix} fail afterwards, and so do reads of the matrices served. */
     @Override
     public void close()
     {

@@ -80,9 +80,46 @@ class SafetensorsWeightsTest
         assertThat(fromFile[0]).isNotEqualTo(fromFile[1]);
     }
 
+    /**
+     * An F16 or BF16 checkpoint runs in its own type over the mapping, and its logits are bit-identical to those of its values
+     * expanded to F32 (the conversion is exact and every product keeps the F32 order), on one thread or three.
+     */
+    @ParameterizedTest
+    @EnumSource(value = TensorDtype.class, names = {"F16", "BF16"})
+    void aHalfPrecisionCheckpointGivesTheLogitsOfItsF32Expansion(TensorDtype dtype)
+    {
+        SafetensorsWriter.writeSharded(dir, seededTensors(), dtype, 2);
+        int[] prompt = new ByteTokenizer().encode("sixteen bits per weight", true);
+        try (SafetensorsWeights weights = SafetensorsWeights.open(dir)) {
+            WeightSource expansion = new WeightSource()
+            {
+                @Override
+                public float[] floats(String name, int... shape)
+                {
+                    return weights.floats(name, shape);
+                }
+
+                @Override
+                public String description()
+                {
+                    return "F32 expansion of " + weights.description();
+                }
+            };
+            float[][] expanded = logits(expansion, prompt, 1);
+            assertThat(logits(weights, prompt, 1)).isDeepEqualTo(expanded);
+            assertThat(logits(weights, prompt, 3)).isDeepEqualTo(expanded);
+            assertThat(expanded).as("rounding changed the model").isNotEqualTo(logits(new SeededWeights(TINY_GQA.weightsSeed()), prompt, 1));
+        }
+    }
+
     private static float[][] logits(WeightSource weights, int[] prompt)
     {
-        try (Transformer model = new Transformer(TINY_GQA, weights, 1); Arena arena = Arena.ofConfined()) {
+        return logits(weights, prompt, 1);
+    }
+
+    private static float[][] logits(WeightSource weights, int[] prompt, int threads)
+    {
+        try (Transformer model = new Transformer(TINY_GQA, weights, threads); Arena arena = Arena.ofConfined()) {
             PagedKvCache kv = PagedKvCache.allocate(arena, TINY_GQA.layers(), 4, 16, KvDtype.F32,
                     TINY_GQA.kvKeyRowElements(), TINY_GQA.kvValueRowElements(), TINY_GQA.kvValuesInKeyRow());
             ReferenceAttention attention = new ReferenceAttention(TINY_GQA.attentionGeometry(), kv);

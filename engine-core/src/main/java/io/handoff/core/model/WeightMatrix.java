@@ -1,0 +1,110 @@
+package io.handoff.core.model;
+
+import java.lang.foreign.MemorySegment;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A linear layer's {@code [rows, cols]} row-major matrix ({@code [out, in]}) in the element type it is stored in,
+ * usually straight over a checkpoint's mapped bytes, never dequantized as a whole. Every element type here
+ * converts to F32 exactly (F16, BF16, and a Q8_0 value {@code d * q}, which needs at most 19 significant bits),
+ * and {@link #dot} converts lanes and then multiplies-adds in {@link Kernels#dot}'s order. So a matrix gives
+ * bit for bit the results its F32 expansion gives, and the element type changes only how many bytes a
+ * product reads.
+ *
+ * <p>A mapped matrix reads its segment for as long as the model runs: whoever owns the mapping keeps it open
+ * until the transformer is closed.
+ */
+public sealed interface WeightMatrix
+        permits F32Matrix, F16Matrix, Bf16Matrix, Q8Matrix, PermutedRows
+{
+    int rows();
+
+    int cols();
+
+    /**
+     * Row {@code row} times {@code x[xOff .. xOff + cols)}, in {@link Kernels#dot}'s reduction order on the row's exact F32
+     * values. {@code scratch} holds at least {@code cols} floats the product may overwrite (a type whose conversion runs
+     * faster on its own converts the row there first).
+     */
+    float dot(int row, float[] x, int xOff, float[] scratch);
+
+    /** Row {@code row}'s values, exactly converted to F32, into {@code out[outOff .. outOff + cols)}. */
+    void readRow(int row, float[] out, int outOff);
+
+    /** The stored element type, for logs: {@code F32}, {@code F16}, {@code BF16}, {@code Q8_0}. */
+    String elementType();
+
+    /** The bytes the matrix reads (a mapped matrix's share of the file). */
+    long byteSize();
+
+    /** A view whose row {@code r} is this matrix's row {@code order[r]}: a checkpoint's row permutation undone without a copy. */
+    default WeightMatrix withRowOrder(int[] order)
+    {
+        return new PermutedRows(this, order);
+    }
+
+    /** An F32 matrix over {@code values}, which the matrix shares (neither it nor the transformer writes to them). */
+    static WeightMatrix f32(float[] values, int rows, int cols)
+    {
+        return f32(values, 0, rows, cols);
+    }
+
+    /** An F32 matrix over {@code values[offset .. offset + rows * cols)}. */
+    static WeightMatrix f32(float[] values, int offset, int rows, int cols)
+    {
+        requireNonNull(values, "values is null");
+        long elements = checkShape(rows, cols);
+        if (offset < 0 || offset + elements > values.length) {
+            throw new IllegalArgumentException("a " + rows + " x " + cols + " matrix at offset " + offset + " does not fit in "
+                    + values.length + " values");
+        }
+        return new F32Matrix(MemorySegment.ofArray(values).asSlice(4L * offset, 4 * elements), rows, cols);
+    }
+
+    /** Little-endian F32 values, as GGUF and safetensors store them. */
+    static WeightMatrix f32(MemorySegment data, int rows, int cols)
+    {
+        return new F32Matrix(sized(data, rows, cols, 4 * checkShape(rows, cols), "F32"), rows, cols);
+    }
+
+    /** Little-endian IEEE binary16 values. */
+    static WeightMatrix f16(MemorySegment data, int rows, int cols)
+    {
+        return new F16Matrix(sized(data, rows, cols, 2 * checkShape(rows, cols), "F16"), rows, cols);
+    }
+
+    /** Little-endian bfloat16 values: the high halves of F32s. */
+    static WeightMatrix bf16(MemorySegment data, int rows, int cols)
+    {
+        return new Bf16Matrix(sized(data, rows, cols, 2 * checkShape(rows, cols), "BF16"), rows, cols);
+    }
+
+    /** ggml's Q8_0: along each row, blocks of an F16 scale {@code d} and 32 signed bytes {@code q}, each value {@code d * q}. */
+    static WeightMatrix q8_0(MemorySegment data, int rows, int cols)
+    {
+        long elements = checkShape(rows, cols);
+        if (cols % Q8Matrix.BLOCK != 0) {
+            throw new IllegalArgumentException("a Q8_0 matrix has rows of whole 32-value blocks; " + cols + " columns are not");
+        }
+        return new Q8Matrix(sized(data, rows, cols, elements / Q8Matrix.BLOCK * Q8Matrix.BLOCK_BYTES, "Q8_0"), rows, cols);
+    }
+
+    private static long checkShape(int rows, int cols)
+    {
+        if (rows < 1 || cols < 1) {
+            throw new IllegalArgumentException("a weight matrix needs positive dimensions, was " + rows + " x " + cols);
+        }
+        return (long) rows * cols;
+    }
+
+    private static MemorySegment sized(MemorySegment data, int rows, int cols, long bytes, String type)
+    {
+        requireNonNull(data, "data is null");
+        if (data.byteSize() != bytes) {
+            throw new IllegalArgumentException("a " + rows + " x " + cols + " " + type + " matrix is " + bytes + " bytes, the data has "
+                    + data.byteSize());
+        }
+        return data;
+    }
+}
