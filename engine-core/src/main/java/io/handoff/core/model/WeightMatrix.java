@@ -8,7 +8,8 @@ import static java.util.Objects.requireNonNull;
  * A linear layer's {@code [rows, cols]} row-major matrix ({@code [out, in]}) in the element type it is stored in,
  * usually straight over a checkpoint's mapped bytes, never dequantized as a whole. Every element type here
  * converts to F32 exactly (F16, BF16, and a Q8_0 value {@code d * q}, which needs at most 19 significant bits),
- * and {@link #dot} converts lanes and then multiplies-adds in {@link Kernels#dot}'s order. So a matrix gives
+ * and {@link #dot} converts (in the product's lanes, or a row at a time where that runs faster) and then
+ * multiplies-adds in {@link Kernels#dot}'s order. So a matrix gives
  * bit for bit the results its F32 expansion gives, and the element type changes only how many bytes a
  * product reads.
  *
