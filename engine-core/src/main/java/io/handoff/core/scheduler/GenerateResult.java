@@ -12,6 +12,7 @@ import java.util.Optional;
  * @param queueNanos time from submission to admission
  * @param firstTokenNanos time from submission to the first output token
  * @param totalNanos time from submission to the end
+ * @param cause why it failed, when its finish reason is {@link FinishReason#ERROR} (or an abort the engine can name)
  */
 public record GenerateResult(
         String rid,
@@ -23,7 +24,8 @@ public record GenerateResult(
         List<float[]> logits,
         long queueNanos,
         long firstTokenNanos,
-        long totalNanos)
+        long totalNanos,
+        Optional<FailureCause> cause)
 {
     public GenerateResult
     {

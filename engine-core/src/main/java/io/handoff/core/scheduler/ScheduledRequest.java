@@ -57,6 +57,8 @@ final class ScheduledRequest
     boolean releaseWatched;
     FinishReason finishReason;
     String error;
+    /** Why it failed, where the failure could name a cause; null otherwise. */
+    FailureCause cause;
 
     ScheduledRequest(GenerateRequest request, TokenListener listener, long submittedNanos)
     {
@@ -111,6 +113,7 @@ final class ScheduledRequest
                 Optional.ofNullable(error), promptLength(), cachedTokens, produced,
                 admittedNanos == 0 ? nowNanos - submittedNanos : admittedNanos - submittedNanos,
                 firstTokenNanos == 0 ? 0 : firstTokenNanos - submittedNanos,
-                nowNanos - submittedNanos);
+                nowNanos - submittedNanos,
+                Optional.ofNullable(cause));
     }
 }
