@@ -2,6 +2,7 @@ package io.handoff.core.disagg;
 
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
 import io.handoff.core.kv.ReleaseProof;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.scheduler.FinishReason;
 import io.handoff.core.scheduler.HandoffRequest;
 import io.handoff.core.scheduler.KvHandoff;
@@ -71,9 +72,9 @@ public final class DecodeHandoff
         }
 
         @Override
-        public void lost(Room room, String reason)
+        public void lost(Room room, FailureCause cause, String reason)
         {
-            drive(room, new RoomEvent.PeerLost(reason));
+            drive(room, new RoomEvent.PeerLost(cause, reason));
         }
 
         @Override
@@ -167,7 +168,7 @@ public final class DecodeHandoff
             machines.register(key, machine);
         }
         catch (IllegalStateException e) {
-            scheduler.promptKvFailed(request.rid(), "room " + key + " cannot be opened: " + e.getMessage());
+            scheduler.promptKvFailed(request.rid(), FailureCause.ENGINE, "room " + key + " cannot be opened: " + e.getMessage());
             return;
         }
         for (RoomMessage message : early) {
@@ -177,7 +178,7 @@ public final class DecodeHandoff
     }
 
     @Override
-    public Release finished(HandoffRequest request, FinishReason reason, String error)
+    public Release finished(HandoffRequest request, FinishReason reason, String error, Optional<FailureCause> cause)
     {
         Optional<Room> found = request.ticket().flatMap(ticket -> rooms.get(ticket.room()));
         if (found.isEmpty()) {
@@ -186,7 +187,7 @@ public final class DecodeHandoff
         Room room = found.get();
         if (!room.machine.phase().isTerminal()) {
             room.schedulerKnowsOutcome = true;
-            drive(room, new RoomEvent.Abort(error != null ? error : "the decode request ended " + reason));
+            drive(room, new RoomEvent.Abort(cause.orElse(FailureCause.ENGINE), error != null ? error : "the decode request ended " + reason));
         }
         Release release;
         synchronized (room) {
@@ -258,7 +259,7 @@ public final class DecodeHandoff
                 log.info("room {} (request {}) failed: {}", key, room.rid, fail.reason());
                 if (!room.schedulerKnowsOutcome) {
                     room.schedulerKnowsOutcome = true;
-                    scheduler.promptKvFailed(room.rid, fail.reason());
+                    scheduler.promptKvFailed(room.rid, fail.cause(), fail.reason());
                 }
             }
             case RoomEffect.Release ignored -> room.release = Release.NOW;

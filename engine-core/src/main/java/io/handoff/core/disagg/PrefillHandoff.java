@@ -4,6 +4,7 @@ import io.handoff.core.disagg.ControlMessage.DrainAck;
 import io.handoff.core.disagg.ControlMessage.DrainRequest;
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
 import io.handoff.core.disagg.RoomEvent.ChunkForwarded;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.scheduler.FinishReason;
 import io.handoff.core.scheduler.HandoffRequest;
 import io.handoff.core.scheduler.KvHandoff;
@@ -87,7 +88,7 @@ public final class PrefillHandoff
         {
             for (Room room : rooms.rooms()) {
                 if (links.carries(channel, room.machine.room())) {
-                    drive(room, new RoomEvent.PeerLost(reason));
+                    drive(room, new RoomEvent.PeerLost(FailureCause.PEER_LOST, reason));
                 }
             }
         }
@@ -186,7 +187,7 @@ public final class PrefillHandoff
         }
         catch (IllegalStateException e) {
             log.warn("request {}: {}", request.rid(), e.getMessage());
-            scheduler.abort(request.rid());
+            scheduler.abort(request.rid(), FailureCause.ENGINE, "room " + key + " cannot be opened: " + e.getMessage());
             return;
         }
         for (RoomMessage message : early) {
@@ -267,7 +268,7 @@ public final class PrefillHandoff
     }
 
     @Override
-    public Release finished(HandoffRequest request, FinishReason reason, String error)
+    public Release finished(HandoffRequest request, FinishReason reason, String error, Optional<FailureCause> cause)
     {
         Optional<Room> found = room(request);
         if (found.isEmpty()) {
@@ -275,7 +276,7 @@ public final class PrefillHandoff
         }
         Room room = found.get();
         if (!room.lastComputed || reason == FinishReason.ABORT || reason == FinishReason.ERROR) {
-            drive(room, new RoomEvent.Abort(error != null ? error : "the prefill request ended " + reason));
+            drive(room, new RoomEvent.Abort(cause.orElse(FailureCause.ENGINE), error != null ? error : "the prefill request ended " + reason));
         }
         return room.sourcesReleased.isDone() ? Release.NOW : new AfterTransfers(room.sourcesReleased);
     }
@@ -334,7 +335,7 @@ public final class PrefillHandoff
                 log.info("room {} (request {}) failed: {}", key, room.rid, fail.reason());
                 Scheduler current = scheduler;
                 if (current != null) {
-                    current.abort(room.rid);
+                    current.abort(room.rid, fail.cause(), fail.reason());
                 }
             }
             case RoomEffect.Ignored ignored -> {

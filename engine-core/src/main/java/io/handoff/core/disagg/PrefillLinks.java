@@ -3,6 +3,7 @@ package io.handoff.core.disagg;
 import io.handoff.core.disagg.ControlMessage.HelloResult;
 import io.handoff.core.disagg.ControlMessage.RegionsRegistered;
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.security.AuthenticationException;
 import io.handoff.core.security.LocalPeer;
 import io.handoff.core.security.PeerText;
@@ -49,8 +50,8 @@ final class PrefillLinks<R>
         /** The link is up: the room may send its pages under {@code policy}. */
         void ready(R room, ReleasePolicy policy);
 
-        /** The link failed or was never up: the room lost its peer. */
-        void lost(R room, String reason);
+        /** The link failed or was never up: the room lost its peer, for {@code cause}. */
+        void lost(R room, FailureCause cause, String reason);
 
         /** The prefill can no longer write into this memory. */
         void fenced(R room, String how);
@@ -76,6 +77,7 @@ final class PrefillLinks<R>
         private volatile boolean greeted;
         private ReleasePolicy policy;
         private String failure;
+        private FailureCause failureCause;
         /** The prefill process, when it runs on this host: its exit fences it. */
         private Optional<ProcessHandle> sameHostProcess = Optional.empty();
 
@@ -158,7 +160,7 @@ final class PrefillLinks<R>
             switch (link.state) {
                 case READY -> rooms.ready(room, link.policy);
                 case CONNECTING -> link.pending.add(room);
-                case FAILED -> rooms.lost(room, link.failure);
+                case FAILED -> rooms.lost(room, link.failureCause, link.failure);
             }
         }
     }
@@ -204,15 +206,16 @@ final class PrefillLinks<R>
                 @Override
                 public void closed(ControlChannel channel, String reason)
                 {
-                    linkFailed(link, "the control connection to prefill " + link.address + " closed: " + reason);
+                    linkFailed(link, FailureCause.PEER_LOST, "the control connection to prefill " + link.address + " closed: " + reason);
                 }
             });
         }
         catch (AuthenticationException e) {
-            linkFailed(link, "cannot connect to prefill " + link.address + ": cluster authentication failed: " + e.getMessage());
+            linkFailed(link, FailureCause.HANDSHAKE_REFUSED, "cannot connect to prefill " + link.address + ": cluster authentication failed: "
+                    + e.getMessage());
         }
         catch (IOException | RuntimeException e) {
-            linkFailed(link, "cannot connect to prefill " + link.address + ": " + e.getMessage());
+            linkFailed(link, FailureCause.PEER_LOST, "cannot connect to prefill " + link.address + ": " + e.getMessage());
         }
     }
 
@@ -230,15 +233,15 @@ final class PrefillLinks<R>
         if (!link.greeted && !(message instanceof HelloResult)) {
             stats.ignored();
             String why = "prefill " + link.address + " sent " + PeerText.clean(message.toString(), 120) + " before it answered this decode's hello";
+            linkFailed(link, FailureCause.HANDSHAKE_REFUSED, why);
             channel.close(why);
-            linkFailed(link, why);
             return;
         }
         switch (message) {
             case HelloResult result when link.greeted -> {
                 String why = "prefill " + link.address + " answered a hello twice";
+                linkFailed(link, FailureCause.HANDSHAKE_REFUSED, why);
                 channel.close(why);
-                linkFailed(link, why);
             }
             case HelloResult result when result.accepted() -> {
                 link.greeted = true;
@@ -257,13 +260,14 @@ final class PrefillLinks<R>
             }
             case HelloResult result -> {
                 log.error("prefill {} refused this decode: {}", link.address, PeerText.clean(result.reason(), 2000));
+                // failed before the close, so the rooms hear the refusal and not the closed connection it causes
+                linkFailed(link, FailureCause.HANDSHAKE_REFUSED, "prefill " + link.address + " refused the handshake: " + result.reason());
                 channel.close("handshake refused: " + result.reason());
-                linkFailed(link, "prefill " + link.address + " refused the handshake: " + result.reason());
             }
             case RegionsRegistered registered when registered.accepted() -> ready(link, registered);
             case RegionsRegistered registered -> {
+                linkFailed(link, FailureCause.HANDSHAKE_REFUSED, "prefill " + link.address + " refused this decode's regions: " + registered.reason());
                 channel.close("regions refused: " + registered.reason());
-                linkFailed(link, "prefill " + link.address + " refused this decode's regions: " + registered.reason());
             }
             case RoomMessage roomMessage -> rooms.received(roomMessage);
             case ControlMessage.Heartbeat ignored -> { }
@@ -300,7 +304,7 @@ final class PrefillLinks<R>
         return descriptor;
     }
 
-    private void linkFailed(Link<R> link, String reason)
+    private void linkFailed(Link<R> link, FailureCause cause, String reason)
     {
         List<R> affected = new ArrayList<>();
         synchronized (link) {
@@ -309,6 +313,7 @@ final class PrefillLinks<R>
             }
             link.state = LinkState.FAILED;
             link.failure = reason;
+            link.failureCause = cause;
             affected.addAll(link.pending);
             link.pending.clear();
         }
@@ -321,7 +326,7 @@ final class PrefillLinks<R>
         }
         log.warn("{}; failing {} rooms", PeerText.clean(reason, 2000), affected.size());
         for (R room : affected) {
-            rooms.lost(room, reason);
+            rooms.lost(room, cause, reason);
         }
         // A lost connection alone proves nothing about one-sided writes still in flight; the prefill's exit does.
         link.sameHostProcess.ifPresent(process -> process.onExit().thenRun(() -> {

@@ -1,6 +1,7 @@
 package io.handoff.core.disagg;
 
 import io.handoff.core.kv.ReleaseProof;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
 
@@ -204,12 +205,13 @@ public sealed interface RoomEffect
     record Complete(int firstToken)
             implements SenderEffect, ReceiverEffect {}
 
-    /** The room failed: fail the request with this reason. Emitted exactly once per room. */
-    record Fail(String reason)
+    /** The room failed: fail the request with this cause and reason. Emitted exactly once per room. */
+    record Fail(FailureCause cause, String reason)
             implements SenderEffect, ReceiverEffect
     {
         public Fail
         {
+            requireNonNull(cause, "cause is null");
             requireNonNull(reason, "reason is null");
         }
     }

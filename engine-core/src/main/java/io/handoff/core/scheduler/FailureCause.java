@@ -1,5 +1,7 @@
 package io.handoff.core.scheduler;
 
+import java.util.Optional;
+
 /**
  * Why a request failed, as one word a client, a router and a dashboard can act on: the {@code cause} label of
  * {@code handoff_request_failures_total}, the {@code cause} of a failed request's error body, and the last entry of
@@ -31,6 +33,17 @@ public enum FailureCause
     {
         this.label = label;
         this.retryable = retryable;
+    }
+
+    /** The cause with this {@link #label}, e.g. from a peer's room failure; empty for a label this build does not know. */
+    public static Optional<FailureCause> fromLabel(String label)
+    {
+        for (FailureCause cause : values()) {
+            if (cause.label.equals(label)) {
+                return Optional.of(cause);
+            }
+        }
+        return Optional.empty();
     }
 
     /** The metric label and error-body value, e.g. {@code checksum_mismatch}. */

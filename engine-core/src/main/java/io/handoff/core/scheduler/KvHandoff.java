@@ -2,6 +2,7 @@ package io.handoff.core.scheduler;
 
 import io.handoff.core.kv.ReleaseProof;
 
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -39,9 +40,10 @@ public interface KvHandoff
     }
 
     /**
-     * The request ended and no step touches its pages any more: when may they be reused? Called once.
+     * The request ended and no step touches its pages any more: when may they be reused? Called once. {@code cause} is
+     * why it failed, empty when it did not (or nothing named a cause).
      */
-    default Release finished(HandoffRequest request, FinishReason reason, String error)
+    default Release finished(HandoffRequest request, FinishReason reason, String error, Optional<FailureCause> cause)
     {
         return Release.NOW;
     }

@@ -122,7 +122,17 @@ public final class Scheduler
     /** Aborts a request in any phase; unknown or finished ids are ignored. Its result reports {@link FinishReason#ABORT}. */
     public void abort(String rid)
     {
-        inbox.add(new SchedulerCommand.Abort(requireNonNull(rid, "rid is null")));
+        inbox.add(new SchedulerCommand.Abort(requireNonNull(rid, "rid is null"), FailureCause.CLIENT_ABORT, null));
+    }
+
+    /**
+     * Aborts a request the engine gave up on (e.g. its transfer room failed) for {@code cause}; its result reports
+     * {@link FinishReason#ABORT} with that cause and {@code reason}.
+     */
+    public void abort(String rid, FailureCause cause, String reason)
+    {
+        inbox.add(new SchedulerCommand.Abort(requireNonNull(rid, "rid is null"), requireNonNull(cause, "cause is null"),
+                requireNonNull(reason, "reason is null")));
     }
 
     /** Decode: the prompt KV of {@code rid} arrived and was verified; {@code firstToken} was sampled by the prefill. */
@@ -131,10 +141,11 @@ public final class Scheduler
         inbox.add(new SchedulerCommand.KvArrived(requireNonNull(rid, "rid is null"), firstToken));
     }
 
-    /** Decode: the prompt KV of {@code rid} will not arrive; the request fails with {@code reason}. */
-    public void promptKvFailed(String rid, String reason)
+    /** Decode: the prompt KV of {@code rid} will not arrive; the request fails with {@code cause} and {@code reason}. */
+    public void promptKvFailed(String rid, FailureCause cause, String reason)
     {
-        inbox.add(new SchedulerCommand.KvFailed(requireNonNull(rid, "rid is null"), requireNonNull(reason, "reason is null")));
+        inbox.add(new SchedulerCommand.KvFailed(requireNonNull(rid, "rid is null"), requireNonNull(cause, "cause is null"),
+                requireNonNull(reason, "reason is null")));
     }
 
     public SchedulerStats stats()

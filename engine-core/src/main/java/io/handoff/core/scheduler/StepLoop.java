@@ -13,7 +13,9 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.Iterator;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
@@ -77,6 +79,8 @@ final class StepLoop
     private long cachedPromptTokens;
     private long generatedTokens;
     private long finishedRequests;
+    // requests that ended for each cause (by ordinal), since start
+    private final long[] failures = new long[FailureCause.values().length];
 
     StepLoop(Parts parts, BlockingQueue<SchedulerCommand> inbox, AtomicInteger queued)
     {
@@ -173,9 +177,10 @@ final class StepLoop
     {
         switch (command) {
             case SchedulerCommand.Submit submit -> waiting.add(submit.request());
-            case SchedulerCommand.Abort abort -> abortRequest(abort.rid(), null);
+            case SchedulerCommand.Abort abort -> abortRequest(abort.rid(), abort.cause(), abort.error());
             case SchedulerCommand.KvArrived arrived -> kvArrived(arrived.rid(), arrived.firstToken());
-            case SchedulerCommand.KvFailed failed -> findRunning(failed.rid()).ifPresent(r -> finish(r, FinishReason.ERROR, failed.reason()));
+            case SchedulerCommand.KvFailed failed ->
+                    findRunning(failed.rid()).ifPresent(r -> finish(r, FinishReason.ERROR, failed.reason(), failed.cause()));
             case SchedulerCommand.Wake ignored -> { }
             case SchedulerCommand.ProofArrived proof -> parts.reservations().proofArrived(proof);
             case SchedulerCommand.Audit audit -> {
@@ -190,10 +195,10 @@ final class StepLoop
             case SchedulerCommand.Shutdown ignored -> {
                 shuttingDown = true;
                 for (ScheduledRequest request : List.copyOf(waiting)) {
-                    abortRequest(request.request.rid(), "the engine shut down");
+                    abortRequest(request.request.rid(), FailureCause.ENGINE, "the engine shut down");
                 }
                 for (ScheduledRequest request : List.copyOf(running)) {
-                    finish(request, FinishReason.ABORT, "the engine shut down");
+                    finish(request, FinishReason.ABORT, "the engine shut down", FailureCause.ENGINE);
                 }
             }
         }
@@ -215,7 +220,7 @@ final class StepLoop
         delivering.clear();
     }
 
-    private void abortRequest(String rid, String error)
+    private void abortRequest(String rid, FailureCause cause, String error)
     {
         for (Iterator<ScheduledRequest> it = waiting.iterator(); it.hasNext(); ) {
             ScheduledRequest request = it.next();
@@ -225,6 +230,8 @@ final class StepLoop
                 // never admitted: it holds no row and no page
                 request.finishReason = FinishReason.ABORT;
                 request.error = error;
+                request.cause = cause;
+                failures[cause.ordinal()]++;
                 request.phase = ScheduledRequest.Phase.DONE;
                 finishedRequests++;
                 delivering.add(request);
@@ -233,7 +240,7 @@ final class StepLoop
         }
         for (ScheduledRequest request : List.copyOf(running)) {
             if (request.request.rid().equals(rid)) {
-                finish(request, FinishReason.ABORT, error);
+                finish(request, FinishReason.ABORT, error, cause);
                 return;
             }
         }
@@ -264,10 +271,10 @@ final class StepLoop
             log.error("step {} failed; failing its requests", plan.step(), failure);
             String error = "forward step " + plan.step() + " failed: " + (failure.getMessage() != null ? failure.getMessage() : failure.toString());
             for (StepPlan.Chunk chunk : plan.chunks()) {
-                finish(chunk.request(), FinishReason.ERROR, error);
+                finish(chunk.request(), FinishReason.ERROR, error, FailureCause.ENGINE);
             }
             for (StepPlan.Decode decode : plan.decodes()) {
-                finish(decode.request(), FinishReason.ERROR, error);
+                finish(decode.request(), FinishReason.ERROR, error, FailureCause.ENGINE);
             }
             return;
         }
@@ -323,25 +330,30 @@ final class StepLoop
         }
         catch (RuntimeException e) {
             log.warn("token listener of request {} failed; aborting it", request.request.rid(), e);
-            finish(request, FinishReason.ABORT, "its token listener failed: " + e);
+            finish(request, FinishReason.ABORT, "its token listener failed: " + e, FailureCause.ENGINE);
             return;
         }
         boolean stop = request.request.stopTokenIds().contains(token) || (parts.eosTokenIds().contains(token) && !request.request.ignoreEos());
         if (stop) {
-            finish(request, FinishReason.STOP, null);
+            finish(request, FinishReason.STOP, null, null);
         }
         else if (request.producedOutputs == request.request.maxNewTokens()) {
-            finish(request, FinishReason.LENGTH, null);
+            finish(request, FinishReason.LENGTH, null, null);
         }
     }
 
-    private void finish(ScheduledRequest request, FinishReason reason, String error)
+    /** Ends a running request; {@code cause} is why it failed, null when it did not. */
+    private void finish(ScheduledRequest request, FinishReason reason, String error, FailureCause cause)
     {
         if (request.phase != ScheduledRequest.Phase.RUNNING) {
             return;
         }
         request.finishReason = reason;
         request.error = error;
+        request.cause = cause;
+        if (cause != null) {
+            failures[cause.ordinal()]++;
+        }
         request.phase = ScheduledRequest.Phase.RELEASING;
         running.remove(request);
         releasing.add(request);
@@ -390,7 +402,7 @@ final class StepLoop
     private void failAll(String reason)
     {
         for (ScheduledRequest request : List.copyOf(running)) {
-            finish(request, FinishReason.ERROR, reason);
+            finish(request, FinishReason.ERROR, reason, FailureCause.ENGINE);
         }
         while (!inFlight.isEmpty()) {
             InFlight step = inFlight.peek();
@@ -405,7 +417,16 @@ final class StepLoop
     {
         return new SchedulerStats(running.size(), waiting.size() + Math.max(0, queued.get() - waiting.size()),
                 parts.pagePool().accounting(), parts.prefixCache().cachedPages(), nextStep, promptTokens, cachedPromptTokens,
-                generatedTokens, finishedRequests);
+                generatedTokens, finishedRequests, failureCounts(), parts.reservations().quarantineTimes().snapshot());
+    }
+
+    private Map<FailureCause, Long> failureCounts()
+    {
+        Map<FailureCause, Long> counts = new EnumMap<>(FailureCause.class);
+        for (FailureCause cause : FailureCause.values()) {
+            counts.put(cause, failures[cause.ordinal()]);
+        }
+        return counts;
     }
 
     /** Checks every page is accounted for; on the scheduler thread, or on any once that thread has ended. */

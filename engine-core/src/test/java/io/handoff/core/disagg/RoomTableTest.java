@@ -4,6 +4,7 @@ import io.handoff.core.disagg.ControlMessage.ChunkDone;
 import io.handoff.core.disagg.ControlMessage.DrainRequest;
 import io.handoff.core.disagg.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.ControlMessage.RoomRequest;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
 import org.junit.jupiter.api.Test;
 
@@ -37,7 +38,7 @@ class RoomTableTest
         assertThat(table.dropped()).isOne();
 
         table.register(GEN_2, "second");
-        assertThat(table.route(new RoomFailed(GEN_1, "late"))).isEmpty();
+        assertThat(table.route(new RoomFailed(GEN_1, FailureCause.ENGINE, "late"))).isEmpty();
         assertThat(table.dropped()).isEqualTo(2);
         assertThat(table.parkedRooms()).isZero();
     }
@@ -47,7 +48,7 @@ class RoomTableTest
     {
         RoomTable<String> table = new RoomTable<>(4, 4);
         RoomRequest request = new RoomRequest(GEN_1, "rid", 4, new int[] {1});
-        RoomFailed failed = new RoomFailed(GEN_1, "decode gave up");
+        RoomFailed failed = new RoomFailed(GEN_1, FailureCause.CLIENT_ABORT, "decode gave up");
         assertThat(table.route(request)).isEmpty();
         assertThat(table.route(failed)).isEmpty();
         assertThat(table.hasParkedFailure(GEN_1)).isTrue();

@@ -21,6 +21,7 @@ import io.handoff.core.disagg.RoomEvent.PlanCompleted;
 import io.handoff.core.disagg.RoomEvent.PlanFailed;
 import io.handoff.core.disagg.RoomEvent.Received;
 import io.handoff.core.disagg.RoomEvent.Tick;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
@@ -207,8 +208,8 @@ class SenderRoomTest
         assertThat(room.phase()).isEqualTo(FAILED);
         assertThat(room.failure()).get().asString().contains("timed out after 10000 ms in BOOTSTRAPPING");
         assertThat(effects).containsExactly(
-                new Send(new RoomFailed(ROOM, room.failure().orElseThrow())),
-                new Fail(room.failure().orElseThrow()),
+                new Send(new RoomFailed(ROOM, FailureCause.DEADLINE, room.failure().orElseThrow())),
+                new Fail(FailureCause.DEADLINE, room.failure().orElseThrow()),
                 new ReleaseSources());
     }
 
@@ -267,10 +268,10 @@ class SenderRoomTest
         on(room, request(ROOM, DESTINATIONS));
         posted(on(room, firstChunk()));
 
-        List<RoomEffect.SenderEffect> effects = on(room, new Received(new RoomFailed(ROOM, "decode out of memory")));
+        List<RoomEffect.SenderEffect> effects = on(room, new Received(new RoomFailed(ROOM, FailureCause.ENGINE, "decode out of memory")));
 
         assertThat(room.phase()).isEqualTo(FAILED);
-        assertThat(effects).containsExactly(new Fail("the decode failed the room: decode out of memory"), new Drain(ROOM));
+        assertThat(effects).containsExactly(new Fail(FailureCause.ENGINE, "the decode failed the room: decode out of memory"), new Drain(ROOM));
     }
 
     @Test
@@ -283,7 +284,7 @@ class SenderRoomTest
         List<RoomEffect.SenderEffect> effects = on(room, new PlanFailed(plan, "connection reset"));
 
         String reason = "transfer of chunk 0 (pages 4..5) failed: connection reset";
-        assertThat(effects).containsExactly(new Send(new RoomFailed(ROOM, reason)), new Fail(reason), new Drain(ROOM));
+        assertThat(effects).containsExactly(new Send(new RoomFailed(ROOM, FailureCause.TRANSPORT_FAILURE, reason)), new Fail(FailureCause.TRANSPORT_FAILURE, reason), new Drain(ROOM));
     }
 
     @Test
@@ -291,11 +292,12 @@ class SenderRoomTest
     {
         SenderRoom aborted = newRoom();
         assertThat(on(aborted, new Abort("client cancelled"))).containsExactly(
-                new Send(new RoomFailed(ROOM, "aborted: client cancelled")), new Fail("aborted: client cancelled"), new ReleaseSources());
+                new Send(new RoomFailed(ROOM, FailureCause.CLIENT_ABORT, "aborted: client cancelled")),
+                new Fail(FailureCause.CLIENT_ABORT, "aborted: client cancelled"), new ReleaseSources());
         assertThat(on(aborted, new PeerLost("heartbeat"))).singleElement().isInstanceOf(Ignored.class);
 
         SenderRoom lost = newRoom();
-        assertThat(on(lost, new PeerLost("no frame for 10 s"))).containsExactly(new Fail("lost the decode: no frame for 10 s"), new ReleaseSources());
+        assertThat(on(lost, new PeerLost("no frame for 10 s"))).containsExactly(new Fail(FailureCause.PEER_LOST, "lost the decode: no frame for 10 s"), new ReleaseSources());
         assertThat(on(lost, new Abort("late"))).singleElement().isInstanceOf(Ignored.class);
     }
 
@@ -307,7 +309,7 @@ class SenderRoomTest
         posted(on(room, firstChunk()));
 
         assertThat(on(room, new Received(new DrainRequest(ROOM)))).containsExactly(
-                new Fail("the decode gave up on the room and asked for a drain"), new Drain(ROOM));
+                new Fail(FailureCause.ENGINE, "the decode gave up on the room and asked for a drain"), new Drain(ROOM));
         assertThat(on(room, new Drained())).containsExactly(new ReleaseSources(), new Send(new DrainAck(ROOM)));
     }
 
@@ -348,7 +350,7 @@ class SenderRoomTest
         SenderRoom room = newRoom();
         RoomKey stale = new RoomKey(ROOM.roomId(), ROOM.generation() - 1);
         assertThat(on(room, request(stale, DESTINATIONS))).singleElement().isInstanceOf(Ignored.class);
-        assertThat(on(room, new Received(new RoomFailed(stale, "old")))).singleElement().isInstanceOf(Ignored.class);
+        assertThat(on(room, new Received(new RoomFailed(stale, FailureCause.ENGINE, "old")))).singleElement().isInstanceOf(Ignored.class);
         assertThat(room.phase()).isEqualTo(BOOTSTRAPPING);
     }
 
@@ -405,7 +407,7 @@ class SenderRoomTest
 
         assertThat(on(room, new PlanCompleted(plan))).singleElement().isInstanceOf(Ignored.class);
         assertThat(on(room, lastChunk())).singleElement().isInstanceOf(Ignored.class);
-        assertThat(on(room, new Received(new RoomFailed(ROOM, "late")))).singleElement().isInstanceOf(Ignored.class);
+        assertThat(on(room, new Received(new RoomFailed(ROOM, FailureCause.ENGINE, "late")))).singleElement().isInstanceOf(Ignored.class);
         assertThat(room.failure()).contains("aborted: stop");
     }
 
