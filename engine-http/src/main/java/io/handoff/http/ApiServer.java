@@ -156,6 +156,10 @@ public final class ApiServer
         }
         ObjectNode body = JsonFields.MAPPER.createObjectNode();
         body.put("status", "ok");
+        if (disaggregation.isPresent()) {
+            // a decode's prefills that neither drained nor exited within its drain deadline: routers stop pairing them
+            disaggregation.get().suspectPeers().forEach(body.putArray("suspect_peers")::add);
+        }
         exchange.sendJson(200, body);
     }
 

@@ -50,19 +50,29 @@ final class BackendPool
         return of(role).stream().filter(Backend::healthy).count();
     }
 
-    /** The next healthy prefill, with one more request in flight; 503 when none is healthy. */
+    /**
+     * The next healthy prefill that no decode reports suspect, with one more request in flight; 503 when there is
+     * none.
+     */
     synchronized Backend acquirePrefill()
     {
         for (int k = 0; k < prefills.size(); k++) {
             int i = (prefillCursor + k) % prefills.size();
             Backend prefill = prefills.get(i);
-            if (prefill.healthy() && prefill.control().isPresent()) {
+            if (prefill.healthy() && prefill.control().isPresent() && !suspect(prefill)) {
                 prefillCursor = (i + 1) % prefills.size();
                 prefill.acquire();
                 return prefill;
             }
         }
         throw noneHealthy(BackendRole.PREFILL);
+    }
+
+    /** Whether a decode reports this prefill suspect (see {@link HealthCheck}). */
+    boolean suspect(Backend prefill)
+    {
+        Optional<String> control = prefill.control();
+        return control.isPresent() && decodes.stream().anyMatch(decode -> decode.suspectPeers().contains(control.get()));
     }
 
     /** The healthy decode with the fewest requests in flight, with one more; 503 when none is healthy. */
@@ -116,8 +126,9 @@ final class BackendPool
             List<Backend> servers = of(role);
             for (int i = 0; i < servers.size(); i++) {
                 Backend server = servers.get(i);
-                message.append(i == 0 ? "" : "; ").append(server.url()).append(" (")
-                        .append(server.unhealthyReason().orElse("healthy, but without a KV-transfer control endpoint")).append(')');
+                message.append(i == 0 ? "" : "; ").append(server.url()).append(" (").append(server.unhealthyReason().orElse(
+                        role == BackendRole.PREFILL && suspect(server) ? "healthy, but a decode reports it suspect: it did not drain within the "
+                                + "decode's drain deadline; restart it" : "healthy, but without a KV-transfer control endpoint")).append(')');
             }
             message.append(". ");
         }

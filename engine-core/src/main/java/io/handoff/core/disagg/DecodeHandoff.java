@@ -104,6 +104,7 @@ public final class DecodeHandoff
     // the same rooms' machines, for the write guard a receiver-validating backend asks
     private final RoomTable<ReceiverRoom> machines = new RoomTable<>(0, 4096);
     private final PrefillLinks<Room> links;
+    private final SuspectPeers suspects;
     private final ScheduledExecutorService ticker;
     private volatile Scheduler scheduler;
 
@@ -112,6 +113,7 @@ public final class DecodeHandoff
     {
         this.config = requireNonNull(config, "config is null");
         this.checksums = requireNonNull(checksums, "checksums is null");
+        this.suspects = new SuspectPeers(config.drainDeadline());
         this.links = new PrefillLinks<>(config, compatibility, backendId, backend, regions, sharedFile, ReceiverRoom.writeGuard(machines),
                 clock, stats, security, new LinkEvents());
         this.ticker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("handoff-decode-ticks").daemon().factory());
@@ -138,6 +140,12 @@ public final class DecodeHandoff
     public long droppedMessages()
     {
         return rooms.dropped();
+    }
+
+    /** The prefills (bootstrap addresses) that neither drained nor exited within the drain deadline; see {@link SuspectPeers}. */
+    public List<String> suspectPeers()
+    {
+        return suspects.peers();
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -214,11 +222,29 @@ public final class DecodeHandoff
                     drive(room, new RoomEvent.Tick());
                 }
             }
+            for (String peer : suspects.due(now)) {
+                suspect(peer);
+            }
         }
         catch (RuntimeException | OutOfMemoryError e) {
             // a tick that throws would cancel every later one, and with them the room deadlines and peer timeouts
             log.error("decode tick failed", e);
         }
+    }
+
+    /**
+     * A prefill neither drained nor exited within the drain deadline: fence what can be fenced (its control connection;
+     * the transfer SPI offers a receiver no per-peer revocation, so its memory grant stays), stop pairing it (through
+     * /health), and say what to do. Its rooms' pages stay quarantined: only a proof releases them.
+     */
+    private void suspect(String peer)
+    {
+        List<RoomKey> waiting = suspects.rooms(peer);
+        log.warn("prefill {} is suspect: room(s) {} waited more than {} (handoff.disaggregation.drain-deadline) for the proof that no write "
+                + "can land; their KV pages stay quarantined until it drains or exits. Restart or kill that prefill (its process exit is "
+                + "a proof on this host); routers stop pairing it meanwhile", peer, waiting, config.drainDeadline());
+        links.fence(peer, "prefill " + peer + " is suspect: it did not drain room(s) " + waiting + " within the drain deadline of "
+                + config.drainDeadline());
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -263,8 +289,14 @@ public final class DecodeHandoff
                 }
             }
             case RoomEffect.Release ignored -> room.release = Release.NOW;
-            case RoomEffect.Quarantine ignored -> room.release = new Quarantine(room.proof);
-            case RoomEffect.ReleaseQuarantined released -> room.proof.complete(released.proof());
+            case RoomEffect.Quarantine ignored -> {
+                room.release = new Quarantine(room.proof);
+                suspects.quarantined(key, room.link.address(), clock.nanos());
+            }
+            case RoomEffect.ReleaseQuarantined released -> {
+                suspects.proven(key);
+                room.proof.complete(released.proof());
+            }
             case RoomEffect.Ignored ignored -> {
                 stats.ignored();
                 log.debug("room {}: {}", key, ignored.why());

@@ -231,6 +231,15 @@ public final class Disaggregation
         return prefill != null ? prefill.droppedMessages() : decode.droppedMessages();
     }
 
+    /**
+     * Decode: the prefills (bootstrap addresses) that are suspect, for {@code /health} and the router; empty on a
+     * prefill, and before any decode handoff exists.
+     */
+    public List<String> suspectPeers()
+    {
+        return decode != null ? decode.suspectPeers() : List.of();
+    }
+
     /** Peers refused for failing cluster authentication (or speaking before their hello), and this node's own failed attempts. */
     public long authFailures()
     {

@@ -304,6 +304,24 @@ final class PrefillLinks<R>
         return descriptor;
     }
 
+    /**
+     * Fences the prefill at {@code address}, which is suspect: its rooms fail with {@link FailureCause#DRAIN_DEADLINE}
+     * and its control connection closes, so it is sent nothing more; the next request for it connects afresh. Its
+     * process's exit still fences the rooms (see {@link #linkFailed}). Nothing to do when its link already failed.
+     */
+    void fence(String address, String reason)
+    {
+        Link<R> link = links.get(address);
+        if (link == null) {
+            return;
+        }
+        linkFailed(link, FailureCause.DRAIN_DEADLINE, reason);
+        ControlChannel channel = link.channel;
+        if (channel != null) {
+            channel.close(reason);
+        }
+    }
+
     private void linkFailed(Link<R> link, FailureCause cause, String reason)
     {
         List<R> affected = new ArrayList<>();
