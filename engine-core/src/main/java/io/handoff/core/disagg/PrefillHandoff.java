@@ -313,9 +313,21 @@ public final class PrefillHandoff
                     log.debug("room {}: no open control connection for {}", key, send.message());
                 }
             }
-            case RoomEffect.Post post -> post(room, post.plan());
+            case RoomEffect.Post post -> {
+                if (room.machine.phase().isTerminal()) {
+                    // The room failed while this effect list ran (an earlier plan of it failed at once): a plan of a
+                    // failed room is dropped when it would be posted, not only when the link would dequeue it.
+                    stats.ignored();
+                    log.debug("room {}: dropped chunk {} unposted; the room has ended", key, post.plan().chunk());
+                    return;
+                }
+                post(room, post.plan());
+            }
             case RoomEffect.Drain drain -> {
-                CompletableFuture<Void> drained = links.link(key).map(link -> link.drain(key)).orElse(CompletableFuture.completedFuture(null));
+                // plans of the room still queued on the link were never sent: they are dropped, and the drain waits for the rest
+                Optional<TransferLink> link = links.link(key);
+                link.ifPresent(l -> l.cancel(key));
+                CompletableFuture<Void> drained = link.map(l -> l.drain(key)).orElse(CompletableFuture.completedFuture(null));
                 drained.whenComplete((ignored, failure) -> {
                     if (failure != null) {
                         // no proof that nothing is in flight: keep the source pages (and the decode's quarantine)

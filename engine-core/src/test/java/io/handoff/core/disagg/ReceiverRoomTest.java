@@ -338,6 +338,28 @@ class ReceiverRoomTest
     }
 
     @Test
+    void withTwoSenderRanksThePagesGoBackOnlyOnceEachRankAckedItsOwnDrain()
+    {
+        ReceiverRoom room = new ReceiverRoom(ROOM, "rid-9", PROMPT, PAGES, "prefill-a:7000", DEADLINES, Optional.of(CHECKSUM), 2, clock.nanos());
+        on(room, new PeerReady(AWAIT_DRAIN_ACK));
+        on(room, chunk(0, 0, 2));
+        on(room, new Abort("stop"));
+
+        assertThat(on(room, new Received(new DrainAck(ROOM, 1)))).isEmpty();
+        assertThat(room.isSettled()).as("rank 0 may still be writing").isFalse();
+        assertThat(on(room, new Received(new DrainAck(ROOM, 1)))).singleElement().isInstanceOf(Ignored.class);
+        assertThat(on(room, new Received(new DrainAck(ROOM, 2)))).singleElement().isInstanceOf(Ignored.class);
+        assertThat(on(room, new Received(new DrainAck(new RoomKey(ROOM.roomId(), ROOM.generation() + 1), 0))))
+                .singleElement().isInstanceOf(Ignored.class);
+        assertThat(room.isSettled()).isFalse();
+
+        assertThat(on(room, new Received(new DrainAck(ROOM, 0))))
+                .containsExactly(new ReleaseQuarantined(PAGES, new ReleaseProof.DrainAck(11, 3, 0)));
+        assertThat(room.isSettled()).isTrue();
+        assertThat(on(room, new Received(new DrainAck(ROOM, 0)))).singleElement().isInstanceOf(Ignored.class);
+    }
+
+    @Test
     void withoutDrainAckOrValidationPagesWaitForTheFencedPeer()
     {
         ReceiverRoom room = readyRoom(ReleasePolicy.from(Set.of(TransferCapability.ONE_SIDED)));
