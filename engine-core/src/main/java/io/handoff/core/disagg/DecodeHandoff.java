@@ -83,6 +83,23 @@ public final class DecodeHandoff
             drive(room, new RoomEvent.PeerFenced(how));
         }
 
+        /**
+         * A new connection to a prefill: rooms still waiting for that same process's drain ack (their connection closed,
+         * or the prefill was fenced as suspect) ask again on it. A restarted prefill is another process: it is not asked.
+         */
+        @Override
+        public void linkReady(PrefillLinks.Link<Room> link)
+        {
+            for (Room room : rooms.rooms()) {
+                if (room.link != link && room.link.address().equals(link.address()) && !link.process().isEmpty()
+                        && room.link.process().equals(link.process()) && room.machine.awaitsDrainAck()) {
+                    log.info("room {}: asking prefill {} again, on a new connection, for the drain ack its quarantined pages wait for",
+                            room.machine.room(), link.address());
+                    link.send(new ControlMessage.DrainRequest(room.machine.room()));
+                }
+            }
+        }
+
         @Override
         public List<Room> on(PrefillLinks.Link<Room> link)
         {
@@ -224,6 +241,10 @@ public final class DecodeHandoff
             }
             for (String peer : suspects.due(now)) {
                 suspect(peer);
+            }
+            for (String peer : suspects.askAgain(now)) {
+                // a connection of its own (no room joins it): once up, rooms waiting for this process's drain ask again
+                links.to(peer);
             }
         }
         catch (RuntimeException | OutOfMemoryError e) {

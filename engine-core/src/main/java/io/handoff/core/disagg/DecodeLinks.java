@@ -246,6 +246,10 @@ final class DecodeLinks
                 if (roomMessage instanceof RoomRequest) {
                     roomChannels.put(roomMessage.room(), channel);
                 }
+                else if (roomMessage instanceof ControlMessage.DrainRequest) {
+                    // a decode whose connection for this room closed asks again on a new one: the ack goes back there
+                    roomChannels.putIfAbsent(roomMessage.room(), channel);
+                }
                 rooms.received(channel, roomMessage);
             }
             case ControlMessage.Heartbeat ignored -> { }

@@ -58,6 +58,11 @@ final class PrefillLinks<R>
 
         /** The rooms that joined {@code link} and are still open, in a stable order. */
         List<R> on(Link<R> link);
+
+        /** {@code link} is up (after its waiting rooms heard {@link #ready}): rooms of an earlier link may ask it for their drain. */
+        default void linkReady(Link<R> link)
+        {
+        }
     }
 
     private enum LinkState
@@ -80,6 +85,8 @@ final class PrefillLinks<R>
         private FailureCause failureCause;
         /** The prefill process, when it runs on this host: its exit fences it. */
         private Optional<ProcessHandle> sameHostProcess = Optional.empty();
+        /** The prefill's host id and process id as its hello answer named them; empty until accepted. */
+        private volatile String process = "";
 
         private Link(String address)
         {
@@ -89,6 +96,15 @@ final class PrefillLinks<R>
         String address()
         {
             return address;
+        }
+
+        /**
+         * The prefill process this link reached, {@code hostId/pid}; empty until the hello was accepted. Another process
+         * at the same address (a restarted prefill) has another one, and cannot speak for its predecessor's writes.
+         */
+        String process()
+        {
+            return process;
         }
 
         /** Sends to the prefill; false when the control connection is not open (yet or any more). */
@@ -245,6 +261,7 @@ final class PrefillLinks<R>
             }
             case HelloResult result when result.accepted() -> {
                 link.greeted = true;
+                link.process = result.hostId() + "/" + result.pid();
                 if (result.hostId().equals(EngineTransferContext.localHostId()) && result.pid() > 0
                         && result.pid() != ProcessHandle.current().pid()) {
                     // its exit will be taken as proof that its writes stopped (I2): only if it really is the peer
@@ -294,6 +311,7 @@ final class PrefillLinks<R>
         for (R room : ready) {
             rooms.ready(room, policy);
         }
+        rooms.linkReady(link);
     }
 
     private synchronized byte[] descriptor()

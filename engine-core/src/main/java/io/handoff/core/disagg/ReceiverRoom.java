@@ -211,6 +211,12 @@ public final class ReceiverRoom
         return phase.isTerminal() && !awaitingProof;
     }
 
+    /** Failed, and its pages wait for a drain ack (the prefill may be asked again, e.g. on a new connection). */
+    public synchronized boolean awaitsDrainAck()
+    {
+        return phase == FAILED && awaitingProof && policy == ReleasePolicy.AWAIT_DRAIN_ACK;
+    }
+
     /** Whether a write into pages {@code page .. page+count-1} may land now: the room is live, advertised, and owns them. */
     public boolean admits(int page, int count)
     {

@@ -28,6 +28,8 @@ final class SuspectPeers
     private final Map<RoomKey, Waiting> waiting = new HashMap<>();
     // peer -> the rooms it is suspect for, sorted so reports are stable
     private final Map<String, Set<RoomKey>> suspects = new TreeMap<>();
+    // peer -> when it became suspect or was last asked again for its drains
+    private final Map<String, Long> askedNanos = new HashMap<>();
 
     SuspectPeers(Duration drainDeadline)
     {
@@ -50,6 +52,7 @@ final class SuspectPeers
         Set<RoomKey> rooms = suspects.get(was.peer());
         if (rooms != null && rooms.remove(room) && rooms.isEmpty()) {
             suspects.remove(was.peer());
+            askedNanos.remove(was.peer());
         }
     }
 
@@ -67,11 +70,29 @@ final class SuspectPeers
                 rooms = new TreeSet<>((a, b) -> a.roomId() != b.roomId() ? Long.compare(a.roomId(), b.roomId())
                         : Integer.compare(a.generation(), b.generation()));
                 suspects.put(room.peer(), rooms);
+                askedNanos.put(room.peer(), nowNanos);
                 newly.add(room.peer());
             }
             rooms.add(entry.getKey());
         }
         return newly;
+    }
+
+    /**
+     * The suspect peers to ask again for their drains at {@code nowNanos} (over a new connection): each at most once per
+     * drain deadline, the first time one deadline after it became suspect.
+     */
+    synchronized List<String> askAgain(long nowNanos)
+    {
+        List<String> due = new ArrayList<>();
+        for (Map.Entry<String, Long> asked : askedNanos.entrySet()) {
+            if (nowNanos - asked.getValue() >= deadlineNanos) {
+                asked.setValue(nowNanos);
+                due.add(asked.getKey());
+            }
+        }
+        due.sort(null);
+        return due;
     }
 
     /** The suspect peers now, in order. */
