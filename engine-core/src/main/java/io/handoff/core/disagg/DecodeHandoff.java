@@ -122,12 +122,22 @@ public final class DecodeHandoff
     private final RoomTable<ReceiverRoom> machines = new RoomTable<>(0, 4096);
     private final PrefillLinks<Room> links;
     private final SuspectPeers suspects;
+    private final boolean releaseOnDrainDeadlineForTesting;
     private final ScheduledExecutorService ticker;
     private volatile Scheduler scheduler;
 
     public DecodeHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
             List<MemoryRegion> regions, Path sharedFile, PageChecksums checksums, ControlSecurity security)
     {
+        this(config, compatibility, backendId, backend, regions, sharedFile, checksums, security, false);
+    }
+
+    /** @param releaseOnDrainDeadlineForTesting see {@link Disaggregation.Options}: breaks invariant I2, for a test to show it */
+    public DecodeHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
+            List<MemoryRegion> regions, Path sharedFile, PageChecksums checksums, ControlSecurity security,
+            boolean releaseOnDrainDeadlineForTesting)
+    {
+        this.releaseOnDrainDeadlineForTesting = releaseOnDrainDeadlineForTesting;
         this.config = requireNonNull(config, "config is null");
         this.checksums = requireNonNull(checksums, "checksums is null");
         this.suspects = new SuspectPeers(config.drainDeadline());
@@ -264,6 +274,14 @@ public final class DecodeHandoff
         log.warn("prefill {} is suspect: room(s) {} waited more than {} (handoff.disaggregation.drain-deadline) for the proof that no write "
                 + "can land; their KV pages stay quarantined until it drains or exits. Restart or kill that prefill (its process exit is "
                 + "a proof on this host); routers stop pairing it meanwhile", peer, waiting, config.drainDeadline());
+        if (releaseOnDrainDeadlineForTesting) {
+            // what the field's timer-based fixes do: release on the deadline, fence nothing
+            log.error("TEST ONLY: releasing the quarantined pages of room(s) {} on the drain deadline, without proof (breaks I2)", waiting);
+            for (RoomKey key : waiting) {
+                rooms.get(key).ifPresent(room -> drive(room, new RoomEvent.PeerFenced("TEST ONLY: the drain deadline passed (no proof)")));
+            }
+            return;
+        }
         links.fence(peer, "prefill " + peer + " is suspect: it did not drain room(s) " + waiting + " within the drain deadline of "
                 + config.drainDeadline());
     }

@@ -50,11 +50,19 @@ public final class Disaggregation
     /**
      * How to open. {@code bypassEarlySendGateForTesting} turns early send on whatever the backend declares:
      * it exists only so a test can show what the gate prevents (torn KV), and nothing in the distribution
-     * sets it.
+     * sets it. {@code releaseOnDrainDeadlineForTesting} makes a decode release a suspect prefill's quarantined
+     * pages when the drain deadline passes, as the field's timer-based fixes do: it breaks invariant I2 on
+     * purpose, so a test can show the corruption the rule prevents. Neither is a setting: no configuration reaches
+     * them.
      */
-    public record Options(boolean bypassEarlySendGateForTesting)
+    public record Options(boolean bypassEarlySendGateForTesting, boolean releaseOnDrainDeadlineForTesting)
     {
-        public static final Options DEFAULT = new Options(false);
+        public static final Options DEFAULT = new Options(false, false);
+
+        public Options(boolean bypassEarlySendGateForTesting)
+        {
+            this(bypassEarlySendGateForTesting, false);
+        }
     }
 
     private final Role role;
@@ -66,14 +74,16 @@ public final class Disaggregation
     private final EngineTransferContext context;
     private final ControlSecurity security;
     private final RunDirectory runDirectory;
+    private final Options options;
     private Path sharedFile;
     private PrefillHandoff prefill;
     private DecodeHandoff decode;
 
     private Disaggregation(Role role, DisaggregationConfig config, String backendId, TransferBackend backend,
             Set<TransferCapability> capabilities, EarlySend earlySend, EngineTransferContext context, ControlSecurity security,
-            RunDirectory runDirectory)
+            RunDirectory runDirectory, Options options)
     {
+        this.options = options;
         this.context = context;
         this.security = security;
         this.runDirectory = runDirectory;
@@ -126,7 +136,7 @@ public final class Disaggregation
         }
         log.info("{}: transfer backend {} with {}; early send of the cached prefix {} ({})", role.name().toLowerCase(java.util.Locale.ROOT),
                 id, capabilities, earlySend.enabled() ? "enabled" : "disabled", earlySend.reason());
-        return new Disaggregation(role, config, id, backend, capabilities, earlySend, context, security, runDirectory);
+        return new Disaggregation(role, config, id, backend, capabilities, earlySend, context, security, runDirectory, options);
     }
 
     /**
@@ -166,7 +176,8 @@ public final class Disaggregation
             log.info("prefill control endpoint on {}", prefill.controlAddress());
             return prefill;
         }
-        decode = new DecodeHandoff(config, compatibility, backendId, backend, regions, pool.sharedFile().orElse(null), checksums, security);
+        decode = new DecodeHandoff(config, compatibility, backendId, backend, regions, pool.sharedFile().orElse(null), checksums, security,
+                options.releaseOnDrainDeadlineForTesting());
         return decode;
     }
 
