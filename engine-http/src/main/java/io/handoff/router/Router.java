@@ -259,6 +259,13 @@ public final class Router
             entry.put("in_flight", backend.inFlight());
             entry.put("control", backend.control().orElse(null));
             entry.put("reason", backend.unhealthyReason().orElse(null));
+            if (backend.role() == BackendRole.PREFILL) {
+                // a decode reports it suspect: healthy, but not paired (see the README's Failure safety)
+                entry.put("suspect", pool.suspect(backend));
+            }
+            else {
+                backend.suspectPeers().forEach(entry.putArray("suspect_peers")::add);
+            }
             entry.set("bootstrap", backend.bootstrap().orElse(null));
         }
         exchange.sendJson(200, list);

@@ -91,6 +91,10 @@ class RouterBackendsTest
             }
             assertThat(fixture.prefills.get(0).received).isEmpty();
             assertThat(fixture.prefills.get(1).rids()).containsExactly("s-0", "s-1", "s-2");
+            JsonNode backends = json(fixture.get("/backends"));
+            assertThat(entry(backends, fixture.prefills.get(0).url()).path("suspect").asBoolean(false)).isTrue();
+            assertThat(entry(backends, fixture.prefills.get(1).url()).path("suspect").asBoolean(true)).isFalse();
+            assertThat(entry(backends, fixture.decode().url()).path("suspect_peers").toString()).isEqualTo("[\"10.0.0.1:7001\"]");
 
             // with every prefill suspect there is none to pair: a 503 that says why
             fixture.decode().suspectPeers = List.of("10.0.0.1:7001", "10.0.0.2:7001");
