@@ -249,15 +249,12 @@ final class PrefillLinks<R>
         if (!link.greeted && !(message instanceof HelloResult)) {
             stats.ignored();
             String why = "prefill " + link.address + " sent " + PeerText.clean(message.toString(), 120) + " before it answered this decode's hello";
-            linkFailed(link, FailureCause.HANDSHAKE_REFUSED, why);
-            channel.close(why);
+            refused(link, channel, why);
             return;
         }
         switch (message) {
             case HelloResult result when link.greeted -> {
-                String why = "prefill " + link.address + " answered a hello twice";
-                linkFailed(link, FailureCause.HANDSHAKE_REFUSED, why);
-                channel.close(why);
+                refused(link, channel, "prefill " + link.address + " answered a hello twice");
             }
             case HelloResult result when result.accepted() -> {
                 link.greeted = true;
@@ -277,14 +274,11 @@ final class PrefillLinks<R>
             }
             case HelloResult result -> {
                 log.error("prefill {} refused this decode: {}", link.address, PeerText.clean(result.reason(), 2000));
-                // failed before the close, so the rooms hear the refusal and not the closed connection it causes
-                linkFailed(link, FailureCause.HANDSHAKE_REFUSED, "prefill " + link.address + " refused the handshake: " + result.reason());
-                channel.close("handshake refused: " + result.reason());
+                refused(link, channel, "handshake refused: " + result.reason());
             }
             case RegionsRegistered registered when registered.accepted() -> ready(link, registered);
             case RegionsRegistered registered -> {
-                linkFailed(link, FailureCause.HANDSHAKE_REFUSED, "prefill " + link.address + " refused this decode's regions: " + registered.reason());
-                channel.close("regions refused: " + registered.reason());
+                refused(link, channel, "regions refused: " + registered.reason());
             }
             case RoomMessage roomMessage -> rooms.received(roomMessage);
             case ControlMessage.Heartbeat ignored -> { }
@@ -320,6 +314,16 @@ final class PrefillLinks<R>
             descriptor = backend.expose(regions, sharedFile, guard);
         }
         return descriptor;
+    }
+
+    /**
+     * The handshake failed: the link fails with {@link FailureCause#HANDSHAKE_REFUSED} before its connection closes, so
+     * its rooms hear the refusal and not the closed connection it causes.
+     */
+    private void refused(Link<R> link, ControlChannel channel, String why)
+    {
+        linkFailed(link, FailureCause.HANDSHAKE_REFUSED, "the control connection to prefill " + link.address + " closed: " + why);
+        channel.close(why);
     }
 
     /**

@@ -170,7 +170,7 @@ class PeerLinksTest
         decode.join(link, "room-1");
 
         String reason = heard.lost("room-1").get(WAIT.toSeconds(), TimeUnit.SECONDS);
-        assertThat(reason).contains(prefill.controlAddress()).contains("refused the handshake").contains("model is 'tiny-mla' here but 'tiny-gqa'");
+        assertThat(reason).contains(prefill.controlAddress()).contains("handshake refused").contains("model is 'tiny-mla' here but 'tiny-gqa'");
         assertThat(heard.causes).containsEntry("room-1", FailureCause.HANDSHAKE_REFUSED);
         assertThat(heard.ready).isEmpty();
     }
@@ -187,7 +187,7 @@ class PeerLinksTest
         decode.join(link, "room-1");
 
         String reason = heard.lost("room-1").get(WAIT.toSeconds(), TimeUnit.SECONDS);
-        assertThat(reason).contains("refused this decode's regions").contains("transfers with 'tcp'").contains("regions for 'shm'");
+        assertThat(reason).contains("regions refused").contains("transfers with 'tcp'").contains("regions for 'shm'");
         assertThat(heard.causes).containsEntry("room-1", FailureCause.HANDSHAKE_REFUSED);
         assertThat(prefill.transport()).isEqualTo("not connected yet");
     }
