@@ -51,7 +51,7 @@ class StalledWriteReleaseIT
     private static final long ROOM_A = 71;
     private static final long ROOM_B = 72;
     private static final int[] PROMPT_B = new SplittableRandom(43).ints(256, 0, 256).toArray();
-    private static final Duration DRAIN_DEADLINE = Duration.ofSeconds(3);
+    private static final Duration DRAIN_DEADLINE = Duration.ofSeconds(6);
 
     @ParameterizedTest(name = "{0} {2}")
     @CsvSource({"mooncake, handoff.plugins.mooncake.transport, shm", "mori, handoff.plugins.mori.forward-sync, true",
@@ -156,9 +156,9 @@ class StalledWriteReleaseIT
         Map<String, String> settings = new HashMap<>();
         settings.put("handoff.disaggregation.transfer-backend", backend);
         settings.put(key, value);
-        settings.put("handoff.disaggregation.bootstrapping-timeout", "2s");
-        settings.put("handoff.disaggregation.waiting-for-input-timeout", "2s");
-        settings.put("handoff.disaggregation.transferring-timeout", "2s");
+        settings.put("handoff.disaggregation.bootstrapping-timeout", "5s");
+        settings.put("handoff.disaggregation.waiting-for-input-timeout", "5s");
+        settings.put("handoff.disaggregation.transferring-timeout", "5s");
         settings.put("handoff.disaggregation.drain-deadline", DRAIN_DEADLINE.toMillis() + "ms");
         return settings;
     }
