@@ -1,6 +1,9 @@
 package io.handoff.router;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.scheduler.RequestTimeline;
+import io.handoff.core.scheduler.TimelineEvent;
+import io.handoff.core.scheduler.Timelines;
 import io.handoff.http.ApiError;
 import io.handoff.http.Exchange;
 import io.handoff.http.JsonFields;
@@ -58,11 +61,19 @@ final class PairedRequests
     private final Upstream upstream;
     private final RouterMetrics metrics;
     private final RoomIds rooms;
+    private final Timelines timelines;
     private final ConcurrentMap<String, Pair> inFlight = new ConcurrentHashMap<>();
     private volatile boolean draining;
 
     PairedRequests(BackendPool pool, Upstream upstream, RouterMetrics metrics, RoomIds rooms)
     {
+        this(pool, upstream, metrics, rooms, Timelines.NONE);
+    }
+
+    /** @param timelines where each request's way through this router is kept, for {@code /debug/requests} */
+    PairedRequests(BackendPool pool, Upstream upstream, RouterMetrics metrics, RoomIds rooms, Timelines timelines)
+    {
+        this.timelines = requireNonNull(timelines, "timelines is null");
         this.pool = requireNonNull(pool, "pool is null");
         this.upstream = requireNonNull(upstream, "upstream is null");
         this.metrics = requireNonNull(metrics, "metrics is null");
@@ -97,9 +108,20 @@ final class PairedRequests
             pair.decode().release();
             throw ApiError.conflict("duplicate_rid", "rid", "a request with rid '" + rid + "' is already in flight through this router; give each request its own rid");
         }
-        Forwarding forwarding = new Forwarding(exchange, pair, start);
+        RequestTimeline timeline = timelines.begin(rid, TimelineEvent.RECEIVED, "path=" + exchange.path());
+        timeline.record(TimelineEvent.PAIRED, "prefill=" + pair.prefill().url() + " decode=" + pair.decode().url() + " room=" + pair.room() + " generation=" + pair.generation());
+        Forwarding forwarding = new Forwarding(exchange, pair, start, timeline);
         try {
             forwarding.run(body.copy());
+            timeline.record(TimelineEvent.ROUTED, "status=" + exchange.status());
+        }
+        catch (ApiError e) {
+            timeline.record(TimelineEvent.ROUTED, "status=" + e.status() + " error=" + e.getMessage());
+            throw e;
+        }
+        catch (IOException e) {
+            timeline.record(TimelineEvent.ROUTED, "client_gone error=" + e);
+            throw e;
         }
         finally {
             forwarding.finish();
@@ -172,14 +194,16 @@ final class PairedRequests
         private final Exchange exchange;
         private final Pair pair;
         private final long start;
+        private final RequestTimeline timeline;
         private final AtomicBoolean decodeReleased = new AtomicBoolean();
         private final AtomicBoolean finished = new AtomicBoolean();
         // Guarded by this: whether the client has been sent the decode's stream, or the prefill's failure came first.
         private boolean streamStarted;
         private boolean prefillFailedFirst;
 
-        Forwarding(Exchange exchange, Pair pair, long start)
+        Forwarding(Exchange exchange, Pair pair, long start, RequestTimeline timeline)
         {
+            this.timeline = timeline;
             this.exchange = exchange;
             this.pair = pair;
             this.start = start;
@@ -213,11 +237,15 @@ final class PairedRequests
             decodeBody.put("bootstrap_host", pair.prefill().control().orElseThrow());
 
             CompletableFuture<HttpResponse<byte[]>> prefillCall = upstream.post(pair.prefill(), path, prefillBody, HttpResponse.BodyHandlers.ofByteArray());
+            timeline.record(TimelineEvent.SENT, "to=prefill url=" + pair.prefill().url());
             prefillCall.whenComplete((response, failure) -> {
+                timeline.record(TimelineEvent.RESPONSE, "from=prefill " + (response != null ? "status=" + response.statusCode() : "error=" + failure));
                 pair.prefill().release();
                 ended(pair.prefill(), response == null ? -1 : response.statusCode(), failure);
             });
             CompletableFuture<HttpResponse<InputStream>> decodeCall = upstream.post(pair.decode(), path, decodeBody, HttpResponse.BodyHandlers.ofInputStream());
+            timeline.record(TimelineEvent.SENT, "to=decode url=" + pair.decode().url());
+            decodeCall.whenComplete((response, failure) -> timeline.record(TimelineEvent.RESPONSE, "from=decode " + (response != null ? "status=" + response.statusCode() : "error=" + failure)));
 
             CompletableFuture.anyOf(prefillCall, decodeCall).handle((ignored, failure) -> null).join();
             if (!decodeCall.isDone() && !succeeded(prefillCall)) {
