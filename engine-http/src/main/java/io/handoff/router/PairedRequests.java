@@ -113,7 +113,6 @@ final class PairedRequests
         Forwarding forwarding = new Forwarding(exchange, pair, start, timeline);
         try {
             forwarding.run(body.copy());
-            timeline.record(TimelineEvent.ROUTED, "status=" + exchange.status());
         }
         catch (ApiError e) {
             timeline.record(TimelineEvent.ROUTED, "status=" + e.status() + " error=" + e.getMessage());
@@ -245,7 +244,6 @@ final class PairedRequests
             });
             CompletableFuture<HttpResponse<InputStream>> decodeCall = upstream.post(pair.decode(), path, decodeBody, HttpResponse.BodyHandlers.ofInputStream());
             timeline.record(TimelineEvent.SENT, "to=decode url=" + pair.decode().url());
-            decodeCall.whenComplete((response, failure) -> timeline.record(TimelineEvent.RESPONSE, "from=decode " + (response != null ? "status=" + response.statusCode() : "error=" + failure)));
 
             CompletableFuture.anyOf(prefillCall, decodeCall).handle((ignored, failure) -> null).join();
             if (!decodeCall.isDone() && !succeeded(prefillCall)) {
@@ -258,8 +256,10 @@ final class PairedRequests
             HttpResponse<InputStream> decoded;
             try {
                 decoded = decodeCall.join();
+                timeline.record(TimelineEvent.RESPONSE, "from=decode status=" + decoded.statusCode());
             }
             catch (CompletionException e) {
+                timeline.record(TimelineEvent.RESPONSE, "from=decode error=" + Upstream.describe(e.getCause()));
                 releaseDecode();
                 ended(pair.decode(), -1, e);
                 abortPrefillIfRunning(prefillCall);
@@ -331,6 +331,7 @@ final class PairedRequests
                 case COMPLETE -> {
                     in.close();
                     releaseDecode();
+                    timeline.record(TimelineEvent.ROUTED, "status=" + decoded.statusCode() + " stream events=" + result.events());
                     finish();
                     out.close();
                 }
@@ -343,12 +344,14 @@ final class PairedRequests
                     log.warn("rid {}: the stream from {} broke after {} event(s): {}", pair.rid(), pair.decode(), result.events(), error.getMessage());
                     // As a server ends a stream that failed: an error event, then [DONE].
                     out.write(("data: " + JsonFields.MAPPER.writeValueAsString(Exchange.errorBody(error)) + "\n\n").getBytes(StandardCharsets.UTF_8));
+                    timeline.record(TimelineEvent.ROUTED, "status=" + decoded.statusCode() + " stream broke after " + result.events() + " event(s): " + error.getMessage());
                     finish();
                     out.write(DONE);
                     out.close();
                 }
                 case CLIENT_GONE -> {
                     metrics.clientDisconnected();
+                    timeline.record(TimelineEvent.ROUTED, "client_gone after " + result.events() + " event(s)");
                     log.debug("rid {}: the client disconnected; aborting it on {} and {}", pair.rid(), pair.prefill(), pair.decode());
                     abortBoth(pair);
                     in.close();
@@ -395,6 +398,7 @@ final class PairedRequests
                 throws IOException
         {
             headers.firstValue("Retry-After").ifPresent(value -> exchange.setHeader("Retry-After", value));
+            timeline.record(TimelineEvent.ROUTED, "status=" + status);
             finish();
             exchange.send(status, headers.firstValue("Content-Type").orElse("application/json"), body);
         }
