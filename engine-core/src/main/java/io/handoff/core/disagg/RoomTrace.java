@@ -41,19 +41,19 @@ final class RoomTrace
             return effects;
         }
         switch (event) {
-            case RoomEvent.Received(RoomRequest request) ->
+            case RoomEvent.Received received when received.message() instanceof RoomRequest request ->
                     timeline.record(TimelineEvent.BOOTSTRAP, "room=" + request.room() + " decode_pages=" + request.destinationPages().length);
-            case RoomEvent.PlanCompleted(TransferPlan plan) -> timeline.record(TimelineEvent.PLAN_LANDED, plan(plan));
-            case RoomEvent.PlanFailed(TransferPlan plan, String reason) -> timeline.record(TimelineEvent.PLAN_FAILED, plan(plan) + " error=" + reason);
+            case RoomEvent.PlanCompleted completed -> timeline.record(TimelineEvent.PLAN_LANDED, plan(completed.plan()));
+            case RoomEvent.PlanFailed failed -> timeline.record(TimelineEvent.PLAN_FAILED, plan(failed.plan()) + " error=" + failed.reason());
             default -> { }
         }
         for (E effect : effects) {
             switch (effect) {
-                case RoomEffect.Post(TransferPlan plan) ->
-                        timeline.record(TimelineEvent.PLAN_POSTED, plan(plan) + (plan.fence().isDone() ? "" : " early"));
-                case RoomEffect.Send(AuxRecord aux) ->
+                case RoomEffect.Post post ->
+                        timeline.record(TimelineEvent.PLAN_POSTED, plan(post.plan()) + (post.plan().fence().isDone() ? "" : " early"));
+                case RoomEffect.Send send when send.message() instanceof AuxRecord aux ->
                         timeline.record(TimelineEvent.AUX_SENT, "first_token=" + aux.firstToken() + " checksums=" + aux.pageChecksums().length);
-                case RoomEffect.Fail(String reason) -> timeline.record(TimelineEvent.ROOM_FAILED, "error=" + reason);
+                case RoomEffect.Fail fail -> timeline.record(TimelineEvent.ROOM_FAILED, "error=" + fail.reason());
                 default -> { }
             }
         }
@@ -67,25 +67,26 @@ final class RoomTrace
         if (timeline == RequestTimeline.NONE || ignored(effects)) {
             return effects;
         }
-        if (event instanceof RoomEvent.Received(ChunkDone chunk)) {
+        if (event instanceof RoomEvent.Received received && received.message() instanceof ChunkDone chunk) {
             timeline.record(TimelineEvent.CHUNK_LANDED, "chunk=" + chunk.chunk() + " pages=" + chunk.pageCount() + " bytes=" + chunk.pageCount() * bytesPerPage);
         }
         for (E effect : effects) {
             switch (effect) {
-                case RoomEffect.Send(RoomRequest request) -> {
-                    String policy = event instanceof RoomEvent.PeerReady(ReleasePolicy releasePolicy) ? " release=" + releasePolicy : "";
+                case RoomEffect.Send send when send.message() instanceof RoomRequest request -> {
+                    String policy = event instanceof RoomEvent.PeerReady ready ? " release=" + ready.releasePolicy() : "";
                     timeline.record(TimelineEvent.BOOTSTRAP, "room=" + request.room() + " pages_advertised=" + request.destinationPages().length + policy);
                 }
-                case RoomEffect.Commit(int[] pages) -> {
-                    timeline.record(checksums ? TimelineEvent.CHECKSUMS_VERIFIED : TimelineEvent.COMMIT,
-                            checksums ? "pages=" + pages.length : "pages=" + pages.length + " unverified (kv-fidelity off)");
+                case RoomEffect.Commit commit -> {
+                    int pages = commit.pages().length;
                     if (checksums) {
-                        timeline.record(TimelineEvent.COMMIT, "pages=" + pages.length);
+                        timeline.record(TimelineEvent.CHECKSUMS_VERIFIED, "pages=" + pages);
                     }
+                    timeline.record(TimelineEvent.COMMIT, "pages=" + pages + (checksums ? "" : " unverified (kv-fidelity off)"));
                 }
-                case RoomEffect.Fail(String reason) ->
-                        timeline.record(reason.contains("checksum mismatch") ? TimelineEvent.CHECKSUM_MISMATCH : TimelineEvent.ROOM_FAILED, "error=" + reason);
-                case RoomEffect.Quarantine(int[] pages) -> timeline.record(TimelineEvent.QUARANTINED, "pages=" + pages.length);
+                // the receiver's own words for a failed check (ReceiverRoom.validate)
+                case RoomEffect.Fail fail -> timeline.record(fail.reason().contains("checksum mismatch") ? TimelineEvent.CHECKSUM_MISMATCH
+                        : TimelineEvent.ROOM_FAILED, "error=" + fail.reason());
+                case RoomEffect.Quarantine quarantine -> timeline.record(TimelineEvent.QUARANTINED, "pages=" + quarantine.pages().length);
                 case RoomEffect.ReleaseQuarantined released ->
                         timeline.record(TimelineEvent.QUARANTINE_RELEASED, "pages=" + released.pages().length + " proof=" + released.proof());
                 default -> { }

@@ -119,6 +119,20 @@ class RoomTraceTest
     }
 
     @Test
+    void withChecksumsOffTheCommitSaysItWasUnverified()
+    {
+        RoomTrace unchecked = new RoomTrace(timelines, 1024, false);
+        timelines.begin("off", TimelineEvent.QUEUED, "");
+        ReceiverRoom room = new ReceiverRoom(ROOM, "off", PROMPT, PAGES, "p", DEADLINES, Optional.empty(), clock.nanos());
+        for (RoomEvent.ForReceiver event : List.of(new PeerReady(ReleasePolicy.RELEASE_NOW), new Received(new ChunkDone(ROOM, 0, 0, 4)),
+                new Received(new AuxRecord(ROOM, 99, PROMPT, new int[0])))) {
+            unchecked.receiver("off", event, room.on(event, clock.nanos()));
+        }
+
+        assertThat(entries("off")).endsWith("chunk_landed chunk=0 pages=4 bytes=4096", "commit pages=4 unverified (kv-fidelity off)");
+    }
+
+    @Test
     void aRequestWhoseTimelineIsNotKeptCostsNothingAndChangesNoEffect()
     {
         ReceiverRoom room = new ReceiverRoom(ROOM, "gone", PROMPT, PAGES, "p", DEADLINES, Optional.of(CHECKSUM), clock.nanos());
