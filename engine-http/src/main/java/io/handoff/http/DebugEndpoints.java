@@ -1,5 +1,7 @@
 package io.handoff.http;
 
+import com.typesafe.config.Config;
+
 import java.net.InetAddress;
 import java.util.Locale;
 
@@ -23,6 +25,12 @@ public enum DebugEndpoints
             default -> throw new IllegalArgumentException("handoff.server.debug-endpoints must be auto, on or off, not '" + value
                     + "'; auto turns them on only on a loopback address (handoff.server.host)");
         };
+    }
+
+    /** Whether the debug routes exist, as {@code handoff.server.debug-endpoints} and {@code handoff.server.host} say. */
+    public static boolean enabled(Config config)
+    {
+        return parse(config.getString("handoff.server.debug-endpoints")).enabledOn(config.getString("handoff.server.host"));
     }
 
     /** Whether the debug routes exist on a server listening on {@code host}. */

@@ -110,7 +110,7 @@ final class PairedRequests
         }
         RequestTimeline timeline = timelines.begin(rid, TimelineEvent.RECEIVED, "path=" + exchange.path());
         timeline.record(TimelineEvent.PAIRED, "prefill=" + pair.prefill().url() + " decode=" + pair.decode().url() + " room=" + pair.room() + " generation=" + pair.generation());
-        Forwarding forwarding = new Forwarding(exchange, pair, start, timeline);
+        Forwarding forwarding = new Forwarding(exchange, pair, start);
         try {
             forwarding.run(body.copy());
         }
@@ -193,16 +193,14 @@ final class PairedRequests
         private final Exchange exchange;
         private final Pair pair;
         private final long start;
-        private final RequestTimeline timeline;
         private final AtomicBoolean decodeReleased = new AtomicBoolean();
         private final AtomicBoolean finished = new AtomicBoolean();
         // Guarded by this: whether the client has been sent the decode's stream, or the prefill's failure came first.
         private boolean streamStarted;
         private boolean prefillFailedFirst;
 
-        Forwarding(Exchange exchange, Pair pair, long start, RequestTimeline timeline)
+        Forwarding(Exchange exchange, Pair pair, long start)
         {
-            this.timeline = timeline;
             this.exchange = exchange;
             this.pair = pair;
             this.start = start;
@@ -236,14 +234,14 @@ final class PairedRequests
             decodeBody.put("bootstrap_host", pair.prefill().control().orElseThrow());
 
             CompletableFuture<HttpResponse<byte[]>> prefillCall = upstream.post(pair.prefill(), path, prefillBody, HttpResponse.BodyHandlers.ofByteArray());
-            timeline.record(TimelineEvent.SENT, "to=prefill url=" + pair.prefill().url());
+            timelines.of(pair.rid()).record(TimelineEvent.SENT, "to=prefill url=" + pair.prefill().url());
             prefillCall.whenComplete((response, failure) -> {
-                timeline.record(TimelineEvent.RESPONSE, "from=prefill " + (response != null ? "status=" + response.statusCode() : "error=" + failure));
+                timelines.of(pair.rid()).record(TimelineEvent.RESPONSE, "from=prefill " + (response != null ? "status=" + response.statusCode() : "error=" + failure));
                 pair.prefill().release();
                 ended(pair.prefill(), response == null ? -1 : response.statusCode(), failure);
             });
             CompletableFuture<HttpResponse<InputStream>> decodeCall = upstream.post(pair.decode(), path, decodeBody, HttpResponse.BodyHandlers.ofInputStream());
-            timeline.record(TimelineEvent.SENT, "to=decode url=" + pair.decode().url());
+            timelines.of(pair.rid()).record(TimelineEvent.SENT, "to=decode url=" + pair.decode().url());
 
             CompletableFuture.anyOf(prefillCall, decodeCall).handle((ignored, failure) -> null).join();
             if (!decodeCall.isDone() && !succeeded(prefillCall)) {
@@ -256,10 +254,10 @@ final class PairedRequests
             HttpResponse<InputStream> decoded;
             try {
                 decoded = decodeCall.join();
-                timeline.record(TimelineEvent.RESPONSE, "from=decode status=" + decoded.statusCode());
+                timelines.of(pair.rid()).record(TimelineEvent.RESPONSE, "from=decode status=" + decoded.statusCode());
             }
             catch (CompletionException e) {
-                timeline.record(TimelineEvent.RESPONSE, "from=decode error=" + Upstream.describe(e.getCause()));
+                timelines.of(pair.rid()).record(TimelineEvent.RESPONSE, "from=decode error=" + Upstream.describe(e.getCause()));
                 releaseDecode();
                 ended(pair.decode(), -1, e);
                 abortPrefillIfRunning(prefillCall);
@@ -331,7 +329,7 @@ final class PairedRequests
                 case COMPLETE -> {
                     in.close();
                     releaseDecode();
-                    timeline.record(TimelineEvent.ROUTED, "status=" + decoded.statusCode() + " stream events=" + result.events());
+                    timelines.of(pair.rid()).record(TimelineEvent.ROUTED, "status=" + decoded.statusCode() + " stream events=" + result.events());
                     finish();
                     out.close();
                 }
@@ -344,14 +342,14 @@ final class PairedRequests
                     log.warn("rid {}: the stream from {} broke after {} event(s): {}", pair.rid(), pair.decode(), result.events(), error.getMessage());
                     // As a server ends a stream that failed: an error event, then [DONE].
                     out.write(("data: " + JsonFields.MAPPER.writeValueAsString(Exchange.errorBody(error)) + "\n\n").getBytes(StandardCharsets.UTF_8));
-                    timeline.record(TimelineEvent.ROUTED, "status=" + decoded.statusCode() + " stream broke after " + result.events() + " event(s): " + error.getMessage());
+                    timelines.of(pair.rid()).record(TimelineEvent.ROUTED, "status=" + decoded.statusCode() + " stream broke after " + result.events() + " event(s): " + error.getMessage());
                     finish();
                     out.write(DONE);
                     out.close();
                 }
                 case CLIENT_GONE -> {
                     metrics.clientDisconnected();
-                    timeline.record(TimelineEvent.ROUTED, "client_gone after " + result.events() + " event(s)");
+                    timelines.of(pair.rid()).record(TimelineEvent.ROUTED, "client_gone after " + result.events() + " event(s)");
                     log.debug("rid {}: the client disconnected; aborting it on {} and {}", pair.rid(), pair.prefill(), pair.decode());
                     abortBoth(pair);
                     in.close();
@@ -398,7 +396,7 @@ final class PairedRequests
                 throws IOException
         {
             headers.firstValue("Retry-After").ifPresent(value -> exchange.setHeader("Retry-After", value));
-            timeline.record(TimelineEvent.ROUTED, "status=" + status);
+            timelines.of(pair.rid()).record(TimelineEvent.ROUTED, "status=" + status);
             finish();
             exchange.send(status, headers.firstValue("Content-Type").orElse("application/json"), body);
         }

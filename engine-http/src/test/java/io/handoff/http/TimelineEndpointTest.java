@@ -132,6 +132,6 @@ class TimelineEndpointTest
     private static boolean debugEndpoints(Map<String, String> overrides)
     {
         HandoffConfig config = HandoffConfig.load(new ConfigSource(Optional.empty(), overrides, Map.of()), List.of());
-        return ServerConfig.from(config.config()).access().debugEndpoints();
+        return DebugEndpoints.enabled(config.config());
     }
 }
