@@ -100,7 +100,7 @@ public record MergedTimeline(String rid, List<NodeTimeline> nodes, List<Line> li
                 + " within one node are exact");
     }
 
-    /** The request's path through the nodes, read off the events each recorded. */
+    /** The request's path through the nodes, read off the events each recorded (for phases, its last attempt on each node). */
     private static final class Path
     {
         private final Optional<NodeTimeline> router;
@@ -108,17 +108,34 @@ public record MergedTimeline(String rid, List<NodeTimeline> nodes, List<Line> li
         private final Optional<NodeTimeline> decode;
         private final Optional<NodeTimeline> colocated;
 
+        private final Optional<NodeTimeline> decodeAll;
+
         Path(List<NodeTimeline> nodes)
         {
-            this.router = role(nodes, "router");
-            this.prefill = role(nodes, "prefill");
-            this.decode = role(nodes, "decode");
-            this.colocated = role(nodes, "colocated");
+            this.router = role(nodes, "router").map(Path::lastAttempt);
+            this.prefill = role(nodes, "prefill").map(Path::lastAttempt);
+            this.decode = role(nodes, "decode").map(Path::lastAttempt);
+            this.colocated = role(nodes, "colocated").map(Path::lastAttempt);
+            this.decodeAll = role(nodes, "decode");
         }
 
         private static Optional<NodeTimeline> role(List<NodeTimeline> nodes, String role)
         {
             return nodes.stream().filter(node -> node.role().equals(role)).findFirst();
+        }
+
+        /** A retried request's node continues its timeline with a new queued (or received): the last attempt starts there. */
+        private static NodeTimeline lastAttempt(NodeTimeline node)
+        {
+            List<NodeTimeline.Entry> entries = node.entries();
+            int start = 0;
+            for (int i = 0; i < entries.size(); i++) {
+                if (entries.get(i).event().equals("queued") || entries.get(i).event().equals("received")) {
+                    start = i;
+                }
+            }
+            return new NodeTimeline(node.url(), node.role(), node.host(), node.pid(), node.rid(), node.startEpochMicros(), node.ended(),
+                    node.dropped(), entries.subList(start, entries.size()));
         }
 
         List<Phase> phases()
@@ -165,10 +182,12 @@ public record MergedTimeline(String rid, List<NodeTimeline> nodes, List<Line> li
             if (mismatch.isPresent()) {
                 return new Kv(KvStatus.MISMATCH, mismatch.get().detail());
             }
+            long earlier = decodeAll.get().entries().stream().filter(e -> e.event().equals("checksum_mismatch")).count();
+            String retried = earlier == 0 ? "" : " (after " + earlier + " earlier attempt(s) with a checksum mismatch)";
             Optional<NodeTimeline.Entry> verified = entry(d, "checksums_verified");
             if (verified.isPresent()) {
                 return new Kv(KvStatus.VERIFIED, "the decode verified the checksums of " + number(PAGES, verified.get().detail()).orElse(0)
-                        + " page(s) against the prefill's before it committed");
+                        + " page(s) against the prefill's before it committed" + retried);
             }
             if (entry(d, "commit").isPresent()) {
                 return new Kv(KvStatus.UNVERIFIED, "the decode committed without checksums (handoff.debug.kv-fidelity = off)");

@@ -132,6 +132,24 @@ class MergedTimelineTest
     }
 
     @Test
+    void aRetriedRequestIsSummedUpByItsLastAttemptAndTheEarlierMismatchIsNamed()
+    {
+        NodeTimeline decode = node("decode", "http://d:3", "h1", T0,
+                "queued", 0L, "", "admitted", 10L, "", "checksum_mismatch", 500L, "error=KV checksum mismatch on room page 0",
+                "failed", 600L, "reason=error cause=checksum_mismatch",
+                "queued", 1_000L, "retry", "admitted", 1_030L, "", "checksums_verified", 1_500L, "pages=2", "commit", 1_501L, "pages=2",
+                "first_token", 1_600L, "token=7", "done", 2_600L, "reason=length");
+
+        MergedTimeline merged = MergedTimeline.merge("r1", List.of(decode));
+
+        assertThat(merged.kv().status()).isEqualTo(MergedTimeline.KvStatus.VERIFIED);
+        assertThat(merged.kv().detail()).endsWith("(after 1 earlier attempt(s) with a checksum mismatch)");
+        assertThat(merged.phases()).filteredOn(phase -> phase.name().equals("decode queue (in parallel)"))
+                .extracting(MergedTimeline.Phase::micros).containsExactly(30L);
+        assertThat(merged.lines()).hasSize(10);
+    }
+
+    @Test
     void nodesOnDifferentHostsGetTheClockCaveat()
     {
         MergedTimeline merged = MergedTimeline.merge("r1", verifiedCluster("h2"));

@@ -47,6 +47,13 @@ public final class RequestTimeline
         {
             return !entries.isEmpty() && entries.getLast().event().terminal();
         }
+
+        /** Ended, and in failure: what a retry of the same rid continues. */
+        public boolean failed()
+        {
+            return ended() && (entries.getLast().event() == TimelineEvent.FAILED
+                    || entries.getLast().event() == TimelineEvent.ROUTED && !entries.getLast().detail().startsWith("status=2"));
+        }
     }
 
     private final String rid;

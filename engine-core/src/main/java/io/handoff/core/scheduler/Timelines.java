@@ -49,8 +49,9 @@ public final class Timelines
     }
 
     /**
-     * A new timeline for {@code rid}, with {@code first} as its first entry. A kept timeline of the same rid (a
-     * client reusing it, a router retrying) is replaced: the newest attempt is the one to explain.
+     * A timeline for {@code rid}, with {@code first} as its next entry. A kept timeline of the same rid that ended in
+     * failure is continued, so that a retry shows the failure before it (its first entry says {@code retry}); any other
+     * kept one (a client reusing a rid) is replaced: the newest request is the one to explain.
      */
     public RequestTimeline begin(String rid, TimelineEvent first, String detail)
     {
@@ -58,10 +59,18 @@ public final class Timelines
         if (capacity == 0) {
             return RequestTimeline.NONE;
         }
-        RequestTimeline timeline = new RequestTimeline(rid, clock, true);
-        timeline.record(first, detail);
         synchronized (order) {
-            RequestTimeline previous = byRid.put(rid, timeline);
+            RequestTimeline previous = byRid.get(rid);
+            if (previous != null && previous.snapshot().failed()) {
+                previous.record(first, detail.isEmpty() ? "retry" : "retry " + detail);
+                // a retried request is as recent as its retry
+                order.remove(previous);
+                order.addLast(previous);
+                return previous;
+            }
+            RequestTimeline timeline = new RequestTimeline(rid, clock, true);
+            timeline.record(first, detail);
+            byRid.put(rid, timeline);
             if (previous != null) {
                 order.remove(previous);
             }
@@ -70,8 +79,8 @@ public final class Timelines
                 RequestTimeline evicted = order.pollFirst();
                 byRid.remove(evicted.rid(), evicted);
             }
+            return timeline;
         }
-        return timeline;
     }
 
     public Optional<RequestTimeline> find(String rid)

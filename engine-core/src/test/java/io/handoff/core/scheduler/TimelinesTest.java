@@ -61,14 +61,37 @@ class TimelinesTest
     {
         Timelines timelines = new Timelines(2);
         RequestTimeline first = timelines.begin("a", TimelineEvent.QUEUED, "attempt=1");
-        first.record(TimelineEvent.FAILED, "cause=checksum_mismatch");
+        first.ended(FinishReason.LENGTH, null, null);
         timelines.begin("b", TimelineEvent.QUEUED, "");
         RequestTimeline second = timelines.begin("a", TimelineEvent.QUEUED, "attempt=2");
 
+        assertThat(second).isNotSameAs(first);
         assertThat(timelines.rids()).containsExactly("b", "a");
         assertThat(timelines.find("a")).containsSame(second);
         assertThat(second.snapshot().entries()).extracting(RequestTimeline.Entry::detail).containsExactly("attempt=2");
         // the store holds two distinct requests: a third evicts only the oldest
+        timelines.begin("c", TimelineEvent.QUEUED, "");
+        assertThat(timelines.rids()).containsExactly("a", "c");
+    }
+
+    @Test
+    void aRetryOfAFailedRequestContinuesItsTimelineSoTheFailureStaysVisible()
+    {
+        Timelines timelines = new Timelines(2);
+        RequestTimeline first = timelines.begin("a", TimelineEvent.QUEUED, "prompt_tokens=3");
+        first.record(TimelineEvent.CHECKSUM_MISMATCH, "error=KV checksum mismatch on room page 0");
+        first.ended(FinishReason.ERROR, FailureCause.CHECKSUM_MISMATCH, "KV checksum mismatch on room page 0");
+        timelines.begin("b", TimelineEvent.QUEUED, "");
+        RequestTimeline retry = timelines.begin("a", TimelineEvent.QUEUED, "prompt_tokens=3");
+        retry.ended(FinishReason.LENGTH, null, null);
+
+        assertThat(retry).isSameAs(first);
+        assertThat(retry.snapshot().entries()).extracting(entry -> entry.event().label() + " " + entry.detail()).containsExactly(
+                "queued prompt_tokens=3", "checksum_mismatch error=KV checksum mismatch on room page 0",
+                "failed reason=error cause=checksum_mismatch error=KV checksum mismatch on room page 0",
+                "queued retry prompt_tokens=3", "done reason=length");
+        assertThat(retry.snapshot().failed()).isFalse();
+        // the retry made it the most recent: the next new request evicts "b"
         timelines.begin("c", TimelineEvent.QUEUED, "");
         assertThat(timelines.rids()).containsExactly("a", "c");
     }
