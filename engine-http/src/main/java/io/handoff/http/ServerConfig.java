@@ -59,7 +59,7 @@ public record ServerConfig(String host, int port, Duration gracePeriod, long max
                 config.getBytes("handoff.server.max-body-bytes"),
                 config.getDuration("handoff.server.retry-after"),
                 config.getDuration("handoff.server.health-generate-timeout"),
-                new ApiAccess(apiKeys(config), config.getBoolean("handoff.server.debug-endpoints"), routerMac(config)),
+                new ApiAccess(apiKeys(config), DebugEndpoints.enabled(config), routerMac(config)),
                 new RequestLimits(
                         config.getInt("handoff.server.max-connections"),
                         config.getDuration("handoff.server.request-read-timeout"),

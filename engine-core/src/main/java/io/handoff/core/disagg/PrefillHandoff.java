@@ -105,6 +105,7 @@ public final class PrefillHandoff
     private final DecodeLinks links;
     private final ScheduledExecutorService ticker;
     private volatile Scheduler scheduler;
+    private volatile RoomTrace trace = RoomTrace.NONE;
 
     public PrefillHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
             PageChecksums checksums, int pageSize, EarlySend earlySend, PageGeometry sources, TransferHooks hooks, ControlSecurity security)
@@ -126,6 +127,7 @@ public final class PrefillHandoff
     public void attach(Scheduler scheduler)
     {
         this.scheduler = requireNonNull(scheduler, "scheduler is null");
+        this.trace = new RoomTrace(scheduler.timelines(), checksums.bytesPerPage(), config.checksums());
     }
 
     /** Where decodes connect: {@code host:port}. */
@@ -292,7 +294,7 @@ public final class PrefillHandoff
     {
         List<RoomEffect.SenderEffect> effects;
         synchronized (room) {
-            effects = room.machine.on(event, clock.nanos());
+            effects = trace.sender(room.rid, event, room.machine.on(event, clock.nanos()));
             for (RoomEffect.SenderEffect effect : effects) {
                 execute(room, effect);
             }

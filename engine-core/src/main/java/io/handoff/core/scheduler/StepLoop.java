@@ -205,6 +205,7 @@ final class StepLoop
         stats = snapshot();
         long now = System.nanoTime();
         for (ScheduledRequest request : delivering) {
+            request.timeline.ended(request.finishReason, request.cause, request.error);
             try {
                 request.result.complete(request.toResult(now));
             }
@@ -251,6 +252,7 @@ final class StepLoop
             promptTokens += request.promptLength();
             cachedPromptTokens += request.cachedTokens;
             running.add(request);
+            request.timeline.record(TimelineEvent.ADMITTED, "cached_tokens=" + request.cachedTokens + " pages=" + request.pages.length + " receives_prompt=" + request.receivingPrompt);
             parts.handoff().admitted(view(request));
         }
     }
@@ -277,6 +279,7 @@ final class StepLoop
                 continue;
             }
             request.computedPromptTokens = chunk.to();
+            request.timeline.record(TimelineEvent.FORWARD_DONE, "step=" + plan.step() + " tokens=" + chunk.from() + ".." + chunk.to() + (chunk.last() ? " last" : ""));
             parts.handoff().chunkComputed(view(request), chunk.from(), chunk.to(), plan.fence(), chunk.last(),
                     chunk.last() ? request.outputs[0] : -1);
             if (chunk.last()) {
@@ -317,6 +320,7 @@ final class StepLoop
         generatedTokens++;
         if (index == 0) {
             request.firstTokenNanos = System.nanoTime();
+            request.timeline.record(TimelineEvent.FIRST_TOKEN, "token=" + token);
         }
         try {
             request.listener.onToken(index, token);
