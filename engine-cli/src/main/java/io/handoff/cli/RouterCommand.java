@@ -57,7 +57,7 @@ final class RouterCommand
         RouterConfig routerConfig;
         // The engine validates the configuration (with plugins' keys) and sets up logging; the router needs nothing else of it.
         try (Engine engine = Engine.start(options.source())) {
-            serverConfig = ServerConfig.from(engine.config().config());
+            serverConfig = ServerConfig.from(engine.config().config(), engine.security());
             routerConfig = RouterConfig.from(engine.config().config());
         }
         Router router;
