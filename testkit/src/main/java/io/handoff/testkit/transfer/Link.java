@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.UnaryOperator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -48,32 +49,45 @@ public final class Link
     /**
      * How the two backends are wired beyond the kit's defaults.
      *
-     * @param clusterSecret whether both sides hold a (test) cluster secret: their own connections then authenticate and
-     *         get frame tags ({@link AuthenticatingContext})
+     * @param security {@code PLAIN}: the kit's {@link RecordingContext} (nothing authenticates, any listener is fine);
+     *         {@code AUTHENTICATED}: both sides hold a test cluster secret, so their own connections authenticate and
+     *         get frame tags; {@code LOOPBACK_ONLY}: no secret, and the engine's rule that listeners then bind loopback
+     *         addresses only (both {@link ClusterContext})
      * @param descriptorOnTheWay what becomes of the receiver's descriptor before the sender connects with it (a test may
      *         route the connection through a proxy of its own); identity by default
      */
-    public record Wiring(boolean clusterSecret, UnaryOperator<byte[]> descriptorOnTheWay)
+    public record Wiring(Security security, UnaryOperator<byte[]> descriptorOnTheWay)
     {
-        public static final Wiring PLAIN = new Wiring(false, UnaryOperator.identity());
-        public static final Wiring AUTHENTICATED = new Wiring(true, UnaryOperator.identity());
+        public enum Security
+        {
+            PLAIN, AUTHENTICATED, LOOPBACK_ONLY
+        }
+
+        public static final Wiring PLAIN = new Wiring(Security.PLAIN, UnaryOperator.identity());
+        public static final Wiring AUTHENTICATED = new Wiring(Security.AUTHENTICATED, UnaryOperator.identity());
+        public static final Wiring LOOPBACK_ONLY = new Wiring(Security.LOOPBACK_ONLY, UnaryOperator.identity());
         /** The secret both sides of an {@link #AUTHENTICATED} link hold. */
         public static final ClusterSecret SECRET = ClusterSecret.of("the test kit's cluster secret".getBytes(StandardCharsets.UTF_8));
 
         public Wiring
         {
+            requireNonNull(security, "security is null");
             requireNonNull(descriptorOnTheWay, "descriptorOnTheWay is null");
         }
 
         public Wiring withDescriptorOnTheWay(UnaryOperator<byte[]> route)
         {
-            return new Wiring(clusterSecret, route);
+            return new Wiring(security, route);
         }
 
         TransferContext context(String hostId, Path folder, String backendId)
         {
             RecordingContext plain = new RecordingContext(hostId, folder);
-            return clusterSecret ? new AuthenticatingContext(plain, SECRET, backendId) : plain;
+            return switch (security) {
+                case PLAIN -> plain;
+                case AUTHENTICATED -> new ClusterContext(plain, SECRET, backendId);
+                case LOOPBACK_ONLY -> new ClusterContext(plain, Optional.empty(), backendId);
+            };
         }
     }
 
@@ -222,7 +236,7 @@ public final class Link
         return receiver;
     }
 
-    /** The context the receiver was opened with (an {@link AuthenticatingContext} when the link has a secret). */
+    /** The context the receiver was opened with (a {@link ClusterContext} unless the wiring is plain). */
     public TransferContext receiverContext()
     {
         return receiverContext;

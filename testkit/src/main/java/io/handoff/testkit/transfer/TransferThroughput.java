@@ -106,7 +106,7 @@ public final class TransferThroughput
             throws InterruptedException, IOException
     {
         RecordingContext plain = new RecordingContext(HOST, file.getParent());
-        TransferContext context = secret ? new AuthenticatingContext(plain, Link.Wiring.SECRET, provider.id()) : plain;
+        TransferContext context = secret ? new ClusterContext(plain, Link.Wiring.SECRET, provider.id()) : plain;
         long[] strides = {STRIDE, STRIDE, STRIDE, STRIDE};
         try (TransferBackend receiver = provider.open(context, settings);
                 TransferBackend sender = provider.open(context, settings);

@@ -5,7 +5,7 @@ import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.TransferBackendProvider;
 import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.WriteGuard;
-import io.handoff.testkit.transfer.AuthenticatingContext;
+import io.handoff.testkit.transfer.ClusterContext;
 import io.handoff.testkit.transfer.Link;
 import io.handoff.testkit.transfer.Outcome;
 import io.handoff.testkit.transfer.RecordingContext;
@@ -139,7 +139,7 @@ class TaggedTcpTransferTest
         try (Link link = open(WriteGuard.ALLOW_ALL)) {
             int port = TcpTransferTest.tcpReceiver(link).port();
             try (Socket stranger = new Socket(InetAddress.getLoopbackAddress(), port)) {
-                var foreign = new AuthenticatingContext(new RecordingContext("elsewhere", folder),
+                var foreign = new ClusterContext(new RecordingContext("elsewhere", folder),
                         ClusterSecret.of("not this cluster's secret".getBytes(StandardCharsets.UTF_8)), "mooncake");
                 assertThatThrownBy(() -> foreign.authenticateConnection(stranger, true)).hasMessageContaining("the cluster secrets differ");
             }
@@ -158,7 +158,7 @@ class TaggedTcpTransferTest
 
     private static java.util.List<String> refusals(Link link)
     {
-        return ((AuthenticatingContext) link.receiverContext()).refusals();
+        return ((ClusterContext) link.receiverContext()).refusals();
     }
 
     /**

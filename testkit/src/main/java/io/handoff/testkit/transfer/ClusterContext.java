@@ -2,6 +2,7 @@ package io.handoff.testkit.transfer;
 
 import io.handoff.core.security.ClusterHandshake;
 import io.handoff.core.security.ClusterSecret;
+import io.handoff.core.security.ClusterSecurity;
 import io.handoff.spi.transfer.FrameTags;
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PoolDescription;
@@ -9,34 +10,46 @@ import io.handoff.spi.transfer.SharedPoolMapping;
 import io.handoff.spi.transfer.TransferContext;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * A {@link RecordingContext} of a cluster with a secret: a backend's own connections authenticate with the core's
- * handshake for transfer connections ({@link ClusterHandshake#transfer}, as the engine's context does) and get the
- * session's {@link FrameTags}; every refusal the backend reports is kept, for a test to read.
+ * A {@link RecordingContext} under the engine's cluster security rules ({@link ClusterSecurity}): with a secret, a
+ * backend's own connections authenticate with the core's handshake for transfer connections
+ * ({@link ClusterHandshake#transfer}, as the engine's context does) and get the session's {@link FrameTags}, and it may
+ * listen anywhere; without one, nothing authenticates and it may listen on loopback addresses only. Every refusal the
+ * backend reports is kept, for a test to read.
  */
-public final class AuthenticatingContext
+public final class ClusterContext
         implements TransferContext
 {
     private static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(5);
 
     private final RecordingContext plain;
-    private final ClusterSecret secret;
+    private final Optional<ClusterSecret> secret;
+    private final ClusterSecurity security;
     private final String backendId;
     private final List<String> refusals = new CopyOnWriteArrayList<>();
 
-    public AuthenticatingContext(RecordingContext plain, ClusterSecret secret, String backendId)
+    /** @param secret the cluster's secret, or empty for a cluster without one (loopback listeners only) */
+    public ClusterContext(RecordingContext plain, Optional<ClusterSecret> secret, String backendId)
     {
         this.plain = requireNonNull(plain, "plain is null");
         this.secret = requireNonNull(secret, "secret is null");
+        this.security = secret.map(ClusterSecurity::withSecret).orElseGet(ClusterSecurity::loopbackOnly);
         this.backendId = requireNonNull(backendId, "backendId is null");
+    }
+
+    public ClusterContext(RecordingContext plain, ClusterSecret secret, String backendId)
+    {
+        this(plain, Optional.of(secret), backendId);
     }
 
     /** What {@link #refused} was told, as "peer: reason", in order. */
@@ -76,6 +89,12 @@ public final class AuthenticatingContext
     }
 
     @Override
+    public void checkListen(InetAddress address)
+    {
+        security.checkListen("transfer backend '" + backendId + "'", address);
+    }
+
+    @Override
     public void authenticate(Socket socket, boolean connecting)
             throws IOException
     {
@@ -86,7 +105,10 @@ public final class AuthenticatingContext
     public FrameTags authenticateConnection(Socket socket, boolean connecting)
             throws IOException
     {
-        return ClusterHandshake.transfer(socket, secret, backendId, connecting, HANDSHAKE_TIMEOUT).frameTags();
+        if (secret.isEmpty()) {
+            return FrameTags.NONE;
+        }
+        return ClusterHandshake.transfer(socket, secret.get(), backendId, connecting, HANDSHAKE_TIMEOUT).frameTags();
     }
 
     @Override
