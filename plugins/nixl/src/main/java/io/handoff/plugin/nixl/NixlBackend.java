@@ -157,6 +157,9 @@ final class NixlBackend
     {
         try {
             context.checkListen(InetAddress.getByAddress(new byte[4]));
+            log.log(WARNING, "nixl: UCX uses the network devices it finds (UCX_NET_DEVICES narrows them), and its own connections "
+                    + "authenticate nobody: a host that reaches its ports and speaks UCX can write into this process's memory (README "
+                    + "\"Security\"). Firewall them to the cluster's hosts, or use mooncake across untrusted networks");
             return "";
         }
         catch (IllegalStateException | UnknownHostException e) {
