@@ -59,7 +59,7 @@ final class RouterCommand
         Timelines timelines;
         // The engine validates the configuration (with plugins' keys) and sets up logging; the router needs nothing else of it.
         try (Engine engine = Engine.start(options.source())) {
-            serverConfig = ServerConfig.from(engine.config().config());
+            serverConfig = ServerConfig.from(engine.config().config(), engine.security());
             routerConfig = RouterConfig.from(engine.config().config());
             timelines = new Timelines(engine.config().config().getInt("handoff.debug.timeline-requests"));
         }

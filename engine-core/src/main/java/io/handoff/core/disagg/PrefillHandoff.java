@@ -7,6 +7,7 @@ import io.handoff.core.disagg.RoomEvent.ChunkForwarded;
 import io.handoff.core.scheduler.FinishReason;
 import io.handoff.core.scheduler.HandoffRequest;
 import io.handoff.core.scheduler.KvHandoff;
+import io.handoff.core.scheduler.KvHandoff.HandoffFailure;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.transfer.PlanListener;
 import io.handoff.core.transfer.TransferHooks;
@@ -48,7 +49,14 @@ public final class PrefillHandoff
     {
         final SenderRoom machine;
         final String rid;
-        final CompletableFuture<Void> sourcesReleased = new CompletableFuture<>();
+        /** Completes when no transfer reads the source pages, with the room's own failure if it had one. */
+        final CompletableFuture<Optional<HandoffFailure>> sourcesReleased = new CompletableFuture<>();
+        /** Why the room failed, when it failed on its own (not because its request ended); under the room's lock. */
+        HandoffFailure failure;
+        /** The request ended first: a failure of the room then is that ending, not news for the request's result. */
+        boolean endedByRequest;
+        /** The scheduler asked how to release the request's pages; until then the room's outcome must stay reachable. */
+        volatile boolean requestFinished;
         int nextChunk;
         boolean prefixForwarded;
         boolean lastComputed;
@@ -277,9 +285,15 @@ public final class PrefillHandoff
         }
         Room room = found.get();
         if (!room.lastComputed || reason == FinishReason.ABORT || reason == FinishReason.ERROR) {
+            synchronized (room) {
+                room.endedByRequest = true;
+            }
             drive(room, new RoomEvent.Abort(error != null ? error : "the prefill request ended " + reason));
         }
-        return room.sourcesReleased.isDone() ? Release.NOW : new AfterTransfers(room.sourcesReleased);
+        // even when the room has ended: the future carries its failure to the request's result
+        room.requestFinished = true;
+        retireIfSettled(room);
+        return new AfterTransfers(room.sourcesReleased);
     }
 
     private Optional<Room> room(HandoffRequest request)
@@ -299,7 +313,12 @@ public final class PrefillHandoff
                 execute(room, effect);
             }
         }
-        if (room.machine.phase().isTerminal() && room.sourcesReleased.isDone()) {
+        retireIfSettled(room);
+    }
+
+    private void retireIfSettled(Room room)
+    {
+        if (room.machine.phase().isTerminal() && room.sourcesReleased.isDone() && room.requestFinished) {
             rooms.retire(room.machine.room());
             links.forget(room.machine.room());
         }
@@ -326,7 +345,7 @@ public final class PrefillHandoff
                     drive(room, new RoomEvent.Drained());
                 });
             }
-            case RoomEffect.ReleaseSources ignored -> room.sourcesReleased.complete(null);
+            case RoomEffect.ReleaseSources ignored -> room.sourcesReleased.complete(Optional.ofNullable(room.failure));
             case RoomEffect.Complete ignored -> {
                 stats.roomEnded(true);
                 stats.kvReady(System.nanoTime() - room.lastForwardNanos);
@@ -334,6 +353,9 @@ public final class PrefillHandoff
             case RoomEffect.Fail fail -> {
                 stats.roomEnded(false);
                 log.info("room {} (request {}) failed: {}", key, room.rid, fail.reason());
+                if (!room.endedByRequest) {
+                    room.failure = new HandoffFailure(fail.cause(), fail.reason());
+                }
                 Scheduler current = scheduler;
                 if (current != null) {
                     current.abort(room.rid);

@@ -23,6 +23,7 @@ import io.handoff.core.disagg.RoomEvent.PlanCompleted;
 import io.handoff.core.disagg.RoomEvent.PlanFailed;
 import io.handoff.core.disagg.RoomEvent.Received;
 import io.handoff.core.disagg.RoomEvent.Tick;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
 
@@ -98,7 +99,8 @@ public final class SenderRoom
         this.totalPages = Math.ceilDiv(promptLength, pageSize);
         this.maxPagesPerPlan = maxPagesPerPlan;
         this.sourcePages = new int[totalPages];
-        this.deadline = nowNanos + deadlines.nanos(BOOTSTRAPPING);
+        // a sender leaves BOOTSTRAPPING only when a decode claims the room, and does not return to it
+        this.deadline = nowNanos + deadlines.claim().toNanos();
     }
 
     public RoomKey room()
@@ -150,7 +152,10 @@ public final class SenderRoom
             case Abort(String reason) -> failIfLive("aborted: " + reason, true, effects);
             case PeerLost(String reason) -> failIfLive("lost the decode: " + reason, false, effects);
             case Tick() -> {
-                if (!phase.isTerminal() && nowNanos - deadline >= 0) {
+                if (phase == BOOTSTRAPPING && nowNanos - deadline >= 0) {
+                    fail(unclaimed(), FailureCause.ROOM_UNCLAIMED, true, effects);
+                }
+                else if (!phase.isTerminal() && nowNanos - deadline >= 0) {
                     fail("room " + room + " timed out after " + deadlines.nanos(phase) / 1_000_000 + " ms in " + phase, true, effects);
                 }
             }
@@ -305,6 +310,14 @@ public final class SenderRoom
         effects.add(new Complete(firstToken));
     }
 
+    private String unclaimed()
+    {
+        return "no decode claimed room " + room.roomId() + " (generation " + room.generation() + ") within "
+                + deadlines.claim().toMillis() + " ms (handoff.disaggregation.claim-timeout): a prefill serves a bootstrap_room only to a decode "
+                + "that claims it, and a decode claims the room the router sends it with the same request. Send requests that carry "
+                + "bootstrap fields through the router (handoff router), or leave the fields out";
+    }
+
     private void failIfLive(String reason, boolean tellPeer, List<SenderEffect> effects)
     {
         if (phase.isTerminal()) {
@@ -317,13 +330,18 @@ public final class SenderRoom
 
     private void fail(String reason, boolean tellPeer, List<SenderEffect> effects)
     {
+        fail(reason, FailureCause.ENGINE, tellPeer, effects);
+    }
+
+    private void fail(String reason, FailureCause cause, boolean tellPeer, List<SenderEffect> effects)
+    {
         phase = FAILED;
         failure = reason;
         unposted.clear();
         if (tellPeer) {
             effects.add(new Send(new RoomFailed(room, reason)));
         }
-        effects.add(new Fail(reason));
+        effects.add(new Fail(reason, cause));
         if (postedAny) {
             // a posted plan may still be reading the source pages and writing the decode's: drain first
             draining = true;

@@ -129,7 +129,7 @@ public final class ComputeEngine
                 config.getDuration("handoff.scheduler.shutdown-wait"));
 
         KvGeometry kvGeometry = KvGeometry.of(geometry, model.layers(), dtype, pageSize);
-        Optional<Disaggregation> disaggregation = role.map(r -> Disaggregation.open(r, engine.config(), engine.plugins(), faults, options));
+        Optional<Disaggregation> disaggregation = role.map(r -> Disaggregation.open(r, engine.config(), engine.security(), engine.plugins(), faults, options));
         KvPool kv;
         try {
             int pages = poolPages(config, kvGeometry);

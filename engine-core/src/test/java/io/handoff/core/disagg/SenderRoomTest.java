@@ -21,6 +21,7 @@ import io.handoff.core.disagg.RoomEvent.PlanCompleted;
 import io.handoff.core.disagg.RoomEvent.PlanFailed;
 import io.handoff.core.disagg.RoomEvent.Received;
 import io.handoff.core.disagg.RoomEvent.Tick;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
@@ -41,7 +42,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class SenderRoomTest
 {
     static final RoomKey ROOM = new RoomKey(7, 2);
-    static final RoomDeadlines DEADLINES = new RoomDeadlines(Duration.ofSeconds(10), Duration.ofSeconds(20), Duration.ofSeconds(5));
+    static final Duration CLAIM = Duration.ofSeconds(3);
+    static final RoomDeadlines DEADLINES = new RoomDeadlines(Duration.ofSeconds(10), Duration.ofSeconds(20), Duration.ofSeconds(5), CLAIM);
     // 40 tokens of page size 4: 10 pages
     static final int PROMPT = 40;
     static final int[] DESTINATIONS = {50, 51, 52, 53, 54, 55, 60, 61, 62, 63};
@@ -195,28 +197,41 @@ class SenderRoomTest
     }
 
     @Test
-    void bootstrappingDeadlineFailsTheRoomAndTellsTheDecode()
+    void aRoomNoDecodeClaimsFailsAtTheClaimDeadlineAsUnclaimedAndTellsTheDecode()
     {
         SenderRoom room = newRoom();
-        clock.advance(Duration.ofSeconds(10).minusNanos(1));
+        clock.advance(CLAIM.minusNanos(1));
         assertThat(on(room, new Tick())).isEmpty();
 
         clock.advance(Duration.ofNanos(1));
         List<RoomEffect.SenderEffect> effects = on(room, new Tick());
 
         assertThat(room.phase()).isEqualTo(FAILED);
-        assertThat(room.failure()).get().asString().contains("timed out after 10000 ms in BOOTSTRAPPING");
+        assertThat(room.failure()).get().asString()
+                .startsWith("no decode claimed room 7 (generation 2) within 3000 ms (handoff.disaggregation.claim-timeout)")
+                .contains("through the router");
         assertThat(effects).containsExactly(
                 new Send(new RoomFailed(ROOM, room.failure().orElseThrow())),
-                new Fail(room.failure().orElseThrow()),
+                new Fail(room.failure().orElseThrow(), FailureCause.ROOM_UNCLAIMED),
                 new ReleaseSources());
+    }
+
+    @Test
+    void aClaimedRoomIsNoLongerUnderTheClaimDeadline()
+    {
+        SenderRoom room = newRoom();
+        clock.advance(CLAIM.minusNanos(1));
+        on(room, request(ROOM, DESTINATIONS));
+        clock.advance(CLAIM);
+        assertThat(on(room, new Tick())).isEmpty();
+        assertThat(room.phase()).isEqualTo(WAITING_FOR_INPUT);
     }
 
     @Test
     void waitingForInputDeadlineFailsTheRoom()
     {
         SenderRoom room = newRoom();
-        clock.advance(Duration.ofSeconds(9));
+        clock.advance(Duration.ofSeconds(2));
         on(room, request(ROOM, DESTINATIONS));
         // the new phase's deadline counts from entering it
         clock.advance(Duration.ofSeconds(19));
