@@ -1,5 +1,7 @@
 package io.handoff.http;
 
+import io.handoff.core.scheduler.FailureCause;
+
 import java.time.Duration;
 import java.util.Optional;
 
@@ -105,6 +107,19 @@ public final class ApiError
     public static ApiError gatewayTimeout(String code, String message)
     {
         return new ApiError(504, "server_error", code, null, message, null);
+    }
+
+    /**
+     * A generation that failed: 409 {@code room_unclaimed} when its room was never claimed by a decode (the request
+     * carried a {@code bootstrap_room} nobody else was given), else 500.
+     */
+    public static ApiError generationFailed(Optional<String> error, Optional<FailureCause> cause)
+    {
+        String message = "generation failed: " + error.orElse("unknown error");
+        if (cause.orElse(null) == FailureCause.ROOM_UNCLAIMED) {
+            return new ApiError(409, "invalid_request_error", FailureCause.ROOM_UNCLAIMED.label(), "bootstrap_room", message, null);
+        }
+        return internal(message);
     }
 
     public static ApiError internal(String message)

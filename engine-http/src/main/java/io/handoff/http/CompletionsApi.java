@@ -69,7 +69,7 @@ final class CompletionsApi
             if (!stream) {
                 Generation.Outcome outcome = generation.run(Generation.Sink.NONE);
                 if (outcome.reason() == FinishReason.ERROR) {
-                    throw ApiError.internal("generation failed: " + outcome.error().orElse("unknown error"));
+                    throw ApiError.generationFailed(outcome.error(), outcome.cause());
                 }
                 ObjectNode response = envelope(id, "text_completion");
                 choice(response, outcome.text(), outcome);
@@ -90,7 +90,7 @@ final class CompletionsApi
                 return;
             }
             if (outcome.reason() == FinishReason.ERROR) {
-                events.send(Exchange.errorBody(ApiError.internal("generation failed: " + outcome.error().orElse("unknown error"))));
+                events.send(Exchange.errorBody(ApiError.generationFailed(outcome.error(), outcome.cause())));
             }
             else {
                 ObjectNode last = envelope(id, "text_completion");

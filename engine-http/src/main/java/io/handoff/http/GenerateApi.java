@@ -56,7 +56,7 @@ final class GenerateApi
             if (!stream) {
                 Generation.Outcome outcome = generation.run(Generation.Sink.NONE);
                 if (outcome.reason() == FinishReason.ERROR) {
-                    throw ApiError.internal("generation failed: " + outcome.error().orElse("unknown error"));
+                    throw ApiError.generationFailed(outcome.error(), outcome.cause());
                 }
                 exchange.sendJson(200, response(outcome));
                 return;
@@ -67,7 +67,7 @@ final class GenerateApi
                 return;
             }
             events.send(outcome.reason() == FinishReason.ERROR
-                    ? Exchange.errorBody(ApiError.internal("generation failed: " + outcome.error().orElse("unknown error")))
+                    ? Exchange.errorBody(ApiError.generationFailed(outcome.error(), outcome.cause()))
                     : response(outcome));
             events.done();
         }

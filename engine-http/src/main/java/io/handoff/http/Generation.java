@@ -1,6 +1,7 @@
 package io.handoff.http;
 
 import io.handoff.core.model.tokenizer.Tokenizer;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.scheduler.FinishReason;
 import io.handoff.core.scheduler.GenerateResult;
 import io.handoff.core.scheduler.Scheduler;
@@ -57,7 +58,8 @@ final class Generation
             long queueNanos,
             long firstTokenNanos,
             long totalNanos,
-            boolean clientGone) {}
+            boolean clientGone,
+            Optional<FailureCause> cause) {}
 
     private sealed interface Event
             permits Token, Done {}
@@ -197,7 +199,7 @@ final class Generation
     {
         if (done.failure() != null) {
             return new Outcome(params.rid(), new int[0], "", FinishReason.ERROR, Optional.empty(),
-                    Optional.of(String.valueOf(done.failure())), params.promptIds().length, 0, 0, 0, 0, clientGone);
+                    Optional.of(String.valueOf(done.failure())), params.promptIds().length, 0, 0, 0, 0, clientGone, Optional.empty());
         }
         GenerateResult result = done.result();
         Optional<OutputText.Match> match = text.match();
@@ -212,7 +214,7 @@ final class Generation
             match = Optional.of(new OutputText.StopToken(ids[ids.length - 1]));
         }
         return new Outcome(params.rid(), ids, text.text(), reason, match, result.error(), result.promptTokens(), result.cachedTokens(),
-                result.queueNanos(), result.firstTokenNanos(), result.totalNanos(), clientGone);
+                result.queueNanos(), result.firstTokenNanos(), result.totalNanos(), clientGone, result.cause());
     }
 
     /**

@@ -125,6 +125,7 @@ public final class DecodeHandoff
     private final boolean releaseOnDrainDeadlineForTesting;
     private final ScheduledExecutorService ticker;
     private volatile Scheduler scheduler;
+    private volatile RoomTrace trace = RoomTrace.NONE;
 
     public DecodeHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
             List<MemoryRegion> regions, Path sharedFile, PageChecksums checksums, ControlSecurity security)
@@ -151,6 +152,7 @@ public final class DecodeHandoff
     public void attach(Scheduler scheduler)
     {
         this.scheduler = requireNonNull(scheduler, "scheduler is null");
+        this.trace = new RoomTrace(scheduler.timelines(), checksums.bytesPerPage(), config.checksums());
     }
 
     public TransferStats stats()
@@ -292,7 +294,7 @@ public final class DecodeHandoff
     private void drive(Room room, RoomEvent.ForReceiver event)
     {
         synchronized (room) {
-            for (RoomEffect.ReceiverEffect effect : room.machine.on(event, clock.nanos())) {
+            for (RoomEffect.ReceiverEffect effect : trace.receiver(room.rid, event, room.machine.on(event, clock.nanos()))) {
                 execute(room, effect);
             }
         }

@@ -100,12 +100,15 @@ public final class Disaggregation
      * it is missing, unavailable, has no data path, or when early send is forced on without the
      * capabilities that make it safe.
      */
-    public static Disaggregation open(Role role, HandoffConfig handoffConfig, PluginRegistry plugins, FaultInjector faults)
+    public static Disaggregation open(Role role, HandoffConfig handoffConfig, ClusterSecurity clusterSecurity, PluginRegistry plugins,
+            FaultInjector faults)
     {
-        return open(role, handoffConfig, plugins, faults, Options.DEFAULT);
+        return open(role, handoffConfig, clusterSecurity, plugins, faults, Options.DEFAULT);
     }
 
-    public static Disaggregation open(Role role, HandoffConfig handoffConfig, PluginRegistry plugins, FaultInjector faults, Options options)
+    /** @param clusterSecurity the process's one copy of the security settings and secret ({@code Engine#security}) */
+    public static Disaggregation open(Role role, HandoffConfig handoffConfig, ClusterSecurity clusterSecurity, PluginRegistry plugins,
+            FaultInjector faults, Options options)
     {
         requireNonNull(role, "role is null");
         DisaggregationConfig config = DisaggregationConfig.from(handoffConfig.config());
@@ -117,8 +120,7 @@ public final class Disaggregation
         EarlySend earlySend = options.bypassEarlySendGateForTesting()
                 ? EarlySend.forcedForTesting(config.earlySend(), id, capabilities)
                 : EarlySend.decide(config.earlySend(), id, capabilities);
-        // the secret is read once, here: a bad file stops the start with what to fix
-        ControlSecurity security = ControlSecurity.of(ClusterSecurity.from(handoffConfig.config()));
+        ControlSecurity security = ControlSecurity.of(requireNonNull(clusterSecurity, "clusterSecurity is null"));
         log.info("{}: {}", role.name().toLowerCase(java.util.Locale.ROOT), security.settings().describe());
         RunDirectory runDirectory = RunDirectory.create(EngineTransferContext.sharedMemoryBase());
         EngineTransferContext context = new EngineTransferContext(faults, runDirectory, security, id);

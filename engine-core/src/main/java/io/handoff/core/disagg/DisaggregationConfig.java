@@ -59,7 +59,7 @@ public record DisaggregationConfig(
                 new ControlChannel.Liveness(d.getDuration("heartbeat-interval"), d.getDuration("peer-timeout")),
                 d.getDuration("connect-timeout"),
                 new RoomDeadlines(d.getDuration("bootstrapping-timeout"), d.getDuration("waiting-for-input-timeout"),
-                        d.getDuration("transferring-timeout")),
+                        d.getDuration("transferring-timeout"), d.getDuration("claim-timeout")),
                 d.getInt("max-pages-per-plan"),
                 new TransferLink.Timeouts(d.getDuration("fence-timeout"), d.getDuration("transfer-report-timeout"),
                         d.getDuration("transfer-close-wait")),

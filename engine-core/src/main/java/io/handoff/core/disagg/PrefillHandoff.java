@@ -8,6 +8,7 @@ import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.scheduler.FinishReason;
 import io.handoff.core.scheduler.HandoffRequest;
 import io.handoff.core.scheduler.KvHandoff;
+import io.handoff.core.scheduler.KvHandoff.HandoffFailure;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.transfer.PlanListener;
 import io.handoff.core.transfer.TransferHooks;
@@ -49,7 +50,14 @@ public final class PrefillHandoff
     {
         final SenderRoom machine;
         final String rid;
-        final CompletableFuture<Void> sourcesReleased = new CompletableFuture<>();
+        /** Completes when no transfer reads the source pages, with the room's own failure if it had one. */
+        final CompletableFuture<Optional<HandoffFailure>> sourcesReleased = new CompletableFuture<>();
+        /** Why the room failed, when it failed on its own (not because its request ended); under the room's lock. */
+        HandoffFailure failure;
+        /** The request ended first: a failure of the room then is that ending, not news for the request's result. */
+        boolean endedByRequest;
+        /** The scheduler asked how to release the request's pages; until then the room's outcome must stay reachable. */
+        volatile boolean requestFinished;
         int nextChunk;
         boolean prefixForwarded;
         boolean lastComputed;
@@ -106,6 +114,7 @@ public final class PrefillHandoff
     private final DecodeLinks links;
     private final ScheduledExecutorService ticker;
     private volatile Scheduler scheduler;
+    private volatile RoomTrace trace = RoomTrace.NONE;
 
     public PrefillHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
             PageChecksums checksums, int pageSize, EarlySend earlySend, PageGeometry sources, TransferHooks hooks, ControlSecurity security)
@@ -127,6 +136,7 @@ public final class PrefillHandoff
     public void attach(Scheduler scheduler)
     {
         this.scheduler = requireNonNull(scheduler, "scheduler is null");
+        this.trace = new RoomTrace(scheduler.timelines(), checksums.bytesPerPage(), config.checksums());
     }
 
     /** Where decodes connect: {@code host:port}. */
@@ -276,9 +286,15 @@ public final class PrefillHandoff
         }
         Room room = found.get();
         if (!room.lastComputed || reason == FinishReason.ABORT || reason == FinishReason.ERROR) {
+            synchronized (room) {
+                room.endedByRequest = true;
+            }
             drive(room, new RoomEvent.Abort(cause.orElse(FailureCause.ENGINE), error != null ? error : "the prefill request ended " + reason));
         }
-        return room.sourcesReleased.isDone() ? Release.NOW : new AfterTransfers(room.sourcesReleased);
+        // even when the room has ended: the future carries its failure to the request's result
+        room.requestFinished = true;
+        retireIfSettled(room);
+        return new AfterTransfers(room.sourcesReleased);
     }
 
     private Optional<Room> room(HandoffRequest request)
@@ -293,12 +309,17 @@ public final class PrefillHandoff
     {
         List<RoomEffect.SenderEffect> effects;
         synchronized (room) {
-            effects = room.machine.on(event, clock.nanos());
+            effects = trace.sender(room.rid, event, room.machine.on(event, clock.nanos()));
             for (RoomEffect.SenderEffect effect : effects) {
                 execute(room, effect);
             }
         }
-        if (room.machine.phase().isTerminal() && room.sourcesReleased.isDone()) {
+        retireIfSettled(room);
+    }
+
+    private void retireIfSettled(Room room)
+    {
+        if (room.machine.phase().isTerminal() && room.sourcesReleased.isDone() && room.requestFinished) {
             rooms.retire(room.machine.room());
             links.forget(room.machine.room());
         }
@@ -337,7 +358,7 @@ public final class PrefillHandoff
                     drive(room, new RoomEvent.Drained());
                 });
             }
-            case RoomEffect.ReleaseSources ignored -> room.sourcesReleased.complete(null);
+            case RoomEffect.ReleaseSources ignored -> room.sourcesReleased.complete(Optional.ofNullable(room.failure));
             case RoomEffect.Complete ignored -> {
                 stats.roomEnded(true);
                 stats.kvReady(System.nanoTime() - room.lastForwardNanos);
@@ -345,6 +366,9 @@ public final class PrefillHandoff
             case RoomEffect.Fail fail -> {
                 stats.roomEnded(false);
                 log.info("room {} (request {}) failed: {}", key, room.rid, fail.reason());
+                if (!room.endedByRequest) {
+                    room.failure = new HandoffFailure(fail.cause(), fail.reason());
+                }
                 Scheduler current = scheduler;
                 if (current != null) {
                     current.abort(room.rid, fail.cause(), fail.reason());

@@ -414,7 +414,7 @@ public final class ReceiverRoom
         if (tellPeer) {
             effects.add(new Send(new RoomFailed(room, cause, reason)));
         }
-        effects.add(new Fail(cause, reason));
+        effects.add(new Fail(reason, cause));
         if (!advertised) {
             // no writer knows these pages
             effects.add(new Release(pages.clone()));

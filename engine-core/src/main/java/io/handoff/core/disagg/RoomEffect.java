@@ -205,14 +205,20 @@ public sealed interface RoomEffect
     record Complete(int firstToken)
             implements SenderEffect, ReceiverEffect {}
 
-    /** The room failed: fail the request with this cause and reason. Emitted exactly once per room. */
-    record Fail(FailureCause cause, String reason)
+    /** The room failed: fail the request with this reason and cause. Emitted exactly once per room. */
+    record Fail(String reason, FailureCause cause)
             implements SenderEffect, ReceiverEffect
     {
         public Fail
         {
-            requireNonNull(cause, "cause is null");
             requireNonNull(reason, "reason is null");
+            requireNonNull(cause, "cause is null");
+        }
+
+        /** A failure not (yet) given a more precise cause. */
+        public Fail(String reason)
+        {
+            this(reason, FailureCause.ENGINE);
         }
     }
 

@@ -99,7 +99,8 @@ public final class SenderRoom
         this.totalPages = Math.ceilDiv(promptLength, pageSize);
         this.maxPagesPerPlan = maxPagesPerPlan;
         this.sourcePages = new int[totalPages];
-        this.deadline = nowNanos + deadlines.nanos(BOOTSTRAPPING);
+        // a sender leaves BOOTSTRAPPING only when a decode claims the room, and does not return to it
+        this.deadline = nowNanos + deadlines.claim().toNanos();
     }
 
     public RoomKey room()
@@ -151,7 +152,10 @@ public final class SenderRoom
             case Abort(FailureCause cause, String reason) -> failIfLive(cause, "aborted: " + reason, true, effects);
             case PeerLost(FailureCause cause, String reason) -> failIfLive(cause, "lost the decode: " + reason, false, effects);
             case Tick() -> {
-                if (!phase.isTerminal() && nowNanos - deadline >= 0) {
+                if (phase == BOOTSTRAPPING && nowNanos - deadline >= 0) {
+                    fail(FailureCause.ROOM_UNCLAIMED, unclaimed(), true, effects);
+                }
+                else if (!phase.isTerminal() && nowNanos - deadline >= 0) {
                     fail(FailureCause.DEADLINE, "room " + room + " timed out after " + deadlines.nanos(phase) / 1_000_000 + " ms in " + phase, true,
                             effects);
                 }
@@ -307,6 +311,14 @@ public final class SenderRoom
         effects.add(new Complete(firstToken));
     }
 
+    private String unclaimed()
+    {
+        return "no decode claimed room " + room.roomId() + " (generation " + room.generation() + ") within "
+                + deadlines.claim().toMillis() + " ms (handoff.disaggregation.claim-timeout): a prefill serves a bootstrap_room only to a decode "
+                + "that claims it, and a decode claims the room the router sends it with the same request. Send requests that carry "
+                + "bootstrap fields through the router (handoff router), or leave the fields out";
+    }
+
     private void failIfLive(FailureCause cause, String reason, boolean tellPeer, List<SenderEffect> effects)
     {
         if (phase.isTerminal()) {
@@ -325,7 +337,7 @@ public final class SenderRoom
         if (tellPeer) {
             effects.add(new Send(new RoomFailed(room, cause, reason)));
         }
-        effects.add(new Fail(cause, reason));
+        effects.add(new Fail(reason, cause));
         if (postedAny) {
             // a posted plan may still be reading the source pages and writing the decode's: drain first
             draining = true;

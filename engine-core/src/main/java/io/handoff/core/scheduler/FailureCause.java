@@ -21,6 +21,12 @@ public enum FailureCause
     HANDSHAKE_REFUSED("handshake_refused", false),
     /** The client aborted the request or went away. */
     CLIENT_ABORT("client_abort", false),
+    /**
+     * Prefill: no decode claimed the request's room (sent its page list) within
+     * {@code handoff.disaggregation.claim-timeout}: the request carried a {@code bootstrap_room} no decode was given.
+     * Not retryable: the same request fails again unless a decode is sent the same room.
+     */
+    ROOM_UNCLAIMED("room_unclaimed", false),
     /** A room state outlived its deadline (bootstrapping, waiting for input, transferring). */
     DEADLINE("deadline", true),
     /** Anything else the engine failed the request for (a failed forward step, a shutdown, a broken listener). */

@@ -152,15 +152,33 @@ final class PageReservations
         if (request.release == null) {
             request.release = handoff.finished(request.handoffView(pageSize), request.finishReason, request.error, Optional.ofNullable(request.cause));
         }
-        if (request.release instanceof KvHandoff.AfterTransfers(CompletableFuture<Void> done) && !done.isDone()) {
-            if (!request.releaseWatched) {
-                request.releaseWatched = true;
-                done.whenComplete((ignored, error) -> post.accept(new SchedulerCommand.Wake()));
+        if (request.release instanceof KvHandoff.AfterTransfers(CompletableFuture<Optional<KvHandoff.HandoffFailure>> done)) {
+            if (!done.isDone()) {
+                if (!request.releaseWatched) {
+                    request.releaseWatched = true;
+                    done.whenComplete((ignored, error) -> post.accept(new SchedulerCommand.Wake()));
+                }
+                return false;
             }
-            return false;
+            handoffFailed(request, done.isCompletedExceptionally() ? Optional.empty() : done.join());
         }
         release(request);
         return true;
+    }
+
+    /** The room failed on its own: the result reports it (an error the engine reported first stays, with its cause). */
+    private static void handoffFailed(ScheduledRequest request, Optional<KvHandoff.HandoffFailure> failure)
+    {
+        if (failure.isEmpty()) {
+            return;
+        }
+        if (request.finishReason != FinishReason.ERROR) {
+            request.finishReason = FinishReason.ERROR;
+            request.error = failure.get().message();
+        }
+        if (request.cause == null) {
+            request.cause = failure.get().cause();
+        }
     }
 
     private void release(ScheduledRequest request)

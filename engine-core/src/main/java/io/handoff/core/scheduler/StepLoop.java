@@ -210,6 +210,7 @@ final class StepLoop
         stats = snapshot();
         long now = System.nanoTime();
         for (ScheduledRequest request : delivering) {
+            request.timeline.ended(request.finishReason, request.cause, request.error);
             try {
                 request.result.complete(request.toResult(now));
             }
@@ -231,7 +232,7 @@ final class StepLoop
                 request.finishReason = FinishReason.ABORT;
                 request.error = error;
                 request.cause = cause;
-                failures[cause.ordinal()]++;
+                counted(request);
                 request.phase = ScheduledRequest.Phase.DONE;
                 finishedRequests++;
                 delivering.add(request);
@@ -258,6 +259,7 @@ final class StepLoop
             promptTokens += request.promptLength();
             cachedPromptTokens += request.cachedTokens;
             running.add(request);
+            request.timeline.record(TimelineEvent.ADMITTED, "cached_tokens=" + request.cachedTokens + " pages=" + request.pages.length + " receives_prompt=" + request.receivingPrompt);
             parts.handoff().admitted(view(request));
         }
     }
@@ -284,6 +286,7 @@ final class StepLoop
                 continue;
             }
             request.computedPromptTokens = chunk.to();
+            request.timeline.record(TimelineEvent.FORWARD_DONE, "step=" + plan.step() + " tokens=" + chunk.from() + ".." + chunk.to() + (chunk.last() ? " last" : ""));
             parts.handoff().chunkComputed(view(request), chunk.from(), chunk.to(), plan.fence(), chunk.last(),
                     chunk.last() ? request.outputs[0] : -1);
             if (chunk.last()) {
@@ -324,6 +327,7 @@ final class StepLoop
         generatedTokens++;
         if (index == 0) {
             request.firstTokenNanos = System.nanoTime();
+            request.timeline.record(TimelineEvent.FIRST_TOKEN, "token=" + token);
         }
         try {
             request.listener.onToken(index, token);
@@ -351,9 +355,6 @@ final class StepLoop
         request.finishReason = reason;
         request.error = error;
         request.cause = cause;
-        if (cause != null) {
-            failures[cause.ordinal()]++;
-        }
         request.phase = ScheduledRequest.Phase.RELEASING;
         running.remove(request);
         releasing.add(request);
@@ -370,7 +371,16 @@ final class StepLoop
             it.remove();
             request.phase = ScheduledRequest.Phase.DONE;
             finishedRequests++;
+            counted(request);
             delivering.add(request);
+        }
+    }
+
+    /** Counts a request that ended for a cause, once, with its final cause (a failed handoff may have named it since it finished). */
+    private void counted(ScheduledRequest request)
+    {
+        if (request.cause != null) {
+            failures[request.cause.ordinal()]++;
         }
     }
 

@@ -201,11 +201,11 @@ class ReceiverRoomTest
         ReceiverRoom timedOut = readyRoom(AWAIT_DRAIN_ACK);
         clock.advance(DEADLINES.waitingForInput());
         assertThat(on(timedOut, new Tick())).contains(new Send(new RoomFailed(ROOM, FailureCause.DEADLINE, timedOut.failure().orElseThrow())))
-                .contains(new Fail(FailureCause.DEADLINE, timedOut.failure().orElseThrow()));
+                .contains(new Fail(timedOut.failure().orElseThrow(), FailureCause.DEADLINE));
 
         ReceiverRoom byPrefill = readyRoom(AWAIT_DRAIN_ACK);
         assertThat(on(byPrefill, new Received(new RoomFailed(ROOM, FailureCause.TRANSPORT_FAILURE, "connection reset"))))
-                .contains(new Fail(FailureCause.TRANSPORT_FAILURE, "the prefill failed the room: connection reset"));
+                .contains(new Fail("the prefill failed the room: connection reset", FailureCause.TRANSPORT_FAILURE));
 
         ReceiverRoom violated = readyRoom(AWAIT_DRAIN_ACK);
         assertThat(on(violated, chunk(0, 3, 2))).filteredOn(Fail.class::isInstance).singleElement()
@@ -213,11 +213,11 @@ class ReceiverRoomTest
 
         ReceiverRoom refused = readyRoom(AWAIT_DRAIN_ACK);
         assertThat(on(refused, new PeerLost(FailureCause.HANDSHAKE_REFUSED, "model differs")))
-                .contains(new Fail(FailureCause.HANDSHAKE_REFUSED, "lost the prefill: model differs"));
+                .contains(new Fail("lost the prefill: model differs", FailureCause.HANDSHAKE_REFUSED));
 
         ReceiverRoom suspect = readyRoom(AWAIT_DRAIN_ACK);
         assertThat(on(suspect, new PeerLost(FailureCause.DRAIN_DEADLINE, "prefill is suspect")))
-                .contains(new Fail(FailureCause.DRAIN_DEADLINE, "lost the prefill: prefill is suspect"));
+                .contains(new Fail("lost the prefill: prefill is suspect", FailureCause.DRAIN_DEADLINE));
 
         ReceiverRoom uncheckedPrefill = readyRoom(AWAIT_DRAIN_ACK);
         on(uncheckedPrefill, chunk(0, 0, 4));
@@ -246,7 +246,7 @@ class ReceiverRoomTest
         assertThat(room.failure()).contains(reason);
         assertThat(effects).containsExactly(
                 new Send(new RoomFailed(ROOM, FailureCause.CHECKSUM_MISMATCH, reason)),
-                new Fail(FailureCause.CHECKSUM_MISMATCH, reason),
+                new Fail(reason, FailureCause.CHECKSUM_MISMATCH),
                 new Quarantine(PAGES),
                 new ReleaseQuarantined(PAGES, new ReleaseProof.ReceiverValidated(ROOM.roomId(), ROOM.generation())));
     }
@@ -294,7 +294,7 @@ class ReceiverRoomTest
         ReceiverRoom room = newRoom();
         assertThat(on(room, new Abort("client cancelled"))).containsExactly(
                 new Send(new RoomFailed(ROOM, FailureCause.CLIENT_ABORT, "aborted: client cancelled")),
-                new Fail(FailureCause.CLIENT_ABORT, "aborted: client cancelled"),
+                new Fail("aborted: client cancelled", FailureCause.CLIENT_ABORT),
                 new Release(PAGES));
         assertThat(room.isSettled()).isTrue();
     }
@@ -320,7 +320,7 @@ class ReceiverRoomTest
         // RoomFailed first: the prefill stops posting before it drains
         assertThat(effects).containsExactly(
                 new Send(new RoomFailed(ROOM, FailureCause.CLIENT_ABORT, "aborted: stop")),
-                new Fail(FailureCause.CLIENT_ABORT, "aborted: stop"),
+                new Fail("aborted: stop", FailureCause.CLIENT_ABORT),
                 new Quarantine(PAGES),
                 new Send(new DrainRequest(ROOM)));
         assertThat(room.isSettled()).isFalse();
@@ -380,7 +380,7 @@ class ReceiverRoomTest
     {
         ReceiverRoom room = readyRoom(AWAIT_DRAIN_ACK);
         on(room, chunk(0, 0, 2));
-        assertThat(on(room, new PeerLost("no frame for 10 s"))).containsExactly(new Fail(FailureCause.PEER_LOST, "lost the prefill: no frame for 10 s"), new Quarantine(PAGES));
+        assertThat(on(room, new PeerLost("no frame for 10 s"))).containsExactly(new Fail("lost the prefill: no frame for 10 s", FailureCause.PEER_LOST), new Quarantine(PAGES));
         assertThat(on(room, new PeerFenced("process gone"))).last()
                 .isEqualTo(new ReleaseQuarantined(PAGES, new ReleaseProof.PeerFenced("prefill-a:7000", "process gone")));
     }
@@ -390,7 +390,7 @@ class ReceiverRoomTest
     {
         ReceiverRoom room = readyRoom(AWAIT_PEER_FENCE);
         assertThat(on(room, new PeerFenced("registration revoked"))).containsExactly(
-                new Fail(FailureCause.PEER_LOST, "the prefill was fenced: registration revoked"),
+                new Fail("the prefill was fenced: registration revoked", FailureCause.PEER_LOST),
                 new Quarantine(PAGES),
                 new ReleaseQuarantined(PAGES, new ReleaseProof.PeerFenced("prefill-a:7000", "registration revoked")));
         assertThat(room.isSettled()).isTrue();
@@ -401,7 +401,7 @@ class ReceiverRoomTest
     {
         ReceiverRoom room = readyRoom(AWAIT_DRAIN_ACK);
         assertThat(on(room, new Received(new RoomFailed(ROOM, FailureCause.ENGINE, "forward failed")))).containsExactly(
-                new Fail(FailureCause.ENGINE, "the prefill failed the room: forward failed"), new Quarantine(PAGES), new Send(new DrainRequest(ROOM)));
+                new Fail("the prefill failed the room: forward failed", FailureCause.ENGINE), new Quarantine(PAGES), new Send(new DrainRequest(ROOM)));
     }
 
     @Test

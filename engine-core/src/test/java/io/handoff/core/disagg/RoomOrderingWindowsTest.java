@@ -54,7 +54,7 @@ class RoomOrderingWindowsTest
         forward(key, ChunkForwarded.last(0, 0, new int[] {1, 2}, ProducerFence.DONE, 7));
         assertThat(prefill.phase()).isEqualTo(RoomPhase.FAILED);
         assertThat(prefillSaw).noneMatch(Post.class::isInstance);
-        assertThat(outcomes(key)).containsExactly(new Fail(FailureCause.CLIENT_ABORT, "aborted: client went away"));
+        assertThat(outcomes(key)).containsExactly(new Fail("aborted: client went away", FailureCause.CLIENT_ABORT));
     }
 
     @Test
@@ -118,7 +118,7 @@ class RoomOrderingWindowsTest
 
         assertThat(decode.phase()).isEqualTo(RoomPhase.FAILED);
         assertThat(decodeSawByRoom.get(key)).filteredOn(Ignored.class::isInstance).isNotEmpty();
-        assertThat(outcomes(key)).containsExactly(new Fail(FailureCause.CLIENT_ABORT, "aborted: client went away"));
+        assertThat(outcomes(key)).containsExactly(new Fail("aborted: client went away", FailureCause.CLIENT_ABORT));
         // a prefill that had finished still drains on request: its ack frees the pages
         assertThat(decodeSaw).contains(new ReleaseQuarantined(decode.pages(), new ReleaseProof.DrainAck(404, 0, 0)));
         assertThat(decodePool.accounting().free()).isEqualTo(PAGES);

@@ -217,6 +217,12 @@ final class SchedulerFixture
             return this;
         }
 
+        Builder handoff(KvHandoff handoff)
+        {
+            this.handoff = handoff;
+            return this;
+        }
+
         Builder probe(DecodeMetadataProbe.Mode probe)
         {
             this.probe = probe;
@@ -263,13 +269,6 @@ final class SchedulerFixture
         Builder chunkCache()
         {
             this.radix = false;
-            return this;
-        }
-
-        /** How requests hand KV to or take it from a peer (default: colocated). */
-        Builder handoff(KvHandoff handoff)
-        {
-            this.handoff = handoff;
             return this;
         }
 

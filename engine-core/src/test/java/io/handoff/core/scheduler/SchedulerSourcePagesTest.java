@@ -29,14 +29,14 @@ class SchedulerSourcePagesTest
             implements KvHandoff
     {
         final Map<String, CompletableFuture<int[]>> admitted = new ConcurrentHashMap<>();
-        final Map<String, CompletableFuture<Void>> outcomes = new ConcurrentHashMap<>();
+        final Map<String, CompletableFuture<Optional<HandoffFailure>>> outcomes = new ConcurrentHashMap<>();
 
         CompletableFuture<int[]> admitted(String rid)
         {
             return admitted.computeIfAbsent(rid, r -> new CompletableFuture<>());
         }
 
-        CompletableFuture<Void> outcome(String rid)
+        CompletableFuture<Optional<HandoffFailure>> outcome(String rid)
         {
             return outcomes.computeIfAbsent(rid, r -> new CompletableFuture<>());
         }
@@ -84,7 +84,7 @@ class SchedulerSourcePagesTest
                 assertThat(fixture.kv.pagePool().refCount(page)).as("source page %d", page).isPositive();
             }
 
-            handoff.outcome("sent-a").complete(null);
+            handoff.outcome("sent-a").complete(Optional.empty());
             assertThat(await(sent).finishReason()).isEqualTo(FinishReason.LENGTH);
             GenerateResult served = await(big);
             assertThat(served.finishReason()).isEqualTo(FinishReason.LENGTH);
