@@ -205,7 +205,10 @@ class TaggedTcpTransferTest
             return server.getLocalPort();
         }
 
-        /** Bytes of the sender's stream relayed so far (all of the handshake and hello once the link is open). */
+        /**
+         * Bytes of the sender's stream relayed so far: all of the handshake and hello once the link is open, since the
+         * relay counts bytes before it forwards them and the sender's hello is answered only after it arrived.
+         */
         long upstreamBytes()
         {
             return upstream;
@@ -259,29 +262,37 @@ class TaggedTcpTransferTest
             int n;
             while ((n = in.read(buffer)) >= 0) {
                 long start = upstream;
+                // counted before forwarded: once the receiver has seen a byte (and so the sender its answer), the count has it
+                upstream = start + n;
                 long flip = flipAt;
                 if (flip >= start && flip < start + n) {
                     buffer[(int) (flip - start)] ^= 0x01;
                     flipped = true;
                 }
-                out.write(buffer, 0, n);
                 long from = replayFrom;
-                if (from >= 0 && !replayed) {
-                    if (copy == null) {
-                        copy = new byte[replayLength];
-                    }
-                    // keep the bytes of [from, from + length) as they pass
-                    long lo = Math.max(from, start);
-                    long hi = Math.min(from + replayLength, start + n);
-                    if (lo < hi) {
-                        System.arraycopy(buffer, (int) (lo - start), copy, (int) (lo - from), (int) (hi - lo));
-                    }
-                    if (start + n >= from + replayLength) {
-                        replayed = true;
-                        out.write(copy);
-                    }
+                if (from < 0 || replayed) {
+                    out.write(buffer, 0, n);
+                    continue;
                 }
-                upstream = start + n;
+                if (copy == null) {
+                    copy = new byte[replayLength];
+                }
+                // keep the bytes of [from, from + length) as they pass
+                long lo = Math.max(from, start);
+                long hi = Math.min(from + replayLength, start + n);
+                if (lo < hi) {
+                    System.arraycopy(buffer, (int) (lo - start), copy, (int) (lo - from), (int) (hi - lo));
+                }
+                if (start + n < from + replayLength) {
+                    out.write(buffer, 0, n);
+                    continue;
+                }
+                // the copy goes right after the stretch, before whatever the sender wrote next (one read may hold both)
+                int end = (int) (from + replayLength - start);
+                replayed = true;
+                out.write(buffer, 0, end);
+                out.write(copy);
+                out.write(buffer, end, n - end);
             }
         }
 
