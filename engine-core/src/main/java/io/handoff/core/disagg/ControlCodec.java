@@ -10,6 +10,7 @@ import io.handoff.core.disagg.ControlMessage.HelloResult;
 import io.handoff.core.disagg.ControlMessage.RegionsRegistered;
 import io.handoff.core.disagg.ControlMessage.RegisterRegions;
 import io.handoff.core.disagg.ControlMessage.Role;
+import io.handoff.core.disagg.ControlMessage.RoomClaim;
 import io.handoff.core.disagg.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.ControlMessage.RoomRequest;
 import io.handoff.core.scheduler.FailureCause;
@@ -55,6 +56,7 @@ public final class ControlCodec
     private static final byte DRAIN_REQUEST = 9;
     private static final byte DRAIN_ACK = 10;
     private static final byte HEARTBEAT = 11;
+    private static final byte ROOM_CLAIM = 12;
 
     /** A frame that is not a valid message of this protocol version. */
     public static final class MalformedFrameException
@@ -98,6 +100,7 @@ public final class ControlCodec
             case DRAIN_REQUEST -> 1 + 12;
             case DRAIN_ACK -> 1 + 12 + 1;
             case HEARTBEAT -> 1 + 8;
+            case ROOM_CLAIM -> 1 + 12 + field;
             default -> 0;
         };
     }
@@ -185,6 +188,11 @@ public final class ControlCodec
                     out.writeByte(HEARTBEAT);
                     out.writeLong(m.sequence());
                 }
+                case RoomClaim m -> {
+                    out.writeByte(ROOM_CLAIM);
+                    writeRoom(out, m.room());
+                    out.writeUTF(m.requestId());
+                }
             }
         }
         catch (IOException e) {
@@ -225,6 +233,7 @@ public final class ControlCodec
                 case DRAIN_REQUEST -> new DrainRequest(readRoom(in));
                 case DRAIN_ACK -> new DrainAck(readRoom(in), in.readUnsignedByte());
                 case HEARTBEAT -> new Heartbeat(in.readLong());
+                case ROOM_CLAIM -> new RoomClaim(readRoom(in), in.readUTF());
                 default -> throw new MalformedFrameException("unknown message type " + type + " in a frame of " + frame.length + " bytes");
             };
             if (bytes.available() != 0) {

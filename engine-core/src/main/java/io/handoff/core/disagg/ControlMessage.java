@@ -14,7 +14,8 @@ import static java.util.Objects.requireNonNull;
  * What a prefill and a decode say to each other on their control channel (see {@link ControlCodec} for
  * the bytes). Per connection: both send {@link Hello} and answer the other's with {@link HelloResult};
  * the decode then sends {@link RegisterRegions} once and the prefill answers {@link RegionsRegistered}.
- * Per room: {@link RoomRequest} (decode), {@link ChunkDone}s and one {@link AuxRecord} (prefill),
+ * Per room: {@link RoomClaim} (decode, when it receives the request), {@link RoomRequest} (decode, once it admitted
+ * the request), {@link ChunkDone}s and one {@link AuxRecord} (prefill),
  * {@link RoomFailed} from either side, {@link DrainRequest} / {@link DrainAck} after a failure.
  * {@link Heartbeat}s keep an idle connection provably alive.
  *
@@ -25,7 +26,7 @@ import static java.util.Objects.requireNonNull;
 public sealed interface ControlMessage
 {
     /** Bumped on any change to the messages or their encoding; peers must match exactly. */
-    int PROTOCOL_VERSION = 2;
+    int PROTOCOL_VERSION = 3;
     /** The highest sender rank a drain ack may name (a room has at most this many + 1 senders). */
     int MAX_SENDER_RANK = 255;
     /** Longest reason text kept; a longer one is clipped, so a message always fits its frame. */
@@ -131,6 +132,24 @@ public sealed interface ControlMessage
         public static RegionsRegistered refused(String reason)
         {
             return new RegionsRegistered(false, "", Set.of(), reason);
+        }
+    }
+
+    /**
+     * The decode received request {@code requestId} for this room and will send its page list once it admitted it: the
+     * prefill's room stops waiting under the claim allowance and waits under the bootstrapping one, counted from the claim.
+     * Sent before admission, so a decode that queues the request does not make the prefill fail it as unclaimed.
+     */
+    record RoomClaim(RoomKey room, String requestId)
+            implements RoomMessage
+    {
+        public RoomClaim
+        {
+            requireNonNull(room, "room is null");
+            requestId = PeerText.printable(requireNonNull(requestId, "requestId is null"));
+            if (requestId.length() > Compatibility.MAX_FIELD_CHARS) {
+                throw new IllegalArgumentException("request id is longer than " + Compatibility.MAX_FIELD_CHARS + " characters");
+            }
         }
     }
 

@@ -6,6 +6,7 @@ import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.scheduler.FinishReason;
 import io.handoff.core.scheduler.HandoffRequest;
 import io.handoff.core.scheduler.KvHandoff;
+import io.handoff.core.scheduler.RoomTicket;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.RoomKey;
@@ -184,6 +185,26 @@ public final class DecodeHandoff
     public boolean receivesPrompt(HandoffRequest request)
     {
         return request.ticket().isPresent();
+    }
+
+    /**
+     * Claims the request's room on its prefill now, before admission: the prefill waits for the page list under its
+     * bootstrapping deadline instead of failing the room as unclaimed while the request queues here. Connects to the
+     * prefill when there is no link yet; the room joins that link at admission.
+     */
+    @Override
+    public void queued(String rid, RoomTicket ticket)
+    {
+        if (ticket.bootstrap().isEmpty()) {
+            return;
+        }
+        try {
+            links.claim(links.to(ticket.bootstrap()), new ControlMessage.RoomClaim(ticket.room(), rid));
+        }
+        catch (RuntimeException e) {
+            // the admission connects again and fails the room with the reason if the prefill cannot be reached
+            log.debug("request {}: cannot claim room {} on {}: {}", rid, ticket.room(), ticket.bootstrap(), e.getMessage());
+        }
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.handoff.core.disagg;
 
 import io.handoff.core.disagg.ControlMessage.DrainAck;
 import io.handoff.core.disagg.ControlMessage.DrainRequest;
+import io.handoff.core.disagg.ControlMessage.RoomClaim;
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
 import io.handoff.core.disagg.RoomEvent.ChunkForwarded;
 import io.handoff.core.scheduler.FailureCause;
@@ -83,7 +84,7 @@ public final class PrefillHandoff
         {
             Optional<Room> room = rooms.route(message);
             if (room.isPresent()) {
-                drive(room.get(), new RoomEvent.Received(message));
+                receive(room.get(), message);
             }
             else if (message instanceof DrainRequest drain && !rooms.hasParkedFailure(drain.room())) {
                 // a room this prefill no longer (or never) had: nothing of it can be in flight
@@ -200,8 +201,9 @@ public final class PrefillHandoff
             scheduler.abort(request.rid(), FailureCause.ENGINE, "room " + key + " cannot be opened: " + e.getMessage());
             return;
         }
+        // a claim that overtook this request waited here, parked by the room table (bounded, like any early message)
         for (RoomMessage message : early) {
-            drive(room, new RoomEvent.Received(message));
+            receive(room, message);
         }
     }
 
@@ -304,6 +306,17 @@ public final class PrefillHandoff
 
     // ---------------------------------------------------------------------------------------------
     // Driving rooms.
+
+    /** A claim names its request: one naming another request than this room's (a confused decode) claims nothing. */
+    private void receive(Room room, RoomMessage message)
+    {
+        if (message instanceof RoomClaim claim && !claim.requestId().equals(room.rid)) {
+            stats.ignored();
+            log.debug("room {}: ignored a claim for request {}; the room is request {}'s", claim.room(), claim.requestId(), room.rid);
+            return;
+        }
+        drive(room, new RoomEvent.Received(message));
+    }
 
     private void drive(Room room, RoomEvent.ForSender event)
     {

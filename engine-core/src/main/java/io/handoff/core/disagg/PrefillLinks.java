@@ -2,6 +2,7 @@ package io.handoff.core.disagg;
 
 import io.handoff.core.disagg.ControlMessage.HelloResult;
 import io.handoff.core.disagg.ControlMessage.RegionsRegistered;
+import io.handoff.core.disagg.ControlMessage.RoomClaim;
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
 import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.security.AuthenticationException;
@@ -40,6 +41,8 @@ final class PrefillLinks<R>
         implements AutoCloseable
 {
     private static final Logger log = LogManager.getLogger(PrefillLinks.class);
+    /** Claims a connecting link holds for the hello answer: a decode's waiting queue is about this long at most. */
+    static final int MAX_UNSENT_CLAIMS = 4096;
 
     /** What a link tells its rooms. */
     interface Rooms<R>
@@ -80,6 +83,8 @@ final class PrefillLinks<R>
         private LinkState state = LinkState.CONNECTING;
         private volatile ControlChannel channel;
         private volatile boolean greeted;
+        // claims sent before the prefill accepted this decode's hello: they go out right after it did
+        private final List<RoomClaim> unsentClaims = new ArrayList<>();
         private ReleasePolicy policy;
         private String failure;
         private FailureCause failureCause;
@@ -181,6 +186,28 @@ final class PrefillLinks<R>
         }
     }
 
+    /**
+     * Sends {@code claim} on {@code link}: now when the prefill accepted this decode's hello, right after it does while
+     * the link connects (a claim before the hello would be refused), and not at all when the link failed (the room's
+     * admission then connects afresh). At most {@link #MAX_UNSENT_CLAIMS} wait per link; beyond that a claim is dropped,
+     * and its room's page list still claims it at admission.
+     */
+    void claim(Link<R> link, RoomClaim claim)
+    {
+        synchronized (link) {
+            if (!link.greeted && link.state == LinkState.CONNECTING) {
+                if (link.unsentClaims.size() < MAX_UNSENT_CLAIMS) {
+                    link.unsentClaims.add(claim);
+                }
+                else {
+                    stats.ignored();
+                }
+                return;
+            }
+        }
+        link.send(claim);
+    }
+
     /** Heartbeats and liveness of every open connection. */
     void tick()
     {
@@ -257,7 +284,9 @@ final class PrefillLinks<R>
                 refused(link, channel, "prefill " + link.address + " answered a hello twice");
             }
             case HelloResult result when result.accepted() -> {
-                link.greeted = true;
+                synchronized (link) {
+                    link.greeted = true;
+                }
                 link.process = result.hostId() + "/" + result.pid();
                 if (result.hostId().equals(EngineTransferContext.localHostId()) && result.pid() > 0
                         && result.pid() != ProcessHandle.current().pid()) {
@@ -271,6 +300,12 @@ final class PrefillLinks<R>
                     }
                 }
                 channel.send(new ControlMessage.RegisterRegions(backendId, descriptor()));
+                List<RoomClaim> claims;
+                synchronized (link) {
+                    claims = List.copyOf(link.unsentClaims);
+                    link.unsentClaims.clear();
+                }
+                claims.forEach(channel::send);
             }
             case HelloResult result -> {
                 log.error("prefill {} refused this decode: {}", link.address, PeerText.clean(result.reason(), 2000));

@@ -301,7 +301,7 @@ public final class ReceiverRoom
                 // the aux record commits only what landed: hold it until every page has
                 commitIfComplete(effects);
             }
-            case RoomRequest _, DrainRequest _ -> effects.add(new Ignored("a decode does not expect " + message));
+            case RoomRequest _, ControlMessage.RoomClaim _, DrainRequest _ -> effects.add(new Ignored("a decode does not expect " + message));
         }
     }
 

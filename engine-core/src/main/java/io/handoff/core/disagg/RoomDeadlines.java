@@ -10,12 +10,14 @@ import static java.util.Objects.requireNonNull;
  * failed for being long, only for stalling. Terminal phases have none, and nothing that releases a page
  * ever waits on one (invariant I2).
  *
- * <p>A sender's {@link RoomPhase#BOOTSTRAPPING} waits for the decode to claim the room (its page list), which a decode
- * sends as soon as it admitted the request and its connection is up: that wait has its own, shorter {@code claim}
- * deadline, so a room no decode was given fails in seconds, not after the receiver's connection allowance.
+ * <p>A sender's {@link RoomPhase#BOOTSTRAPPING} waits for the decode's claim ({@link ControlMessage.RoomClaim}, which a
+ * decode sends as soon as it receives the request, before it queues it) under its own, shorter {@code claim} deadline, so
+ * a room no decode was given fails in seconds; once claimed, it waits for the page list (sent when the decode admitted
+ * the request) under the {@code bootstrapping} deadline, counted from the claim.
  *
- * @param bootstrapping receiver: connecting to the prefill (handshake, region registration) and sending its pages
- * @param claim sender: waiting for a decode's page list, from admission
+ * @param bootstrapping receiver: connecting to the prefill (handshake, region registration) and sending its pages;
+ *         sender: a claimed room waiting for the decode's page list
+ * @param claim sender: waiting for a decode's claim, from admission
  */
 public record RoomDeadlines(Duration bootstrapping, Duration waitingForInput, Duration transferring, Duration claim)
 {

@@ -4,6 +4,7 @@ import io.handoff.core.disagg.ControlMessage.AuxRecord;
 import io.handoff.core.disagg.ControlMessage.ChunkDone;
 import io.handoff.core.disagg.ControlMessage.DrainAck;
 import io.handoff.core.disagg.ControlMessage.DrainRequest;
+import io.handoff.core.disagg.ControlMessage.RoomClaim;
 import io.handoff.core.disagg.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
 import io.handoff.core.disagg.ControlMessage.RoomRequest;
@@ -49,6 +50,10 @@ import static java.util.Objects.requireNonNull;
  * it feeds the next event (a {@link RoomEffect.Drain} must not overtake a {@link RoomEffect.Post} emitted
  * before it). Chunks forwarded before the decode's pages arrive are kept and posted when they do.
  *
+ * <p>A room waits for its decode in {@link RoomPhase#BOOTSTRAPPING} under the claim allowance; a {@link RoomClaim} (the
+ * decode received the request and queues it) moves it to the bootstrapping allowance, counted from the claim, and the
+ * room still waits there for the page list.
+ *
  * <p>On failure the source pages stay in use until the backend drained the room (a failed plan may still
  * be reading them), and a decode's {@link DrainRequest} is answered only after that drain.
  */
@@ -80,6 +85,8 @@ public final class SenderRoom
     private boolean drainAckOwed;
     private boolean sourcesReleased;
     private String failure;
+    // the request id of the decode's claim, while the room waits for its page list
+    private String claimedFor;
 
     /**
      * @param pageChecksum CRC32C of a prefill page (see {@link PageChecksums}), or empty when checksums are off; applied to
@@ -99,7 +106,7 @@ public final class SenderRoom
         this.totalPages = Math.ceilDiv(promptLength, pageSize);
         this.maxPagesPerPlan = maxPagesPerPlan;
         this.sourcePages = new int[totalPages];
-        // a sender leaves BOOTSTRAPPING only when a decode claims the room, and does not return to it
+        // a sender leaves BOOTSTRAPPING only when the decode's page list arrives, and does not return to it
         this.deadline = nowNanos + deadlines.claim().toNanos();
     }
 
@@ -152,8 +159,13 @@ public final class SenderRoom
             case Abort(FailureCause cause, String reason) -> failIfLive(cause, "aborted: " + reason, true, effects);
             case PeerLost(FailureCause cause, String reason) -> failIfLive(cause, "lost the decode: " + reason, false, effects);
             case Tick() -> {
-                if (phase == BOOTSTRAPPING && nowNanos - deadline >= 0) {
+                if (phase == BOOTSTRAPPING && claimedFor == null && nowNanos - deadline >= 0) {
                     fail(FailureCause.ROOM_UNCLAIMED, unclaimed(), true, effects);
+                }
+                else if (phase == BOOTSTRAPPING && nowNanos - deadline >= 0) {
+                    fail(FailureCause.DEADLINE, "the decode claimed room " + room + " for request " + claimedFor + " but sent no page list within "
+                            + deadlines.bootstrapping().toMillis() + " ms of the claim (handoff.disaggregation.bootstrapping-timeout): it "
+                            + "queued the request that long, or lost it", true, effects);
                 }
                 else if (!phase.isTerminal() && nowNanos - deadline >= 0) {
                     fail(FailureCause.DEADLINE, "room " + room + " timed out after " + deadlines.nanos(phase) / 1_000_000 + " ms in " + phase, true,
@@ -172,6 +184,7 @@ public final class SenderRoom
         }
         switch (message) {
             case RoomRequest request -> onRoomRequest(request, now, effects);
+            case RoomClaim claim -> onClaim(claim, now, effects);
             case RoomFailed failed -> failIfLive(failed.cause(), "the decode failed the room: " + failed.reason(), false, effects);
             case DrainRequest _ -> {
                 drainAckOwed = true;
@@ -188,6 +201,21 @@ public final class SenderRoom
                 }
             }
             case ChunkDone _, ControlMessage.AuxRecord _, DrainAck _ -> effects.add(new Ignored("a prefill does not expect " + message));
+        }
+    }
+
+    private void onClaim(RoomClaim claim, long now, List<SenderEffect> effects)
+    {
+        if (phase != BOOTSTRAPPING) {
+            effects.add(new Ignored(claim + " in " + phase + ": the page list arrived, or the room ended"));
+        }
+        else if (claimedFor != null) {
+            effects.add(new Ignored("duplicate " + claim));
+        }
+        else {
+            // still BOOTSTRAPPING: the decode holds the request and sends its pages once it admitted it
+            claimedFor = claim.requestId();
+            deadline = now + deadlines.nanos(BOOTSTRAPPING);
         }
     }
 

@@ -23,6 +23,15 @@ public interface KvHandoff
         return false;
     }
 
+    /**
+     * Decode: request {@code rid}, whose prompt KV comes from the peer of {@code ticket}, was queued and waits for
+     * admission. Called on the submitting thread (not the scheduler's), at once, so that a long queue does not delay it;
+     * it must not block.
+     */
+    default void queued(String rid, RoomTicket ticket)
+    {
+    }
+
     /** The request was admitted; on a decode that receives its prompt, the prompt's pages are RECEIVING. */
     default void admitted(HandoffRequest request)
     {

@@ -52,6 +52,7 @@ public final class Scheduler
     private final StepLoop loop;
     private final Thread thread;
     private final Timelines timelines;
+    private final KvHandoff handoff;
     private boolean accepting = true;
 
     public Scheduler(SchedulerConfig config, Transformer model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
@@ -85,7 +86,7 @@ public final class Scheduler
         requireNonNull(prefixCache, "prefixCache is null");
         requireNonNull(attention, "attention is null");
         requireNonNull(faults, "faults is null");
-        requireNonNull(handoff, "handoff is null");
+        this.handoff = requireNonNull(handoff, "handoff is null");
         int pageSize = kv.geometry().pageSize();
         if (config.chunkedPrefillSize() < pageSize) {
             throw new IllegalArgumentException("chunked-prefill-size " + config.chunkedPrefillSize() + " is smaller than the page size "
@@ -126,6 +127,7 @@ public final class Scheduler
             scheduled.timeline = timelines.begin(request.rid(), TimelineEvent.QUEUED, "prompt_tokens=" + request.promptIds().length + " max_new_tokens=" + request.maxNewTokens());
             inbox.add(new SchedulerCommand.Submit(scheduled));
         }
+        request.ticket().ifPresent(ticket -> handoff.queued(request.rid(), ticket));
         return new RequestHandle(request.rid(), scheduled.result);
     }
 

@@ -11,6 +11,7 @@ import io.handoff.core.disagg.ControlMessage.HelloResult;
 import io.handoff.core.disagg.ControlMessage.RegionsRegistered;
 import io.handoff.core.disagg.ControlMessage.RegisterRegions;
 import io.handoff.core.disagg.ControlMessage.Role;
+import io.handoff.core.disagg.ControlMessage.RoomClaim;
 import io.handoff.core.disagg.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.ControlMessage.RoomRequest;
 import io.handoff.core.scheduler.FailureCause;
@@ -61,7 +62,9 @@ class ControlCodecTest
                 new DrainAck(ROOM, ControlMessage.MAX_SENDER_RANK),
                 new RoomFailed(ROOM, FailureCause.DRAIN_DEADLINE, ""),
                 new Heartbeat(Long.MIN_VALUE),
-                new Heartbeat(12));
+                new Heartbeat(12),
+                new RoomClaim(ROOM, "req-1"),
+                new RoomClaim(new RoomKey(-1, 0), ""));
     }
 
     @Test
@@ -159,7 +162,7 @@ class ControlCodecTest
             random.nextBytes(frame);
             if (i % 2 == 0 && frame.length > 0) {
                 // a known type keeps the decoder past the first byte
-                frame[0] = (byte) (1 + random.nextInt(11));
+                frame[0] = (byte) (1 + random.nextInt(12));
             }
             try {
                 ControlMessage message = ControlCodec.decode(frame);
@@ -230,5 +233,17 @@ class ControlCodecTest
         RoomFailed failed = new RoomFailed(ROOM, FailureCause.TRANSPORT_FAILURE, reason);
         assertThat(failed.reason()).hasSize(ControlMessage.MAX_REASON_CHARS).endsWith("...");
         assertThat(ControlCodec.decode(ControlCodec.encode(failed))).isEqualTo(failed);
+    }
+
+    @Test
+    void aClaimIsCappedAtItsLongestEncodingAndARequestIdBeyondTheFieldLimitIsRefused()
+            throws MalformedFrameException
+    {
+        RoomClaim longest = new RoomClaim(new RoomKey(Long.MAX_VALUE, Integer.MAX_VALUE), "✓".repeat(Compatibility.MAX_FIELD_CHARS));
+        byte[] frame = ControlCodec.encode(longest);
+        assertThat(frame.length).isEqualTo(ControlCodec.maxFrameBytes(frame[0]));
+        assertThat(ControlCodec.decode(frame)).isEqualTo(longest);
+        assertThatThrownBy(() -> new RoomClaim(ROOM, "r".repeat(Compatibility.MAX_FIELD_CHARS + 1)))
+                .hasMessage("request id is longer than " + Compatibility.MAX_FIELD_CHARS + " characters");
     }
 }

@@ -4,6 +4,7 @@ import io.handoff.core.disagg.ControlMessage.AuxRecord;
 import io.handoff.core.disagg.ControlMessage.ChunkDone;
 import io.handoff.core.disagg.ControlMessage.DrainAck;
 import io.handoff.core.disagg.ControlMessage.DrainRequest;
+import io.handoff.core.disagg.ControlMessage.RoomClaim;
 import io.handoff.core.disagg.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.ControlMessage.RoomRequest;
 import io.handoff.core.disagg.RoomEffect.Complete;
@@ -225,6 +226,84 @@ class SenderRoomTest
         clock.advance(CLAIM);
         assertThat(on(room, new Tick())).isEmpty();
         assertThat(room.phase()).isEqualTo(WAITING_FOR_INPUT);
+    }
+
+    private static Received claim(RoomKey key)
+    {
+        return new Received(new RoomClaim(key, "rid-1"));
+    }
+
+    @Test
+    void aClaimedRoomOutlivesTheClaimTimeoutAndFailsOnlyAtTheBootstrappingDeadlineCountedFromTheClaim()
+    {
+        SenderRoom room = newRoom();
+        clock.advance(Duration.ofSeconds(2));
+        assertThat(on(room, claim(ROOM))).isEmpty();
+        long claimedAt = clock.nanos();
+        assertThat(room.deadlineNanos()).isEqualTo(claimedAt + DEADLINES.bootstrapping().toNanos());
+
+        // well past the claim timeout (3 s from admission): the decode holds the request in its queue
+        clock.advance(DEADLINES.bootstrapping().minusNanos(1));
+        assertThat(on(room, new Tick())).isEmpty();
+        assertThat(room.phase()).isEqualTo(BOOTSTRAPPING);
+
+        clock.advance(Duration.ofNanos(1));
+        List<RoomEffect.SenderEffect> effects = on(room, new Tick());
+        assertThat(room.phase()).isEqualTo(FAILED);
+        assertThat(room.failure()).get().asString()
+                .startsWith("the decode claimed room " + ROOM + " for request rid-1 but sent no page list within 10000 ms of the claim")
+                .contains("handoff.disaggregation.bootstrapping-timeout");
+        assertThat(effects).containsExactly(
+                new Send(new RoomFailed(ROOM, FailureCause.DEADLINE, room.failure().orElseThrow())),
+                new Fail(room.failure().orElseThrow(), FailureCause.DEADLINE),
+                new ReleaseSources());
+    }
+
+    @Test
+    void aClaimedRoomStillWaitsForThePageListAndServesItAfterTheClaimTimeout()
+    {
+        SenderRoom room = newRoom();
+        on(room, claim(ROOM));
+        assertThat(on(room, firstChunk())).isEmpty();
+        clock.advance(CLAIM.multipliedBy(2));
+        assertThat(on(room, new Tick())).isEmpty();
+
+        assertThat(posted(on(room, request(ROOM, DESTINATIONS)))).hasSize(2);
+        assertThat(room.phase()).isEqualTo(TRANSFERRING);
+    }
+
+    @Test
+    void aDuplicateClaimDoesNotMoveTheDeadlineAndAClaimAfterThePageListOrTheEndIsIgnored()
+    {
+        SenderRoom room = newRoom();
+        on(room, claim(ROOM));
+        long deadline = room.deadlineNanos();
+        clock.advance(Duration.ofSeconds(4));
+        assertThat(on(room, claim(ROOM))).singleElement().isInstanceOf(Ignored.class);
+        assertThat(room.deadlineNanos()).isEqualTo(deadline);
+
+        on(room, request(ROOM, DESTINATIONS));
+        long waiting = room.deadlineNanos();
+        assertThat(on(room, claim(ROOM))).singleElement().isInstanceOf(Ignored.class);
+        assertThat(room.deadlineNanos()).isEqualTo(waiting);
+        assertThat(room.phase()).isEqualTo(WAITING_FOR_INPUT);
+
+        SenderRoom unclaimed = newRoom();
+        clock.advance(CLAIM);
+        on(unclaimed, new Tick());
+        assertThat(on(unclaimed, claim(ROOM))).singleElement().isInstanceOf(Ignored.class);
+        assertThat(unclaimed.phase()).isEqualTo(FAILED);
+    }
+
+    @Test
+    void aClaimForAnotherGenerationClaimsNothing()
+    {
+        SenderRoom room = newRoom();
+        assertThat(on(room, claim(new RoomKey(ROOM.roomId(), ROOM.generation() + 1)))).singleElement().isInstanceOf(Ignored.class);
+        clock.advance(CLAIM);
+        on(room, new Tick());
+        assertThat(room.phase()).isEqualTo(FAILED);
+        assertThat(room.failure()).get().asString().startsWith("no decode claimed room 7");
     }
 
     @Test
