@@ -24,6 +24,8 @@ import org.apache.logging.log4j.Logger;
 
 import java.io.IOException;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -86,6 +88,10 @@ public final class PrefillHandoff
             if (room.isPresent()) {
                 receive(room.get(), message);
             }
+            else if (message instanceof ControlMessage.RoomRequest request && endedInFailure.get(request.room()) != null) {
+                // the room failed and was retired before this decode's page list came: say so, or the decode waits for data
+                channel.send(endedInFailure.get(request.room()));
+            }
             else if (message instanceof DrainRequest drain && !rooms.hasParkedFailure(drain.room())) {
                 // a room this prefill no longer (or never) had: nothing of it can be in flight
                 channel.send(new DrainAck(drain.room()));
@@ -110,6 +116,16 @@ public final class PrefillHandoff
     private final DeadlineClock clock = DeadlineClock.system();
     private final TransferStats stats = new TransferStats();
     private final RoomTable<Room> rooms = new RoomTable<>(1024, 4096);
+    // the failure notices of the last retired rooms that failed, for a page list that comes after the room is gone
+    private final Map<RoomKey, ControlMessage.RoomFailed> endedInFailure = Collections.synchronizedMap(
+            new LinkedHashMap<>(16, 0.75f, false)
+            {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<RoomKey, ControlMessage.RoomFailed> eldest)
+                {
+                    return size() > 4096;
+                }
+            });
     // plans posted but not yet moving, by room and chunk: their busy time starts when the backend starts reading them
     private final Map<RoomKey, Map<Integer, java.util.ArrayDeque<TransferStats.Plan>>> waitingToMove = new ConcurrentHashMap<>();
     private final DecodeLinks links;
@@ -333,6 +349,7 @@ public final class PrefillHandoff
     private void retireIfSettled(Room room)
     {
         if (room.machine.phase().isTerminal() && room.sourcesReleased.isDone() && room.requestFinished) {
+            room.machine.failureNotice().ifPresent(notice -> endedInFailure.put(notice.room(), notice));
             rooms.retire(room.machine.room());
             links.forget(room.machine.room());
         }

@@ -85,6 +85,7 @@ public final class SenderRoom
     private boolean drainAckOwed;
     private boolean sourcesReleased;
     private String failure;
+    private FailureCause failureCause;
     // the request id of the decode's claim, while the room waits for its page list
     private String claimedFor;
 
@@ -129,6 +130,12 @@ public final class SenderRoom
     public synchronized Optional<String> failure()
     {
         return Optional.ofNullable(failure);
+    }
+
+    /** Why the room failed, as the peer was (or is) told; empty unless it failed. */
+    public synchronized Optional<ControlMessage.RoomFailed> failureNotice()
+    {
+        return failure == null ? Optional.empty() : Optional.of(new RoomFailed(room, failureCause, failure));
     }
 
     /** The single transition function. */
@@ -223,6 +230,12 @@ public final class SenderRoom
     {
         if (destinationPages != null && Arrays.equals(destinationPages, request.destinationPages())) {
             effects.add(new Ignored("duplicate " + request));
+            return;
+        }
+        if (phase == FAILED) {
+            // the room failed before the page list came (unclaimed in time, aborted): tell the decode now, on the connection
+            // the page list came on, or it would wait its whole waiting-for-input deadline for data that never comes
+            effects.add(new Send(new RoomFailed(room, failureCause, failure)));
             return;
         }
         if (phase.isTerminal()) {
@@ -361,6 +374,7 @@ public final class SenderRoom
     {
         phase = FAILED;
         failure = reason;
+        failureCause = cause;
         unposted.clear();
         if (tellPeer) {
             effects.add(new Send(new RoomFailed(room, cause, reason)));

@@ -296,6 +296,20 @@ class SenderRoomTest
     }
 
     @Test
+    void aPageListAfterTheRoomFailedUnclaimedIsAnsweredWithThatFailure()
+    {
+        SenderRoom room = newRoom();
+        clock.advance(CLAIM);
+        on(room, new Tick());
+
+        List<RoomEffect.SenderEffect> effects = on(room, request(ROOM, DESTINATIONS));
+
+        assertThat(effects).containsExactly(new Send(new RoomFailed(ROOM, FailureCause.ROOM_UNCLAIMED, room.failure().orElseThrow())));
+        assertThat(room.failureNotice()).contains(new RoomFailed(ROOM, FailureCause.ROOM_UNCLAIMED, room.failure().orElseThrow()));
+        assertThat(posted(on(room, firstChunk()))).isEmpty();
+    }
+
+    @Test
     void aClaimForAnotherGenerationClaimsNothing()
     {
         SenderRoom room = newRoom();
