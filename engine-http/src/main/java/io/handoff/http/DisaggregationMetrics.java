@@ -24,7 +24,8 @@ final class DisaggregationMetrics
                 Map.of("success", stats.roomsSucceeded(), "failed", stats.roomsFailed()));
         out.counter("handoff_disagg_messages_ignored_total", "Control messages a room ignored (duplicates, late or out of order).",
                 stats.messagesIgnored());
-        out.counter("handoff_disagg_messages_dropped_total", "Control messages dropped for a retired room generation.",
+        out.counter("handoff_disagg_messages_dropped_total",
+                "Control messages dropped: for a retired room generation, or a drain ack from another prefill than the room's.",
                 disaggregation.droppedMessages());
         out.counter("handoff_kv_ready_after_forward_seconds_total",
                 "Over rooms that succeeded: time from the last chunk's forward completing to the room's KV being in the decode's memory.",

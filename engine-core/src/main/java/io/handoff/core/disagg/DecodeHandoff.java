@@ -61,9 +61,15 @@ public final class DecodeHandoff
             implements PrefillLinks.Rooms<Room>
     {
         @Override
-        public void received(RoomMessage message)
+        public void received(PrefillLinks.Link<Room> from, RoomMessage message)
         {
-            rooms.route(message).ifPresentOrElse(room -> drive(room, new RoomEvent.Received(message)), stats::ignored);
+            Optional<Room> room = rooms.route(message);
+            if (room.isEmpty()) {
+                stats.ignored();
+            }
+            else if (!(message instanceof ControlMessage.DrainAck ack) || ackOrigins.accepts(ack, room.get().link, from)) {
+                drive(room.get(), new RoomEvent.Received(message));
+            }
         }
 
         @Override
@@ -92,8 +98,7 @@ public final class DecodeHandoff
         public void linkReady(PrefillLinks.Link<Room> link)
         {
             for (Room room : rooms.rooms()) {
-                if (room.link != link && room.link.address().equals(link.address()) && !link.process().isEmpty()
-                        && room.link.process().equals(link.process()) && room.machine.awaitsDrainAck()) {
+                if (room.link != link && link.sameProcessAs(room.link) && room.machine.awaitsDrainAck()) {
                     log.info("room {}: asking prefill {} again, on a new connection, for the drain ack its quarantined pages wait for",
                             room.machine.room(), link.address());
                     link.send(new ControlMessage.DrainRequest(room.machine.room()));
@@ -123,6 +128,7 @@ public final class DecodeHandoff
     private final RoomTable<ReceiverRoom> machines = new RoomTable<>(0, 4096);
     private final PrefillLinks<Room> links;
     private final SuspectPeers suspects;
+    private final DrainAckOrigins ackOrigins = new DrainAckOrigins();
     private final boolean releaseOnDrainDeadlineForTesting;
     private final ScheduledExecutorService ticker;
     private volatile Scheduler scheduler;
@@ -167,9 +173,10 @@ public final class DecodeHandoff
         return links.transport();
     }
 
+    /** Messages dropped: for a retired room generation, or a drain ack from another prefill than its room's. */
     public long droppedMessages()
     {
-        return rooms.dropped();
+        return rooms.dropped() + ackOrigins.refused();
     }
 
     /** The prefills (bootstrap addresses) that neither drained nor exited within the drain deadline; see {@link SuspectPeers}. */

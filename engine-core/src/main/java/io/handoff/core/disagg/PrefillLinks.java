@@ -47,8 +47,8 @@ final class PrefillLinks<R>
     /** What a link tells its rooms. */
     interface Rooms<R>
     {
-        /** A prefill sent a message about a room (control reader thread). */
-        void received(RoomMessage message);
+        /** A prefill sent a message about a room over {@code from} (control reader thread). */
+        void received(Link<R> from, RoomMessage message);
 
         /** The link is up: the room may send its pages under {@code policy}. */
         void ready(R room, ReleasePolicy policy);
@@ -110,6 +110,15 @@ final class PrefillLinks<R>
         String process()
         {
             return process;
+        }
+
+        /**
+         * Whether {@code other} reached the same prefill process as this link, at the same address: a later connection to
+         * a prefill that did not restart. False while either has no accepted hello.
+         */
+        boolean sameProcessAs(Link<?> other)
+        {
+            return !process.isEmpty() && address.equals(other.address) && process.equals(other.process);
         }
 
         /** Sends to the prefill; false when the control connection is not open (yet or any more). */
@@ -315,7 +324,7 @@ final class PrefillLinks<R>
             case RegionsRegistered registered -> {
                 refused(link, channel, "regions refused: " + registered.reason());
             }
-            case RoomMessage roomMessage -> rooms.received(roomMessage);
+            case RoomMessage roomMessage -> rooms.received(link, roomMessage);
             case ControlMessage.Heartbeat ignored -> { }
             default -> {
                 stats.ignored();

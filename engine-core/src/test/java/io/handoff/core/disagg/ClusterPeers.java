@@ -170,7 +170,7 @@ final class ClusterPeers
         }
 
         @Override
-        public void received(RoomMessage message)
+        public void received(PrefillLinks.Link<String> from, RoomMessage message)
         {
         }
 

@@ -117,7 +117,7 @@ class DecodeLinksDrainTest
         final CompletableFuture<ReleasePolicy> ready = new CompletableFuture<>();
 
         @Override
-        public void received(RoomMessage message)
+        public void received(PrefillLinks.Link<String> from, RoomMessage message)
         {
         }
 

@@ -56,7 +56,7 @@ class PeerLinksTest
         }
 
         @Override
-        public void received(RoomMessage message)
+        public void received(PrefillLinks.Link<String> from, RoomMessage message)
         {
         }
 
