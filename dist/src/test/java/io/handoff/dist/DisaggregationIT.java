@@ -80,6 +80,51 @@ class DisaggregationIT
         }
     }
 
+    /**
+     * The decode runs one request at a time, and each of its steps takes at least 50 ms (a fault-plan delay), so a
+     * second request waits in its queue for the whole of the first one's 100 tokens: at least 5 s, well past the
+     * prefill's 3 s claim timeout. The decode claims the second room when it receives the request, so the prefill waits
+     * for its page list instead of failing it as unclaimed, and its output is the colocated engine's to the bit.
+     */
+    @Test
+    void aRequestQueuedOnAFullDecodeLongerThanTheClaimTimeoutIsServedBitExact()
+            throws Exception
+    {
+        String[] model = {"-Dhandoff.model.name=tiny-mla"};
+        List<String> prompts = List.of(SHARED_PREFIX + "Q: the first, long request? A:", SHARED_PREFIX + "Q: the queued one? A:");
+        List<List<Integer>> reference = Launcher.colocated(temp, prompts, 100, model);
+        try (ServerProcess prefill = ServerProcess.serve(temp, "prefill", "-Dhandoff.model.name=tiny-mla",
+                "-Dhandoff.disaggregation.claim-timeout=3s");
+                ServerProcess decode = ServerProcess.serve(temp, "decode", "-Dhandoff.model.name=tiny-mla",
+                        "-Dhandoff.scheduler.max-running-requests=1", "-Dhandoff.debug.faults=[\"scheduler-before-step delay=50ms\"]")) {
+            String control = ServerProcess.json(prefill.get("/bootstrap").body()).get("control").asText();
+            // The first room opens the decode's link (handshake, region registration); on a loaded machine that may outlast
+            // the claim timeout, and then that room fails at once on both sides: open the link until a room gets through.
+            int warmUps = 1;
+            while (generateResponse(prefill, decode, control, "warm up the link", 1).statusCode() != 200) {
+                assertThat(++warmUps).as("warm-up rooms").isLessThanOrEqualTo(3);
+            }
+            double unclaimedBefore = prefill.metric("handoff_request_failures_total{cause=\"room_unclaimed\"}");
+
+            CompletableFuture<JsonNode> first = CompletableFuture.supplyAsync(() -> generate(prefill, decode, control, prompts.get(0), 100));
+            decode.awaitMetric("handoff_running_requests", value -> value == 1);
+            long queuedAt = System.nanoTime();
+            CompletableFuture<JsonNode> queued = CompletableFuture.supplyAsync(() -> generate(prefill, decode, control, prompts.get(1), 100));
+            decode.awaitMetric("handoff_waiting_requests", value -> value == 1);
+
+            List<List<Integer>> outputs = List.of(ServerProcess.outputIds(first.get()), ServerProcess.outputIds(queued.get()));
+            Duration waited = Duration.ofNanos(System.nanoTime() - queuedAt);
+
+            assertThat(outputs).isEqualTo(reference);
+            // queued behind the first request's 100 steps of at least 50 ms each, then its own 100
+            assertThat(waited).as("the queued request's time on the decode").isGreaterThan(Duration.ofSeconds(8));
+            assertThat(prefill.metric("handoff_request_failures_total{cause=\"room_unclaimed\"}")).isEqualTo(unclaimedBefore);
+            assertThat(prefill.metric("handoff_disagg_rooms_total{outcome=\"success\"}")).isEqualTo(3);
+            prefill.assertNoPagesLeaked();
+            decode.assertNoPagesLeaked();
+        }
+    }
+
     @Test
     void aPageSizeMismatchIsRefusedAtTheHandshakeNamingBothValues()
             throws Exception
