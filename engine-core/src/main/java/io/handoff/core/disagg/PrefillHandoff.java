@@ -85,12 +85,13 @@ public final class PrefillHandoff
         public void received(ControlChannel channel, RoomMessage message)
         {
             Optional<Room> room = rooms.route(message);
+            ControlMessage.RoomFailed ended = message instanceof ControlMessage.RoomRequest ? endedInFailure.get(message.room()) : null;
             if (room.isPresent()) {
                 receive(room.get(), message);
             }
-            else if (message instanceof ControlMessage.RoomRequest request && endedInFailure.get(request.room()) != null) {
+            else if (ended != null) {
                 // the room failed and was retired before this decode's page list came: say so, or the decode waits for data
-                channel.send(endedInFailure.get(request.room()));
+                channel.send(ended);
             }
             else if (message instanceof DrainRequest drain && !rooms.hasParkedFailure(drain.room())) {
                 // a room this prefill no longer (or never) had: nothing of it can be in flight

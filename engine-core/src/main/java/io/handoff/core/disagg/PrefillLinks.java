@@ -41,7 +41,7 @@ final class PrefillLinks<R>
         implements AutoCloseable
 {
     private static final Logger log = LogManager.getLogger(PrefillLinks.class);
-    /** Claims a connecting link holds for the hello answer: a decode's waiting queue is about this long at most. */
+    /** Claims a connecting link holds for the hello answer: four times the default handoff.scheduler.max-queued-requests. */
     static final int MAX_UNSENT_CLAIMS = 4096;
 
     /** What a link tells its rooms. */

@@ -39,8 +39,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class DrainAckOriginsTest
 {
     private static final Duration WAIT = Duration.ofSeconds(20);
-    private static final Compatibility HERE = Compatibility.of("tiny-mla", "seed:42", KvLayout.MLA, new KvGeometry(2, 12, 8, true, KvDtype.BF16, 16));
-    private static final PageGeometry POOL = new PageGeometry(List.of(64L), 8);
+    static final Compatibility HERE = Compatibility.of("tiny-mla", "seed:42", KvLayout.MLA, new KvGeometry(2, 12, 8, true, KvDtype.BF16, 16));
+    static final PageGeometry POOL = new PageGeometry(List.of(64L), 8);
     private static final RoomKey ROOM = new RoomKey(700, 3);
 
     private final DeadlineClock.Manual clock = new DeadlineClock.Manual();
@@ -72,12 +72,12 @@ class DrainAckOriginsTest
         CompletableFuture<PrefillLinks.Link<String>> fromOwn = heard.ackOver();
         assertThat(roomLink.send(new RoomRequest(ROOM, "rid", 16, new int[] {0}))).isTrue();
         ClusterPeers.await("the room's prefill learned the room", () -> own.send(ROOM, new DrainAck(ROOM)));
+        assertThat(fromOwn.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isSameAs(roomLink);
         CompletableFuture<PrefillLinks.Link<String>> fromOther = heard.ackOver();
         assertThat(otherLink.send(new RoomRequest(ROOM, "rid", 16, new int[] {0}))).isTrue();
         ClusterPeers.await("the other prefill learned the room", () -> other.send(ROOM, new DrainAck(ROOM)));
-
-        assertThat(fromOwn.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isSameAs(roomLink);
         assertThat(fromOther.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isSameAs(otherLink);
+
         assertThat(origins.accepts(new DrainAck(ROOM), roomLink, roomLink)).isTrue();
         assertThat(origins.accepts(new DrainAck(ROOM), roomLink, otherLink)).as("another prefill's ack").isFalse();
         assertThat(origins.accepts(new DrainAck(ROOM), roomLink, otherLink)).isFalse();
@@ -150,7 +150,7 @@ class DrainAckOriginsTest
         }
     }
 
-    private static TransferBackend backend()
+    static TransferBackend backend()
     {
         return new TransferBackend()
         {
@@ -208,7 +208,7 @@ class DrainAckOriginsTest
         };
     }
 
-    private static DisaggregationConfig config()
+    static DisaggregationConfig config()
     {
         return new DisaggregationConfig("idle", "off", "127.0.0.1", 0, ControlChannelTest.LIVENESS, WAIT, RoomDeadlines.DEFAULT, 8,
                 TransferLink.Timeouts.DEFAULT, false);
