@@ -166,7 +166,8 @@ public final class Disaggregation
             log.info("prefill control endpoint on {}", prefill.controlAddress());
             return prefill;
         }
-        decode = new DecodeHandoff(config, compatibility, backendId, backend, regions, pool.sharedFile().orElse(null), checksums, security);
+        decode = new DecodeHandoff(config, compatibility, backendId, backend, regions, pool.sharedFile().orElse(null), checksums, security,
+                context.faults());
         return decode;
     }
 
