@@ -133,6 +133,7 @@ public final class Exchange
         inner.put("type", error.type());
         inner.put("param", error.param().orElse(null));
         inner.put("code", error.code());
+        error.cause().ifPresent(cause -> inner.put("cause", cause));
         return body;
     }
 

@@ -65,6 +65,24 @@ final class BackendPool
         throw noneHealthy(BackendRole.PREFILL);
     }
 
+    /**
+     * For a retry: the next healthy prefill other than {@code avoid} (whose transfer just failed), with one more request in
+     * flight; {@code avoid} itself when it is the only healthy one; 503 when none is healthy.
+     */
+    synchronized Backend acquirePrefillOtherThan(Backend avoid)
+    {
+        for (int k = 0; k < prefills.size(); k++) {
+            int i = (prefillCursor + k) % prefills.size();
+            Backend prefill = prefills.get(i);
+            if (prefill != avoid && prefill.healthy() && prefill.control().isPresent()) {
+                prefillCursor = (i + 1) % prefills.size();
+                prefill.acquire();
+                return prefill;
+            }
+        }
+        return acquirePrefill();
+    }
+
     /** The healthy decode with the fewest requests in flight, with one more; 503 when none is healthy. */
     synchronized Backend acquireDecode()
     {

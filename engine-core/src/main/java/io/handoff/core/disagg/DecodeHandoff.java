@@ -4,6 +4,7 @@ import io.handoff.core.disagg.ControlMessage.RoomMessage;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.kv.ReleaseProof;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.scheduler.FinishReason;
 import io.handoff.core.scheduler.HandoffRequest;
 import io.handoff.core.scheduler.KvHandoff;
@@ -174,7 +175,7 @@ public final class DecodeHandoff
             machines.register(key, machine);
         }
         catch (IllegalStateException e) {
-            scheduler.promptKvFailed(request.rid(), "room " + key + " cannot be opened: " + e.getMessage());
+            scheduler.promptKvFailed(request.rid(), FailureCause.ENGINE, "room " + key + " cannot be opened: " + e.getMessage());
             return;
         }
         for (RoomMessage message : early) {
@@ -277,7 +278,9 @@ public final class DecodeHandoff
                 log.info("room {} (request {}) failed: {}", key, room.rid, fail.reason());
                 if (!room.schedulerKnowsOutcome) {
                     room.schedulerKnowsOutcome = true;
-                    scheduler.promptKvFailed(room.rid, fail.reason());
+                    // until rooms name their causes themselves: a failed check is the one cause told apart here
+                    FailureCause cause = fail.reason().contains("KV checksum mismatch") ? FailureCause.CHECKSUM_MISMATCH : FailureCause.TRANSPORT_FAILURE;
+                    scheduler.promptKvFailed(room.rid, cause, fail.reason());
                 }
             }
             case RoomEffect.Release ignored -> room.release = Release.NOW;

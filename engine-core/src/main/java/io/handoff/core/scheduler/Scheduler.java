@@ -131,10 +131,11 @@ public final class Scheduler
         inbox.add(new SchedulerCommand.KvArrived(requireNonNull(rid, "rid is null"), firstToken));
     }
 
-    /** Decode: the prompt KV of {@code rid} will not arrive; the request fails with {@code reason}. */
-    public void promptKvFailed(String rid, String reason)
+    /** Decode: the prompt KV of {@code rid} will not arrive; the request fails with {@code cause} and {@code reason}. */
+    public void promptKvFailed(String rid, FailureCause cause, String reason)
     {
-        inbox.add(new SchedulerCommand.KvFailed(requireNonNull(rid, "rid is null"), requireNonNull(reason, "reason is null")));
+        inbox.add(new SchedulerCommand.KvFailed(requireNonNull(rid, "rid is null"), requireNonNull(cause, "cause is null"),
+                requireNonNull(reason, "reason is null")));
     }
 
     public SchedulerStats stats()

@@ -20,7 +20,7 @@ sealed interface SchedulerCommand
 
     record KvArrived(String rid, int firstToken) implements SchedulerCommand {}
 
-    record KvFailed(String rid, String reason) implements SchedulerCommand {}
+    record KvFailed(String rid, FailureCause cause, String reason) implements SchedulerCommand {}
 
     /** Something a finished request's release waits for completed. */
     record Wake() implements SchedulerCommand {}

@@ -175,7 +175,10 @@ final class StepLoop
             case SchedulerCommand.Submit submit -> waiting.add(submit.request());
             case SchedulerCommand.Abort abort -> abortRequest(abort.rid(), null);
             case SchedulerCommand.KvArrived arrived -> kvArrived(arrived.rid(), arrived.firstToken());
-            case SchedulerCommand.KvFailed failed -> findRunning(failed.rid()).ifPresent(r -> finish(r, FinishReason.ERROR, failed.reason()));
+            case SchedulerCommand.KvFailed failed -> findRunning(failed.rid()).ifPresent(r -> {
+                finish(r, FinishReason.ERROR, failed.reason());
+                r.cause = failed.cause();
+            });
             case SchedulerCommand.Wake ignored -> { }
             case SchedulerCommand.ProofArrived proof -> parts.reservations().proofArrived(proof);
             case SchedulerCommand.Audit audit -> {
