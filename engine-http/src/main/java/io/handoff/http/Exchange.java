@@ -165,7 +165,10 @@ public final class Exchange
         status = code;
         onStatus.accept(code);
         exchange.sendResponseHeaders(code, 0);
-        return exchange.getResponseBody();
+        OutputStream body = exchange.getResponseBody();
+        // the JDK server holds the headers until the first write: a router waits on them to know the request arrived
+        body.flush();
+        return body;
     }
 
     /** Server-sent events in the style of SGLang and OpenAI: {@code data: <json>} per event, {@code data: [DONE]} at the end. */

@@ -177,15 +177,17 @@ final class PairedRequests
         if (routed == null) {
             return false;
         }
-        abortBoth(routed.abort());
+        Pair pair = routed.abort();
+        routed.decodeMissedAbort(!abortBoth(pair));
         return true;
     }
 
-    private void abortBoth(Pair pair)
+    /** Aborts the pair's rid on both servers; false when the decode did not have it (yet). */
+    private boolean abortBoth(Pair pair)
     {
-        CompletableFuture.allOf(
-                upstream.abortAsync(pair.prefill(), pair.rid()).handle((response, failure) -> null),
-                upstream.abortAsync(pair.decode(), pair.rid()).handle((response, failure) -> null)).join();
+        CompletableFuture<Integer> decode = upstream.abortAsync(pair.decode(), pair.rid()).handle((response, failure) -> response == null ? -1 : response.statusCode());
+        CompletableFuture.allOf(upstream.abortAsync(pair.prefill(), pair.rid()).handle((response, failure) -> null), decode).join();
+        return decode.join() != 404;
     }
 
     /**
@@ -219,6 +221,7 @@ final class PairedRequests
         // Guarded by this: the attempt an abort must reach, and whether one came (then no retry starts).
         private Pair pair;
         private boolean aborted;
+        private boolean decodeMissedAbort;
 
         Routed(String rid, Pair pair, long start)
         {
@@ -231,6 +234,17 @@ final class PairedRequests
         {
             aborted = true;
             return pair;
+        }
+
+        /** The decode answered an abort of this request with "no such rid": it was still on its way there. */
+        synchronized void decodeMissedAbort(boolean missed)
+        {
+            decodeMissedAbort |= missed;
+        }
+
+        synchronized boolean decodeMissedAbort()
+        {
+            return decodeMissedAbort;
         }
 
         /** Makes {@code next} the attempt aborts reach; false when the request was aborted already. */
@@ -336,6 +350,11 @@ final class PairedRequests
                 ended(pair.decode(), -1, e);
                 abortPrefillIfRunning(prefillCall);
                 throw upstream.failure(pair.decode(), e);
+            }
+            if (routed.decodeMissedAbort()) {
+                // The client's abort reached the decode before this request did, and was refused as unknown; the decode
+                // has the rid now (it answered), so both servers hear it again (the prefill may have missed it too).
+                abortBoth(pair);
             }
             if (decoded.statusCode() / 100 != 2) {
                 byte[] error = readBody(decoded, prefillCall);

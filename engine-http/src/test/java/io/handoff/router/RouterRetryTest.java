@@ -9,6 +9,9 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.http.HttpResponse;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import static io.handoff.router.RouterFixture.json;
@@ -174,6 +177,45 @@ class RouterRetryTest
             assertThat(json(events.get(1).substring("data: ".length())).path("error").path("cause").asText()).isEqualTo("transport_failure");
             assertThat(fixture.decode().rids()).containsExactly("late");
             assertThat(retries(fixture, "transport_failure")).isZero();
+        }
+    }
+
+    @Test
+    void anAbortThatTheDecodeRefusedBecauseTheRequestHadNotReachedItIsSentAgainOnceTheDecodeAnswers()
+            throws Exception
+    {
+        CountDownLatch taken = new CountDownLatch(1);
+        try (RouterFixture fixture = RouterFixture.start(1, 1)) {
+            fixture.prefill().generator = RouterForwardingTest::answerOnceAborted;
+            // the decode takes the request only once the client's abort has come and been refused: no such rid yet
+            fixture.decode().knows = rid -> taken.getCount() == 0;
+            fixture.decode().generator = (self, exchange, body) -> {
+                if (!taken.await(30, TimeUnit.SECONDS)) {
+                    return;
+                }
+                // as a decode streams: headers at once, then nothing until its KV comes or the request is aborted
+                OutputStream out = FakeBackend.startEvents(exchange);
+                out.flush();
+                if (self.awaitAbort(body.path("rid").asText())) {
+                    ObjectNode last = FakeBackend.response(self, body.path("rid").asText(), "");
+                    ((ObjectNode) last.path("meta_info")).putObject("finish_reason").put("type", "abort");
+                    FakeBackend.event(out, last);
+                }
+                FakeBackend.done(out);
+            };
+            CompletableFuture<HttpResponse<String>> call = fixture.postAsync("/generate", "{\"text\": \"hi\", \"stream\": true, \"rid\": \"early\"}");
+            assertThat(fixture.decode().awaitReceived("early")).isTrue();
+            assertThat(fixture.post("/abort_request", "{\"rid\": \"early\"}").statusCode()).isEqualTo(200);
+            assertThat(fixture.decode().aborted).containsExactly("early");
+
+            taken.countDown();
+            HttpResponse<String> response = call.get(30, TimeUnit.SECONDS);
+
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(response.body()).contains("\"type\":\"abort\"").endsWith("data: [DONE]\n\n");
+            // the first was refused; the router said it again once the decode had answered, and that one ended it
+            assertThat(fixture.decode().aborted).containsExactly("early", "early");
+            assertThat(fixture.decode().rids()).containsExactly("early");
         }
     }
 
