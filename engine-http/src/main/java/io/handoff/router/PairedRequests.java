@@ -178,7 +178,10 @@ final class PairedRequests
             return false;
         }
         Pair pair = routed.abort();
-        routed.decodeMissedAbort(!abortBoth(pair));
+        if (!abortBoth(pair) && routed.decodeMissedAbort()) {
+            // the decode answered the request meanwhile: it has the rid now
+            abortBoth(pair);
+        }
         return true;
     }
 
@@ -221,7 +224,9 @@ final class PairedRequests
         // Guarded by this: the attempt an abort must reach, and whether one came (then no retry starts).
         private Pair pair;
         private boolean aborted;
+        // Guarded by this, for the current attempt: the decode refused an abort as "no such rid" / it has answered since.
         private boolean decodeMissedAbort;
+        private boolean decodeAnswered;
 
         Routed(String rid, Pair pair, long start)
         {
@@ -236,14 +241,20 @@ final class PairedRequests
             return pair;
         }
 
-        /** The decode answered an abort of this request with "no such rid": it was still on its way there. */
-        synchronized void decodeMissedAbort(boolean missed)
-        {
-            decodeMissedAbort |= missed;
-        }
-
+        /**
+         * The decode answered an abort of this request with "no such rid": it was still on its way there. True when the
+         * decode has answered the request since, so the caller must say the abort again.
+         */
         synchronized boolean decodeMissedAbort()
         {
+            decodeMissedAbort = true;
+            return decodeAnswered;
+        }
+
+        /** The decode answered this attempt; true when it refused an abort before, so the caller must say it again. */
+        synchronized boolean decodeAnswered()
+        {
+            decodeAnswered = true;
             return decodeMissedAbort;
         }
 
@@ -254,6 +265,8 @@ final class PairedRequests
                 return false;
             }
             pair = next;
+            decodeMissedAbort = false;
+            decodeAnswered = false;
             return true;
         }
 
@@ -351,7 +364,7 @@ final class PairedRequests
                 abortPrefillIfRunning(prefillCall);
                 throw upstream.failure(pair.decode(), e);
             }
-            if (routed.decodeMissedAbort()) {
+            if (routed.decodeAnswered()) {
                 // The client's abort reached the decode before this request did, and was refused as unknown; the decode
                 // has the rid now (it answered), so both servers hear it again (the prefill may have missed it too).
                 abortBoth(pair);
