@@ -66,7 +66,6 @@ public final class ChaosRun
                 HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build()) {
             Workload workload = ChaosWorkload.of(settings.requests(), settings.seed());
             DemoSettings demo = settings.demo();
-            DemoSettings.Plan plan = demo.plan(FreePorts.allocate(demo.servers()));
             ChaosFaults faults = settings.faults();
             List<String> notes = new ArrayList<>();
             List<RequestOutcome> outcomes;
@@ -74,8 +73,9 @@ public final class ChaosRun
             List<NodeState> states;
             ServerSampler sampler;
             RouterRetries retries;
-            try (Cluster cluster = Cluster.start(withFaults(plan.stages(), faults), launcher, HealthProbe.http(http), settings.startupTimeout(),
-                    settings.stopGrace(), progress)) {
+            Started started = start(demo, faults, http);
+            DemoSettings.Plan plan = started.plan();
+            try (Cluster cluster = started.cluster()) {
                 List<URI> servers = new ArrayList<>();
                 List<String> names = new ArrayList<>();
                 for (NodeSpec spec : plan.stages().getFirst()) {
@@ -105,6 +105,34 @@ public final class ChaosRun
             List<Integer> divergent = compare(engine, workload, outcomes, notes);
             return report(faults, outcomes, divergent, states, sampler, retries, soakSeconds, (System.nanoTime() - wallStart) / 1e9, notes);
         }
+    }
+
+    /**
+     * Starts the servers; when one finds its port taken (the ports were free a moment ago, but this machine is shared),
+     * starts them once more on other ports.
+     */
+    private Started start(DemoSettings demo, ChaosFaults faults, HttpClient http)
+            throws StartupFailure, InterruptedException
+    {
+        try {
+            return start(demo.plan(FreePorts.allocate(demo.servers())), faults, http);
+        }
+        catch (StartupFailure e) {
+            if (!e.getMessage().contains("Address already in use")) {
+                throw e;
+            }
+            progress.accept("a port was taken meanwhile; starting the servers again on other ports");
+            return start(demo.plan(FreePorts.allocate(demo.servers())), faults, http);
+        }
+    }
+
+    private record Started(Cluster cluster, DemoSettings.Plan plan) {}
+
+    private Started start(DemoSettings.Plan plan, ChaosFaults faults, HttpClient http)
+            throws StartupFailure, InterruptedException
+    {
+        return new Started(Cluster.start(withFaults(plan.stages(), faults), launcher, HealthProbe.http(http), settings.startupTimeout(),
+                settings.stopGrace(), progress), plan);
     }
 
     private List<List<NodeSpec>> withFaults(List<List<NodeSpec>> stages, ChaosFaults faults)
