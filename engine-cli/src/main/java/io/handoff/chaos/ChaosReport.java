@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.OptionalInt;
 import java.util.TreeMap;
@@ -24,6 +25,7 @@ import static java.util.Objects.requireNonNull;
  * @param pagesLeaked per server; empty for a server that could not tell (then the run cannot be called clean)
  * @param maxQuarantineMillis the largest {@code handoff_kv_quarantine_longest_seconds} seen on any server during the
  *         run; empty while no server exports it
+ * @param quarantines how long the quarantines that ended lasted; empty while no server exports the histogram
  * @param retried the router's {@code handoff_router_retries_total}, by cause; empty when it could not be read
  */
 public record ChaosReport(
@@ -33,6 +35,7 @@ public record ChaosReport(
         Map<String, OptionalInt> pagesLeaked,
         OptionalInt quarantinedNow,
         OptionalDouble maxQuarantineMillis,
+        Optional<QuarantineDurations> quarantines,
         Map<String, Long> retried,
         boolean retriedKnown,
         double soakSeconds,
@@ -124,6 +127,15 @@ public record ChaosReport(
         else {
             json.putNull("max_quarantine_ms");
         }
+        if (quarantines.isPresent()) {
+            ObjectNode durations = json.putObject("quarantine_ms");
+            durations.put("count", quarantines.get().count());
+            putMillis(durations, "p50", quarantines.get().p50Seconds());
+            putMillis(durations, "p99", quarantines.get().p99Seconds());
+        }
+        else {
+            json.putNull("quarantine_ms");
+        }
         ObjectNode aborts = json.putObject("aborted_by_phase");
         abortedByPhase().forEach(aborts::put);
         ObjectNode throughput = json.putObject("throughput");
@@ -138,6 +150,17 @@ public record ChaosReport(
         json.set("failure_examples", JSON.valueToTree(failureExamples()));
         json.set("notes", JSON.valueToTree(notes));
         return json;
+    }
+
+    // a bucket bound in milliseconds; null for none, or for +Inf (no finite bound holds it)
+    private static void putMillis(ObjectNode json, String field, OptionalDouble seconds)
+    {
+        if (seconds.isPresent() && Double.isFinite(seconds.getAsDouble())) {
+            json.put(field, round(seconds.getAsDouble() * 1000));
+        }
+        else {
+            json.putNull(field);
+        }
     }
 
     private Map<String, Long> abortedByPhase()
@@ -178,6 +201,8 @@ public record ChaosReport(
         line(text, "pages leaked", pagesLeaked.toString().replace("OptionalInt.empty", "unknown").replace("OptionalInt", ""));
         line(text, "quarantined now", quarantinedNow.isPresent() ? Integer.toString(quarantinedNow.getAsInt()) : "unknown");
         line(text, "max quarantine", maxQuarantineMillis.isPresent() ? round(maxQuarantineMillis.getAsDouble()) + " ms" : "not exported by the servers");
+        quarantines.ifPresent(q -> line(text, "quarantines", q.count() + " ended; p50 <= " + q.p50Seconds().orElse(0) * 1000 + " ms, p99 <= "
+                + q.p99Seconds().orElse(0) * 1000 + " ms"));
         line(text, "throughput", String.format(Locale.ROOT, "%.1f requests/s, %.1f tokens/s", outcomes.size() / soakSeconds, outputTokens() / soakSeconds));
         line(text, "time", String.format(Locale.ROOT, "soak %.1f s, wall %.1f s", soakSeconds, wallSeconds));
         failureExamples().forEach(example -> line(text, "example", example));

@@ -295,6 +295,6 @@ public final class ChaosRun
         OptionalDouble maxQuarantine = sampler.longestQuarantineSeconds();
         return new ChaosReport(setup, outcomes, divergent, leaked, quarantineKnown ? OptionalInt.of(quarantined) : OptionalInt.empty(),
                 maxQuarantine.isPresent() ? OptionalDouble.of(maxQuarantine.getAsDouble() * 1000) : OptionalDouble.empty(),
-                retries.byCause(), retries.known(), soakSeconds, wallSeconds, notes);
+                sampler.quarantineDurations(), retries.byCause(), retries.known(), soakSeconds, wallSeconds, notes);
     }
 }

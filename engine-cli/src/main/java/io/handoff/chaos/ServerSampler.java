@@ -31,6 +31,7 @@ final class ServerSampler
     private volatile boolean stopped;
     // Guarded by this: the largest longest-quarantine gauge seen, or NaN while no server exports it.
     private double longestQuarantine = Double.NaN;
+    private List<PrometheusSamples> lastSamples = List.of();
 
     private ServerSampler(HttpClient http, List<String> names, List<URI> servers)
     {
@@ -77,6 +78,12 @@ final class ServerSampler
         }
     }
 
+    /** How long quarantines lasted, from the last reading of every server that could be read. */
+    synchronized java.util.Optional<QuarantineDurations> quarantineDurations()
+    {
+        return QuarantineDurations.of(lastSamples);
+    }
+
     synchronized OptionalDouble longestQuarantineSeconds()
     {
         return Double.isNaN(longestQuarantine) ? OptionalDouble.empty() : OptionalDouble.of(longestQuarantine);
@@ -86,8 +93,9 @@ final class ServerSampler
             throws InterruptedException
     {
         List<NodeState> states = new ArrayList<>();
+        List<PrometheusSamples> samples = new ArrayList<>();
         for (int i = 0; i < servers.size(); i++) {
-            NodeState state = read(names.get(i), servers.get(i));
+            NodeState state = read(names.get(i), servers.get(i), samples);
             state.longestQuarantineSeconds().ifPresent(seconds -> {
                 synchronized (this) {
                     longestQuarantine = Double.isNaN(longestQuarantine) ? seconds : Math.max(longestQuarantine, seconds);
@@ -95,10 +103,13 @@ final class ServerSampler
             });
             states.add(state);
         }
+        synchronized (this) {
+            lastSamples = List.copyOf(samples);
+        }
         return states;
     }
 
-    private NodeState read(String name, URI server)
+    private NodeState read(String name, URI server, List<PrometheusSamples> read)
             throws InterruptedException
     {
         try {
@@ -107,7 +118,9 @@ final class ServerSampler
             if (response.statusCode() != 200) {
                 return NodeState.unreachable(name);
             }
-            return NodeState.from(name, PrometheusSamples.parse(response.body()));
+            PrometheusSamples samples = PrometheusSamples.parse(response.body());
+            read.add(samples);
+            return NodeState.from(name, samples);
         }
         catch (IOException | IllegalArgumentException e) {
             // a server being killed and restarted is unreadable for a moment

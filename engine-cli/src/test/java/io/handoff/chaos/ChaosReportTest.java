@@ -83,6 +83,6 @@ class ChaosReportTest
     private static ChaosReport report(List<RequestOutcome> outcomes, List<Integer> divergent, Map<String, OptionalInt> leaks)
     {
         return new ChaosReport(Map.of("transfer_backend", "mooncake"), outcomes, divergent, leaks, OptionalInt.of(0), OptionalDouble.empty(),
-                Map.of("checksum_mismatch", 3L), true, 2.0, 10.0, List.of());
+                java.util.Optional.empty(), Map.of("checksum_mismatch", 3L), true, 2.0, 10.0, List.of());
     }
 }
