@@ -83,6 +83,12 @@ final class BackendPool
         return acquirePrefill();
     }
 
+    /** Whether a healthy prefill other than {@code other} could take a retry. */
+    synchronized boolean anotherPrefill(Backend other)
+    {
+        return prefills.stream().anyMatch(prefill -> prefill != other && prefill.healthy() && prefill.control().isPresent());
+    }
+
     /** The healthy decode with the fewest requests in flight, with one more; 503 when none is healthy. */
     synchronized Backend acquireDecode()
     {

@@ -520,6 +520,10 @@ final class PairedRequests
                 response = prefillCall.join();
             }
             catch (CompletionException e) {
+                if (first == null && pool.anotherPrefill(pair.prefill())) {
+                    // the prefill went away (or never took the request): another one can run it
+                    throw new Retry(FailureCause.PEER_LOST, pair, pair.prefill() + " did not answer: " + Upstream.describe(e));
+                }
                 throw upstream.failure(pair.prefill(), e);
             }
             retryOrThrow(FailureBody.cause(response.body()), pair.prefill(), response.body());

@@ -133,6 +133,30 @@ class RouterRetryTest
     }
 
     @Test
+    void aPrefillThatCannotBeReachedIsRetriedOnAnotherOneWhenThereIsOne()
+            throws Exception
+    {
+        try (RouterFixture fixture = RouterFixture.start(2, 1)) {
+            fixture.prefills.get(0).stop();
+            fixture.decode().generator = (self, exchange, body) -> {
+                if (body.path("rid").asText().endsWith("-retry1")) {
+                    FakeBackend.answer(self, exchange, body);
+                }
+                else {
+                    RouterForwardingTest.answerOnceAborted(self, exchange, body);
+                }
+            };
+
+            HttpResponse<String> response = fixture.post("/generate", "{\"text\": \"hi\", \"rid\": \"gone\"}");
+
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(fixture.prefills.get(1).rids()).containsExactly("gone-retry1");
+            assertThat(fixture.decode().aborted).containsExactly("gone");
+            assertThat(retries(fixture, "peer_lost")).isEqualTo(1);
+        }
+    }
+
+    @Test
     void aStreamWhoseFirstEventIsATransferFailureIsRetriedAndTheClientSeesOnlyTheRetrysStream()
             throws Exception
     {
