@@ -178,19 +178,35 @@ final class PairedRequests
             return false;
         }
         Pair pair = routed.abort();
-        if (!abortBoth(pair) && routed.decodeMissedAbort()) {
+        Refused refused = abortBoth(pair);
+        if (refused.any() && routed.missedAbort(refused)) {
             // the decode answered the request meanwhile: it has the rid now
             abortBoth(pair);
         }
         return true;
     }
 
-    /** Aborts the pair's rid on both servers; false when the decode did not have it (yet). */
-    private boolean abortBoth(Pair pair)
+    /** Which servers answered an abort with "no such rid": the request was still on its way there. */
+    private record Refused(boolean prefill, boolean decode)
     {
-        CompletableFuture<Integer> decode = upstream.abortAsync(pair.decode(), pair.rid()).handle((response, failure) -> response == null ? -1 : response.statusCode());
-        CompletableFuture.allOf(upstream.abortAsync(pair.prefill(), pair.rid()).handle((response, failure) -> null), decode).join();
-        return decode.join() != 404;
+        boolean any()
+        {
+            return prefill || decode;
+        }
+    }
+
+    /** Aborts the pair's rid on both servers. */
+    private Refused abortBoth(Pair pair)
+    {
+        CompletableFuture<Integer> prefill = status(upstream.abortAsync(pair.prefill(), pair.rid()));
+        CompletableFuture<Integer> decode = status(upstream.abortAsync(pair.decode(), pair.rid()));
+        CompletableFuture.allOf(prefill, decode).join();
+        return new Refused(prefill.join() == 404, decode.join() == 404);
+    }
+
+    private static CompletableFuture<Integer> status(CompletableFuture<? extends HttpResponse<?>> call)
+    {
+        return call.handle((response, failure) -> response == null ? -1 : response.statusCode());
     }
 
     /**
@@ -224,8 +240,9 @@ final class PairedRequests
         // Guarded by this: the attempt an abort must reach, and whether one came (then no retry starts).
         private Pair pair;
         private boolean aborted;
-        // Guarded by this, for the current attempt: the decode refused an abort as "no such rid" / it has answered since.
+        // Guarded by this, for the current attempt: a server refused an abort as "no such rid" / the decode has answered since.
         private boolean decodeMissedAbort;
+        private boolean prefillMissedAbort;
         private boolean decodeAnswered;
 
         Routed(String rid, Pair pair, long start)
@@ -242,20 +259,26 @@ final class PairedRequests
         }
 
         /**
-         * The decode answered an abort of this request with "no such rid": it was still on its way there. True when the
+         * A server answered an abort of this request with "no such rid": it was still on its way there. True when the
          * decode has answered the request since, so the caller must say the abort again.
          */
-        synchronized boolean decodeMissedAbort()
+        synchronized boolean missedAbort(Refused refused)
         {
-            decodeMissedAbort = true;
+            decodeMissedAbort |= refused.decode();
+            prefillMissedAbort |= refused.prefill();
             return decodeAnswered;
         }
 
-        /** The decode answered this attempt; true when it refused an abort before, so the caller must say it again. */
+        /** The decode answered this attempt; true when a server refused an abort before, so the caller must say it again. */
         synchronized boolean decodeAnswered()
         {
             decodeAnswered = true;
-            return decodeMissedAbort;
+            return decodeMissedAbort || prefillMissedAbort;
+        }
+
+        synchronized boolean prefillMissedAbort()
+        {
+            return prefillMissedAbort;
         }
 
         /** Makes {@code next} the attempt aborts reach; false when the request was aborted already. */
@@ -266,6 +289,7 @@ final class PairedRequests
             }
             pair = next;
             decodeMissedAbort = false;
+            prefillMissedAbort = false;
             decodeAnswered = false;
             return true;
         }
@@ -307,6 +331,7 @@ final class PairedRequests
         // the failed first attempt when this is the retry, else null
         private final Retry first;
         private final AtomicBoolean decodeReleased = new AtomicBoolean();
+        private volatile CompletableFuture<?> prefillCall;
         // Guarded by this: whether the client has been sent the decode's stream, or the prefill's failure came first.
         private boolean streamStarted;
         private boolean prefillFailedFirst;
@@ -327,6 +352,22 @@ final class PairedRequests
         void run(ObjectNode body)
                 throws IOException, InterruptedException, Retry
         {
+            try {
+                attempt(body);
+            }
+            finally {
+                CompletableFuture<?> prefillCall = this.prefillCall;
+                if (prefillCall != null && !prefillCall.isDone() && routed.prefillMissedAbort()) {
+                    // The client's abort reached the prefill before this request did; by now (the decode has ended it) the
+                    // prefill has it, and would otherwise run it alone until its bootstrap deadline.
+                    upstream.abortAsync(pair.prefill(), pair.rid());
+                }
+            }
+        }
+
+        private void attempt(ObjectNode body)
+                throws IOException, InterruptedException, Retry
+        {
             String path = exchange.path();
             ObjectNode prefillBody = body.deepCopy();
             prefillBody.put("rid", pair.rid());
@@ -340,6 +381,7 @@ final class PairedRequests
             decodeBody.put("bootstrap_host", pair.prefill().control().orElseThrow());
 
             CompletableFuture<HttpResponse<byte[]>> prefillCall = upstream.post(pair.prefill(), path, prefillBody, HttpResponse.BodyHandlers.ofByteArray());
+            this.prefillCall = prefillCall;
             prefillCall.whenComplete((response, failure) -> {
                 pair.prefill().release();
                 ended(pair.prefill(), response == null ? -1 : response.statusCode(), failure);
