@@ -21,7 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The public API's hardening on real {@code handoff serve} processes: API keys from a configuration file and from
  * a key file (and never printed by {@code handoff config}), a decode refusing a malformed {@code bootstrap_host},
- * and the connection limits the JDK server enforces from configuration (a cap and a slow-loris timeout).
+ * a prefill answering 409 for a room no decode claims, and the connection limits the JDK server enforces from
+ * configuration (a cap and a slow-loris timeout).
  */
 class HardeningIT
 {
@@ -87,6 +88,31 @@ class HardeningIT
             HttpResponse<String> negative = decode.post("/generate", "{\"text\": \"hi\", \"bootstrap_room\": -1, \"bootstrap_host\": \"127.0.0.1:1\"}");
             assertThat(negative.statusCode()).isEqualTo(400);
             assertThat(ServerProcess.json(negative.body()).at("/error/param").asText()).isEqualTo("bootstrap_room");
+        }
+    }
+
+    @Test
+    void aPrefillAskedForARoomNoDecodeClaimsAnswers409NamingTheRoomWithinTheClaimDeadline()
+            throws Exception
+    {
+        // the bootstrapping timeout stays at its 30 s default: the answer must come from the claim deadline
+        try (ServerProcess prefill = ServerProcess.serve(temp, "prefill", "-Dhandoff.disaggregation.claim-timeout=2s")) {
+            long start = System.nanoTime();
+            HttpResponse<String> generate = prefill.post("/generate", "{\"text\": \"hi\", \"bootstrap_room\": 4242}");
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            HttpResponse<String> completion = prefill.post("/v1/completions",
+                    "{\"prompt\": \"hi\", \"max_tokens\": 2, \"bootstrap_room\": 4243, \"bootstrap_generation\": 1}");
+
+            assertThat(generate.statusCode()).as(generate.body()).isEqualTo(409);
+            assertThat(took).isLessThan(Duration.ofSeconds(15));
+            assertThat(ServerProcess.json(generate.body()).at("/error/code").asText()).isEqualTo("room_unclaimed");
+            assertThat(ServerProcess.json(generate.body()).at("/error/param").asText()).isEqualTo("bootstrap_room");
+            assertThat(ServerProcess.json(generate.body()).at("/error/message").asText())
+                    .contains("no decode claimed room 4242 (generation 0) within 2000 ms", "handoff.disaggregation.claim-timeout", "router");
+            assertThat(completion.statusCode()).as(completion.body()).isEqualTo(409);
+            assertThat(ServerProcess.json(completion.body()).at("/error/message").asText()).contains("room 4243 (generation 1)");
+            assertThat(prefill.get("/health").statusCode()).isEqualTo(200);
+            assertThat(prefill.logText()).contains("no decode claimed room 4242");
         }
     }
 

@@ -80,11 +80,40 @@ final class InProcessPd
 
     RequestHandle start(long roomId, int decode)
     {
-        RoomKey room = new RoomKey(roomId, 0);
-        String control = prefillDisaggregation().controlAddress().orElseThrow();
-        prefill.scheduler().submit(request("r" + roomId, 1, Optional.of(new RoomTicket(room, ""))), TokenListener.NONE);
-        return decodes.get(decode).scheduler().submit(request("r" + roomId, NEW_TOKENS, Optional.of(new RoomTicket(room, control))),
+        startPrefill(roomId, PROMPT);
+        return startDecode(roomId, decode, PROMPT, TokenListener.NONE);
+    }
+
+    /** The prefill's half of a request of {@code prompt}, as the router sends it. */
+    RequestHandle startPrefill(long roomId, int[] prompt)
+    {
+        return prefill.scheduler().submit(request("r" + roomId, prompt, 1, Optional.of(new RoomTicket(new RoomKey(roomId, 0), ""))),
                 TokenListener.NONE);
+    }
+
+    /** The decode's half of a request of {@code prompt}, as the router sends it; {@code listener} hears its tokens. */
+    RequestHandle startDecode(long roomId, int decode, int[] prompt, TokenListener listener)
+    {
+        return startDecode(roomId, decode, prompt, listener, prefillDisaggregation().controlAddress().orElseThrow());
+    }
+
+    /** The decode's half of a request whose prefill is the one at {@code control}. */
+    RequestHandle startDecode(long roomId, int decode, int[] prompt, TokenListener listener, String control)
+    {
+        return decodes.get(decode).scheduler().submit(request("r" + roomId, prompt, NEW_TOKENS,
+                Optional.of(new RoomTicket(new RoomKey(roomId, 0), control))), listener);
+    }
+
+    /** The prefill's half of a request on another prefill, {@code other}. */
+    static RequestHandle startPrefill(ComputeEngine other, long roomId, int[] prompt)
+    {
+        return other.scheduler().submit(request("r" + roomId, prompt, 1, Optional.of(new RoomTicket(new RoomKey(roomId, 0), ""))),
+                TokenListener.NONE);
+    }
+
+    ComputeEngine decode(int decode)
+    {
+        return decodes.get(decode);
     }
 
     static GenerateResult await(RequestHandle handle)
@@ -117,15 +146,22 @@ final class InProcessPd
     static int[] colocated()
             throws Exception
     {
+        return colocated(PROMPT);
+    }
+
+    /** {@code prompt} on a colocated engine. */
+    static int[] colocated(int[] prompt)
+            throws Exception
+    {
         try (Engine engine = Engine.start(new ConfigSource(Optional.empty(), common(), Map.of()));
                 ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
-            return await(compute.scheduler().submit(request("reference", NEW_TOKENS, Optional.empty()), TokenListener.NONE)).outputIds();
+            return await(compute.scheduler().submit(request("reference", prompt, NEW_TOKENS, Optional.empty()), TokenListener.NONE)).outputIds();
         }
     }
 
-    private static GenerateRequest request(String rid, int maxNewTokens, Optional<RoomTicket> ticket)
+    private static GenerateRequest request(String rid, int[] prompt, int maxNewTokens, Optional<RoomTicket> ticket)
     {
-        return new GenerateRequest(rid, PROMPT, maxNewTokens, SamplingParams.GREEDY, Set.of(), true, false, ticket);
+        return new GenerateRequest(rid, prompt, maxNewTokens, SamplingParams.GREEDY, Set.of(), true, false, ticket);
     }
 
     @Override

@@ -4,6 +4,7 @@ import io.handoff.http.ServerConfig;
 import io.handoff.router.Router;
 import io.handoff.router.RouterConfig;
 import io.handoff.core.runtime.Engine;
+import io.handoff.core.scheduler.Timelines;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import picocli.CommandLine.Command;
@@ -55,14 +56,16 @@ final class RouterCommand
         listen.applyTo(options.overrides);
         ServerConfig serverConfig;
         RouterConfig routerConfig;
+        Timelines timelines;
         // The engine validates the configuration (with plugins' keys) and sets up logging; the router needs nothing else of it.
         try (Engine engine = Engine.start(options.source())) {
-            serverConfig = ServerConfig.from(engine.config().config());
+            serverConfig = ServerConfig.from(engine.config().config(), engine.security());
             routerConfig = RouterConfig.from(engine.config().config());
+            timelines = new Timelines(engine.config().config().getInt("handoff.debug.timeline-requests"));
         }
         Router router;
         try {
-            router = Router.start(serverConfig, routerConfig, prefillUrls, decodeUrls);
+            router = Router.start(serverConfig, routerConfig, prefillUrls, decodeUrls, timelines);
         }
         catch (BindException e) {
             throw ListenOptions.cannotListen(serverConfig, e);

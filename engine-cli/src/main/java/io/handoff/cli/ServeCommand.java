@@ -62,7 +62,8 @@ final class ServeCommand
         ServerConfig config;
         try {
             // before the model is loaded: a bad key file should not cost the time a checkpoint takes to load
-            config = ServerConfig.from(engine.config().config());
+            // the one read of the secret file in this process: the transfer layer gets the same copy
+            config = ServerConfig.from(engine.config().config(), engine.security());
             compute = ComputeEngine.create(engine, FaultSpec.parse(engine.config().config().getStringList("handoff.debug.faults")),
                     disaggregationRole);
             server = listen(config, compute);

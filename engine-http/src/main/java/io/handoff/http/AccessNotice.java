@@ -3,8 +3,6 @@ package io.handoff.http;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
-import java.net.InetAddress;
-
 /**
  * The startup lines that say who may use a server or router: its keys (how many, never which), its rate limit,
  * and whether the router's fields are authenticated. Open access on an address other machines can reach is a
@@ -19,7 +17,7 @@ public final class AccessNotice
     /** @param takesRouterFields a prefill or decode, which takes {@code bootstrap_*} fields from its router */
     public static void log(ServerConfig config, boolean takesRouterFields)
     {
-        boolean local = loopback(config.host());
+        boolean local = DebugEndpoints.loopback(config.host());
         ApiAccess access = config.access();
         if (access.apiKeys().required()) {
             log.info("HTTP API: {} required (Authorization: Bearer); /health is open", access.apiKeys());
@@ -35,25 +33,12 @@ public final class AccessNotice
             log.info("HTTP API: at most {} request(s) per second per client address, {} at once", limits.rateLimit(), limits.rateLimitBurst());
         }
         if (access.debugEndpoints()) {
-            log.warn("HTTP API: debug endpoints are on (handoff.server.debug-endpoints)");
+            (local ? log.atInfo() : log.atWarn()).log("HTTP API: debug endpoints (/debug/requests/RID) are on (handoff.server.debug-endpoints){}",
+                    local ? "; only this machine can reach " + config.host() : "");
         }
         if (takesRouterFields && access.routerAuthentication().insecure()) {
             (local ? log.atInfo() : log.atWarn()).log("HTTP API: bootstrap_room and bootstrap_host are taken from any client (no cluster secret);"
                     + " only the router should be able to reach {}", config.host());
-        }
-    }
-
-    private static boolean loopback(String host)
-    {
-        if (host.equalsIgnoreCase("localhost")) {
-            return true;
-        }
-        try {
-            // a literal only: a name is not looked up (and not taken for loopback)
-            return InetAddress.ofLiteral(host).isLoopbackAddress();
-        }
-        catch (IllegalArgumentException e) {
-            return false;
         }
     }
 }

@@ -117,10 +117,18 @@ public final class ApiError
         return new ApiError(504, "server_error", code, null, message, null);
     }
 
-    /** HTTP 500 for a generation the engine failed, carrying its cause when one was named. */
-    public static ApiError generationFailed(java.util.Optional<FailureCause> cause, String message)
+    /**
+     * A generation that failed, carrying its cause when one was named: 409 {@code room_unclaimed} when its room was never
+     * claimed by a decode (the request carried a {@code bootstrap_room} nobody else was given), else 500.
+     */
+    public static ApiError generationFailed(Optional<String> error, Optional<FailureCause> cause)
     {
-        return new ApiError(500, "server_error", "internal_error", null, message, null, cause.map(FailureCause::label).orElse(null));
+        String message = "generation failed: " + error.orElse("unknown error");
+        String label = cause.map(FailureCause::label).orElse(null);
+        if (cause.orElse(null) == FailureCause.ROOM_UNCLAIMED) {
+            return new ApiError(409, "invalid_request_error", FailureCause.ROOM_UNCLAIMED.label(), "bootstrap_room", message, null, label);
+        }
+        return new ApiError(500, "server_error", "internal_error", null, message, null, label);
     }
 
     /**

@@ -71,7 +71,7 @@ public final class ApiServer
         this.generations = new Generations(scheduler, model, tokenizer, metrics, config.retryAfter(), config.limits().maxPromptTokens());
         GenerateApi generate = new GenerateApi(generations, model, tokenizer, bootstrap);
         CompletionsApi completions = new CompletionsApi(generations, model, tokenizer, created, bootstrap);
-        this.routes = Map.of(
+        this.routes = HttpRoutes.union(new TimelineEndpoint(scheduler.timelines(), bootstrap.roleName()).routes(), Map.of(
                 "/generate", new Route("POST", generate::handle),
                 "/v1/completions", new Route("POST", completions::handle),
                 "/v1/chat/completions", new Route("POST", new ChatCompletionsApi(chatModel(generations, model, tokenizer, chatTemplate), created)::handle),
@@ -81,7 +81,7 @@ public final class ApiServer
                 "/health", new Route("GET", this::health, HttpRoutes.Access.OPEN),
                 "/health_generate", new Route("GET", this::healthGenerate),
                 "/metrics", new Route("GET", this::metrics),
-                "/bootstrap", new Route("GET", this::bootstrap));
+                "/bootstrap", new Route("GET", this::bootstrap)));
         JdkHttpServerLimits.apply(config.limits());
         this.server = HttpServer.create(new InetSocketAddress(config.host(), config.port()), 0);
         server.setExecutor(executor);
@@ -156,6 +156,10 @@ public final class ApiServer
         }
         ObjectNode body = JsonFields.MAPPER.createObjectNode();
         body.put("status", "ok");
+        if (disaggregation.isPresent()) {
+            // a decode's prefills that neither drained nor exited within its drain deadline: routers stop pairing them
+            disaggregation.get().suspectPeers().forEach(body.putArray("suspect_peers")::add);
+        }
         exchange.sendJson(200, body);
     }
 

@@ -33,6 +33,9 @@ final class DisaggregationMetrics
         out.counter("handoff_cluster_auth_failures_total",
                 "Cluster connections refused for failing authentication (or speaking before their hello), and this node's own failed attempts.",
                 disaggregation.authFailures());
+        out.gauge("handoff_suspect_peers", "Prefills this decode holds suspect: a failed room of theirs waited longer than "
+                + "handoff.disaggregation.drain-deadline for its drain ack; their pages stay quarantined until a proof.",
+                disaggregation.suspectPeers().size());
         out.gauge("handoff_early_send_enabled", "1 when early send of the cached prefix is on (see /bootstrap for the reason).",
                 disaggregation.earlySend().enabled() ? 1 : 0);
         return out.toString();

@@ -75,7 +75,7 @@ final class Generation
         /** The error a failed request answers with: its message, and its cause for a router or client to act on. */
         ApiError failure()
         {
-            return ApiError.generationFailed(cause, "generation failed: " + error.orElse("unknown error"));
+            return ApiError.generationFailed(error, cause);
         }
     }
 

@@ -79,11 +79,20 @@ public final class HttpRoutes
         this.counts = requireNonNull(counts, "counts is null");
     }
 
+    /** {@code routes} and {@code more} in one table (a server's own routes and, say, its debug routes). */
+    public static Map<String, Route> union(Map<String, Route> routes, Map<String, Route> more)
+    {
+        Map<String, Route> all = new HashMap<>(routes);
+        all.putAll(more);
+        return Map.copyOf(all);
+    }
+
     public void dispatch(HttpExchange raw)
     {
         String path = raw.getRequestURI().getPath();
-        Route route = routes.get(path);
-        String counted = route == null ? "other" : path;
+        String key = routeKey(path);
+        Route route = routes.get(key);
+        String counted = route == null ? "other" : key;
         Exchange exchange = new Exchange(raw, maxBodyBytes, status -> counts.record(counted, status));
         try {
             if (route == null || route.access() != Access.OPEN) {
@@ -121,6 +130,24 @@ public final class HttpRoutes
             }
             exchange.close();
         }
+    }
+
+    /**
+     * The key of the route that answers {@code path}: the path itself, or a prefix route {@code /a/b/*} for a path
+     * {@code /a/b/REST} (REST not empty) that has no route of its own. Counted under the key, so a rid in a path never
+     * becomes a metric label.
+     */
+    private String routeKey(String path)
+    {
+        if (routes.containsKey(path)) {
+            return path;
+        }
+        for (String key : routes.keySet()) {
+            if (key.endsWith("/*") && path.length() > key.length() - 1 && path.startsWith(key.substring(0, key.length() - 1))) {
+                return key;
+            }
+        }
+        return path;
     }
 
     private static void respond(Exchange exchange, ApiError error)

@@ -50,7 +50,8 @@ public record ServerConfig(String host, int port, Duration gracePeriod, long max
         this(host, port, gracePeriod, maxBodyBytes, retryAfter, healthGenerateTimeout, ApiAccess.OPEN, RequestLimits.DEFAULT);
     }
 
-    public static ServerConfig from(Config config)
+    /** @param security the process's security settings, whose cluster secret (if any) signs and checks the router's calls */
+    public static ServerConfig from(Config config, ClusterSecurity security)
     {
         return new ServerConfig(
                 config.getString("handoff.server.host"),
@@ -59,7 +60,7 @@ public record ServerConfig(String host, int port, Duration gracePeriod, long max
                 config.getBytes("handoff.server.max-body-bytes"),
                 config.getDuration("handoff.server.retry-after"),
                 config.getDuration("handoff.server.health-generate-timeout"),
-                new ApiAccess(apiKeys(config), config.getBoolean("handoff.server.debug-endpoints"), routerMac(config)),
+                new ApiAccess(apiKeys(config), DebugEndpoints.enabled(config), routerMac(security)),
                 new RequestLimits(
                         config.getInt("handoff.server.max-connections"),
                         config.getDuration("handoff.server.request-read-timeout"),
@@ -73,9 +74,9 @@ public record ServerConfig(String host, int port, Duration gracePeriod, long max
      * The MAC the router signs its calls with and a prefill or decode checks them with: the cluster secret's, under
      * the router's own context, so a router signature is no proof on any other channel. None without a secret.
      */
-    private static Optional<ClusterMac> routerMac(Config config)
+    private static Optional<ClusterMac> routerMac(ClusterSecurity security)
     {
-        return ClusterSecurity.from(config).secret().map(secret -> message -> secret.tag(RouterSignature.CONTEXT, message));
+        return security.secret().map(secret -> message -> secret.tag(RouterSignature.CONTEXT, message));
     }
 
     /** {@code api-keys} and the keys of {@code api-key-file}, together. */

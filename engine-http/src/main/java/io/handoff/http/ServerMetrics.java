@@ -1,6 +1,8 @@
 package io.handoff.http;
 
 import io.handoff.core.kv.PageAccounting;
+import io.handoff.core.kv.QuarantineTimes;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.scheduler.FinishReason;
 import io.handoff.core.scheduler.RequestRejectedException;
 import io.handoff.core.scheduler.SchedulerStats;
@@ -98,7 +100,24 @@ public final class ServerMetrics
         out.histogram("handoff_time_to_first_token_seconds", "Time from submission to the first output token.", timeToFirstToken.snapshot());
         out.histogram("handoff_inter_token_latency_seconds", "Time between consecutive output tokens of a request.", interToken.snapshot());
         out.histogram("handoff_e2e_request_latency_seconds", "Time from submission to the end of a request (its pages freed).", endToEnd.snapshot());
+        renderFailureSafety(out, stats);
         return out.toString();
+    }
+
+    // failures by cause, and how long quarantined pages stayed out of use (invariant I2)
+    private static void renderFailureSafety(PrometheusText out, SchedulerStats stats)
+    {
+        Map<String, Long> failures = new LinkedHashMap<>();
+        for (FailureCause cause : FailureCause.values()) {
+            failures.put(cause.label(), stats.failures(cause));
+        }
+        out.labelled("handoff_request_failures_total", "Requests that failed or were aborted, by cause (see the README's Failure safety).",
+                "counter", "cause", failures);
+        QuarantineTimes.Snapshot quarantine = stats.quarantine();
+        out.histogram("handoff_kv_quarantine_seconds", "How long quarantined KV pages stayed quarantined before their release proof, one "
+                + "observation per quarantine that ended.", new Histogram.Snapshot(quarantine.upperBounds(), quarantine.cumulativeCounts(),
+                quarantine.sumSeconds(), quarantine.count()));
+        out.gauge("handoff_kv_quarantine_longest_seconds", "The longest quarantine that ended since start.", quarantine.longestSeconds());
     }
 
     private static <E extends Enum<E>> Map<String, Long> lowerKeys(Map<E, LongAdder> counters)

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 
 import java.net.URI;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -36,6 +37,8 @@ final class Backend
     private final LongAdder failures = new LongAdder();
     private final AtomicInteger unansweredPolls = new AtomicInteger();
     private volatile Health health = new Health(null, "not polled yet");
+    // a decode's suspect prefills (their KV-transfer control endpoints), from its last /health
+    private volatile Set<String> suspectPeers = Set.of();
 
     Backend(URI url, BackendRole role)
     {
@@ -80,6 +83,17 @@ final class Backend
     Optional<String> control()
     {
         return bootstrap().map(bootstrap -> bootstrap.path("control")).filter(JsonNode::isTextual).map(JsonNode::textValue);
+    }
+
+    /** A decode's suspect prefills, by KV-transfer control endpoint, as its last {@code /health} listed them. */
+    Set<String> suspectPeers()
+    {
+        return suspectPeers;
+    }
+
+    void suspectPeers(Set<String> peers)
+    {
+        this.suspectPeers = Set.copyOf(peers);
     }
 
     /** A poll got its answer in time. */

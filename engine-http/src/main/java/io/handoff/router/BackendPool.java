@@ -50,13 +50,16 @@ final class BackendPool
         return of(role).stream().filter(Backend::healthy).count();
     }
 
-    /** The next healthy prefill, with one more request in flight; 503 when none is healthy. */
+    /**
+     * The next healthy prefill that no decode reports suspect, with one more request in flight; 503 when there is
+     * none.
+     */
     synchronized Backend acquirePrefill()
     {
         for (int k = 0; k < prefills.size(); k++) {
             int i = (prefillCursor + k) % prefills.size();
             Backend prefill = prefills.get(i);
-            if (prefill.healthy() && prefill.control().isPresent()) {
+            if (prefill.healthy() && prefill.control().isPresent() && !suspect(prefill)) {
                 prefillCursor = (i + 1) % prefills.size();
                 prefill.acquire();
                 return prefill;
@@ -74,7 +77,7 @@ final class BackendPool
         for (int k = 0; k < prefills.size(); k++) {
             int i = (prefillCursor + k) % prefills.size();
             Backend prefill = prefills.get(i);
-            if (prefill != avoid && prefill.healthy() && prefill.control().isPresent()) {
+            if (prefill != avoid && prefill.healthy() && prefill.control().isPresent() && !suspect(prefill)) {
                 prefillCursor = (i + 1) % prefills.size();
                 prefill.acquire();
                 return prefill;
@@ -86,7 +89,14 @@ final class BackendPool
     /** Whether a healthy prefill other than {@code other} could take a retry. */
     synchronized boolean anotherPrefill(Backend other)
     {
-        return prefills.stream().anyMatch(prefill -> prefill != other && prefill.healthy() && prefill.control().isPresent());
+        return prefills.stream().anyMatch(prefill -> prefill != other && prefill.healthy() && prefill.control().isPresent() && !suspect(prefill));
+    }
+
+    /** Whether a decode reports this prefill suspect (see {@link HealthCheck}). */
+    boolean suspect(Backend prefill)
+    {
+        Optional<String> control = prefill.control();
+        return control.isPresent() && decodes.stream().anyMatch(decode -> decode.suspectPeers().contains(control.get()));
     }
 
     /** The healthy decode with the fewest requests in flight, with one more; 503 when none is healthy. */
@@ -140,8 +150,9 @@ final class BackendPool
             List<Backend> servers = of(role);
             for (int i = 0; i < servers.size(); i++) {
                 Backend server = servers.get(i);
-                message.append(i == 0 ? "" : "; ").append(server.url()).append(" (")
-                        .append(server.unhealthyReason().orElse("healthy, but without a KV-transfer control endpoint")).append(')');
+                message.append(i == 0 ? "" : "; ").append(server.url()).append(" (").append(server.unhealthyReason().orElse(
+                        role == BackendRole.PREFILL && suspect(server) ? "healthy, but a decode reports it suspect: it did not drain within the "
+                                + "decode's drain deadline; restart it" : "healthy, but without a KV-transfer control endpoint")).append(')');
             }
             message.append(". ");
         }

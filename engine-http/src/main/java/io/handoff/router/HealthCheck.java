@@ -12,6 +12,8 @@ import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 import static java.util.Objects.requireNonNull;
@@ -60,6 +62,9 @@ final class HealthCheck
                 down(backend, "GET /health answered " + health.statusCode() + excerpt(health.body()));
                 return;
             }
+            if (backend.role() == BackendRole.DECODE) {
+                noteSuspects(backend, health.body());
+            }
             if (backend.healthy()) {
                 return;
             }
@@ -87,6 +92,32 @@ final class HealthCheck
         }
         catch (IOException e) {
             down(backend, Upstream.describe(e));
+        }
+    }
+
+    /**
+     * A decode lists in {@code suspect_peers} the prefills that neither drained nor exited within its drain deadline;
+     * the pool pairs none of them until no decode lists it. An answer without the list (an older server) lists none.
+     */
+    private static void noteSuspects(Backend decode, byte[] body)
+    {
+        Set<String> suspects = new TreeSet<>();
+        try {
+            JsonNode listed = JsonFields.MAPPER.readTree(body).path("suspect_peers");
+            for (JsonNode peer : listed) {
+                if (peer.isTextual() && HOST_PORT.matcher(peer.textValue()).matches()) {
+                    suspects.add(peer.textValue());
+                }
+            }
+        }
+        catch (IOException e) {
+            // the status said healthy; a body that is not JSON names no suspect
+        }
+        Set<String> before = decode.suspectPeers();
+        decode.suspectPeers(suspects);
+        if (!before.equals(suspects)) {
+            log.warn("{} reports suspect prefills {} (they did not drain within its drain deadline); none of them is paired{}", decode, suspects,
+                    suspects.isEmpty() ? " any more: all are cleared" : "");
         }
     }
 

@@ -2,6 +2,9 @@ package io.handoff.router;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.scheduler.FailureCause;
+import io.handoff.core.scheduler.RequestTimeline;
+import io.handoff.core.scheduler.TimelineEvent;
+import io.handoff.core.scheduler.Timelines;
 import io.handoff.http.ApiError;
 import io.handoff.http.Exchange;
 import io.handoff.http.JsonFields;
@@ -71,11 +74,19 @@ final class PairedRequests
     private final Upstream upstream;
     private final RouterMetrics metrics;
     private final RoomIds rooms;
+    private final Timelines timelines;
     private final ConcurrentMap<String, Routed> inFlight = new ConcurrentHashMap<>();
     private volatile boolean draining;
 
     PairedRequests(BackendPool pool, Upstream upstream, RouterMetrics metrics, RoomIds rooms)
     {
+        this(pool, upstream, metrics, rooms, Timelines.NONE);
+    }
+
+    /** @param timelines where each request's way through this router is kept, for {@code /debug/requests} */
+    PairedRequests(BackendPool pool, Upstream upstream, RouterMetrics metrics, RoomIds rooms, Timelines timelines)
+    {
+        this.timelines = requireNonNull(timelines, "timelines is null");
         this.pool = requireNonNull(pool, "pool is null");
         this.upstream = requireNonNull(upstream, "upstream is null");
         this.metrics = requireNonNull(metrics, "metrics is null");
@@ -114,6 +125,8 @@ final class PairedRequests
             pair.decode().release();
             throw ApiError.conflict("duplicate_rid", "rid", "a request with rid '" + rid + "' is already in flight through this router; give each request its own rid");
         }
+        RequestTimeline timeline = timelines.begin(rid, TimelineEvent.RECEIVED, "path=" + exchange.path());
+        timeline.record(TimelineEvent.PAIRED, "prefill=" + pair.prefill().url() + " decode=" + pair.decode().url() + " room=" + pair.room() + " generation=" + pair.generation());
         try {
             try {
                 new Forwarding(exchange, routed, pair, null).run(body.copy());
@@ -121,6 +134,14 @@ final class PairedRequests
             catch (Retry retry) {
                 retry(exchange, routed, body, retry);
             }
+        }
+        catch (ApiError e) {
+            timeline.record(TimelineEvent.ROUTED, "status=" + e.status() + " error=" + e.getMessage());
+            throw e;
+        }
+        catch (IOException e) {
+            timeline.record(TimelineEvent.ROUTED, "client_gone error=" + e);
+            throw e;
         }
         finally {
             routed.finish();
@@ -140,6 +161,8 @@ final class PairedRequests
         catch (ApiError e) {
             throw ApiError.transferFailed(first.cause.label(), first.getMessage() + "; no server was free to retry it: " + e.getMessage());
         }
+        timelines.of(routed.rid).record(TimelineEvent.PAIRED, "retry after " + first.cause.label() + ": rid=" + next.rid() + " prefill=" + next.prefill().url()
+                + " decode=" + next.decode().url() + " room=" + next.room() + " generation=" + next.generation());
         if (!routed.moveTo(next)) {
             next.prefill().release();
             next.decode().release();
@@ -382,11 +405,14 @@ final class PairedRequests
 
             CompletableFuture<HttpResponse<byte[]>> prefillCall = upstream.post(pair.prefill(), path, prefillBody, HttpResponse.BodyHandlers.ofByteArray());
             this.prefillCall = prefillCall;
+            timelines.of(routed.rid).record(TimelineEvent.SENT, "to=prefill url=" + pair.prefill().url());
             prefillCall.whenComplete((response, failure) -> {
+                timelines.of(routed.rid).record(TimelineEvent.RESPONSE, "from=prefill " + (response != null ? "status=" + response.statusCode() : "error=" + failure));
                 pair.prefill().release();
                 ended(pair.prefill(), response == null ? -1 : response.statusCode(), failure);
             });
             CompletableFuture<HttpResponse<InputStream>> decodeCall = upstream.post(pair.decode(), path, decodeBody, HttpResponse.BodyHandlers.ofInputStream());
+            timelines.of(routed.rid).record(TimelineEvent.SENT, "to=decode url=" + pair.decode().url());
 
             CompletableFuture.anyOf(prefillCall, decodeCall).handle((ignored, failure) -> null).join();
             if (!decodeCall.isDone() && !succeeded(prefillCall)) {
@@ -399,8 +425,10 @@ final class PairedRequests
             HttpResponse<InputStream> decoded;
             try {
                 decoded = decodeCall.join();
+                timelines.of(routed.rid).record(TimelineEvent.RESPONSE, "from=decode status=" + decoded.statusCode());
             }
             catch (CompletionException e) {
+                timelines.of(routed.rid).record(TimelineEvent.RESPONSE, "from=decode error=" + Upstream.describe(e.getCause()));
                 releaseDecode();
                 ended(pair.decode(), -1, e);
                 abortPrefillIfRunning(prefillCall);
@@ -507,6 +535,7 @@ final class PairedRequests
                 case COMPLETE -> {
                     in.close();
                     releaseDecode();
+                    timelines.of(routed.rid).record(TimelineEvent.ROUTED, "status=" + decoded.statusCode() + " stream events=" + result.events());
                     finish();
                     out.close();
                 }
@@ -519,12 +548,14 @@ final class PairedRequests
                     log.warn("rid {}: the stream from {} broke after {} event(s): {}", pair.rid(), pair.decode(), result.events(), error.getMessage());
                     // As a server ends a stream that failed: an error event, then [DONE].
                     out.write(("data: " + JsonFields.MAPPER.writeValueAsString(Exchange.errorBody(error)) + "\n\n").getBytes(StandardCharsets.UTF_8));
+                    timelines.of(routed.rid).record(TimelineEvent.ROUTED, "status=" + decoded.statusCode() + " stream broke after " + result.events() + " event(s): " + error.getMessage());
                     finish();
                     out.write(DONE);
                     out.close();
                 }
                 case CLIENT_GONE -> {
                     metrics.clientDisconnected();
+                    timelines.of(routed.rid).record(TimelineEvent.ROUTED, "client_gone after " + result.events() + " event(s)");
                     log.debug("rid {}: the client disconnected; aborting it on {} and {}", pair.rid(), pair.prefill(), pair.decode());
                     abortBoth(pair);
                     in.close();
@@ -576,6 +607,7 @@ final class PairedRequests
                 throws IOException
         {
             headers.firstValue("Retry-After").ifPresent(value -> exchange.setHeader("Retry-After", value));
+            timelines.of(routed.rid).record(TimelineEvent.ROUTED, "status=" + status);
             finish();
             exchange.send(status, headers.firstValue("Content-Type").orElse("application/json"), body);
         }

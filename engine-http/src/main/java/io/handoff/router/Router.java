@@ -13,6 +13,8 @@ import io.handoff.http.JdkHttpServerLimits;
 import io.handoff.http.JsonFields;
 import io.handoff.http.PrometheusText;
 import io.handoff.http.ServerConfig;
+import io.handoff.http.TimelineEndpoint;
+import io.handoff.core.scheduler.Timelines;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
@@ -62,7 +64,7 @@ public final class Router
     private volatile boolean draining;
     private boolean stopped;
 
-    private Router(ServerConfig serverConfig, RouterConfig config, List<URI> prefills, List<URI> decodes)
+    private Router(ServerConfig serverConfig, RouterConfig config, List<URI> prefills, List<URI> decodes, Timelines timelines)
             throws IOException
     {
         this.serverConfig = requireNonNull(serverConfig, "serverConfig is null");
@@ -73,8 +75,8 @@ public final class Router
         this.server = HttpServer.create(new InetSocketAddress(serverConfig.host(), serverConfig.port()), 0);
         this.upstream = new Upstream(config, executor, serverConfig.access().apiKeys().ownKey(), serverConfig.access().routerSigner());
         this.healthCheck = new HealthCheck(upstream, config.healthTimeout(), config.unhealthyAfterTimeouts());
-        this.requests = new PairedRequests(pool, upstream, metrics, RoomIds.random());
-        Map<String, Route> routes = Map.of(
+        this.requests = new PairedRequests(pool, upstream, metrics, RoomIds.random(), timelines);
+        Map<String, Route> routes = HttpRoutes.union(new TimelineEndpoint(timelines, "router").routes(), Map.of(
                 "/generate", new Route("POST", requests::forward),
                 "/v1/completions", new Route("POST", requests::forward),
                 "/v1/models", new Route("GET", this::models),
@@ -83,7 +85,7 @@ public final class Router
                 "/health", new Route("GET", this::health, HttpRoutes.Access.OPEN),
                 "/health_generate", new Route("GET", this::healthGenerate),
                 "/backends", new Route("GET", this::backends),
-                "/metrics", new Route("GET", this::metrics));
+                "/metrics", new Route("GET", this::metrics)));
         server.setExecutor(executor);
         server.createContext("/", new HttpRoutes(routes, serverConfig, metrics.httpRequests())::dispatch);
         AccessNotice.log(serverConfig, false);
@@ -96,7 +98,14 @@ public final class Router
     public static Router start(ServerConfig serverConfig, RouterConfig config, List<URI> prefills, List<URI> decodes)
             throws IOException, InterruptedException
     {
-        Router router = new Router(serverConfig, config, prefills, decodes);
+        return start(serverConfig, config, prefills, decodes, new Timelines(Timelines.DEFAULT_REQUESTS));
+    }
+
+    /** @param timelines where each request's way through the router is kept, for {@code GET /debug/requests/{rid}} */
+    public static Router start(ServerConfig serverConfig, RouterConfig config, List<URI> prefills, List<URI> decodes, Timelines timelines)
+            throws IOException, InterruptedException
+    {
+        Router router = new Router(serverConfig, config, prefills, decodes, timelines);
         try {
             router.probeBackends();
             router.server.start();
@@ -259,6 +268,13 @@ public final class Router
             entry.put("in_flight", backend.inFlight());
             entry.put("control", backend.control().orElse(null));
             entry.put("reason", backend.unhealthyReason().orElse(null));
+            if (backend.role() == BackendRole.PREFILL) {
+                // a decode reports it suspect: healthy, but not paired (see the README's Failure safety)
+                entry.put("suspect", pool.suspect(backend));
+            }
+            else {
+                backend.suspectPeers().forEach(entry.putArray("suspect_peers")::add);
+            }
             entry.set("bootstrap", backend.bootstrap().orElse(null));
         }
         exchange.sendJson(200, list);

@@ -88,7 +88,8 @@ class BootstrapTest
 
         assertThat(decode.ticket(JsonFields.parse(bytes(body)), "POST", "/generate", bytes(body), signature))
                 .contains(new RoomTicket(new RoomKey(3, 0), "10.0.0.5:41234"));
-        for (String refused : new String[] {null, foreign}) {
+        // the accepted signature again is a replay
+        for (String refused : new String[] {null, foreign, signature}) {
             assertThatThrownBy(() -> decode.ticket(JsonFields.parse(bytes(body)), "POST", "/generate", bytes(body), refused))
                     .asInstanceOf(type(ApiError.class))
                     .satisfies(error -> {
@@ -98,6 +99,8 @@ class BootstrapTest
                         assertThat(error.getMessage()).contains("'bootstrap_host' is accepted only from the router");
                     });
         }
+        assertThatThrownBy(() -> decode.ticket(JsonFields.parse(bytes(body)), "POST", "/generate", bytes(body), signature))
+                .hasMessageContaining("a replayed call");
     }
 
     @Test

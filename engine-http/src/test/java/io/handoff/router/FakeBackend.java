@@ -58,6 +58,8 @@ final class FakeBackend
     final String name;
     final String role;
     volatile int healthStatus = 200;
+    /** A decode's {@code suspect_peers} in its {@code /health}; none listed while null. */
+    volatile List<String> suspectPeers;
     volatile int healthGenerateStatus = 200;
     /** While set, {@code /health} answers only once it is counted down: a server too busy to answer in time. */
     volatile CountDownLatch healthStall;
@@ -167,7 +169,12 @@ final class FakeBackend
                             Thread.currentThread().interrupt();
                         }
                     }
-                    json(exchange, healthStatus, JSON.createObjectNode().put("status", healthStatus == 200 ? "ok" : "unhealthy"));
+                    ObjectNode health = JSON.createObjectNode().put("status", healthStatus == 200 ? "ok" : "unhealthy");
+                    List<String> suspects = suspectPeers;
+                    if (suspects != null) {
+                        suspects.forEach(health.putArray("suspect_peers")::add);
+                    }
+                    json(exchange, healthStatus, health);
                 }
                 case "/health_generate" -> json(exchange, healthGenerateStatus, healthGenerateStatus == 200
                         ? JSON.createObjectNode().put("status", "ok").put("output_id", 65)

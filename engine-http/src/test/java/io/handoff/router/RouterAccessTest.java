@@ -58,7 +58,7 @@ class RouterAccessTest
             assertThat(fixture.post("/v1/completions", "{\"prompt\": \"hello\", \"rid\": \"r-2\"}").statusCode()).isEqualTo(200);
 
             for (FakeBackend.Received call : List.of(fixture.prefill().only(), fixture.decode().only())) {
-                assertThat(call.signature()).matches("t=[0-9]+,mac=[0-9a-f]{64}");
+                assertThat(call.signature()).matches("t=[0-9]+,n=[0-9a-f]{32},mac=[0-9a-f]{64}");
                 assertThat(servers.refusal("POST", "/v1/completions", call.bytes(), call.signature())).isEmpty();
                 assertThat(otherCluster.refusal("POST", "/v1/completions", call.bytes(), call.signature())).isPresent();
             }

@@ -80,6 +80,39 @@ class RouterBackendsTest
     }
 
     @Test
+    void aPrefillThatADecodeReportsSuspectIsNotPairedUntilNoDecodeReportsIt()
+            throws Exception
+    {
+        try (RouterFixture fixture = RouterFixture.start(2, 1)) {
+            fixture.decode().suspectPeers = List.of("10.0.0.1:7001", "not an address");
+            fixture.poll();
+            for (int i = 0; i < 3; i++) {
+                assertThat(fixture.post("/generate", "{\"text\": \"x\", \"rid\": \"s-" + i + "\"}").statusCode()).isEqualTo(200);
+            }
+            assertThat(fixture.prefills.get(0).received).isEmpty();
+            assertThat(fixture.prefills.get(1).rids()).containsExactly("s-0", "s-1", "s-2");
+            JsonNode backends = json(fixture.get("/backends"));
+            assertThat(entry(backends, fixture.prefills.get(0).url()).path("suspect").asBoolean(false)).isTrue();
+            assertThat(entry(backends, fixture.prefills.get(1).url()).path("suspect").asBoolean(true)).isFalse();
+            assertThat(entry(backends, fixture.decode().url()).path("suspect_peers").toString()).isEqualTo("[\"10.0.0.1:7001\"]");
+
+            // with every prefill suspect there is none to pair: a 503 that says why
+            fixture.decode().suspectPeers = List.of("10.0.0.1:7001", "10.0.0.2:7001");
+            fixture.poll();
+            HttpResponse<String> refused = fixture.post("/generate", "{\"text\": \"x\", \"rid\": \"s-none\"}");
+            assertThat(refused.statusCode()).isEqualTo(503);
+            assertThat(json(refused).path("error").path("message").asText()).contains("a decode reports it suspect");
+
+            fixture.decode().suspectPeers = List.of();
+            fixture.poll();
+            for (int i = 3; i < 5; i++) {
+                assertThat(fixture.post("/generate", "{\"text\": \"x\", \"rid\": \"s-" + i + "\"}").statusCode()).isEqualTo(200);
+            }
+            assertThat(fixture.prefills.get(0).rids()).hasSize(1);
+        }
+    }
+
+    @Test
     void anUnhealthyServerIsSkippedAndGetsRequestsAgainOnceHealthy()
             throws Exception
     {

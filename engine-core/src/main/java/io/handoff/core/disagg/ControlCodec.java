@@ -12,6 +12,8 @@ import io.handoff.core.disagg.ControlMessage.RegisterRegions;
 import io.handoff.core.disagg.ControlMessage.Role;
 import io.handoff.core.disagg.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.ControlMessage.RoomRequest;
+import io.handoff.core.scheduler.FailureCause;
+import io.handoff.core.security.PeerText;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferCapability;
 
@@ -40,6 +42,7 @@ public final class ControlCodec
 {
     /** The largest frame either side sends or accepts (a 1M-page room request is 4 MiB). */
     public static final int MAX_FRAME_BYTES = 16 << 20;
+    private static final int MAX_CAUSE_CHARS = 32;
 
     static final byte HELLO = 1;
     private static final byte HELLO_RESULT = 2;
@@ -90,8 +93,10 @@ public final class ControlCodec
             // page lists and checksum lists: 4 bytes per page of a room, up to the frame limit
             case ROOM_REQUEST, AUX_RECORD -> MAX_FRAME_BYTES;
             case CHUNK_DONE -> 1 + 12 + 12;
-            case ROOM_FAILED -> 1 + 12 + reason;
-            case DRAIN_REQUEST, DRAIN_ACK -> 1 + 12;
+            // a cause label is a short ASCII word
+            case ROOM_FAILED -> 1 + 12 + 2 + MAX_CAUSE_CHARS + reason;
+            case DRAIN_REQUEST -> 1 + 12;
+            case DRAIN_ACK -> 1 + 12 + 1;
             case HEARTBEAT -> 1 + 8;
             default -> 0;
         };
@@ -164,6 +169,7 @@ public final class ControlCodec
                 case RoomFailed m -> {
                     out.writeByte(ROOM_FAILED);
                     writeRoom(out, m.room());
+                    out.writeUTF(m.cause().label());
                     out.writeUTF(m.reason());
                 }
                 case DrainRequest m -> {
@@ -173,6 +179,7 @@ public final class ControlCodec
                 case DrainAck m -> {
                     out.writeByte(DRAIN_ACK);
                     writeRoom(out, m.room());
+                    out.writeByte(m.senderRank());
                 }
                 case Heartbeat m -> {
                     out.writeByte(HEARTBEAT);
@@ -214,9 +221,9 @@ public final class ControlCodec
                 case ROOM_REQUEST -> new RoomRequest(readRoom(in), in.readUTF(), in.readInt(), readInts(in, bytes));
                 case CHUNK_DONE -> new ChunkDone(readRoom(in), in.readInt(), in.readInt(), in.readInt());
                 case AUX_RECORD -> new AuxRecord(readRoom(in), in.readInt(), in.readInt(), readInts(in, bytes));
-                case ROOM_FAILED -> new RoomFailed(readRoom(in), in.readUTF());
+                case ROOM_FAILED -> new RoomFailed(readRoom(in), readCause(in), in.readUTF());
                 case DRAIN_REQUEST -> new DrainRequest(readRoom(in));
-                case DRAIN_ACK -> new DrainAck(readRoom(in));
+                case DRAIN_ACK -> new DrainAck(readRoom(in), in.readUnsignedByte());
                 case HEARTBEAT -> new Heartbeat(in.readLong());
                 default -> throw new MalformedFrameException("unknown message type " + type + " in a frame of " + frame.length + " bytes");
             };
@@ -248,6 +255,14 @@ public final class ControlCodec
             throws IOException
     {
         return new RoomKey(in.readLong(), in.readInt());
+    }
+
+    private static FailureCause readCause(DataInputStream in)
+            throws IOException
+    {
+        String label = in.readUTF();
+        return FailureCause.fromLabel(label)
+                .orElseThrow(() -> new MalformedFrameException("unknown failure cause '" + PeerText.clean(label, 40) + "'"));
     }
 
     private static Role readRole(DataInputStream in)

@@ -1,5 +1,6 @@
 package io.handoff.core.disagg;
 
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.security.PeerText;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferCapability;
@@ -24,7 +25,9 @@ import static java.util.Objects.requireNonNull;
 public sealed interface ControlMessage
 {
     /** Bumped on any change to the messages or their encoding; peers must match exactly. */
-    int PROTOCOL_VERSION = 1;
+    int PROTOCOL_VERSION = 2;
+    /** The highest sender rank a drain ack may name (a room has at most this many + 1 senders). */
+    int MAX_SENDER_RANK = 255;
     /** Longest reason text kept; a longer one is clipped, so a message always fits its frame. */
     int MAX_REASON_CHARS = 1000;
 
@@ -216,12 +219,14 @@ public sealed interface ControlMessage
         }
     }
 
-    record RoomFailed(RoomKey room, String reason)
+    /** The sender gave up on the room, for {@code cause}: the peer fails its request with the same cause. */
+    record RoomFailed(RoomKey room, FailureCause cause, String reason)
             implements RoomMessage
     {
         public RoomFailed
         {
             requireNonNull(room, "room is null");
+            requireNonNull(cause, "cause is null");
             reason = clip(reason);
         }
     }
@@ -236,13 +241,25 @@ public sealed interface ControlMessage
         }
     }
 
-    /** No write for this room can land any more: the decode may release its quarantined pages. */
-    record DrainAck(RoomKey room)
+    /**
+     * No write of sender rank {@code senderRank} for this room can land any more: once every rank of the room acked,
+     * the decode may release its quarantined pages.
+     */
+    record DrainAck(RoomKey room, int senderRank)
             implements RoomMessage
     {
         public DrainAck
         {
             requireNonNull(room, "room is null");
+            if (senderRank < 0 || senderRank > MAX_SENDER_RANK) {
+                throw new IllegalArgumentException("sender rank must be in [0, " + MAX_SENDER_RANK + "], was " + senderRank);
+            }
+        }
+
+        /** The ack of a room's only sender (rank 0). */
+        public DrainAck(RoomKey room)
+        {
+            this(room, 0);
         }
     }
 

@@ -75,15 +75,32 @@ public final class DecodeHandoff
         }
 
         @Override
-        public void lost(Room room, String reason)
+        public void lost(Room room, FailureCause cause, String reason)
         {
-            drive(room, new RoomEvent.PeerLost(reason));
+            drive(room, new RoomEvent.PeerLost(cause, reason));
         }
 
         @Override
         public void fenced(Room room, String how)
         {
             drive(room, new RoomEvent.PeerFenced(how));
+        }
+
+        /**
+         * A new connection to a prefill: rooms still waiting for that same process's drain ack (their connection closed,
+         * or the prefill was fenced as suspect) ask again on it. A restarted prefill is another process: it is not asked.
+         */
+        @Override
+        public void linkReady(PrefillLinks.Link<Room> link)
+        {
+            for (Room room : rooms.rooms()) {
+                if (room.link != link && room.link.address().equals(link.address()) && !link.process().isEmpty()
+                        && room.link.process().equals(link.process()) && room.machine.awaitsDrainAck()) {
+                    log.info("room {}: asking prefill {} again, on a new connection, for the drain ack its quarantined pages wait for",
+                            room.machine.room(), link.address());
+                    link.send(new ControlMessage.DrainRequest(room.machine.room()));
+                }
+            }
         }
 
         @Override
@@ -109,16 +126,29 @@ public final class DecodeHandoff
     // the same rooms' machines, for the write guard a receiver-validating backend asks
     private final RoomTable<ReceiverRoom> machines = new RoomTable<>(0, 4096);
     private final PrefillLinks<Room> links;
+    private final SuspectPeers suspects;
+    private final boolean releaseOnDrainDeadlineForTesting;
     private final ScheduledExecutorService ticker;
     private volatile Scheduler scheduler;
+    private volatile RoomTrace trace = RoomTrace.NONE;
 
     public DecodeHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
             List<MemoryRegion> regions, Path sharedFile, PageChecksums checksums, ControlSecurity security, FaultInjector faults)
     {
+        this(config, compatibility, backendId, backend, regions, sharedFile, checksums, security, false, faults);
+    }
+
+    /** @param releaseOnDrainDeadlineForTesting see {@link Disaggregation.Options}: breaks invariant I2, for a test to show it */
+    public DecodeHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
+            List<MemoryRegion> regions, Path sharedFile, PageChecksums checksums, ControlSecurity security,
+            boolean releaseOnDrainDeadlineForTesting, FaultInjector faults)
+    {
+        this.releaseOnDrainDeadlineForTesting = releaseOnDrainDeadlineForTesting;
         this.config = requireNonNull(config, "config is null");
         this.checksums = requireNonNull(checksums, "checksums is null");
         this.faults = requireNonNull(faults, "faults is null");
         this.firstRegion = regions.getFirst();
+        this.suspects = new SuspectPeers(config.drainDeadline());
         this.links = new PrefillLinks<>(config, compatibility, backendId, backend, regions, sharedFile, ReceiverRoom.writeGuard(machines),
                 clock, stats, security, new LinkEvents());
         this.ticker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("handoff-decode-ticks").daemon().factory());
@@ -129,6 +159,7 @@ public final class DecodeHandoff
     public void attach(Scheduler scheduler)
     {
         this.scheduler = requireNonNull(scheduler, "scheduler is null");
+        this.trace = new RoomTrace(scheduler.timelines(), checksums.bytesPerPage(), config.checksums());
     }
 
     public TransferStats stats()
@@ -145,6 +176,12 @@ public final class DecodeHandoff
     public long droppedMessages()
     {
         return rooms.dropped();
+    }
+
+    /** The prefills (bootstrap addresses) that neither drained nor exited within the drain deadline; see {@link SuspectPeers}. */
+    public List<String> suspectPeers()
+    {
+        return suspects.peers();
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -197,7 +234,7 @@ public final class DecodeHandoff
     }
 
     @Override
-    public Release finished(HandoffRequest request, FinishReason reason, String error)
+    public Release finished(HandoffRequest request, FinishReason reason, String error, Optional<FailureCause> cause)
     {
         Optional<Room> found = request.ticket().flatMap(ticket -> rooms.get(ticket.room()));
         if (found.isEmpty()) {
@@ -206,7 +243,7 @@ public final class DecodeHandoff
         Room room = found.get();
         if (!room.machine.phase().isTerminal()) {
             room.schedulerKnowsOutcome = true;
-            drive(room, new RoomEvent.Abort(error != null ? error : "the decode request ended " + reason));
+            drive(room, new RoomEvent.Abort(cause.orElse(FailureCause.ENGINE), error != null ? error : "the decode request ended " + reason));
         }
         Release release;
         synchronized (room) {
@@ -233,11 +270,41 @@ public final class DecodeHandoff
                     drive(room, new RoomEvent.Tick());
                 }
             }
+            for (String peer : suspects.due(now)) {
+                suspect(peer);
+            }
+            for (String peer : suspects.askAgain(now)) {
+                // a connection of its own (no room joins it): once up, rooms waiting for this process's drain ask again
+                links.to(peer);
+            }
         }
         catch (RuntimeException | OutOfMemoryError e) {
             // a tick that throws would cancel every later one, and with them the room deadlines and peer timeouts
             log.error("decode tick failed", e);
         }
+    }
+
+    /**
+     * A prefill neither drained nor exited within the drain deadline: fence what can be fenced (its control connection;
+     * the transfer SPI offers a receiver no per-peer revocation, so its memory grant stays), stop pairing it (through
+     * /health), and say what to do. Its rooms' pages stay quarantined: only a proof releases them.
+     */
+    private void suspect(String peer)
+    {
+        List<RoomKey> waiting = suspects.rooms(peer);
+        log.warn("prefill {} is suspect: room(s) {} waited more than {} (handoff.disaggregation.drain-deadline) for the proof that no write "
+                + "can land; their KV pages stay quarantined until it drains or exits. Restart or kill that prefill (its process exit is "
+                + "a proof on this host); routers stop pairing it meanwhile", peer, waiting, config.drainDeadline());
+        if (releaseOnDrainDeadlineForTesting) {
+            // what the field's timer-based fixes do: release on the deadline, fence nothing
+            log.error("TEST ONLY: releasing the quarantined pages of room(s) {} on the drain deadline, without proof (breaks I2)", waiting);
+            for (RoomKey key : waiting) {
+                rooms.get(key).ifPresent(room -> drive(room, new RoomEvent.PeerFenced("TEST ONLY: the drain deadline passed (no proof)")));
+            }
+            return;
+        }
+        links.fence(peer, "prefill " + peer + " is suspect: it did not drain room(s) " + waiting + " within the drain deadline of "
+                + config.drainDeadline());
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -246,7 +313,7 @@ public final class DecodeHandoff
     private void drive(Room room, RoomEvent.ForReceiver event)
     {
         synchronized (room) {
-            for (RoomEffect.ReceiverEffect effect : room.machine.on(event, clock.nanos())) {
+            for (RoomEffect.ReceiverEffect effect : trace.receiver(room.rid, event, room.machine.on(event, clock.nanos()))) {
                 execute(room, effect);
             }
         }
@@ -278,14 +345,18 @@ public final class DecodeHandoff
                 log.info("room {} (request {}) failed: {}", key, room.rid, fail.reason());
                 if (!room.schedulerKnowsOutcome) {
                     room.schedulerKnowsOutcome = true;
-                    // until rooms name their causes themselves: a failed check is the one cause told apart here
-                    FailureCause cause = fail.reason().contains("KV checksum mismatch") ? FailureCause.CHECKSUM_MISMATCH : FailureCause.TRANSPORT_FAILURE;
-                    scheduler.promptKvFailed(room.rid, cause, fail.reason());
+                    scheduler.promptKvFailed(room.rid, fail.cause(), fail.reason());
                 }
             }
             case RoomEffect.Release ignored -> room.release = Release.NOW;
-            case RoomEffect.Quarantine ignored -> room.release = new Quarantine(room.proof);
-            case RoomEffect.ReleaseQuarantined released -> room.proof.complete(released.proof());
+            case RoomEffect.Quarantine ignored -> {
+                room.release = new Quarantine(room.proof);
+                suspects.quarantined(key, room.link.address(), clock.nanos());
+            }
+            case RoomEffect.ReleaseQuarantined released -> {
+                suspects.proven(key);
+                room.proof.complete(released.proof());
+            }
             case RoomEffect.Ignored ignored -> {
                 stats.ignored();
                 log.debug("room {}: {}", key, ignored.why());

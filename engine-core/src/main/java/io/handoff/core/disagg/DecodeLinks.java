@@ -61,6 +61,9 @@ final class DecodeLinks
     private final Rooms rooms;
     private volatile String transport = "not connected yet";
     private final Map<RoomKey, ControlChannel> roomChannels = new ConcurrentHashMap<>();
+    // the link each room's plans went to, kept until the room is forgotten: a drain must find it even after the
+    // connection closed, since a plan posted on it may still be reading this prefill's source pages
+    private final Map<RoomKey, TransferLink> roomLinks = new ConcurrentHashMap<>();
     private final Map<ControlChannel, TransferLink> peers = new ConcurrentHashMap<>();
     // whether each connection may send early: the engine's setting narrowed by what the connection reports
     private final Map<TransferLink, EarlySend> earlySendByLink = new ConcurrentHashMap<>();
@@ -136,11 +139,19 @@ final class DecodeLinks
         return channel != null && channel.send(message);
     }
 
-    /** The transfer link to the decode of {@code room}, once that decode registered its regions. */
+    /**
+     * The transfer link to the decode of {@code room}, once that decode registered its regions; after its connection
+     * closed, still the link the room used (closed: it refuses new plans, and its drain waits for those in flight).
+     */
     Optional<TransferLink> link(RoomKey room)
     {
         ControlChannel channel = roomChannels.get(room);
-        return channel == null ? Optional.empty() : Optional.ofNullable(peers.get(channel));
+        TransferLink current = channel == null ? null : peers.get(channel);
+        if (current == null) {
+            return Optional.ofNullable(roomLinks.get(room));
+        }
+        TransferLink used = roomLinks.putIfAbsent(room, current);
+        return Optional.of(used != null ? used : current);
     }
 
     /**
@@ -163,6 +174,7 @@ final class DecodeLinks
     void forget(RoomKey room)
     {
         roomChannels.remove(room);
+        roomLinks.remove(room);
     }
 
     /** Heartbeats and liveness of every connection, and the hello deadline of new ones. */
@@ -233,6 +245,10 @@ final class DecodeLinks
             case RoomMessage roomMessage -> {
                 if (roomMessage instanceof RoomRequest) {
                     roomChannels.put(roomMessage.room(), channel);
+                }
+                else if (roomMessage instanceof ControlMessage.DrainRequest) {
+                    // a decode whose connection for this room closed asks again on a new one: the ack goes back there
+                    roomChannels.putIfAbsent(roomMessage.room(), channel);
                 }
                 rooms.received(channel, roomMessage);
             }

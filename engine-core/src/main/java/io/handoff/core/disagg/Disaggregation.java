@@ -50,11 +50,19 @@ public final class Disaggregation
     /**
      * How to open. {@code bypassEarlySendGateForTesting} turns early send on whatever the backend declares:
      * it exists only so a test can show what the gate prevents (torn KV), and nothing in the distribution
-     * sets it.
+     * sets it. {@code releaseOnDrainDeadlineForTesting} makes a decode release a suspect prefill's quarantined
+     * pages when the drain deadline passes, as the field's timer-based fixes do: it breaks invariant I2 on
+     * purpose, so a test can show the corruption the rule prevents. Neither is a setting: no configuration reaches
+     * them.
      */
-    public record Options(boolean bypassEarlySendGateForTesting)
+    public record Options(boolean bypassEarlySendGateForTesting, boolean releaseOnDrainDeadlineForTesting)
     {
-        public static final Options DEFAULT = new Options(false);
+        public static final Options DEFAULT = new Options(false, false);
+
+        public Options(boolean bypassEarlySendGateForTesting)
+        {
+            this(bypassEarlySendGateForTesting, false);
+        }
     }
 
     private final Role role;
@@ -66,14 +74,16 @@ public final class Disaggregation
     private final EngineTransferContext context;
     private final ControlSecurity security;
     private final RunDirectory runDirectory;
+    private final Options options;
     private Path sharedFile;
     private PrefillHandoff prefill;
     private DecodeHandoff decode;
 
     private Disaggregation(Role role, DisaggregationConfig config, String backendId, TransferBackend backend,
             Set<TransferCapability> capabilities, EarlySend earlySend, EngineTransferContext context, ControlSecurity security,
-            RunDirectory runDirectory)
+            RunDirectory runDirectory, Options options)
     {
+        this.options = options;
         this.context = context;
         this.security = security;
         this.runDirectory = runDirectory;
@@ -90,12 +100,15 @@ public final class Disaggregation
      * it is missing, unavailable, has no data path, or when early send is forced on without the
      * capabilities that make it safe.
      */
-    public static Disaggregation open(Role role, HandoffConfig handoffConfig, PluginRegistry plugins, FaultInjector faults)
+    public static Disaggregation open(Role role, HandoffConfig handoffConfig, ClusterSecurity clusterSecurity, PluginRegistry plugins,
+            FaultInjector faults)
     {
-        return open(role, handoffConfig, plugins, faults, Options.DEFAULT);
+        return open(role, handoffConfig, clusterSecurity, plugins, faults, Options.DEFAULT);
     }
 
-    public static Disaggregation open(Role role, HandoffConfig handoffConfig, PluginRegistry plugins, FaultInjector faults, Options options)
+    /** @param clusterSecurity the process's one copy of the security settings and secret ({@code Engine#security}) */
+    public static Disaggregation open(Role role, HandoffConfig handoffConfig, ClusterSecurity clusterSecurity, PluginRegistry plugins,
+            FaultInjector faults, Options options)
     {
         requireNonNull(role, "role is null");
         DisaggregationConfig config = DisaggregationConfig.from(handoffConfig.config());
@@ -107,8 +120,7 @@ public final class Disaggregation
         EarlySend earlySend = options.bypassEarlySendGateForTesting()
                 ? EarlySend.forcedForTesting(config.earlySend(), id, capabilities)
                 : EarlySend.decide(config.earlySend(), id, capabilities);
-        // the secret is read once, here: a bad file stops the start with what to fix
-        ControlSecurity security = ControlSecurity.of(ClusterSecurity.from(handoffConfig.config()));
+        ControlSecurity security = ControlSecurity.of(requireNonNull(clusterSecurity, "clusterSecurity is null"));
         log.info("{}: {}", role.name().toLowerCase(java.util.Locale.ROOT), security.settings().describe());
         RunDirectory runDirectory = RunDirectory.create(EngineTransferContext.sharedMemoryBase());
         EngineTransferContext context = new EngineTransferContext(faults, runDirectory, security, id);
@@ -126,7 +138,7 @@ public final class Disaggregation
         }
         log.info("{}: transfer backend {} with {}; early send of the cached prefix {} ({})", role.name().toLowerCase(java.util.Locale.ROOT),
                 id, capabilities, earlySend.enabled() ? "enabled" : "disabled", earlySend.reason());
-        return new Disaggregation(role, config, id, backend, capabilities, earlySend, context, security, runDirectory);
+        return new Disaggregation(role, config, id, backend, capabilities, earlySend, context, security, runDirectory, options);
     }
 
     /**
@@ -167,7 +179,7 @@ public final class Disaggregation
             return prefill;
         }
         decode = new DecodeHandoff(config, compatibility, backendId, backend, regions, pool.sharedFile().orElse(null), checksums, security,
-                context.faults());
+                options.releaseOnDrainDeadlineForTesting(), context.faults());
         return decode;
     }
 
@@ -230,6 +242,15 @@ public final class Disaggregation
     public long droppedMessages()
     {
         return prefill != null ? prefill.droppedMessages() : decode.droppedMessages();
+    }
+
+    /**
+     * Decode: the prefills (bootstrap addresses) that are suspect, for {@code /health} and the router; empty on a
+     * prefill, and before any decode handoff exists.
+     */
+    public List<String> suspectPeers()
+    {
+        return decode != null ? decode.suspectPeers() : List.of();
     }
 
     /** Peers refused for failing cluster authentication (or speaking before their hello), and this node's own failed attempts. */

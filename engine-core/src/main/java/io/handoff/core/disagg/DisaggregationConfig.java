@@ -7,7 +7,11 @@ import java.time.Duration;
 
 import static java.util.Objects.requireNonNull;
 
-/** The {@code handoff.disaggregation} and {@code handoff.debug.kv-fidelity} settings. */
+/**
+ * The {@code handoff.disaggregation} and {@code handoff.debug.kv-fidelity} settings.
+ *
+ * @param drainDeadline how long a quarantine may wait for its proof before its peer is suspect (see {@link SuspectPeers})
+ */
 public record DisaggregationConfig(
         String transferBackend,
         String earlySend,
@@ -18,7 +22,8 @@ public record DisaggregationConfig(
         RoomDeadlines deadlines,
         int maxPagesPerPlan,
         TransferLink.Timeouts linkTimeouts,
-        boolean checksums)
+        boolean checksums,
+        Duration drainDeadline)
 {
     public DisaggregationConfig
     {
@@ -29,6 +34,18 @@ public record DisaggregationConfig(
         requireNonNull(connectTimeout, "connectTimeout is null");
         requireNonNull(deadlines, "deadlines is null");
         requireNonNull(linkTimeouts, "linkTimeouts is null");
+        requireNonNull(drainDeadline, "drainDeadline is null");
+        if (drainDeadline.isNegative() || drainDeadline.isZero()) {
+            throw new IllegalArgumentException("handoff.disaggregation.drain-deadline must be positive, was " + drainDeadline);
+        }
+    }
+
+    /** Settings with the default drain deadline (60 s). */
+    public DisaggregationConfig(String transferBackend, String earlySend, String controlHost, int controlPort, ControlChannel.Liveness liveness,
+            Duration connectTimeout, RoomDeadlines deadlines, int maxPagesPerPlan, TransferLink.Timeouts linkTimeouts, boolean checksums)
+    {
+        this(transferBackend, earlySend, controlHost, controlPort, liveness, connectTimeout, deadlines, maxPagesPerPlan, linkTimeouts, checksums,
+                Duration.ofSeconds(60));
     }
 
     public static DisaggregationConfig from(Config config)
@@ -42,10 +59,11 @@ public record DisaggregationConfig(
                 new ControlChannel.Liveness(d.getDuration("heartbeat-interval"), d.getDuration("peer-timeout")),
                 d.getDuration("connect-timeout"),
                 new RoomDeadlines(d.getDuration("bootstrapping-timeout"), d.getDuration("waiting-for-input-timeout"),
-                        d.getDuration("transferring-timeout")),
+                        d.getDuration("transferring-timeout"), d.getDuration("claim-timeout")),
                 d.getInt("max-pages-per-plan"),
                 new TransferLink.Timeouts(d.getDuration("fence-timeout"), d.getDuration("transfer-report-timeout"),
                         d.getDuration("transfer-close-wait")),
-                config.getString("handoff.debug.kv-fidelity").equals("checksum"));
+                config.getString("handoff.debug.kv-fidelity").equals("checksum"),
+                d.getDuration("drain-deadline"));
     }
 }

@@ -4,11 +4,11 @@ import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.security.AuthenticationException;
 import io.handoff.core.security.ClusterHandshake;
-import io.handoff.core.security.ClusterRole;
 import io.handoff.core.security.ClusterSecret;
 import io.handoff.core.security.RunDirectory;
 import io.handoff.core.transfer.PoolDescriptions;
 import io.handoff.core.transfer.TransferHooks;
+import io.handoff.spi.transfer.FrameTags;
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PoolDescription;
 import io.handoff.spi.transfer.SharedPoolMapping;
@@ -122,30 +122,38 @@ public final class EngineTransferContext
         security.settings().checkListen("transfer backend '" + backendId + "'", address);
     }
 
-    /** The control channel's handshake, with a purpose of its own: a proof for one backend's connection is worthless elsewhere. */
     @Override
     public void authenticate(Socket socket, boolean connecting)
+            throws IOException
+    {
+        authenticateConnection(socket, connecting);
+    }
+
+    /**
+     * The control channel's handshake, with a purpose of its own: a proof for one backend's connection is worthless
+     * elsewhere, and so are the frame tags of its session.
+     */
+    @Override
+    public FrameTags authenticateConnection(Socket socket, boolean connecting)
             throws IOException
     {
         requireNonNull(socket, "socket is null");
         Optional<ClusterSecret> secret = security.settings().secret();
         if (secret.isEmpty()) {
-            return;
+            return FrameTags.NONE;
         }
-        String purpose = "transfer " + backendId;
         Duration timeout = security.settings().handshakeTimeout();
-        if (connecting) {
-            try {
-                ClusterHandshake.initiate(socket, secret.get(), purpose, ClusterRole.TRANSFER_SENDER, ClusterRole.TRANSFER_RECEIVER, timeout);
-            }
-            catch (AuthenticationException e) {
-                security.failures().failed();
-                throw new AuthenticationException(e.failure(), "cluster authentication of the " + backendId + " connection failed: "
-                        + e.getMessage(), e);
-            }
+        try {
+            return ClusterHandshake.transfer(socket, secret.get(), backendId, connecting, timeout).frameTags();
         }
-        else {
-            ClusterHandshake.respond(socket, secret.get(), purpose, ClusterRole.TRANSFER_RECEIVER, ClusterRole.TRANSFER_SENDER, timeout);
+        catch (AuthenticationException e) {
+            if (!connecting) {
+                // the accepting backend reports it through refused(), which counts it
+                throw e;
+            }
+            security.failures().failed();
+            throw new AuthenticationException(e.failure(), "cluster authentication of the " + backendId + " connection failed: "
+                    + e.getMessage(), e);
         }
     }
 

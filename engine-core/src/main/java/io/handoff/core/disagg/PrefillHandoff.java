@@ -4,9 +4,11 @@ import io.handoff.core.disagg.ControlMessage.DrainAck;
 import io.handoff.core.disagg.ControlMessage.DrainRequest;
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
 import io.handoff.core.disagg.RoomEvent.ChunkForwarded;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.scheduler.FinishReason;
 import io.handoff.core.scheduler.HandoffRequest;
 import io.handoff.core.scheduler.KvHandoff;
+import io.handoff.core.scheduler.KvHandoff.HandoffFailure;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.transfer.PlanListener;
 import io.handoff.core.transfer.TransferHooks;
@@ -48,7 +50,14 @@ public final class PrefillHandoff
     {
         final SenderRoom machine;
         final String rid;
-        final CompletableFuture<Void> sourcesReleased = new CompletableFuture<>();
+        /** Completes when no transfer reads the source pages, with the room's own failure if it had one. */
+        final CompletableFuture<Optional<HandoffFailure>> sourcesReleased = new CompletableFuture<>();
+        /** Why the room failed, when it failed on its own (not because its request ended); under the room's lock. */
+        HandoffFailure failure;
+        /** The request ended first: a failure of the room then is that ending, not news for the request's result. */
+        boolean endedByRequest;
+        /** The scheduler asked how to release the request's pages; until then the room's outcome must stay reachable. */
+        volatile boolean requestFinished;
         int nextChunk;
         boolean prefixForwarded;
         boolean lastComputed;
@@ -87,7 +96,7 @@ public final class PrefillHandoff
         {
             for (Room room : rooms.rooms()) {
                 if (links.carries(channel, room.machine.room())) {
-                    drive(room, new RoomEvent.PeerLost(reason));
+                    drive(room, new RoomEvent.PeerLost(FailureCause.PEER_LOST, reason));
                 }
             }
         }
@@ -105,6 +114,7 @@ public final class PrefillHandoff
     private final DecodeLinks links;
     private final ScheduledExecutorService ticker;
     private volatile Scheduler scheduler;
+    private volatile RoomTrace trace = RoomTrace.NONE;
 
     public PrefillHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
             PageChecksums checksums, int pageSize, EarlySend earlySend, PageGeometry sources, TransferHooks hooks, ControlSecurity security)
@@ -126,6 +136,7 @@ public final class PrefillHandoff
     public void attach(Scheduler scheduler)
     {
         this.scheduler = requireNonNull(scheduler, "scheduler is null");
+        this.trace = new RoomTrace(scheduler.timelines(), checksums.bytesPerPage(), config.checksums());
     }
 
     /** Where decodes connect: {@code host:port}. */
@@ -186,7 +197,7 @@ public final class PrefillHandoff
         }
         catch (IllegalStateException e) {
             log.warn("request {}: {}", request.rid(), e.getMessage());
-            scheduler.abort(request.rid());
+            scheduler.abort(request.rid(), FailureCause.ENGINE, "room " + key + " cannot be opened: " + e.getMessage());
             return;
         }
         for (RoomMessage message : early) {
@@ -267,7 +278,7 @@ public final class PrefillHandoff
     }
 
     @Override
-    public Release finished(HandoffRequest request, FinishReason reason, String error)
+    public Release finished(HandoffRequest request, FinishReason reason, String error, Optional<FailureCause> cause)
     {
         Optional<Room> found = room(request);
         if (found.isEmpty()) {
@@ -275,9 +286,15 @@ public final class PrefillHandoff
         }
         Room room = found.get();
         if (!room.lastComputed || reason == FinishReason.ABORT || reason == FinishReason.ERROR) {
-            drive(room, new RoomEvent.Abort(error != null ? error : "the prefill request ended " + reason));
+            synchronized (room) {
+                room.endedByRequest = true;
+            }
+            drive(room, new RoomEvent.Abort(cause.orElse(FailureCause.ENGINE), error != null ? error : "the prefill request ended " + reason));
         }
-        return room.sourcesReleased.isDone() ? Release.NOW : new AfterTransfers(room.sourcesReleased);
+        // even when the room has ended: the future carries its failure to the request's result
+        room.requestFinished = true;
+        retireIfSettled(room);
+        return new AfterTransfers(room.sourcesReleased);
     }
 
     private Optional<Room> room(HandoffRequest request)
@@ -292,12 +309,17 @@ public final class PrefillHandoff
     {
         List<RoomEffect.SenderEffect> effects;
         synchronized (room) {
-            effects = room.machine.on(event, clock.nanos());
+            effects = trace.sender(room.rid, event, room.machine.on(event, clock.nanos()));
             for (RoomEffect.SenderEffect effect : effects) {
                 execute(room, effect);
             }
         }
-        if (room.machine.phase().isTerminal() && room.sourcesReleased.isDone()) {
+        retireIfSettled(room);
+    }
+
+    private void retireIfSettled(Room room)
+    {
+        if (room.machine.phase().isTerminal() && room.sourcesReleased.isDone() && room.requestFinished) {
             rooms.retire(room.machine.room());
             links.forget(room.machine.room());
         }
@@ -312,9 +334,21 @@ public final class PrefillHandoff
                     log.debug("room {}: no open control connection for {}", key, send.message());
                 }
             }
-            case RoomEffect.Post post -> post(room, post.plan());
+            case RoomEffect.Post post -> {
+                if (room.machine.phase().isTerminal()) {
+                    // The room failed while this effect list ran (an earlier plan of it failed at once): a plan of a
+                    // failed room is dropped when it would be posted, not only when the link would dequeue it.
+                    stats.ignored();
+                    log.debug("room {}: dropped chunk {} unposted; the room has ended", key, post.plan().chunk());
+                    return;
+                }
+                post(room, post.plan());
+            }
             case RoomEffect.Drain drain -> {
-                CompletableFuture<Void> drained = links.link(key).map(link -> link.drain(key)).orElse(CompletableFuture.completedFuture(null));
+                // plans of the room still queued on the link were never sent: they are dropped, and the drain waits for the rest
+                Optional<TransferLink> link = links.link(key);
+                link.ifPresent(l -> l.cancel(key));
+                CompletableFuture<Void> drained = link.map(l -> l.drain(key)).orElse(CompletableFuture.completedFuture(null));
                 drained.whenComplete((ignored, failure) -> {
                     if (failure != null) {
                         // no proof that nothing is in flight: keep the source pages (and the decode's quarantine)
@@ -324,7 +358,7 @@ public final class PrefillHandoff
                     drive(room, new RoomEvent.Drained());
                 });
             }
-            case RoomEffect.ReleaseSources ignored -> room.sourcesReleased.complete(null);
+            case RoomEffect.ReleaseSources ignored -> room.sourcesReleased.complete(Optional.ofNullable(room.failure));
             case RoomEffect.Complete ignored -> {
                 stats.roomEnded(true);
                 stats.kvReady(System.nanoTime() - room.lastForwardNanos);
@@ -332,9 +366,12 @@ public final class PrefillHandoff
             case RoomEffect.Fail fail -> {
                 stats.roomEnded(false);
                 log.info("room {} (request {}) failed: {}", key, room.rid, fail.reason());
+                if (!room.endedByRequest) {
+                    room.failure = new HandoffFailure(fail.cause(), fail.reason());
+                }
                 Scheduler current = scheduler;
                 if (current != null) {
-                    current.abort(room.rid);
+                    current.abort(room.rid, fail.cause(), fail.reason());
                 }
             }
             case RoomEffect.Ignored ignored -> {

@@ -3,6 +3,7 @@ package io.handoff.core.disagg;
 import io.handoff.core.disagg.ControlMessage.HelloResult;
 import io.handoff.core.disagg.ControlMessage.RegionsRegistered;
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.security.AuthenticationException;
 import io.handoff.core.security.LocalPeer;
 import io.handoff.core.security.PeerText;
@@ -49,14 +50,19 @@ final class PrefillLinks<R>
         /** The link is up: the room may send its pages under {@code policy}. */
         void ready(R room, ReleasePolicy policy);
 
-        /** The link failed or was never up: the room lost its peer. */
-        void lost(R room, String reason);
+        /** The link failed or was never up: the room lost its peer, for {@code cause}. */
+        void lost(R room, FailureCause cause, String reason);
 
         /** The prefill can no longer write into this memory. */
         void fenced(R room, String how);
 
         /** The rooms that joined {@code link} and are still open, in a stable order. */
         List<R> on(Link<R> link);
+
+        /** {@code link} is up (after its waiting rooms heard {@link #ready}): rooms of an earlier link may ask it for their drain. */
+        default void linkReady(Link<R> link)
+        {
+        }
     }
 
     private enum LinkState
@@ -76,8 +82,11 @@ final class PrefillLinks<R>
         private volatile boolean greeted;
         private ReleasePolicy policy;
         private String failure;
+        private FailureCause failureCause;
         /** The prefill process, when it runs on this host: its exit fences it. */
         private Optional<ProcessHandle> sameHostProcess = Optional.empty();
+        /** The prefill's host id and process id as its hello answer named them; empty until accepted. */
+        private volatile String process = "";
 
         private Link(String address)
         {
@@ -87,6 +96,15 @@ final class PrefillLinks<R>
         String address()
         {
             return address;
+        }
+
+        /**
+         * The prefill process this link reached, {@code hostId/pid}; empty until the hello was accepted. Another process
+         * at the same address (a restarted prefill) has another one, and cannot speak for its predecessor's writes.
+         */
+        String process()
+        {
+            return process;
         }
 
         /** Sends to the prefill; false when the control connection is not open (yet or any more). */
@@ -158,7 +176,7 @@ final class PrefillLinks<R>
             switch (link.state) {
                 case READY -> rooms.ready(room, link.policy);
                 case CONNECTING -> link.pending.add(room);
-                case FAILED -> rooms.lost(room, link.failure);
+                case FAILED -> rooms.lost(room, link.failureCause, link.failure);
             }
         }
     }
@@ -204,15 +222,16 @@ final class PrefillLinks<R>
                 @Override
                 public void closed(ControlChannel channel, String reason)
                 {
-                    linkFailed(link, "the control connection to prefill " + link.address + " closed: " + reason);
+                    linkFailed(link, FailureCause.PEER_LOST, "the control connection to prefill " + link.address + " closed: " + reason);
                 }
             });
         }
         catch (AuthenticationException e) {
-            linkFailed(link, "cannot connect to prefill " + link.address + ": cluster authentication failed: " + e.getMessage());
+            linkFailed(link, FailureCause.HANDSHAKE_REFUSED, "cannot connect to prefill " + link.address + ": cluster authentication failed: "
+                    + e.getMessage());
         }
         catch (IOException | RuntimeException e) {
-            linkFailed(link, "cannot connect to prefill " + link.address + ": " + e.getMessage());
+            linkFailed(link, FailureCause.PEER_LOST, "cannot connect to prefill " + link.address + ": " + e.getMessage());
         }
     }
 
@@ -230,18 +249,16 @@ final class PrefillLinks<R>
         if (!link.greeted && !(message instanceof HelloResult)) {
             stats.ignored();
             String why = "prefill " + link.address + " sent " + PeerText.clean(message.toString(), 120) + " before it answered this decode's hello";
-            channel.close(why);
-            linkFailed(link, why);
+            refused(link, channel, why);
             return;
         }
         switch (message) {
             case HelloResult result when link.greeted -> {
-                String why = "prefill " + link.address + " answered a hello twice";
-                channel.close(why);
-                linkFailed(link, why);
+                refused(link, channel, "prefill " + link.address + " answered a hello twice");
             }
             case HelloResult result when result.accepted() -> {
                 link.greeted = true;
+                link.process = result.hostId() + "/" + result.pid();
                 if (result.hostId().equals(EngineTransferContext.localHostId()) && result.pid() > 0
                         && result.pid() != ProcessHandle.current().pid()) {
                     // its exit will be taken as proof that its writes stopped (I2): only if it really is the peer
@@ -257,13 +274,11 @@ final class PrefillLinks<R>
             }
             case HelloResult result -> {
                 log.error("prefill {} refused this decode: {}", link.address, PeerText.clean(result.reason(), 2000));
-                channel.close("handshake refused: " + result.reason());
-                linkFailed(link, "prefill " + link.address + " refused the handshake: " + result.reason());
+                refused(link, channel, "handshake refused: " + result.reason());
             }
             case RegionsRegistered registered when registered.accepted() -> ready(link, registered);
             case RegionsRegistered registered -> {
-                channel.close("regions refused: " + registered.reason());
-                linkFailed(link, "prefill " + link.address + " refused this decode's regions: " + registered.reason());
+                refused(link, channel, "regions refused: " + registered.reason());
             }
             case RoomMessage roomMessage -> rooms.received(roomMessage);
             case ControlMessage.Heartbeat ignored -> { }
@@ -290,6 +305,7 @@ final class PrefillLinks<R>
         for (R room : ready) {
             rooms.ready(room, policy);
         }
+        rooms.linkReady(link);
     }
 
     private synchronized byte[] descriptor()
@@ -300,7 +316,35 @@ final class PrefillLinks<R>
         return descriptor;
     }
 
-    private void linkFailed(Link<R> link, String reason)
+    /**
+     * The handshake failed: the link fails with {@link FailureCause#HANDSHAKE_REFUSED} before its connection closes, so
+     * its rooms hear the refusal and not the closed connection it causes.
+     */
+    private void refused(Link<R> link, ControlChannel channel, String why)
+    {
+        linkFailed(link, FailureCause.HANDSHAKE_REFUSED, "the control connection to prefill " + link.address + " closed: " + why);
+        channel.close(why);
+    }
+
+    /**
+     * Fences the prefill at {@code address}, which is suspect: its rooms fail with {@link FailureCause#DRAIN_DEADLINE}
+     * and its control connection closes, so it is sent nothing more; the next request for it connects afresh. Its
+     * process's exit still fences the rooms (see {@link #linkFailed}). Nothing to do when its link already failed.
+     */
+    void fence(String address, String reason)
+    {
+        Link<R> link = links.get(address);
+        if (link == null) {
+            return;
+        }
+        linkFailed(link, FailureCause.DRAIN_DEADLINE, reason);
+        ControlChannel channel = link.channel;
+        if (channel != null) {
+            channel.close(reason);
+        }
+    }
+
+    private void linkFailed(Link<R> link, FailureCause cause, String reason)
     {
         List<R> affected = new ArrayList<>();
         synchronized (link) {
@@ -309,6 +353,7 @@ final class PrefillLinks<R>
             }
             link.state = LinkState.FAILED;
             link.failure = reason;
+            link.failureCause = cause;
             affected.addAll(link.pending);
             link.pending.clear();
         }
@@ -321,7 +366,7 @@ final class PrefillLinks<R>
         }
         log.warn("{}; failing {} rooms", PeerText.clean(reason, 2000), affected.size());
         for (R room : affected) {
-            rooms.lost(room, reason);
+            rooms.lost(room, cause, reason);
         }
         // A lost connection alone proves nothing about one-sided writes still in flight; the prefill's exit does.
         link.sameHostProcess.ifPresent(process -> process.onExit().thenRun(() -> {

@@ -24,6 +24,7 @@ import io.handoff.core.disagg.RoomEvent.PeerReady;
 import io.handoff.core.disagg.RoomEvent.Received;
 import io.handoff.core.disagg.RoomEvent.Tick;
 import io.handoff.core.kv.ReleaseProof;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.WriteGuard;
 
@@ -64,8 +65,11 @@ public final class ReceiverRoom
     private final String peer;
     private final RoomDeadlines deadlines;
     private final Optional<IntUnaryOperator> pageChecksum;
+    private final int senderRanks;
 
     private final BitSet landed;
+    // the sender ranks whose drain ack arrived: the pages go back only once every rank acked (or the peer is fenced)
+    private final BitSet drainAcked;
     // acceptingWrites and openWrites change together under writeLock: a permit is given only while the room
     // accepts writes, and a retired room counts the permits still open before its pages may go back
     private final Object writeLock = new Object();
@@ -87,6 +91,22 @@ public final class ReceiverRoom
     public ReceiverRoom(RoomKey room, String requestId, int promptLength, int[] pages, String peer, RoomDeadlines deadlines,
             Optional<IntUnaryOperator> pageChecksum, long nowNanos)
     {
+        this(room, requestId, promptLength, pages, peer, deadlines, pageChecksum, 1, nowNanos);
+    }
+
+    /**
+     * A room written by {@code senderRanks} sender ranks (ranks {@code 0 .. senderRanks-1}), each of which must ack the
+     * drain before a drain ack proves anything.
+     */
+    public ReceiverRoom(RoomKey room, String requestId, int promptLength, int[] pages, String peer, RoomDeadlines deadlines,
+            Optional<IntUnaryOperator> pageChecksum, int senderRanks, long nowNanos)
+    {
+        if (senderRanks < 1 || senderRanks > ControlMessage.MAX_SENDER_RANK + 1) {
+            throw new IllegalArgumentException("room " + room + " needs 1 to " + (ControlMessage.MAX_SENDER_RANK + 1) + " sender ranks, got "
+                    + senderRanks);
+        }
+        this.senderRanks = senderRanks;
+        this.drainAcked = new BitSet(senderRanks);
         this.room = requireNonNull(room, "room is null");
         this.requestId = requireNonNull(requestId, "requestId is null");
         this.peer = requireNonNull(peer, "peer is null");
@@ -191,6 +211,12 @@ public final class ReceiverRoom
         return phase.isTerminal() && !awaitingProof;
     }
 
+    /** Failed, and its pages wait for a drain ack (the prefill may be asked again, e.g. on a new connection). */
+    public synchronized boolean awaitsDrainAck()
+    {
+        return phase == FAILED && awaitingProof && policy == ReleasePolicy.AWAIT_DRAIN_ACK;
+    }
+
     /** Whether a write into pages {@code page .. page+count-1} may land now: the room is live, advertised, and owns them. */
     public boolean admits(int page, int count)
     {
@@ -226,10 +252,10 @@ public final class ReceiverRoom
             }
             case PeerReady _ -> effects.add(new Ignored("peer ready again for room " + room + " in " + phase));
             case Received(RoomMessage message) -> onMessage(message, nowNanos, effects);
-            case Abort(String reason) -> failIfLive("aborted: " + reason, true, true, effects);
-            case PeerLost(String reason) -> failIfLive("lost the prefill: " + reason, false, false, effects);
+            case Abort(FailureCause cause, String reason) -> failIfLive(cause, "aborted: " + reason, true, true, effects);
+            case PeerLost(FailureCause cause, String reason) -> failIfLive(cause, "lost the prefill: " + reason, false, false, effects);
             case PeerFenced(String how) -> {
-                failIfLive("the prefill was fenced: " + how, false, false, effects);
+                failIfLive(FailureCause.PEER_LOST, "the prefill was fenced: " + how, false, false, effects);
                 if (awaitingProof) {
                     awaitingProof = false;
                     effects.add(new ReleaseQuarantined(pages.clone(), new ReleaseProof.PeerFenced(peer, how)));
@@ -246,7 +272,8 @@ public final class ReceiverRoom
             }
             case Tick() -> {
                 if (!phase.isTerminal() && nowNanos - deadline >= 0) {
-                    fail("room " + room + " timed out after " + deadlines.nanos(phase) / 1_000_000 + " ms in " + phase, true, true, effects);
+                    fail(FailureCause.DEADLINE, "room " + room + " timed out after " + deadlines.nanos(phase) / 1_000_000 + " ms in " + phase, true,
+                            true, effects);
                 }
             }
         }
@@ -260,15 +287,12 @@ public final class ReceiverRoom
             return;
         }
         switch (message) {
-            case RoomFailed failed -> failIfLive("the prefill failed the room: " + failed.reason(), false, true, effects);
-            case DrainAck _ when awaitingProof && policy == ReleasePolicy.AWAIT_DRAIN_ACK -> {
-                awaitingProof = false;
-                effects.add(new ReleaseQuarantined(pages.clone(), new ReleaseProof.DrainAck(room.roomId(), room.generation(), 0)));
-            }
+            case RoomFailed failed -> failIfLive(failed.cause(), "the prefill failed the room: " + failed.reason(), false, true, effects);
+            case DrainAck ack when awaitingProof && policy == ReleasePolicy.AWAIT_DRAIN_ACK -> onDrainAck(ack, effects);
             case DrainAck _ -> effects.add(new Ignored("drain ack for room " + room + " that awaits none (" + phase + ", " + policy + ")"));
             case ChunkDone chunk when phase.isTerminal() -> effects.add(new Ignored(chunk + " after the room ended " + phase));
             case AuxRecord aux when phase.isTerminal() -> effects.add(new Ignored(aux + " after the room ended " + phase));
-            case ChunkDone _, AuxRecord _ when phase == BOOTSTRAPPING -> fail("protocol violation: " + message
+            case ChunkDone _, AuxRecord _ when phase == BOOTSTRAPPING -> fail(FailureCause.TRANSPORT_FAILURE, "protocol violation: " + message
                     + " before this decode sent its pages", true, true, effects);
             case ChunkDone chunk -> onChunkDone(chunk, now, effects);
             case AuxRecord aux when heldAux != null -> effects.add(new Ignored("duplicate " + aux));
@@ -281,11 +305,31 @@ public final class ReceiverRoom
         }
     }
 
+    // the pages go back once every sender rank drained: one rank's ack says nothing about another's writes
+    private void onDrainAck(DrainAck ack, List<ReceiverEffect> effects)
+    {
+        if (ack.senderRank() >= senderRanks) {
+            effects.add(new Ignored("drain ack of sender rank " + ack.senderRank() + " for room " + room + ", which has " + senderRanks + " sender ranks"));
+            return;
+        }
+        if (drainAcked.get(ack.senderRank())) {
+            effects.add(new Ignored("duplicate drain ack of sender rank " + ack.senderRank() + " for room " + room));
+            return;
+        }
+        drainAcked.set(ack.senderRank());
+        if (drainAcked.cardinality() < senderRanks) {
+            return;
+        }
+        awaitingProof = false;
+        // the proof names the rank whose ack completed the set
+        effects.add(new ReleaseQuarantined(pages.clone(), new ReleaseProof.DrainAck(room.roomId(), room.generation(), ack.senderRank())));
+    }
+
     private void onChunkDone(ChunkDone chunk, long now, List<ReceiverEffect> effects)
     {
         long end = (long) chunk.firstPageIndex() + chunk.pageCount();
         if (end > pages.length) {
-            fail("protocol violation: chunk " + chunk.chunk() + " covers pages " + chunk.firstPageIndex() + ".." + (end - 1)
+            fail(FailureCause.TRANSPORT_FAILURE, "protocol violation: chunk " + chunk.chunk() + " covers pages " + chunk.firstPageIndex() + ".." + (end - 1)
                     + " of a room of " + pages.length + " pages", true, true, effects);
             return;
         }
@@ -304,9 +348,9 @@ public final class ReceiverRoom
         if (heldAux == null || landed.cardinality() != pages.length) {
             return;
         }
-        String invalid = validate(heldAux);
+        Invalid invalid = validate(heldAux);
         if (invalid != null) {
-            fail(invalid, true, true, effects);
+            fail(invalid.cause(), invalid.reason(), true, true, effects);
             return;
         }
         phase = SUCCESS;
@@ -315,11 +359,13 @@ public final class ReceiverRoom
         effects.add(new Complete(heldAux.firstToken()));
     }
 
+    private record Invalid(FailureCause cause, String reason) {}
+
     // why the aux record may not commit this room, or null when it may
-    private String validate(AuxRecord aux)
+    private Invalid validate(AuxRecord aux)
     {
         if (aux.promptLength() != promptLength) {
-            return "aux record for a prompt of " + aux.promptLength() + " tokens; this decode expects " + promptLength;
+            return new Invalid(FailureCause.TRANSPORT_FAILURE, "aux record for a prompt of " + aux.promptLength() + " tokens; this decode expects " + promptLength);
         }
         int[] expected = aux.pageChecksums();
         if (pageChecksum.isEmpty()) {
@@ -328,35 +374,37 @@ public final class ReceiverRoom
         }
         if (expected.length == 0) {
             // no exemption: a peer that could skip the check would choose this room's first token and KV unseen
-            return "aux record carries no page checksums, but this decode verifies every page (handoff.debug.kv-fidelity = checksum); "
-                    + "is the prefill's kv-fidelity off? set it the same on both";
+            // a configuration mismatch: running it again on the same pair fails the same way
+            return new Invalid(FailureCause.HANDSHAKE_REFUSED, "aux record carries no page checksums, but this decode verifies every page "
+                    + "(handoff.debug.kv-fidelity = checksum); is the prefill's kv-fidelity off? set it the same on both");
         }
         if (expected.length != pages.length) {
-            return "aux record carries " + expected.length + " page checksums for a room of " + pages.length + " pages";
+            return new Invalid(FailureCause.CHECKSUM_MISMATCH, "aux record carries " + expected.length + " page checksums for a room of "
+                    + pages.length + " pages");
         }
         IntUnaryOperator checksum = pageChecksum.get();
         for (int i = 0; i < pages.length; i++) {
             int actual = checksum.applyAsInt(pages[i]);
             if (actual != expected[i]) {
-                return "KV checksum mismatch on room page " + i + " (decode page " + pages[i] + "): prefill sent 0x"
-                        + Integer.toHexString(expected[i]) + ", decode holds 0x" + Integer.toHexString(actual)
-                        + "; the transferred KV is corrupt";
+                return new Invalid(FailureCause.CHECKSUM_MISMATCH, "KV checksum mismatch on room page " + i + " (decode page " + pages[i]
+                        + "): prefill sent 0x" + Integer.toHexString(expected[i]) + ", decode holds 0x" + Integer.toHexString(actual)
+                        + "; the transferred KV is corrupt");
             }
         }
         return null;
     }
 
-    private void failIfLive(String reason, boolean tellPeer, boolean peerReachable, List<ReceiverEffect> effects)
+    private void failIfLive(FailureCause cause, String reason, boolean tellPeer, boolean peerReachable, List<ReceiverEffect> effects)
     {
         if (phase.isTerminal()) {
             effects.add(new Ignored("room " + room + " already ended " + phase + "; not failing it for: " + reason));
         }
         else {
-            fail(reason, tellPeer, peerReachable, effects);
+            fail(cause, reason, tellPeer, peerReachable, effects);
         }
     }
 
-    private void fail(String reason, boolean tellPeer, boolean peerReachable, List<ReceiverEffect> effects)
+    private void fail(FailureCause cause, String reason, boolean tellPeer, boolean peerReachable, List<ReceiverEffect> effects)
     {
         // the guard refuses from here on, before any page is given back
         stopWrites();
@@ -364,9 +412,9 @@ public final class ReceiverRoom
         phase = FAILED;
         failure = reason;
         if (tellPeer) {
-            effects.add(new Send(new RoomFailed(room, reason)));
+            effects.add(new Send(new RoomFailed(room, cause, reason)));
         }
-        effects.add(new Fail(reason));
+        effects.add(new Fail(reason, cause));
         if (!advertised) {
             // no writer knows these pages
             effects.add(new Release(pages.clone()));

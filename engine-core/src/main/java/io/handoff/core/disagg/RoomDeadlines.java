@@ -9,16 +9,31 @@ import static java.util.Objects.requireNonNull;
  * phase and re-armed on every step of progress within it (a chunk, a completion), so a long prompt is not
  * failed for being long, only for stalling. Terminal phases have none, and nothing that releases a page
  * ever waits on one (invariant I2).
+ *
+ * <p>A sender's {@link RoomPhase#BOOTSTRAPPING} waits for the decode to claim the room (its page list), which a decode
+ * sends as soon as it admitted the request and its connection is up: that wait has its own, shorter {@code claim}
+ * deadline, so a room no decode was given fails in seconds, not after the receiver's connection allowance.
+ *
+ * @param bootstrapping receiver: connecting to the prefill (handshake, region registration) and sending its pages
+ * @param claim sender: waiting for a decode's page list, from admission
  */
-public record RoomDeadlines(Duration bootstrapping, Duration waitingForInput, Duration transferring)
+public record RoomDeadlines(Duration bootstrapping, Duration waitingForInput, Duration transferring, Duration claim)
 {
-    public static final RoomDeadlines DEFAULT = new RoomDeadlines(Duration.ofSeconds(30), Duration.ofSeconds(300), Duration.ofSeconds(60));
+    public static final RoomDeadlines DEFAULT = new RoomDeadlines(Duration.ofSeconds(30), Duration.ofSeconds(300), Duration.ofSeconds(60),
+            Duration.ofSeconds(5));
 
     public RoomDeadlines
     {
         check(bootstrapping, "bootstrapping");
         check(waitingForInput, "waitingForInput");
         check(transferring, "transferring");
+        check(claim, "claim");
+    }
+
+    /** Deadlines whose claim allowance is the bootstrapping one. */
+    public RoomDeadlines(Duration bootstrapping, Duration waitingForInput, Duration transferring)
+    {
+        this(bootstrapping, waitingForInput, transferring, bootstrapping);
     }
 
     /** The allowance of a live phase, in nanoseconds. */

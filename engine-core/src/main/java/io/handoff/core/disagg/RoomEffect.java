@@ -1,6 +1,7 @@
 package io.handoff.core.disagg;
 
 import io.handoff.core.kv.ReleaseProof;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
 
@@ -204,13 +205,20 @@ public sealed interface RoomEffect
     record Complete(int firstToken)
             implements SenderEffect, ReceiverEffect {}
 
-    /** The room failed: fail the request with this reason. Emitted exactly once per room. */
-    record Fail(String reason)
+    /** The room failed: fail the request with this reason and cause. Emitted exactly once per room. */
+    record Fail(String reason, FailureCause cause)
             implements SenderEffect, ReceiverEffect
     {
         public Fail
         {
             requireNonNull(reason, "reason is null");
+            requireNonNull(cause, "cause is null");
+        }
+
+        /** A failure not (yet) given a more precise cause. */
+        public Fail(String reason)
+        {
+            this(reason, FailureCause.ENGINE);
         }
     }
 

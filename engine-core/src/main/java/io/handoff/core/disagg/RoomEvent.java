@@ -1,6 +1,7 @@
 package io.handoff.core.disagg;
 
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.TransferPlan;
 
@@ -34,23 +35,41 @@ public sealed interface RoomEvent
     record Tick()
             implements ForSender, ForReceiver {}
 
-    /** This side gave up on the request (client abort, shutdown, scheduler failure). */
-    record Abort(String reason)
+    /** This side gave up on the request (client abort, shutdown, scheduler failure), for {@code cause}. */
+    record Abort(FailureCause cause, String reason)
             implements ForSender, ForReceiver
     {
         public Abort
         {
+            requireNonNull(cause, "cause is null");
             requireNonNull(reason, "reason is null");
+        }
+
+        /** The client aborted the request. */
+        public Abort(String reason)
+        {
+            this(FailureCause.CLIENT_ABORT, reason);
         }
     }
 
-    /** The control channel to the peer was lost (heartbeat silence, closed socket): it cannot hear or ack anything. */
-    record PeerLost(String reason)
+    /**
+     * The control channel to the peer was lost (heartbeat silence, closed socket) or never came up: it cannot hear or
+     * ack anything. {@code cause} says which: {@link FailureCause#PEER_LOST}, {@link FailureCause#HANDSHAKE_REFUSED}, or
+     * {@link FailureCause#DRAIN_DEADLINE} when this side fenced a suspect peer.
+     */
+    record PeerLost(FailureCause cause, String reason)
             implements ForSender, ForReceiver
     {
         public PeerLost
         {
+            requireNonNull(cause, "cause is null");
             requireNonNull(reason, "reason is null");
+        }
+
+        /** The peer went away. */
+        public PeerLost(String reason)
+        {
+            this(FailureCause.PEER_LOST, reason);
         }
     }
 

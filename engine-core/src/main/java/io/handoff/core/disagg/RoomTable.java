@@ -22,6 +22,10 @@ import static java.util.Objects.requireNonNull;
  * the decode's first message can beat the prefill's own copy of the request. Parking is bounded; what
  * does not fit is dropped and counted.
  *
+ * <p>A newer generation of a room id whose older generation is still registered (typically failed and waiting for
+ * the drain ack that releases its pages) takes the id over; the older one is <em>superseded</em>, not cleared: it
+ * still gets messages of its exact key (its drain ack) and stays listed until it is retired itself (invariant I2).
+ *
  * @param <R> the room type ({@link SenderRoom} or {@link ReceiverRoom})
  */
 public final class RoomTable<R>
@@ -31,6 +35,8 @@ public final class RoomTable<R>
     private final int maxParkedRooms;
     private final int maxRetiredRemembered;
     private final Map<Long, Entry<R>> live = new HashMap<>();
+    // older generations of live room ids, still waiting to be retired
+    private final Map<RoomKey, R> superseded = new HashMap<>();
     private final LinkedHashMap<RoomKey, List<RoomMessage>> parked = new LinkedHashMap<>();
     // room id -> newest retired generation; insertion-ordered so the oldest is forgotten first
     private final LinkedHashMap<Long, Integer> retired = new LinkedHashMap<>();
@@ -49,19 +55,23 @@ public final class RoomTable<R>
 
     /**
      * Adds a room and returns the messages that arrived for it before, in arrival order, for the caller to
-     * feed to it. Refuses a room id that is live, or a generation that is not newer than a retired one.
+     * feed to it. Refuses a room id that is live with this generation or a newer one, or a generation that is not
+     * newer than a retired one; a live older generation is superseded.
      */
     public synchronized List<RoomMessage> register(RoomKey key, R room)
     {
         requireNonNull(key, "key is null");
         requireNonNull(room, "room is null");
         Entry<R> current = live.get(key.roomId());
-        if (current != null) {
+        if (current != null && key.generation() <= current.key().generation()) {
             throw new IllegalStateException("room id " + key.roomId() + " is live as " + current.key() + "; cannot register " + key);
         }
         Integer retiredGeneration = retired.get(key.roomId());
         if (retiredGeneration != null && key.generation() <= retiredGeneration) {
             throw new IllegalStateException("room " + key + " reuses a retired generation (newest retired: " + retiredGeneration + ")");
+        }
+        if (current != null) {
+            superseded.put(current.key(), current.room());
         }
         live.put(key.roomId(), new Entry<>(key, room));
         List<RoomMessage> early = parked.remove(key);
@@ -77,6 +87,10 @@ public final class RoomTable<R>
         if (current != null && current.key().equals(key)) {
             return Optional.of(current.room());
         }
+        R older = superseded.get(key);
+        if (older != null) {
+            return Optional.of(older);
+        }
         Integer retiredGeneration = retired.get(key.roomId());
         if ((current != null && key.generation() < current.key().generation())
                 || (retiredGeneration != null && key.generation() <= retiredGeneration)) {
@@ -91,7 +105,7 @@ public final class RoomTable<R>
     public synchronized Optional<R> get(RoomKey key)
     {
         Entry<R> current = live.get(key.roomId());
-        return current != null && current.key().equals(key) ? Optional.of(current.room()) : Optional.empty();
+        return current != null && current.key().equals(key) ? Optional.of(current.room()) : Optional.ofNullable(superseded.get(key));
     }
 
     /** Removes a settled room; later messages for its generation (or older) are dropped. */
@@ -102,6 +116,7 @@ public final class RoomTable<R>
         if (current != null && current.key().equals(key)) {
             live.remove(key.roomId());
         }
+        superseded.remove(key);
         int newest = Math.max(key.generation(), retired.getOrDefault(key.roomId(), -1));
         // re-inserted so that the most recently retired ids are forgotten last
         retired.remove(key.roomId());
@@ -142,10 +157,11 @@ public final class RoomTable<R>
     /** A snapshot of the live rooms, e.g. to tick deadlines or to fail those of a lost peer. */
     public synchronized List<R> rooms()
     {
-        List<R> rooms = new ArrayList<>(live.size());
+        List<R> rooms = new ArrayList<>(live.size() + superseded.size());
         for (Entry<R> entry : live.values()) {
             rooms.add(entry.room());
         }
+        rooms.addAll(superseded.values());
         return rooms;
     }
 

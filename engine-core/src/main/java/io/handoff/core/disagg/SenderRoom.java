@@ -23,6 +23,7 @@ import io.handoff.core.disagg.RoomEvent.PlanCompleted;
 import io.handoff.core.disagg.RoomEvent.PlanFailed;
 import io.handoff.core.disagg.RoomEvent.Received;
 import io.handoff.core.disagg.RoomEvent.Tick;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
 
@@ -98,7 +99,8 @@ public final class SenderRoom
         this.totalPages = Math.ceilDiv(promptLength, pageSize);
         this.maxPagesPerPlan = maxPagesPerPlan;
         this.sourcePages = new int[totalPages];
-        this.deadline = nowNanos + deadlines.nanos(BOOTSTRAPPING);
+        // a sender leaves BOOTSTRAPPING only when a decode claims the room, and does not return to it
+        this.deadline = nowNanos + deadlines.claim().toNanos();
     }
 
     public RoomKey room()
@@ -133,7 +135,7 @@ public final class SenderRoom
             case PlanCompleted(TransferPlan plan) -> onPlanCompleted(plan, nowNanos, effects);
             case PlanFailed(TransferPlan plan, String reason) -> {
                 if (!phase.isTerminal() && plan.room().equals(room)) {
-                    fail("transfer of chunk " + plan.chunk() + " (pages " + plan.firstPageIndex() + ".."
+                    fail(FailureCause.TRANSPORT_FAILURE, "transfer of chunk " + plan.chunk() + " (pages " + plan.firstPageIndex() + ".."
                             + (plan.firstPageIndex() + plan.pages() - 1) + ") failed: " + reason, true, effects);
                 }
                 else {
@@ -147,11 +149,15 @@ public final class SenderRoom
                 releaseSources(effects);
                 ackDrainIfOwed(effects);
             }
-            case Abort(String reason) -> failIfLive("aborted: " + reason, true, effects);
-            case PeerLost(String reason) -> failIfLive("lost the decode: " + reason, false, effects);
+            case Abort(FailureCause cause, String reason) -> failIfLive(cause, "aborted: " + reason, true, effects);
+            case PeerLost(FailureCause cause, String reason) -> failIfLive(cause, "lost the decode: " + reason, false, effects);
             case Tick() -> {
-                if (!phase.isTerminal() && nowNanos - deadline >= 0) {
-                    fail("room " + room + " timed out after " + deadlines.nanos(phase) / 1_000_000 + " ms in " + phase, true, effects);
+                if (phase == BOOTSTRAPPING && nowNanos - deadline >= 0) {
+                    fail(FailureCause.ROOM_UNCLAIMED, unclaimed(), true, effects);
+                }
+                else if (!phase.isTerminal() && nowNanos - deadline >= 0) {
+                    fail(FailureCause.DEADLINE, "room " + room + " timed out after " + deadlines.nanos(phase) / 1_000_000 + " ms in " + phase, true,
+                            effects);
                 }
             }
         }
@@ -166,12 +172,12 @@ public final class SenderRoom
         }
         switch (message) {
             case RoomRequest request -> onRoomRequest(request, now, effects);
-            case RoomFailed failed -> failIfLive("the decode failed the room: " + failed.reason(), false, effects);
+            case RoomFailed failed -> failIfLive(failed.cause(), "the decode failed the room: " + failed.reason(), false, effects);
             case DrainRequest _ -> {
                 drainAckOwed = true;
                 if (!phase.isTerminal()) {
                     // the decode only asks for a drain once it gave up on the room
-                    fail("the decode gave up on the room and asked for a drain", false, effects);
+                    fail(FailureCause.ENGINE, "the decode gave up on the room and asked for a drain", false, effects);
                 }
                 else if (!postedAny || drained) {
                     ackDrainIfOwed(effects);
@@ -196,11 +202,11 @@ public final class SenderRoom
             return;
         }
         if (destinationPages != null) {
-            fail("the decode sent a second, different page list for the room", true, effects);
+            fail(FailureCause.TRANSPORT_FAILURE, "the decode sent a second, different page list for the room", true, effects);
             return;
         }
         if (request.promptLength() != promptLength || request.destinationPages().length != totalPages) {
-            fail("the decode granted " + request.destinationPages().length + " pages for a prompt of " + request.promptLength()
+            fail(FailureCause.TRANSPORT_FAILURE, "the decode granted " + request.destinationPages().length + " pages for a prompt of " + request.promptLength()
                     + " tokens; this prefill has " + promptLength + " tokens in " + totalPages + " pages", true, effects);
             return;
         }
@@ -233,7 +239,7 @@ public final class SenderRoom
                     + (nextPageIndex + pages - 1) + " of a room of " + totalPages + " pages";
         }
         if (violation != null) {
-            fail(violation, true, effects);
+            fail(FailureCause.TRANSPORT_FAILURE, violation, true, effects);
             return;
         }
         System.arraycopy(chunk.sourcePages(), 0, sourcePages, nextPageIndex, pages);
@@ -305,25 +311,33 @@ public final class SenderRoom
         effects.add(new Complete(firstToken));
     }
 
-    private void failIfLive(String reason, boolean tellPeer, List<SenderEffect> effects)
+    private String unclaimed()
+    {
+        return "no decode claimed room " + room.roomId() + " (generation " + room.generation() + ") within "
+                + deadlines.claim().toMillis() + " ms (handoff.disaggregation.claim-timeout): a prefill serves a bootstrap_room only to a decode "
+                + "that claims it, and a decode claims the room the router sends it with the same request. Send requests that carry "
+                + "bootstrap fields through the router (handoff router), or leave the fields out";
+    }
+
+    private void failIfLive(FailureCause cause, String reason, boolean tellPeer, List<SenderEffect> effects)
     {
         if (phase.isTerminal()) {
             effects.add(new Ignored("room " + room + " already ended " + phase + "; not failing it for: " + reason));
         }
         else {
-            fail(reason, tellPeer, effects);
+            fail(cause, reason, tellPeer, effects);
         }
     }
 
-    private void fail(String reason, boolean tellPeer, List<SenderEffect> effects)
+    private void fail(FailureCause cause, String reason, boolean tellPeer, List<SenderEffect> effects)
     {
         phase = FAILED;
         failure = reason;
         unposted.clear();
         if (tellPeer) {
-            effects.add(new Send(new RoomFailed(room, reason)));
+            effects.add(new Send(new RoomFailed(room, cause, reason)));
         }
-        effects.add(new Fail(reason));
+        effects.add(new Fail(reason, cause));
         if (postedAny) {
             // a posted plan may still be reading the source pages and writing the decode's: drain first
             draining = true;

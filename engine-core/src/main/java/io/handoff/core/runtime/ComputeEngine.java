@@ -19,6 +19,7 @@ import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.scheduler.DecodeMetadataProbe;
 import io.handoff.core.scheduler.SchedulerConfig;
+import io.handoff.core.scheduler.Timelines;
 import io.handoff.spi.PluginSettings;
 import io.handoff.spi.attention.AttentionBackend;
 import io.handoff.spi.attention.AttentionBackendProvider;
@@ -128,7 +129,7 @@ public final class ComputeEngine
                 config.getDuration("handoff.scheduler.shutdown-wait"));
 
         KvGeometry kvGeometry = KvGeometry.of(geometry, model.layers(), dtype, pageSize);
-        Optional<Disaggregation> disaggregation = role.map(r -> Disaggregation.open(r, engine.config(), engine.plugins(), faults, options));
+        Optional<Disaggregation> disaggregation = role.map(r -> Disaggregation.open(r, engine.config(), engine.security(), engine.plugins(), faults, options));
         KvPool kv;
         try {
             int pages = poolPages(config, kvGeometry);
@@ -153,7 +154,7 @@ public final class ComputeEngine
                     .map(d -> d.handoff(kv, Compatibility.of(model.name(), model.compatibilityHash(), geometry.layout(), kvGeometry)))
                     .orElse(KvHandoff.NONE);
             Scheduler scheduler = new Scheduler(schedulerConfig, transformer, kv, prefixCache, attention, faults, handoff,
-                    source.tokenizer().eosTokenIds());
+                    source.tokenizer().eosTokenIds(), new Timelines(config.getInt("handoff.debug.timeline-requests")));
             disaggregation.ifPresent(d -> d.attach(scheduler));
             log.info("model {} ({}, {}, weights {}, max context {}), attention {}, KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}",
                     model.name(), model.architecture(), source.weights().description(), transformer.weightsDescription(), model.maxContext(), attentionId, kv.pages(), pageSize, kv.footprintBytes() >> 20,

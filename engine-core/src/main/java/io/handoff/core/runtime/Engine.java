@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import io.handoff.core.HandoffVersion;
 import io.handoff.core.config.ConfigSource;
 import io.handoff.core.config.HandoffConfig;
+import io.handoff.core.security.ClusterSecurity;
 import io.handoff.core.plugin.ExternalPlugins;
 import io.handoff.core.plugin.PluginRegistry;
 import org.apache.logging.log4j.LogManager;
@@ -23,6 +24,7 @@ public final class Engine
 {
     private final HandoffConfig config;
     private final PluginRegistry plugins;
+    private ClusterSecurity security;
 
     private Engine(HandoffConfig config, PluginRegistry plugins)
     {
@@ -82,6 +84,19 @@ public final class Engine
     public PluginRegistry plugins()
     {
         return plugins;
+    }
+
+    /**
+     * The {@code handoff.security} settings with the cluster secret, read from its file on the first call and never
+     * again: the transfer layer and the HTTP layer (the router's signatures) share this one copy. A command that needs
+     * no secret never reads the file.
+     */
+    public synchronized ClusterSecurity security()
+    {
+        if (security == null) {
+            security = ClusterSecurity.from(config.config());
+        }
+        return security;
     }
 
     @Override

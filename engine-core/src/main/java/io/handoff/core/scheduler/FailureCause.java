@@ -1,5 +1,7 @@
 package io.handoff.core.scheduler;
 
+import java.util.Optional;
+
 /**
  * Why a request failed, as one word a client, a router and a dashboard can act on: the {@code cause} label of
  * {@code handoff_request_failures_total}, the {@code cause} of a failed request's error body, and the last entry of
@@ -19,6 +21,12 @@ public enum FailureCause
     HANDSHAKE_REFUSED("handshake_refused", false),
     /** The client aborted the request or went away. */
     CLIENT_ABORT("client_abort", false),
+    /**
+     * Prefill: no decode claimed the request's room (sent its page list) within
+     * {@code handoff.disaggregation.claim-timeout}: the request carried a {@code bootstrap_room} no decode was given.
+     * Not retryable: the same request fails again unless a decode is sent the same room.
+     */
+    ROOM_UNCLAIMED("room_unclaimed", false),
     /** A room state outlived its deadline (bootstrapping, waiting for input, transferring). */
     DEADLINE("deadline", true),
     /** Anything else the engine failed the request for (a failed forward step, a shutdown, a broken listener). */
@@ -31,6 +39,17 @@ public enum FailureCause
     {
         this.label = label;
         this.retryable = retryable;
+    }
+
+    /** The cause with this {@link #label}, e.g. from a peer's room failure; empty for a label this build does not know. */
+    public static Optional<FailureCause> fromLabel(String label)
+    {
+        for (FailureCause cause : values()) {
+            if (cause.label.equals(label)) {
+                return Optional.of(cause);
+            }
+        }
+        return Optional.empty();
     }
 
     /** The metric label and error-body value, e.g. {@code checksum_mismatch}. */

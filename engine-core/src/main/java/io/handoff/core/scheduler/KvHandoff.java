@@ -2,7 +2,10 @@ package io.handoff.core.scheduler;
 
 import io.handoff.core.kv.ReleaseProof;
 
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+
+import static java.util.Objects.requireNonNull;
 
 /**
  * How a scheduler hands KV to another process (prefill) or takes it from one (decode); {@link #NONE} for a
@@ -39,9 +42,10 @@ public interface KvHandoff
     }
 
     /**
-     * The request ended and no step touches its pages any more: when may they be reused? Called once.
+     * The request ended and no step touches its pages any more: when may they be reused? Called once. {@code cause} is
+     * why it failed, empty when it did not (or nothing named a cause).
      */
-    default Release finished(HandoffRequest request, FinishReason reason, String error)
+    default Release finished(HandoffRequest request, FinishReason reason, String error, Optional<FailureCause> cause)
     {
         return Release.NOW;
     }
@@ -56,8 +60,23 @@ public interface KvHandoff
     /** Nothing else touches them. */
     record Now() implements Release {}
 
-    /** Prefill: transfers still read them; release when the future completes (every plan finished or drained). */
-    record AfterTransfers(CompletableFuture<Void> done) implements Release {}
+    /**
+     * Prefill: transfers still read them; release when the future completes (every plan finished or drained). It
+     * completes with the room's failure when the room failed for a reason of its own (not because the request ended):
+     * the request's result then reports that failure, whatever its generation did, so a prefill whose KV never reached
+     * a decode does not answer as if it had.
+     */
+    record AfterTransfers(CompletableFuture<Optional<HandoffFailure>> done) implements Release {}
+
+    /** Why a request's KV handoff failed: its cause and the message the client is told. */
+    record HandoffFailure(FailureCause cause, String message)
+    {
+        public HandoffFailure
+        {
+            requireNonNull(cause, "cause is null");
+            requireNonNull(message, "message is null");
+        }
+    }
 
     /**
      * Decode: a peer may still write the prompt's pages; quarantine them and free them only on proof

@@ -1,6 +1,7 @@
 package io.handoff.core.scheduler;
 
 import io.handoff.core.kv.PagePool;
+import io.handoff.core.kv.QuarantineTimes;
 import io.handoff.core.kv.ReleaseProof;
 import io.handoff.core.kv.ReqToTokenTable;
 import io.handoff.core.model.ModelConfig;
@@ -36,6 +37,7 @@ final class PageReservations
     private final KvHandoff handoff;
     // how a release that waits for another thread gets back onto the scheduler thread
     private final Consumer<SchedulerCommand> post;
+    private final QuarantineTimes quarantineTimes = new QuarantineTimes();
 
     PageReservations(ModelConfig model, int pageSize, PagePool pagePool, ReqToTokenTable reqToToken, PrefixCache prefixCache,
             KvHandoff handoff, Consumer<SchedulerCommand> post)
@@ -73,6 +75,12 @@ final class PageReservations
             throw new RequestRejectedException(RequestRejectedException.Kind.INVALID, "the request needs " + pages
                     + " KV pages but the pool has " + pagePool.totalPages() + ": shorten it or enlarge handoff.kv.pool-pages");
         }
+    }
+
+    /** How long quarantines lasted; any thread. */
+    QuarantineTimes quarantineTimes()
+    {
+        return quarantineTimes;
     }
 
     /** Whether a request could be admitted now at all: finished requests keep their row until released. */
@@ -142,17 +150,35 @@ final class PageReservations
             return false;
         }
         if (request.release == null) {
-            request.release = handoff.finished(request.handoffView(pageSize), request.finishReason, request.error);
+            request.release = handoff.finished(request.handoffView(pageSize), request.finishReason, request.error, Optional.ofNullable(request.cause));
         }
-        if (request.release instanceof KvHandoff.AfterTransfers(CompletableFuture<Void> done) && !done.isDone()) {
-            if (!request.releaseWatched) {
-                request.releaseWatched = true;
-                done.whenComplete((ignored, error) -> post.accept(new SchedulerCommand.Wake()));
+        if (request.release instanceof KvHandoff.AfterTransfers(CompletableFuture<Optional<KvHandoff.HandoffFailure>> done)) {
+            if (!done.isDone()) {
+                if (!request.releaseWatched) {
+                    request.releaseWatched = true;
+                    done.whenComplete((ignored, error) -> post.accept(new SchedulerCommand.Wake()));
+                }
+                return false;
             }
-            return false;
+            handoffFailed(request, done.isCompletedExceptionally() ? Optional.empty() : done.join());
         }
         release(request);
         return true;
+    }
+
+    /** The room failed on its own: the result reports it (an error the engine reported first stays, with its cause). */
+    private static void handoffFailed(ScheduledRequest request, Optional<KvHandoff.HandoffFailure> failure)
+    {
+        if (failure.isEmpty()) {
+            return;
+        }
+        if (request.finishReason != FinishReason.ERROR) {
+            request.finishReason = FinishReason.ERROR;
+            request.error = failure.get().message();
+        }
+        if (request.cause == null) {
+            request.cause = failure.get().cause();
+        }
     }
 
     private void release(ScheduledRequest request)
@@ -173,7 +199,8 @@ final class PageReservations
             if (request.release instanceof KvHandoff.Quarantine(CompletableFuture<ReleaseProof> proof)) {
                 // A peer may still write these (I2): nobody gets them until the proof arrives, however long that takes.
                 pagePool.quarantine(promptPages);
-                proof.whenComplete((value, error) -> post.accept(new SchedulerCommand.ProofArrived(promptPages, value, error)));
+                long since = System.nanoTime();
+                proof.whenComplete((value, error) -> post.accept(new SchedulerCommand.ProofArrived(promptPages, value, error, since)));
             }
             else {
                 pagePool.commitReceived(promptPages);
@@ -194,6 +221,7 @@ final class PageReservations
             return;
         }
         pagePool.releaseQuarantined(arrived.pages(), arrived.proof());
+        quarantineTimes.ended(System.nanoTime() - arrived.sinceNanos());
     }
 
     private int[] promptPages(ScheduledRequest request)

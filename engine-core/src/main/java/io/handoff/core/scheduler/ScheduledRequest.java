@@ -59,6 +59,8 @@ final class ScheduledRequest
     String error;
     /** Why it failed, where the failure could name a cause; null otherwise. */
     FailureCause cause;
+    /** Its transitions, for /debug/requests (set once at submission, before the scheduler thread sees it). */
+    RequestTimeline timeline = RequestTimeline.NONE;
 
     ScheduledRequest(GenerateRequest request, TokenListener listener, long submittedNanos)
     {

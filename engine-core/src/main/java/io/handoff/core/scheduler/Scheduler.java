@@ -51,6 +51,7 @@ public final class Scheduler
     private final ComputeStream stream;
     private final StepLoop loop;
     private final Thread thread;
+    private final Timelines timelines;
     private boolean accepting = true;
 
     public Scheduler(SchedulerConfig config, Transformer model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
@@ -70,6 +71,14 @@ public final class Scheduler
     public Scheduler(SchedulerConfig config, Transformer model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
             FaultInjector faults, KvHandoff handoff, Set<Integer> eosTokenIds)
     {
+        this(config, model, kv, prefixCache, attention, faults, handoff, eosTokenIds, new Timelines(Timelines.DEFAULT_REQUESTS));
+    }
+
+    /** @param timelines where each request's transitions are kept, for {@code /debug/requests} */
+    public Scheduler(SchedulerConfig config, Transformer model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
+            FaultInjector faults, KvHandoff handoff, Set<Integer> eosTokenIds, Timelines timelines)
+    {
+        this.timelines = requireNonNull(timelines, "timelines is null");
         this.config = requireNonNull(config, "config is null");
         requireNonNull(model, "model is null");
         this.kv = requireNonNull(kv, "kv is null");
@@ -114,6 +123,7 @@ public final class Scheduler
                 throw new RequestRejectedException(RequestRejectedException.Kind.OVERLOADED,
                         "the waiting queue is full (" + config.maxQueuedRequests() + " requests): retry later");
             }
+            scheduled.timeline = timelines.begin(request.rid(), TimelineEvent.QUEUED, "prompt_tokens=" + request.promptIds().length + " max_new_tokens=" + request.maxNewTokens());
             inbox.add(new SchedulerCommand.Submit(scheduled));
         }
         return new RequestHandle(request.rid(), scheduled.result);
@@ -122,7 +132,17 @@ public final class Scheduler
     /** Aborts a request in any phase; unknown or finished ids are ignored. Its result reports {@link FinishReason#ABORT}. */
     public void abort(String rid)
     {
-        inbox.add(new SchedulerCommand.Abort(requireNonNull(rid, "rid is null")));
+        inbox.add(new SchedulerCommand.Abort(requireNonNull(rid, "rid is null"), FailureCause.CLIENT_ABORT, null));
+    }
+
+    /**
+     * Aborts a request the engine gave up on (e.g. its transfer room failed) for {@code cause}; its result reports
+     * {@link FinishReason#ABORT} with that cause and {@code reason}.
+     */
+    public void abort(String rid, FailureCause cause, String reason)
+    {
+        inbox.add(new SchedulerCommand.Abort(requireNonNull(rid, "rid is null"), requireNonNull(cause, "cause is null"),
+                requireNonNull(reason, "reason is null")));
     }
 
     /** Decode: the prompt KV of {@code rid} arrived and was verified; {@code firstToken} was sampled by the prefill. */
@@ -141,6 +161,12 @@ public final class Scheduler
     public SchedulerStats stats()
     {
         return loop.stats();
+    }
+
+    /** The timelines of the last requests this scheduler ran (see {@link Timelines}). */
+    public Timelines timelines()
+    {
+        return timelines;
     }
 
     public int pageSize()

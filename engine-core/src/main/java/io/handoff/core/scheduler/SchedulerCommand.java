@@ -12,7 +12,8 @@ sealed interface SchedulerCommand
 {
     record Submit(ScheduledRequest request) implements SchedulerCommand {}
 
-    record Abort(String rid) implements SchedulerCommand {}
+    /** Abort {@code rid} for {@code cause}; {@code error} (or null) says more. */
+    record Abort(String rid, FailureCause cause, String error) implements SchedulerCommand {}
 
     record Audit(CompletableFuture<Void> done) implements SchedulerCommand {}
 
@@ -25,6 +26,6 @@ sealed interface SchedulerCommand
     /** Something a finished request's release waits for completed. */
     record Wake() implements SchedulerCommand {}
 
-    /** A peer's proof (or its failure) that quarantined prompt pages are no longer written. */
-    record ProofArrived(int[] pages, ReleaseProof proof, Throwable failure) implements SchedulerCommand {}
+    /** A peer's proof (or its failure) that quarantined prompt pages are no longer written; quarantined at {@code sinceNanos}. */
+    record ProofArrived(int[] pages, ReleaseProof proof, Throwable failure, long sinceNanos) implements SchedulerCommand {}
 }

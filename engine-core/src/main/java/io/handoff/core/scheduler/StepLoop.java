@@ -13,7 +13,9 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.Iterator;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
@@ -77,6 +79,8 @@ final class StepLoop
     private long cachedPromptTokens;
     private long generatedTokens;
     private long finishedRequests;
+    // requests that ended for each cause (by ordinal), since start
+    private final long[] failures = new long[FailureCause.values().length];
 
     StepLoop(Parts parts, BlockingQueue<SchedulerCommand> inbox, AtomicInteger queued)
     {
@@ -173,12 +177,10 @@ final class StepLoop
     {
         switch (command) {
             case SchedulerCommand.Submit submit -> waiting.add(submit.request());
-            case SchedulerCommand.Abort abort -> abortRequest(abort.rid(), null);
+            case SchedulerCommand.Abort abort -> abortRequest(abort.rid(), abort.cause(), abort.error());
             case SchedulerCommand.KvArrived arrived -> kvArrived(arrived.rid(), arrived.firstToken());
-            case SchedulerCommand.KvFailed failed -> findRunning(failed.rid()).ifPresent(r -> {
-                finish(r, FinishReason.ERROR, failed.reason());
-                r.cause = failed.cause();
-            });
+            case SchedulerCommand.KvFailed failed ->
+                    findRunning(failed.rid()).ifPresent(r -> finish(r, FinishReason.ERROR, failed.reason(), failed.cause()));
             case SchedulerCommand.Wake ignored -> { }
             case SchedulerCommand.ProofArrived proof -> parts.reservations().proofArrived(proof);
             case SchedulerCommand.Audit audit -> {
@@ -193,10 +195,10 @@ final class StepLoop
             case SchedulerCommand.Shutdown ignored -> {
                 shuttingDown = true;
                 for (ScheduledRequest request : List.copyOf(waiting)) {
-                    abortRequest(request.request.rid(), "the engine shut down");
+                    abortRequest(request.request.rid(), FailureCause.ENGINE, "the engine shut down");
                 }
                 for (ScheduledRequest request : List.copyOf(running)) {
-                    finish(request, FinishReason.ABORT, "the engine shut down");
+                    finish(request, FinishReason.ABORT, "the engine shut down", FailureCause.ENGINE);
                 }
             }
         }
@@ -208,6 +210,7 @@ final class StepLoop
         stats = snapshot();
         long now = System.nanoTime();
         for (ScheduledRequest request : delivering) {
+            request.timeline.ended(request.finishReason, request.cause, request.error);
             try {
                 request.result.complete(request.toResult(now));
             }
@@ -218,7 +221,7 @@ final class StepLoop
         delivering.clear();
     }
 
-    private void abortRequest(String rid, String error)
+    private void abortRequest(String rid, FailureCause cause, String error)
     {
         for (Iterator<ScheduledRequest> it = waiting.iterator(); it.hasNext(); ) {
             ScheduledRequest request = it.next();
@@ -228,6 +231,8 @@ final class StepLoop
                 // never admitted: it holds no row and no page
                 request.finishReason = FinishReason.ABORT;
                 request.error = error;
+                request.cause = cause;
+                counted(request);
                 request.phase = ScheduledRequest.Phase.DONE;
                 finishedRequests++;
                 delivering.add(request);
@@ -236,7 +241,7 @@ final class StepLoop
         }
         for (ScheduledRequest request : List.copyOf(running)) {
             if (request.request.rid().equals(rid)) {
-                finish(request, FinishReason.ABORT, error);
+                finish(request, FinishReason.ABORT, error, cause);
                 return;
             }
         }
@@ -254,6 +259,7 @@ final class StepLoop
             promptTokens += request.promptLength();
             cachedPromptTokens += request.cachedTokens;
             running.add(request);
+            request.timeline.record(TimelineEvent.ADMITTED, "cached_tokens=" + request.cachedTokens + " pages=" + request.pages.length + " receives_prompt=" + request.receivingPrompt);
             parts.handoff().admitted(view(request));
         }
     }
@@ -267,10 +273,10 @@ final class StepLoop
             log.error("step {} failed; failing its requests", plan.step(), failure);
             String error = "forward step " + plan.step() + " failed: " + (failure.getMessage() != null ? failure.getMessage() : failure.toString());
             for (StepPlan.Chunk chunk : plan.chunks()) {
-                finish(chunk.request(), FinishReason.ERROR, error);
+                finish(chunk.request(), FinishReason.ERROR, error, FailureCause.ENGINE);
             }
             for (StepPlan.Decode decode : plan.decodes()) {
-                finish(decode.request(), FinishReason.ERROR, error);
+                finish(decode.request(), FinishReason.ERROR, error, FailureCause.ENGINE);
             }
             return;
         }
@@ -280,6 +286,7 @@ final class StepLoop
                 continue;
             }
             request.computedPromptTokens = chunk.to();
+            request.timeline.record(TimelineEvent.FORWARD_DONE, "step=" + plan.step() + " tokens=" + chunk.from() + ".." + chunk.to() + (chunk.last() ? " last" : ""));
             parts.handoff().chunkComputed(view(request), chunk.from(), chunk.to(), plan.fence(), chunk.last(),
                     chunk.last() ? request.outputs[0] : -1);
             if (chunk.last()) {
@@ -320,31 +327,34 @@ final class StepLoop
         generatedTokens++;
         if (index == 0) {
             request.firstTokenNanos = System.nanoTime();
+            request.timeline.record(TimelineEvent.FIRST_TOKEN, "token=" + token);
         }
         try {
             request.listener.onToken(index, token);
         }
         catch (RuntimeException e) {
             log.warn("token listener of request {} failed; aborting it", request.request.rid(), e);
-            finish(request, FinishReason.ABORT, "its token listener failed: " + e);
+            finish(request, FinishReason.ABORT, "its token listener failed: " + e, FailureCause.ENGINE);
             return;
         }
         boolean stop = request.request.stopTokenIds().contains(token) || (parts.eosTokenIds().contains(token) && !request.request.ignoreEos());
         if (stop) {
-            finish(request, FinishReason.STOP, null);
+            finish(request, FinishReason.STOP, null, null);
         }
         else if (request.producedOutputs == request.request.maxNewTokens()) {
-            finish(request, FinishReason.LENGTH, null);
+            finish(request, FinishReason.LENGTH, null, null);
         }
     }
 
-    private void finish(ScheduledRequest request, FinishReason reason, String error)
+    /** Ends a running request; {@code cause} is why it failed, null when it did not. */
+    private void finish(ScheduledRequest request, FinishReason reason, String error, FailureCause cause)
     {
         if (request.phase != ScheduledRequest.Phase.RUNNING) {
             return;
         }
         request.finishReason = reason;
         request.error = error;
+        request.cause = cause;
         request.phase = ScheduledRequest.Phase.RELEASING;
         running.remove(request);
         releasing.add(request);
@@ -361,7 +371,16 @@ final class StepLoop
             it.remove();
             request.phase = ScheduledRequest.Phase.DONE;
             finishedRequests++;
+            counted(request);
             delivering.add(request);
+        }
+    }
+
+    /** Counts a request that ended for a cause, once, with its final cause (a failed handoff may have named it since it finished). */
+    private void counted(ScheduledRequest request)
+    {
+        if (request.cause != null) {
+            failures[request.cause.ordinal()]++;
         }
     }
 
@@ -393,7 +412,7 @@ final class StepLoop
     private void failAll(String reason)
     {
         for (ScheduledRequest request : List.copyOf(running)) {
-            finish(request, FinishReason.ERROR, reason);
+            finish(request, FinishReason.ERROR, reason, FailureCause.ENGINE);
         }
         while (!inFlight.isEmpty()) {
             InFlight step = inFlight.peek();
@@ -408,7 +427,16 @@ final class StepLoop
     {
         return new SchedulerStats(running.size(), waiting.size() + Math.max(0, queued.get() - waiting.size()),
                 parts.pagePool().accounting(), parts.prefixCache().cachedPages(), nextStep, promptTokens, cachedPromptTokens,
-                generatedTokens, finishedRequests);
+                generatedTokens, finishedRequests, failureCounts(), parts.reservations().quarantineTimes().snapshot());
+    }
+
+    private Map<FailureCause, Long> failureCounts()
+    {
+        Map<FailureCause, Long> counts = new EnumMap<>(FailureCause.class);
+        for (FailureCause cause : FailureCause.values()) {
+            counts.put(cause, failures[cause.ordinal()]);
+        }
+        return counts;
     }
 
     /** Checks every page is accounted for; on the scheduler thread, or on any once that thread has ended. */

@@ -56,6 +56,20 @@ public final class ClusterHandshake
     }
 
     /**
+     * A transfer backend's own connection: this handshake with the backend's own purpose (a proof, and a session's
+     * tags, for one backend's connection are worthless on any other channel), the connecting side as the transfer
+     * sender and the accepting side as the receiver.
+     */
+    public static Session transfer(Socket socket, ClusterSecret secret, String backendId, boolean connecting, Duration timeout)
+            throws IOException
+    {
+        String purpose = "transfer " + requireNonNull(backendId, "backendId is null");
+        return connecting
+                ? initiate(socket, secret, purpose, ClusterRole.TRANSFER_SENDER, ClusterRole.TRANSFER_RECEIVER, timeout)
+                : respond(socket, secret, purpose, ClusterRole.TRANSFER_RECEIVER, ClusterRole.TRANSFER_SENDER, timeout);
+    }
+
+    /**
      * The connecting side. Returns the session on success; otherwise throws an {@link AuthenticationException} whose
      * message says which side refused what and that the cluster secrets must match.
      */

@@ -1,7 +1,10 @@
 package io.handoff.core.security;
 
+import io.handoff.spi.transfer.FrameTags;
+
 import javax.crypto.Mac;
 
+import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 
 import static java.util.Objects.requireNonNull;
@@ -27,6 +30,46 @@ public final class FrameMac
     /** The tag of the next frame, {@code frame[0 .. length)}. */
     public byte[] tag(byte[] frame, int length)
     {
+        start(length);
+        mac.update(frame, 0, length);
+        return mac.doFinal();
+    }
+
+    /**
+     * The next frame's tag, its bytes fed in parts as they are sent or arrive (a backend's data frame, straight from or
+     * into its pool): the same tag {@link #tag} gives for the same bytes. Finish it before starting the next.
+     */
+    public FrameTags.Tag next(long length)
+    {
+        if (length < 0 || length > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("a tagged frame holds 0.." + Integer.MAX_VALUE + " bytes, not " + length);
+        }
+        start((int) length);
+        return new FrameTags.Tag()
+        {
+            private long fed;
+
+            @Override
+            public FrameTags.Tag update(ByteBuffer bytes)
+            {
+                fed += bytes.remaining();
+                mac.update(bytes.duplicate());
+                return this;
+            }
+
+            @Override
+            public byte[] value()
+            {
+                if (fed != length) {
+                    throw new IllegalStateException("a frame of " + length + " bytes was tagged over " + fed + " bytes");
+                }
+                return mac.doFinal();
+            }
+        };
+    }
+
+    private void start(int length)
+    {
         long position = sequence++;
         for (int shift = 56; shift >= 0; shift -= 8) {
             mac.update((byte) (position >>> shift));
@@ -35,8 +78,6 @@ public final class FrameMac
         mac.update((byte) (length >>> 16));
         mac.update((byte) (length >>> 8));
         mac.update((byte) length);
-        mac.update(frame, 0, length);
-        return mac.doFinal();
     }
 
     /** Whether {@code tag} is the next frame's tag; constant-time in the tag's bytes. Moves to the next frame either way. */

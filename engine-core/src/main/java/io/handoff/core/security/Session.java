@@ -1,5 +1,7 @@
 package io.handoff.core.security;
 
+import io.handoff.spi.transfer.FrameTags;
+
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -37,5 +39,30 @@ public final class Session
     public FrameMac receiving()
     {
         return receiving;
+    }
+
+    /** This session as a transfer backend sees it: the tags of its own connection's frames. */
+    public FrameTags frameTags()
+    {
+        return new FrameTags()
+        {
+            @Override
+            public int tagBytes()
+            {
+                return FrameMac.TAG_BYTES;
+            }
+
+            @Override
+            public Tag nextSent(long length)
+            {
+                return sending.next(length);
+            }
+
+            @Override
+            public Tag nextReceived(long length)
+            {
+                return receiving.next(length);
+            }
+        };
     }
 }

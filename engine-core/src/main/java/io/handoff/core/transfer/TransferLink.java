@@ -41,6 +41,8 @@ import static java.util.Objects.requireNonNull;
  *   within the report timeout, violates the protocol: its plan fails (unsettled) and the link is fenced: it closes,
  *   fails what is queued, and from then on proves nothing (every drain fails), and the fence listener hears, so
  *   the engine fails the rooms that used it.</li>
+ *   <li><b>Cancel</b>: {@link #cancel} fails a failed room's plans that are still queued (nothing of them was sent),
+ *   so a room's failure stops its writes at the queue, not only at the backend.</li>
  *   <li><b>Drain</b>: {@link #drain} completes once every plan posted for the room before it was called has been
  *   reported, and at once when the room has none outstanding. Once any plan failed unsettled, every drain fails:
  *   the link can no longer prove that no write is in flight (I2).</li>
@@ -213,6 +215,29 @@ public final class TransferLink
             CompletableFuture<Void> drained = new CompletableFuture<>();
             plans.drains.add(drained);
             return drained;
+        }
+    }
+
+    /**
+     * The room failed: its plans still queued are failed (settled: none of their bytes was sent) instead of being sent.
+     * A plan the transfer thread already took is not touched; {@link #drain} waits for it.
+     */
+    public void cancel(RoomKey room)
+    {
+        requireNonNull(room, "room is null");
+        List<Posted> dropped = new ArrayList<>();
+        synchronized (lock) {
+            queue.removeIf(posted -> {
+                if (posted.plan().room().equals(room)) {
+                    dropped.add(posted);
+                    return true;
+                }
+                return false;
+            });
+        }
+        for (Posted posted : dropped) {
+            finish(posted, -1, label + ": room " + posted.plan().room() + " failed before chunk " + posted.plan().chunk()
+                    + " was sent; nothing was sent", true);
         }
     }
 

@@ -2,6 +2,7 @@ package io.handoff.core.disagg;
 
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
 import io.handoff.core.kv.KvGeometry;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.security.ClusterSecret;
 import io.handoff.core.security.ClusterSecurity;
 import io.handoff.core.transfer.TransferHooks;
@@ -179,7 +180,7 @@ final class ClusterPeers
         }
 
         @Override
-        public void lost(String room, String reason)
+        public void lost(String room, FailureCause cause, String reason)
         {
             reason(room).complete(reason);
         }

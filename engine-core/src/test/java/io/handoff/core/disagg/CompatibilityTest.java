@@ -63,7 +63,8 @@ class CompatibilityTest
     {
         assertThat(HERE.judge(new Hello(ControlMessage.PROTOCOL_VERSION, "d1", Role.DECODE, HERE), Role.DECODE)).isEqualTo(HelloResult.ACCEPTED);
         assertThat(HERE.judge(new Hello(ControlMessage.PROTOCOL_VERSION + 1, "d1", Role.DECODE, HERE), Role.DECODE).reason())
-                .isEqualTo("protocol version is 1 here but 2 on peer d1: run the same Handoff version on both sides");
+                .isEqualTo("protocol version is " + ControlMessage.PROTOCOL_VERSION + " here but " + (ControlMessage.PROTOCOL_VERSION + 1)
+                        + " on peer d1: run the same Handoff version on both sides");
         assertThat(HERE.judge(new Hello(ControlMessage.PROTOCOL_VERSION, "p2", Role.PREFILL, HERE), Role.DECODE).reason())
                 .isEqualTo("peer p2 is a PREFILL, expected a DECODE");
         HelloResult refused = HERE.judge(new Hello(ControlMessage.PROTOCOL_VERSION, "d1", Role.DECODE,

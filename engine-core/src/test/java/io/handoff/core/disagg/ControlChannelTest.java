@@ -6,6 +6,7 @@ import io.handoff.core.disagg.ControlMessage.Hello;
 import io.handoff.core.disagg.ControlMessage.HelloResult;
 import io.handoff.core.disagg.ControlMessage.Role;
 import io.handoff.core.disagg.ControlMessage.RoomFailed;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -152,7 +153,7 @@ class ControlChannelTest
             int thread = t;
             threads.add(Thread.ofPlatform().start(() -> {
                 for (int i = 0; i < 200; i++) {
-                    client.send(new RoomFailed(new RoomKey(thread, i), "r".repeat(i)));
+                    client.send(new RoomFailed(new RoomKey(thread, i), FailureCause.PEER_LOST, "r".repeat(i)));
                 }
             }));
         }

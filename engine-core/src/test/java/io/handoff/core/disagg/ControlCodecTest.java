@@ -13,6 +13,7 @@ import io.handoff.core.disagg.ControlMessage.RegisterRegions;
 import io.handoff.core.disagg.ControlMessage.Role;
 import io.handoff.core.disagg.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.ControlMessage.RoomRequest;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferCapability;
 import org.junit.jupiter.api.Test;
@@ -54,9 +55,11 @@ class ControlCodecTest
                 new ChunkDone(ROOM, 3, 12, 4),
                 new AuxRecord(ROOM, 128_000, 4097, new int[] {0xdeadbeef, 0, -1, 42}),
                 new AuxRecord(ROOM, -1, 1, new int[0]),
-                new RoomFailed(ROOM, "KV checksum mismatch on room page 2"),
+                new RoomFailed(ROOM, FailureCause.CHECKSUM_MISMATCH, "KV checksum mismatch on room page 2"),
                 new DrainRequest(ROOM),
                 new DrainAck(new RoomKey(0, 0)),
+                new DrainAck(ROOM, ControlMessage.MAX_SENDER_RANK),
+                new RoomFailed(ROOM, FailureCause.DRAIN_DEADLINE, ""),
                 new Heartbeat(Long.MIN_VALUE),
                 new Heartbeat(12));
     }
@@ -207,11 +210,24 @@ class ControlCodecTest
     }
 
     @Test
+    void aRoomFailureWithACauseThisBuildDoesNotKnowIsAMalformedFrame()
+    {
+        byte[] frame = ControlCodec.encode(new RoomFailed(ROOM, FailureCause.PEER_LOST, "gone"));
+        // "peer_lost" -> "peer_lozt": same length, unknown label
+        String text = new String(frame, java.nio.charset.StandardCharsets.ISO_8859_1).replace("peer_lost", "peer_lozt");
+        byte[] forged = text.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ControlCodec.decode(forged))
+                .isInstanceOf(MalformedFrameException.class)
+                .hasMessageContaining("unknown failure cause 'peer_lozt'");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DrainAck(ROOM, -1)).hasMessageContaining("sender rank");
+    }
+
+    @Test
     void overlongReasonsAreClippedSoEveryMessageFitsItsFrame()
             throws MalformedFrameException
     {
         String reason = "x".repeat(100_000);
-        RoomFailed failed = new RoomFailed(ROOM, reason);
+        RoomFailed failed = new RoomFailed(ROOM, FailureCause.TRANSPORT_FAILURE, reason);
         assertThat(failed.reason()).hasSize(ControlMessage.MAX_REASON_CHARS).endsWith("...");
         assertThat(ControlCodec.decode(ControlCodec.encode(failed))).isEqualTo(failed);
     }

@@ -2,6 +2,7 @@ package io.handoff.core.disagg;
 
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
 import io.handoff.core.kv.KvGeometry;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.transfer.TransferHooks;
 import io.handoff.core.transfer.TransferLink;
 import io.handoff.spi.attention.KvDtype;
@@ -44,6 +45,7 @@ class PeerLinksTest
             implements PrefillLinks.Rooms<String>
     {
         final Map<String, CompletableFuture<String>> lost = new ConcurrentHashMap<>();
+        final Map<String, FailureCause> causes = new ConcurrentHashMap<>();
         final Map<String, CompletableFuture<ReleasePolicy>> ready = new ConcurrentHashMap<>();
         // a failing link asks for its rooms after it stopped being the link for its address
         final CompletableFuture<Void> failedLinkForgotten = new CompletableFuture<>();
@@ -65,8 +67,9 @@ class PeerLinksTest
         }
 
         @Override
-        public void lost(String room, String reason)
+        public void lost(String room, FailureCause cause, String reason)
         {
+            causes.putIfAbsent(room, cause);
             lost(room).complete(reason);
         }
 
@@ -168,6 +171,7 @@ class PeerLinksTest
 
         String reason = heard.lost("room-1").get(WAIT.toSeconds(), TimeUnit.SECONDS);
         assertThat(reason).contains(prefill.controlAddress()).contains("handshake refused").contains("model is 'tiny-mla' here but 'tiny-gqa'");
+        assertThat(heard.causes).containsEntry("room-1", FailureCause.HANDSHAKE_REFUSED);
         assertThat(heard.ready).isEmpty();
     }
 
@@ -184,6 +188,7 @@ class PeerLinksTest
 
         String reason = heard.lost("room-1").get(WAIT.toSeconds(), TimeUnit.SECONDS);
         assertThat(reason).contains("regions refused").contains("transfers with 'tcp'").contains("regions for 'shm'");
+        assertThat(heard.causes).containsEntry("room-1", FailureCause.HANDSHAKE_REFUSED);
         assertThat(prefill.transport()).isEqualTo("not connected yet");
     }
 

@@ -22,6 +22,7 @@ import io.handoff.core.disagg.RoomEvent.PeerReady;
 import io.handoff.core.disagg.RoomEvent.Received;
 import io.handoff.core.disagg.RoomEvent.Tick;
 import io.handoff.core.kv.ReleaseProof;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.WriteGuard;
@@ -195,6 +196,42 @@ class ReceiverRoomTest
     }
 
     @Test
+    void everyWayARoomFailsNamesItsCauseAndTellsThePeerTheSame()
+    {
+        ReceiverRoom timedOut = readyRoom(AWAIT_DRAIN_ACK);
+        clock.advance(DEADLINES.waitingForInput());
+        assertThat(on(timedOut, new Tick())).contains(new Send(new RoomFailed(ROOM, FailureCause.DEADLINE, timedOut.failure().orElseThrow())))
+                .contains(new Fail(timedOut.failure().orElseThrow(), FailureCause.DEADLINE));
+
+        ReceiverRoom byPrefill = readyRoom(AWAIT_DRAIN_ACK);
+        assertThat(on(byPrefill, new Received(new RoomFailed(ROOM, FailureCause.TRANSPORT_FAILURE, "connection reset"))))
+                .contains(new Fail("the prefill failed the room: connection reset", FailureCause.TRANSPORT_FAILURE));
+
+        ReceiverRoom violated = readyRoom(AWAIT_DRAIN_ACK);
+        assertThat(on(violated, chunk(0, 3, 2))).filteredOn(Fail.class::isInstance).singleElement()
+                .extracting(effect -> ((Fail) effect).cause()).isEqualTo(FailureCause.TRANSPORT_FAILURE);
+
+        ReceiverRoom refused = readyRoom(AWAIT_DRAIN_ACK);
+        assertThat(on(refused, new PeerLost(FailureCause.HANDSHAKE_REFUSED, "model differs")))
+                .contains(new Fail("lost the prefill: model differs", FailureCause.HANDSHAKE_REFUSED));
+
+        ReceiverRoom suspect = readyRoom(AWAIT_DRAIN_ACK);
+        assertThat(on(suspect, new PeerLost(FailureCause.DRAIN_DEADLINE, "prefill is suspect")))
+                .contains(new Fail("lost the prefill: prefill is suspect", FailureCause.DRAIN_DEADLINE));
+
+        ReceiverRoom uncheckedPrefill = readyRoom(AWAIT_DRAIN_ACK);
+        on(uncheckedPrefill, chunk(0, 0, 4));
+        assertThat(on(uncheckedPrefill, aux(ROOM, new int[0]))).filteredOn(Fail.class::isInstance).singleElement()
+                .extracting(effect -> ((Fail) effect).cause()).as("a kv-fidelity mismatch is configuration: not retried")
+                .isEqualTo(FailureCause.HANDSHAKE_REFUSED);
+
+        ReceiverRoom wrongCount = readyRoom(AWAIT_DRAIN_ACK);
+        on(wrongCount, chunk(0, 0, 4));
+        assertThat(on(wrongCount, aux(ROOM, new int[3]))).filteredOn(Fail.class::isInstance).singleElement()
+                .extracting(effect -> ((Fail) effect).cause()).isEqualTo(FailureCause.CHECKSUM_MISMATCH);
+    }
+
+    @Test
     void checksumMismatchFailsLoudlyNamingThePageAndBothValues()
     {
         ReceiverRoom room = readyRoom(RELEASE_NOW);
@@ -208,8 +245,8 @@ class ReceiverRoomTest
                 + ", decode holds 0x" + Integer.toHexString(CHECKSUM.applyAsInt(42)) + "; the transferred KV is corrupt";
         assertThat(room.failure()).contains(reason);
         assertThat(effects).containsExactly(
-                new Send(new RoomFailed(ROOM, reason)),
-                new Fail(reason),
+                new Send(new RoomFailed(ROOM, FailureCause.CHECKSUM_MISMATCH, reason)),
+                new Fail(reason, FailureCause.CHECKSUM_MISMATCH),
                 new Quarantine(PAGES),
                 new ReleaseQuarantined(PAGES, new ReleaseProof.ReceiverValidated(ROOM.roomId(), ROOM.generation())));
     }
@@ -256,8 +293,8 @@ class ReceiverRoomTest
     {
         ReceiverRoom room = newRoom();
         assertThat(on(room, new Abort("client cancelled"))).containsExactly(
-                new Send(new RoomFailed(ROOM, "aborted: client cancelled")),
-                new Fail("aborted: client cancelled"),
+                new Send(new RoomFailed(ROOM, FailureCause.CLIENT_ABORT, "aborted: client cancelled")),
+                new Fail("aborted: client cancelled", FailureCause.CLIENT_ABORT),
                 new Release(PAGES));
         assertThat(room.isSettled()).isTrue();
     }
@@ -282,8 +319,8 @@ class ReceiverRoomTest
 
         // RoomFailed first: the prefill stops posting before it drains
         assertThat(effects).containsExactly(
-                new Send(new RoomFailed(ROOM, "aborted: stop")),
-                new Fail("aborted: stop"),
+                new Send(new RoomFailed(ROOM, FailureCause.CLIENT_ABORT, "aborted: stop")),
+                new Fail("aborted: stop", FailureCause.CLIENT_ABORT),
                 new Quarantine(PAGES),
                 new Send(new DrainRequest(ROOM)));
         assertThat(room.isSettled()).isFalse();
@@ -298,6 +335,28 @@ class ReceiverRoomTest
                 .containsExactly(new ReleaseQuarantined(PAGES, new ReleaseProof.DrainAck(11, 3, 0)));
         assertThat(room.isSettled()).isTrue();
         assertThat(on(room, new Received(new DrainAck(ROOM)))).singleElement().isInstanceOf(Ignored.class);
+    }
+
+    @Test
+    void withTwoSenderRanksThePagesGoBackOnlyOnceEachRankAckedItsOwnDrain()
+    {
+        ReceiverRoom room = new ReceiverRoom(ROOM, "rid-9", PROMPT, PAGES, "prefill-a:7000", DEADLINES, Optional.of(CHECKSUM), 2, clock.nanos());
+        on(room, new PeerReady(AWAIT_DRAIN_ACK));
+        on(room, chunk(0, 0, 2));
+        on(room, new Abort("stop"));
+
+        assertThat(on(room, new Received(new DrainAck(ROOM, 1)))).isEmpty();
+        assertThat(room.isSettled()).as("rank 0 may still be writing").isFalse();
+        assertThat(on(room, new Received(new DrainAck(ROOM, 1)))).singleElement().isInstanceOf(Ignored.class);
+        assertThat(on(room, new Received(new DrainAck(ROOM, 2)))).singleElement().isInstanceOf(Ignored.class);
+        assertThat(on(room, new Received(new DrainAck(new RoomKey(ROOM.roomId(), ROOM.generation() + 1), 0))))
+                .singleElement().isInstanceOf(Ignored.class);
+        assertThat(room.isSettled()).isFalse();
+
+        assertThat(on(room, new Received(new DrainAck(ROOM, 0))))
+                .containsExactly(new ReleaseQuarantined(PAGES, new ReleaseProof.DrainAck(11, 3, 0)));
+        assertThat(room.isSettled()).isTrue();
+        assertThat(on(room, new Received(new DrainAck(ROOM, 0)))).singleElement().isInstanceOf(Ignored.class);
     }
 
     @Test
@@ -321,7 +380,7 @@ class ReceiverRoomTest
     {
         ReceiverRoom room = readyRoom(AWAIT_DRAIN_ACK);
         on(room, chunk(0, 0, 2));
-        assertThat(on(room, new PeerLost("no frame for 10 s"))).containsExactly(new Fail("lost the prefill: no frame for 10 s"), new Quarantine(PAGES));
+        assertThat(on(room, new PeerLost("no frame for 10 s"))).containsExactly(new Fail("lost the prefill: no frame for 10 s", FailureCause.PEER_LOST), new Quarantine(PAGES));
         assertThat(on(room, new PeerFenced("process gone"))).last()
                 .isEqualTo(new ReleaseQuarantined(PAGES, new ReleaseProof.PeerFenced("prefill-a:7000", "process gone")));
     }
@@ -331,7 +390,7 @@ class ReceiverRoomTest
     {
         ReceiverRoom room = readyRoom(AWAIT_PEER_FENCE);
         assertThat(on(room, new PeerFenced("registration revoked"))).containsExactly(
-                new Fail("the prefill was fenced: registration revoked"),
+                new Fail("the prefill was fenced: registration revoked", FailureCause.PEER_LOST),
                 new Quarantine(PAGES),
                 new ReleaseQuarantined(PAGES, new ReleaseProof.PeerFenced("prefill-a:7000", "registration revoked")));
         assertThat(room.isSettled()).isTrue();
@@ -341,8 +400,8 @@ class ReceiverRoomTest
     void prefillFailureIsNotEchoedButTheDrainIsStillRequested()
     {
         ReceiverRoom room = readyRoom(AWAIT_DRAIN_ACK);
-        assertThat(on(room, new Received(new RoomFailed(ROOM, "forward failed")))).containsExactly(
-                new Fail("the prefill failed the room: forward failed"), new Quarantine(PAGES), new Send(new DrainRequest(ROOM)));
+        assertThat(on(room, new Received(new RoomFailed(ROOM, FailureCause.ENGINE, "forward failed")))).containsExactly(
+                new Fail("the prefill failed the room: forward failed", FailureCause.ENGINE), new Quarantine(PAGES), new Send(new DrainRequest(ROOM)));
     }
 
     @Test
@@ -410,7 +469,7 @@ class ReceiverRoomTest
 
         assertThat(on(room, new Abort("late"))).singleElement().isInstanceOf(Ignored.class);
         assertThat(on(room, new PeerLost("late"))).singleElement().isInstanceOf(Ignored.class);
-        assertThat(on(room, new Received(new RoomFailed(ROOM, "late")))).singleElement().isInstanceOf(Ignored.class);
+        assertThat(on(room, new Received(new RoomFailed(ROOM, FailureCause.ENGINE, "late")))).singleElement().isInstanceOf(Ignored.class);
         assertThat(on(room, chunk(0, 0, 4))).singleElement().isInstanceOf(Ignored.class);
         assertThat(room.phase()).isEqualTo(SUCCESS);
     }

@@ -30,6 +30,7 @@ import io.handoff.core.disagg.RoomEvent.Tick;
 import io.handoff.core.kv.PagePool;
 import io.handoff.core.kv.PageState;
 import io.handoff.core.kv.ReleaseProof;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
@@ -88,7 +89,7 @@ class RoomOutcomePropertiesTest
                 case 27 -> new Drained();
                 case 28 -> new Abort("abort");
                 case 29 -> new PeerLost("lost");
-                case 30 -> new Received(new RoomFailed(random.nextBoolean() ? ROOM : STALE, "decode failed"));
+                case 30 -> new Received(new RoomFailed(random.nextBoolean() ? ROOM : STALE, FailureCause.ENGINE, "decode failed"));
                 case 31 -> new Received(new DrainRequest(ROOM));
                 case 32, 33, 34, 35, 36, 37, 38, 39 -> {
                     clock.advance(Duration.ofMillis(random.nextInt(1500)));
@@ -151,7 +152,7 @@ class RoomOutcomePropertiesTest
                 case 22 -> new PeerLost("lost");
                 case 23, 24 -> new PeerFenced("torn down");
                 case 25, 26, 27 -> new Received(new DrainAck(random.nextBoolean() ? STALE : ROOM));
-                case 28 -> new Received(new RoomFailed(ROOM, "prefill failed"));
+                case 28 -> new Received(new RoomFailed(ROOM, FailureCause.TRANSPORT_FAILURE, "prefill failed"));
                 case 29 -> new Received(new ChunkDone(ROOM, 0, 3, 3));
                 case 30, 31, 32, 33, 34, 35, 36, 37, 38, 39 -> {
                     clock.advance(Duration.ofMillis(random.nextInt(1500)));

@@ -1,9 +1,11 @@
 package io.handoff.core.disagg;
 
 import io.handoff.core.disagg.ControlMessage.ChunkDone;
+import io.handoff.core.disagg.ControlMessage.DrainAck;
 import io.handoff.core.disagg.ControlMessage.DrainRequest;
 import io.handoff.core.disagg.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.ControlMessage.RoomRequest;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
 import org.junit.jupiter.api.Test;
 
@@ -37,7 +39,7 @@ class RoomTableTest
         assertThat(table.dropped()).isOne();
 
         table.register(GEN_2, "second");
-        assertThat(table.route(new RoomFailed(GEN_1, "late"))).isEmpty();
+        assertThat(table.route(new RoomFailed(GEN_1, FailureCause.ENGINE, "late"))).isEmpty();
         assertThat(table.dropped()).isEqualTo(2);
         assertThat(table.parkedRooms()).isZero();
     }
@@ -47,7 +49,7 @@ class RoomTableTest
     {
         RoomTable<String> table = new RoomTable<>(4, 4);
         RoomRequest request = new RoomRequest(GEN_1, "rid", 4, new int[] {1});
-        RoomFailed failed = new RoomFailed(GEN_1, "decode gave up");
+        RoomFailed failed = new RoomFailed(GEN_1, FailureCause.CLIENT_ABORT, "decode gave up");
         assertThat(table.route(request)).isEmpty();
         assertThat(table.route(failed)).isEmpty();
         assertThat(table.hasParkedFailure(GEN_1)).isTrue();
@@ -89,14 +91,35 @@ class RoomTableTest
     }
 
     @Test
-    void liveRoomIdOrRetiredGenerationCannotBeRegisteredAgain()
+    void aLiveGenerationOrAnOlderOneOrARetiredOneCannotBeRegisteredAgain()
     {
         RoomTable<String> table = new RoomTable<>(4, 4);
-        table.register(GEN_1, "a");
-        assertThatThrownBy(() -> table.register(GEN_2, "b")).hasMessage("room id 8 is live as 8#1; cannot register 8#2");
+        table.register(GEN_2, "a");
+        assertThatThrownBy(() -> table.register(GEN_2, "b")).hasMessage("room id 8 is live as 8#2; cannot register 8#2");
+        assertThatThrownBy(() -> table.register(GEN_1, "b")).hasMessage("room id 8 is live as 8#2; cannot register 8#1");
+        table.retire(GEN_2);
+        assertThatThrownBy(() -> table.register(GEN_1, "c")).hasMessage("room 8#1 reuses a retired generation (newest retired: 2)");
+        assertThat(table.register(new RoomKey(8, 3), "d")).isEmpty();
+    }
+
+    @Test
+    void aNewerGenerationSupersedesALiveOneWhichKeepsItsOwnMessagesUntilItIsRetired()
+    {
+        RoomTable<String> table = new RoomTable<>(4, 4);
+        table.register(GEN_1, "waiting for its drain ack");
+        table.register(GEN_2, "successor");
+
+        assertThat(table.route(new DrainAck(GEN_1))).contains("waiting for its drain ack");
+        assertThat(table.route(new ChunkDone(GEN_2, 0, 0, 1))).contains("successor");
+        assertThat(table.get(GEN_1)).contains("waiting for its drain ack");
+        assertThat(table.rooms()).containsExactlyInAnyOrder("waiting for its drain ack", "successor");
+        assertThat(table.dropped()).isZero();
+
         table.retire(GEN_1);
-        assertThatThrownBy(() -> table.register(GEN_1, "c")).hasMessage("room 8#1 reuses a retired generation (newest retired: 1)");
-        assertThat(table.register(GEN_2, "d")).isEmpty();
+        assertThat(table.route(new DrainAck(GEN_1))).isEmpty();
+        assertThat(table.dropped()).isOne();
+        assertThat(table.get(GEN_2)).contains("successor");
+        assertThat(table.rooms()).containsExactly("successor");
     }
 
     @Test

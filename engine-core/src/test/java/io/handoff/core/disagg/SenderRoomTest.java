@@ -21,6 +21,7 @@ import io.handoff.core.disagg.RoomEvent.PlanCompleted;
 import io.handoff.core.disagg.RoomEvent.PlanFailed;
 import io.handoff.core.disagg.RoomEvent.Received;
 import io.handoff.core.disagg.RoomEvent.Tick;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
@@ -41,7 +42,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class SenderRoomTest
 {
     static final RoomKey ROOM = new RoomKey(7, 2);
-    static final RoomDeadlines DEADLINES = new RoomDeadlines(Duration.ofSeconds(10), Duration.ofSeconds(20), Duration.ofSeconds(5));
+    static final Duration CLAIM = Duration.ofSeconds(3);
+    static final RoomDeadlines DEADLINES = new RoomDeadlines(Duration.ofSeconds(10), Duration.ofSeconds(20), Duration.ofSeconds(5), CLAIM);
     // 40 tokens of page size 4: 10 pages
     static final int PROMPT = 40;
     static final int[] DESTINATIONS = {50, 51, 52, 53, 54, 55, 60, 61, 62, 63};
@@ -195,28 +197,41 @@ class SenderRoomTest
     }
 
     @Test
-    void bootstrappingDeadlineFailsTheRoomAndTellsTheDecode()
+    void aRoomNoDecodeClaimsFailsAtTheClaimDeadlineAsUnclaimedAndTellsTheDecode()
     {
         SenderRoom room = newRoom();
-        clock.advance(Duration.ofSeconds(10).minusNanos(1));
+        clock.advance(CLAIM.minusNanos(1));
         assertThat(on(room, new Tick())).isEmpty();
 
         clock.advance(Duration.ofNanos(1));
         List<RoomEffect.SenderEffect> effects = on(room, new Tick());
 
         assertThat(room.phase()).isEqualTo(FAILED);
-        assertThat(room.failure()).get().asString().contains("timed out after 10000 ms in BOOTSTRAPPING");
+        assertThat(room.failure()).get().asString()
+                .startsWith("no decode claimed room 7 (generation 2) within 3000 ms (handoff.disaggregation.claim-timeout)")
+                .contains("through the router");
         assertThat(effects).containsExactly(
-                new Send(new RoomFailed(ROOM, room.failure().orElseThrow())),
-                new Fail(room.failure().orElseThrow()),
+                new Send(new RoomFailed(ROOM, FailureCause.ROOM_UNCLAIMED, room.failure().orElseThrow())),
+                new Fail(room.failure().orElseThrow(), FailureCause.ROOM_UNCLAIMED),
                 new ReleaseSources());
+    }
+
+    @Test
+    void aClaimedRoomIsNoLongerUnderTheClaimDeadline()
+    {
+        SenderRoom room = newRoom();
+        clock.advance(CLAIM.minusNanos(1));
+        on(room, request(ROOM, DESTINATIONS));
+        clock.advance(CLAIM);
+        assertThat(on(room, new Tick())).isEmpty();
+        assertThat(room.phase()).isEqualTo(WAITING_FOR_INPUT);
     }
 
     @Test
     void waitingForInputDeadlineFailsTheRoom()
     {
         SenderRoom room = newRoom();
-        clock.advance(Duration.ofSeconds(9));
+        clock.advance(Duration.ofSeconds(2));
         on(room, request(ROOM, DESTINATIONS));
         // the new phase's deadline counts from entering it
         clock.advance(Duration.ofSeconds(19));
@@ -267,10 +282,10 @@ class SenderRoomTest
         on(room, request(ROOM, DESTINATIONS));
         posted(on(room, firstChunk()));
 
-        List<RoomEffect.SenderEffect> effects = on(room, new Received(new RoomFailed(ROOM, "decode out of memory")));
+        List<RoomEffect.SenderEffect> effects = on(room, new Received(new RoomFailed(ROOM, FailureCause.ENGINE, "decode out of memory")));
 
         assertThat(room.phase()).isEqualTo(FAILED);
-        assertThat(effects).containsExactly(new Fail("the decode failed the room: decode out of memory"), new Drain(ROOM));
+        assertThat(effects).containsExactly(new Fail("the decode failed the room: decode out of memory", FailureCause.ENGINE), new Drain(ROOM));
     }
 
     @Test
@@ -283,7 +298,7 @@ class SenderRoomTest
         List<RoomEffect.SenderEffect> effects = on(room, new PlanFailed(plan, "connection reset"));
 
         String reason = "transfer of chunk 0 (pages 4..5) failed: connection reset";
-        assertThat(effects).containsExactly(new Send(new RoomFailed(ROOM, reason)), new Fail(reason), new Drain(ROOM));
+        assertThat(effects).containsExactly(new Send(new RoomFailed(ROOM, FailureCause.TRANSPORT_FAILURE, reason)), new Fail(reason, FailureCause.TRANSPORT_FAILURE), new Drain(ROOM));
     }
 
     @Test
@@ -291,11 +306,12 @@ class SenderRoomTest
     {
         SenderRoom aborted = newRoom();
         assertThat(on(aborted, new Abort("client cancelled"))).containsExactly(
-                new Send(new RoomFailed(ROOM, "aborted: client cancelled")), new Fail("aborted: client cancelled"), new ReleaseSources());
+                new Send(new RoomFailed(ROOM, FailureCause.CLIENT_ABORT, "aborted: client cancelled")),
+                new Fail("aborted: client cancelled", FailureCause.CLIENT_ABORT), new ReleaseSources());
         assertThat(on(aborted, new PeerLost("heartbeat"))).singleElement().isInstanceOf(Ignored.class);
 
         SenderRoom lost = newRoom();
-        assertThat(on(lost, new PeerLost("no frame for 10 s"))).containsExactly(new Fail("lost the decode: no frame for 10 s"), new ReleaseSources());
+        assertThat(on(lost, new PeerLost("no frame for 10 s"))).containsExactly(new Fail("lost the decode: no frame for 10 s", FailureCause.PEER_LOST), new ReleaseSources());
         assertThat(on(lost, new Abort("late"))).singleElement().isInstanceOf(Ignored.class);
     }
 
@@ -307,7 +323,7 @@ class SenderRoomTest
         posted(on(room, firstChunk()));
 
         assertThat(on(room, new Received(new DrainRequest(ROOM)))).containsExactly(
-                new Fail("the decode gave up on the room and asked for a drain"), new Drain(ROOM));
+                new Fail("the decode gave up on the room and asked for a drain", FailureCause.ENGINE), new Drain(ROOM));
         assertThat(on(room, new Drained())).containsExactly(new ReleaseSources(), new Send(new DrainAck(ROOM)));
     }
 
@@ -348,7 +364,7 @@ class SenderRoomTest
         SenderRoom room = newRoom();
         RoomKey stale = new RoomKey(ROOM.roomId(), ROOM.generation() - 1);
         assertThat(on(room, request(stale, DESTINATIONS))).singleElement().isInstanceOf(Ignored.class);
-        assertThat(on(room, new Received(new RoomFailed(stale, "old")))).singleElement().isInstanceOf(Ignored.class);
+        assertThat(on(room, new Received(new RoomFailed(stale, FailureCause.ENGINE, "old")))).singleElement().isInstanceOf(Ignored.class);
         assertThat(room.phase()).isEqualTo(BOOTSTRAPPING);
     }
 
@@ -405,7 +421,7 @@ class SenderRoomTest
 
         assertThat(on(room, new PlanCompleted(plan))).singleElement().isInstanceOf(Ignored.class);
         assertThat(on(room, lastChunk())).singleElement().isInstanceOf(Ignored.class);
-        assertThat(on(room, new Received(new RoomFailed(ROOM, "late")))).singleElement().isInstanceOf(Ignored.class);
+        assertThat(on(room, new Received(new RoomFailed(ROOM, FailureCause.ENGINE, "late")))).singleElement().isInstanceOf(Ignored.class);
         assertThat(room.failure()).contains("aborted: stop");
     }
 

@@ -57,7 +57,8 @@ final class SchedulerFixture
         this.prefixCache = builder.radix ? new RadixCache(builder.pageSize, kv.pagePool()) : new ChunkCache(builder.pageSize);
         SchedulerConfig schedulerConfig = new SchedulerConfig(builder.maxRunning, builder.chunk, builder.maxQueued, builder.overlap, MODEL_THREADS,
                 builder.probe);
-        this.scheduler = new Scheduler(schedulerConfig, model, kv, prefixCache, new ReferenceAttention(config.attentionGeometry(), kv.view()), faults);
+        this.scheduler = new Scheduler(schedulerConfig, model, kv, prefixCache, new ReferenceAttention(config.attentionGeometry(), kv.view()), faults,
+                builder.handoff);
     }
 
     static Builder builder(String model)
@@ -202,6 +203,7 @@ final class SchedulerFixture
         private int maxQueued = 64;
         private boolean overlap;
         private boolean radix = true;
+        private KvHandoff handoff = KvHandoff.NONE;
         private DecodeMetadataProbe.Mode probe = DecodeMetadataProbe.Mode.OFF;
 
         private Builder(String model)
@@ -212,6 +214,12 @@ final class SchedulerFixture
         Builder dtype(KvDtype dtype)
         {
             this.dtype = dtype;
+            return this;
+        }
+
+        Builder handoff(KvHandoff handoff)
+        {
+            this.handoff = handoff;
             return this;
         }
 

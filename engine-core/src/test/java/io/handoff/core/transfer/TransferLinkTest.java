@@ -203,6 +203,35 @@ class TransferLinkTest
     }
 
     @Test
+    void cancellingAFailedRoomDropsItsQueuedPlansUnsentAndItsDrainWaitsOnlyForThePlanInFlight()
+            throws Exception
+    {
+        ScriptedPeer peer = new ScriptedPeer(DRAIN_ACK);
+        try (TransferLink link = start(peer)) {
+            Gate inFlight = peer.gate(0);
+            List<String> events = new CopyOnWriteArrayList<>();
+            link.post(plan(ROOM, 0, 0), new Heard(events));
+            link.post(plan(ROOM, 1, 1), new Heard(events));
+            link.post(plan(OTHER_ROOM, 2, 2), new Heard(events));
+            link.post(plan(ROOM, 3, 3), new Heard(events));
+            inFlight.awaitEntered();
+
+            link.cancel(ROOM);
+            CompletableFuture<Void> drained = link.drain(ROOM);
+            // the queued plans of the room were failed without being sent; the one the backend holds is still in flight
+            assertThat(events).containsExactly("failed 7#1 chunk 1", "failed 7#1 chunk 3");
+            assertThat(drained).isNotDone();
+            assertThat(link.drain(ROOM)).isNotDone();
+
+            inFlight.open();
+            drained.get(30, TimeUnit.SECONDS);
+            link.drain(OTHER_ROOM).get(30, TimeUnit.SECONDS);
+            assertThat(peer.sent).extracting(TransferPlan::chunk).containsExactly(0, 2);
+            assertThat(events).contains("completed 7#1 chunk 0", "completed 8#0 chunk 2");
+        }
+    }
+
+        @Test
     void drainOfARoomWithNothingOutstandingCompletesAtOnce()
     {
         try (TransferLink link = start(new ScriptedPeer(DRAIN_ACK))) {

@@ -63,6 +63,20 @@ public interface TransferContext
     }
 
     /**
+     * {@link #authenticate}, and what the handshake leaves for the connection's frames: with a cluster secret, a key of
+     * this connection's own per direction ({@link FrameTags}), so a backend can tag every frame it sends and check every
+     * frame it reads, and a man in the middle can neither alter nor inject one; without a secret, {@link FrameTags#NONE}.
+     * Added for backends that stream data over their own connections (mooncake tcp); {@link #authenticate} stays for
+     * those that only need the peer proven.
+     */
+    default FrameTags authenticateConnection(Socket socket, boolean connecting)
+            throws IOException
+    {
+        authenticate(socket, connecting);
+        return FrameTags.NONE;
+    }
+
+    /**
      * A peer this backend refused (it failed {@link #authenticate}, or broke the backend's protocol): the core counts
      * it and logs it at most once a minute per address and kind, so a flood of bad connections is not a flood of lines.
      */

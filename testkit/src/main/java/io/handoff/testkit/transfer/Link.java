@@ -1,5 +1,6 @@
 package io.handoff.testkit.transfer;
 
+import io.handoff.core.security.ClusterSecret;
 import io.handoff.core.transfer.TransferHooks;
 import io.handoff.core.transfer.TransferLink;
 import io.handoff.spi.PluginSettings;
@@ -8,13 +9,17 @@ import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferBackendProvider;
+import io.handoff.spi.transfer.TransferContext;
 import io.handoff.spi.transfer.TransferPeer;
 import io.handoff.spi.transfer.TransferPlan;
 import io.handoff.spi.transfer.WriteGuard;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
+import java.util.function.UnaryOperator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -41,7 +46,54 @@ public final class Link
     public static final TransferLink.Timeouts TIMEOUTS = new TransferLink.Timeouts(Duration.ofSeconds(60), Duration.ofSeconds(60),
             Duration.ofSeconds(30));
 
+    /**
+     * How the two backends are wired beyond the kit's defaults.
+     *
+     * @param security {@code PLAIN}: the kit's {@link RecordingContext} (nothing authenticates, any listener is fine);
+     *         {@code AUTHENTICATED}: both sides hold a test cluster secret, so their own connections authenticate and
+     *         get frame tags; {@code LOOPBACK_ONLY}: no secret, and the engine's rule that listeners then bind loopback
+     *         addresses only (both {@link ClusterContext})
+     * @param descriptorOnTheWay what becomes of the receiver's descriptor before the sender connects with it (a test may
+     *         route the connection through a proxy of its own); identity by default
+     */
+    public record Wiring(Security security, UnaryOperator<byte[]> descriptorOnTheWay)
+    {
+        public enum Security
+        {
+            PLAIN, AUTHENTICATED, LOOPBACK_ONLY
+        }
+
+        public static final Wiring PLAIN = new Wiring(Security.PLAIN, UnaryOperator.identity());
+        public static final Wiring AUTHENTICATED = new Wiring(Security.AUTHENTICATED, UnaryOperator.identity());
+        public static final Wiring LOOPBACK_ONLY = new Wiring(Security.LOOPBACK_ONLY, UnaryOperator.identity());
+        /** The secret both sides of an {@link #AUTHENTICATED} link hold. */
+        public static final ClusterSecret SECRET = ClusterSecret.of("the test kit's cluster secret".getBytes(StandardCharsets.UTF_8));
+
+        public Wiring
+        {
+            requireNonNull(security, "security is null");
+            requireNonNull(descriptorOnTheWay, "descriptorOnTheWay is null");
+        }
+
+        public Wiring withDescriptorOnTheWay(UnaryOperator<byte[]> route)
+        {
+            return new Wiring(security, route);
+        }
+
+        TransferContext context(String hostId, Path folder, String backendId)
+        {
+            RecordingContext plain = new RecordingContext(hostId, folder);
+            return switch (security) {
+                case PLAIN -> plain;
+                case AUTHENTICATED -> new ClusterContext(plain, SECRET, backendId);
+                case LOOPBACK_ONLY -> new ClusterContext(plain, Optional.empty(), backendId);
+            };
+        }
+    }
+
     private final List<String> events = new CopyOnWriteArrayList<>();
+    private final TransferContext receiverContext;
+    private final TransferContext senderContext;
     private final RecordingHooks hooks = new RecordingHooks(events);
     private final TransferBackend receiver;
     private final TransferBackend sender;
@@ -51,24 +103,27 @@ public final class Link
     private final TransferLink link;
 
     private Link(TransferBackendProvider provider, PluginSettings settings, Path folder, WriteGuard guard, boolean oneHost,
-            TransferLink.Timeouts timeouts)
+            TransferLink.Timeouts timeouts, Wiring wiring)
     {
         requireNonNull(provider, "provider is null");
         requireNonNull(settings, "settings is null");
         requireNonNull(guard, "guard is null");
         requireNonNull(timeouts, "timeouts is null");
-        receiver = provider.open(new RecordingContext(DECODE_HOST, folder), settings);
+        requireNonNull(wiring, "wiring is null");
+        receiverContext = wiring.context(DECODE_HOST, folder, provider.id());
+        senderContext = wiring.context(oneHost ? DECODE_HOST : PREFILL_HOST, folder, provider.id());
+        receiver = provider.open(receiverContext, settings);
         TransferBackend openedSender = null;
         Pool openedDestination = null;
         Pool openedSource = null;
         TransferPeer connected = null;
         try {
-            openedSender = provider.open(new RecordingContext(oneHost ? DECODE_HOST : PREFILL_HOST, folder), settings);
+            openedSender = provider.open(senderContext, settings);
             openedDestination = (receiver.wantsSharedFileMemory() ? Pool.mapped(folder.resolve("decode-pool")) : Pool.anonymous()).fillCanary();
             openedSource = Pool.anonymous().fill(0);
             byte[] descriptor = receiver.expose(openedDestination.regions(), openedDestination.file(), guard);
             openedSender.registerSources(openedSource.regions());
-            connected = openedSender.connect(DECODE_HOST, descriptor);
+            connected = openedSender.connect(DECODE_HOST, wiring.descriptorOnTheWay().apply(descriptor));
             link = start(provider.id(), DECODE_HOST, connected, openedSource.regions(), timeouts, hooks);
         }
         catch (RuntimeException | Error e) {
@@ -86,13 +141,13 @@ public final class Link
     /** A sender on another host than the receiver (what a backend that declares REMOTE must serve). */
     public static Link acrossHosts(TransferBackendProvider provider, PluginSettings settings, Path folder, WriteGuard guard)
     {
-        return new Link(provider, settings, folder, guard, false, TIMEOUTS);
+        return new Link(provider, settings, folder, guard, false, TIMEOUTS, Wiring.PLAIN);
     }
 
     /** A sender on the receiver's host (what a SAME_HOST-only backend serves). */
     public static Link onOneHost(TransferBackendProvider provider, PluginSettings settings, Path folder, WriteGuard guard)
     {
-        return new Link(provider, settings, folder, guard, true, TIMEOUTS);
+        return new Link(provider, settings, folder, guard, true, TIMEOUTS, Wiring.PLAIN);
     }
 
     /**
@@ -102,14 +157,21 @@ public final class Link
      */
     public static Link open(TransferBackendProvider provider, PluginSettings settings, Path folder, WriteGuard guard, boolean oneHost)
     {
-        return new Link(provider, settings, folder, guard, oneHost, TIMEOUTS);
+        return new Link(provider, settings, folder, guard, oneHost, TIMEOUTS, Wiring.PLAIN);
     }
 
     /** As {@link #open(TransferBackendProvider, PluginSettings, Path, WriteGuard, boolean)}, the core waiting as {@code timeouts} say. */
     public static Link open(TransferBackendProvider provider, PluginSettings settings, Path folder, WriteGuard guard, boolean oneHost,
             TransferLink.Timeouts timeouts)
     {
-        return new Link(provider, settings, folder, guard, oneHost, timeouts);
+        return new Link(provider, settings, folder, guard, oneHost, timeouts, Wiring.PLAIN);
+    }
+
+    /** As {@link #open(TransferBackendProvider, PluginSettings, Path, WriteGuard, boolean, TransferLink.Timeouts)}, wired as {@code wiring} says. */
+    public static Link open(TransferBackendProvider provider, PluginSettings settings, Path folder, WriteGuard guard, boolean oneHost,
+            TransferLink.Timeouts timeouts, Wiring wiring)
+    {
+        return new Link(provider, settings, folder, guard, oneHost, timeouts, wiring);
     }
 
     /**
@@ -172,6 +234,17 @@ public final class Link
     public TransferBackend receiver()
     {
         return receiver;
+    }
+
+    /** The context the receiver was opened with (a {@link ClusterContext} unless the wiring is plain). */
+    public TransferContext receiverContext()
+    {
+        return receiverContext;
+    }
+
+    public TransferContext senderContext()
+    {
+        return senderContext;
     }
 
     public Pool source()

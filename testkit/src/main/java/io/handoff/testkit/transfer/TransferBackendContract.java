@@ -98,6 +98,15 @@ public abstract class TransferBackendContract
         return expectedCapabilities().contains(ONE_SIDED) && !expectedCapabilities().contains(STAGING);
     }
 
+    /**
+     * Whether both sides hold a cluster secret ({@link Link.Wiring#AUTHENTICATED}): the backend's own connections then
+     * authenticate and may tag their frames, and the whole contract must hold all the same. No by default.
+     */
+    protected boolean withClusterSecret()
+    {
+        return false;
+    }
+
     /** Whether the sender is on the receiver's host; by default only for backends that cannot reach another. */
     protected boolean senderOnReceiversHost()
     {
@@ -152,7 +161,8 @@ public abstract class TransferBackendContract
     /** A link of this transport whose receiver admits writes as {@code guard} says, the core waiting as {@code timeouts} say. */
     protected final Link open(TransferLink.Timeouts timeouts, WriteGuard guard, String... overrides)
     {
-        return Link.open(provider(), settingsWith(overrides), folder, guard, senderOnReceiversHost(), timeouts);
+        return Link.open(provider(), settingsWith(overrides), folder, guard, senderOnReceiversHost(), timeouts,
+                withClusterSecret() ? Link.Wiring.AUTHENTICATED : Link.Wiring.PLAIN);
     }
 
     /**

@@ -28,8 +28,8 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * A rough measurement, not a test: GB/s of one backend moving plans of 1 MiB (4 regions of 32 KiB pages, 8 pages
  * per plan in two runs) between two of its instances on one host, against a plain 1 MiB MemorySegment.copy in the
- * same run. The sender's peer is driven by the core's transfer link, as in the engine, and the hooks do nothing, as in
- * production. Run it with the plugin, this kit, engine-core and engine-core's
+ * same run, and again with a cluster secret on both sides (a backend that tags its frames pays for it there). The
+ * sender's peer is driven by the core's transfer link, as in the engine, and the hooks do nothing, as in production. Run it with the plugin, this kit, engine-core and engine-core's
  * dependencies on the class path (a plugin's test class path), naming the plugin and its settings:
  * <pre>
  * mvn dependency:build-classpath -pl plugins/mooncake -Dmdep.includeScope=test -Dmdep.outputFile=cp.txt
@@ -73,9 +73,12 @@ public final class TransferThroughput
         try {
             System.out.printf("memcpy 1MiB: %.2f GB/s%n", memcpy(plans));
             for (int round = 0; round < 2; round++) {
-                Path file = folder.resolve("pool-" + round);
-                System.out.printf("%s %s (round %d): %s%n", provider.id(), overrides, round, transfer(provider, settings, file, plans));
-                Files.deleteIfExists(file);
+                for (boolean secret : new boolean[] {false, true}) {
+                    Path file = folder.resolve("pool-" + round + "-" + secret);
+                    System.out.printf("%s %s%s (round %d): %s%n", provider.id(), overrides, secret ? " with a cluster secret" : "", round,
+                            transfer(provider, settings, file, plans, secret));
+                    Files.deleteIfExists(file);
+                }
             }
         }
         finally {
@@ -99,10 +102,11 @@ public final class TransferThroughput
     }
 
     /** "N.NN GB/s over TRANSPORT". */
-    private static String transfer(TransferBackendProvider provider, PluginSettings settings, Path file, int plans)
+    private static String transfer(TransferBackendProvider provider, PluginSettings settings, Path file, int plans, boolean secret)
             throws InterruptedException, IOException
     {
-        TransferContext context = new RecordingContext(HOST, file.getParent());
+        RecordingContext plain = new RecordingContext(HOST, file.getParent());
+        TransferContext context = secret ? new ClusterContext(plain, Link.Wiring.SECRET, provider.id()) : plain;
         long[] strides = {STRIDE, STRIDE, STRIDE, STRIDE};
         try (TransferBackend receiver = provider.open(context, settings);
                 TransferBackend sender = provider.open(context, settings);

@@ -1,5 +1,6 @@
 package io.handoff.plugin.mooncake;
 
+import io.handoff.spi.transfer.FrameTags;
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.TransferContext;
 import io.handoff.spi.transfer.TransferFailure;
@@ -28,6 +29,9 @@ import static java.lang.System.Logger.Level.WARNING;
  * frames the receiver's reply says whether it wrote them (ACK) or refused them (NACK). Plans are not
  * pipelined: one outstanding reply keeps "reported" equal to "nothing of it can still land", which is what
  * a drain promises.
+ *
+ * <p>With a cluster secret every frame carries the tags of the connection's session ({@link FrameTags}): a header's
+ * and a payload's, and the sender checks the tag of each reply before it believes it.
  */
 final class TcpPeer
         extends MooncakePeer
@@ -40,15 +44,21 @@ final class TcpPeer
     private final Duration ackTimeout;
     private final ByteBuffer header = ByteBuffer.allocateDirect(WireFormat.HEADER_BYTES);
     private final ByteBuffer[] frame = new ByteBuffer[2];
+    private final ByteBuffer[] taggedFrame = new ByteBuffer[4];
     private final byte[] reply = new byte[WireFormat.REPLY_BYTES];
+    private final FrameTags tags;
+    private final TransferContext context;
     // Why the connection can no longer carry plans (it broke, or a reply did not come); null while it can.
     private volatile String broken;
 
-    private TcpPeer(String name, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config, SocketChannel channel)
+    private TcpPeer(String name, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config, SocketChannel channel, FrameTags tags,
+            TransferContext context)
             throws IOException
     {
         super(name, sources, remote, config);
         this.channel = channel;
+        this.tags = tags;
+        this.context = context;
         this.in = channel.socket().getInputStream();
         this.ackTimeout = config.ackTimeout();
     }
@@ -65,7 +75,7 @@ final class TcpPeer
             }
             int timeout = Math.toIntExact(Math.max(1, config.connectTimeout().toMillis()));
             channel.socket().connect(new InetSocketAddress(remote.host(), remote.port()), timeout);
-            context.authenticate(channel.socket(), true);
+            FrameTags tags = context.authenticateConnection(channel.socket(), true);
             ByteBuffer hello = WireFormat.hello();
             while (hello.hasRemaining()) {
                 channel.write(hello);
@@ -77,7 +87,7 @@ final class TcpPeer
                 throw new IOException("the receiver did not answer with a mooncake hello of protocol version " + WireFormat.VERSION);
             }
             channel.socket().setSoTimeout(READ_SLICE_MILLIS);
-            return new TcpPeer(name, sources, remote, config, channel);
+            return new TcpPeer(name, sources, remote, config, channel, tags, context);
         }
         catch (IOException e) {
             closeQuietly(channel);
@@ -109,18 +119,32 @@ final class TcpPeer
         long stride = source.pageStride();
         long bytes = count * stride;
         WireFormat.header(header, WireFormat.DATA, plan.room(), plan.chunk(), region, dstPage, count, bytes);
-        frame[0] = header;
-        frame[1] = source.segment().asSlice(srcPage * stride, bytes).asByteBuffer();
+        ByteBuffer payload = source.segment().asSlice(srcPage * stride, bytes).asByteBuffer();
+        ByteBuffer[] out;
+        if (tags.tagBytes() == 0) {
+            out = frame;
+            out[0] = header;
+            out[1] = payload;
+        }
+        else {
+            // the payload's tag costs a read of its pages before they are sent (HMAC-SHA256; README "Security" has its cost)
+            out = taggedFrame;
+            out[0] = header;
+            out[1] = ByteBuffer.wrap(tags.nextSent(WireFormat.HEADER_BYTES).update(header).value());
+            out[2] = payload;
+            out[3] = ByteBuffer.wrap(tags.nextSent(bytes).update(payload).value());
+        }
+        ByteBuffer last = out[out.length - 1];
         try {
-            while (frame[1].hasRemaining()) {
-                channel.write(frame);
+            while (last.hasRemaining()) {
+                channel.write(out);
             }
         }
         catch (IOException e) {
             throw breakConnection("sending pages to " + remote.host() + ":" + remote.port() + " failed: " + e.getMessage());
         }
         finally {
-            frame[1] = null;
+            java.util.Arrays.fill(out, null);
         }
         return bytes;
     }
@@ -161,8 +185,10 @@ final class TcpPeer
     {
         try {
             WireFormat.header(header, kind, plan.room(), plan.chunk(), 0, 0, 0, bytes);
-            while (header.hasRemaining()) {
-                channel.write(header);
+            ByteBuffer tag = ByteBuffer.wrap(tags.nextSent(WireFormat.HEADER_BYTES).update(header).value());
+            ByteBuffer[] out = {header, tag};
+            while (tag.hasRemaining() || header.hasRemaining()) {
+                channel.write(out);
             }
         }
         catch (IOException e) {
@@ -186,8 +212,19 @@ final class TcpPeer
                         + ") does not answer the plan of room " + plan.room() + " chunk " + plan.chunk());
             }
             byte[] reason = new byte[reasonLength];
-            if (!readFully(reason, 0, reasonLength, deadline)) {
+            byte[] tag = new byte[tags.tagBytes()];
+            if (!readFully(reason, 0, reasonLength, deadline) || !readFully(tag, 0, tag.length, deadline)) {
                 throw breakConnection("the receiver's reply to room " + plan.room() + " chunk " + plan.chunk() + " was cut short");
+            }
+            boolean authentic = tags.nextReceived(WireFormat.REPLY_BYTES + reasonLength)
+                    .update(ByteBuffer.wrap(reply))
+                    .update(ByteBuffer.wrap(reason))
+                    .matches(tag);
+            if (!authentic) {
+                String why = "the receiver's reply to room " + plan.room() + " chunk " + plan.chunk() + " fails its tag: it was altered "
+                        + "or injected on the way (a man in the middle?), or the connection's frames are out of step";
+                context.refused(remote.host(), why);
+                throw breakConnection(why);
             }
             return verdict == WireFormat.ACK ? null : new String(reason, StandardCharsets.UTF_8);
         }

@@ -1,5 +1,6 @@
 package io.handoff.plugin.mooncake;
 
+import io.handoff.spi.transfer.FrameTags;
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferContext;
@@ -36,6 +37,11 @@ import static java.util.Objects.requireNonNull;
  * secret's handshake when there is one) before its hello is read. A connection refused for failing that, or for a
  * malformed frame, is reported to the core ({@link TransferContext#refused}), which counts it and logs each address
  * at most once a minute, so a flood of bad connections cannot flood the log.
+ *
+ * <p>With a cluster secret every frame is tagged under the connection's session ({@link FrameTags}). A header's tag is
+ * checked before any of its fields is used; a payload's after its bytes streamed into the granted pages (checking
+ * first would need a copy of every page): a payload whose tag fails closes the connection, so its plan is never
+ * acknowledged and its room fails before it can commit, and the pages it reached were the room's own grant.
  */
 final class TcpReceiver
         implements AutoCloseable
@@ -168,6 +174,8 @@ final class TcpReceiver
         private final ByteBuffer reply = ByteBuffer.allocateDirect(WireFormat.REPLY_BYTES + WireFormat.MAX_REASON_BYTES);
         private ByteBuffer scratch;
         private String peer = "?";
+        private FrameTags tags = FrameTags.NONE;
+        private byte[] tag = new byte[0];
 
         // The plan being received: frames of one plan arrive together and end with END or ABORT.
         private RoomKey room;
@@ -191,7 +199,8 @@ final class TcpReceiver
                     channel.setOption(StandardSocketOptions.SO_RCVBUF, socketBufferBytes);
                 }
                 try {
-                    context.authenticate(channel.socket(), false);
+                    tags = context.authenticateConnection(channel.socket(), false);
+                    tag = new byte[tags.tagBytes()];
                 }
                 catch (IOException e) {
                     throw new Malformed("cluster authentication failed: " + e.getMessage());
@@ -268,6 +277,9 @@ final class TcpReceiver
         private void frame()
                 throws IOException, Malformed
         {
+            if (tags.tagBytes() > 0) {
+                checkTag(tags.nextReceived(WireFormat.HEADER_BYTES).update(header.duplicate().flip()), "header");
+            }
             byte kind = header.get(WireFormat.KIND);
             long roomId = header.getLong(WireFormat.ROOM);
             int generation = header.getInt(WireFormat.GENERATION);
@@ -320,6 +332,7 @@ final class TcpReceiver
                 throw new Malformed("frame for room " + room + " carries " + length + " bytes; the receiver's max-frame-bytes is " + maxFrameBytes);
             }
             planBytes += length;
+            FrameTags.Tag payloadTag = tags.nextReceived(length);
             WriteGuard.Permit permit = null;
             if (refusal == null) {
                 try {
@@ -336,7 +349,8 @@ final class TcpReceiver
             }
             if (refusal != null) {
                 // Once a plan is refused, its later frames are dropped too.
-                discard(length);
+                discard(length, payloadTag);
+                checkTag(payloadTag, "payload");
                 return;
             }
             // The permit stays open while bytes stream into the pool: the core reuses these pages only after it closes.
@@ -347,11 +361,30 @@ final class TcpReceiver
                         throw new EOFException("connection closed inside a data frame");
                     }
                 }
+                if (tags.tagBytes() > 0) {
+                    checkTag(payloadTag.update(destination.flip()), "payload");
+                }
             }
             writtenBytes += length;
         }
 
-        private void discard(long length)
+        /** Reads the frame part's tag off the wire and checks it; a mismatch closes the connection as a refused peer. */
+        private void checkTag(FrameTags.Tag expected, String part)
+                throws IOException, Malformed
+        {
+            ByteBuffer presented = ByteBuffer.wrap(tag);
+            while (presented.hasRemaining()) {
+                if (channel.read(presented) < 0) {
+                    throw new EOFException("connection closed inside a frame's tag");
+                }
+            }
+            if (!expected.matches(tag)) {
+                throw new Malformed("a frame " + part + (room == null ? "" : " of room " + room) + " fails its tag: it was altered or "
+                        + "injected on the way (a man in the middle?), or replayed; the connection is closed and its plan fails");
+            }
+        }
+
+        private void discard(long length, FrameTags.Tag payloadTag)
                 throws IOException
         {
             if (scratch == null) {
@@ -364,6 +397,7 @@ final class TcpReceiver
                 if (n < 0) {
                     throw new EOFException("connection closed inside a refused data frame");
                 }
+                payloadTag.update(scratch.flip());
                 left -= n;
             }
         }
@@ -371,7 +405,10 @@ final class TcpReceiver
         private void endPlan(String reason)
                 throws IOException
         {
-            writeFully(WireFormat.reply(reply, room, chunk, writtenBytes, reason));
+            ByteBuffer answer = WireFormat.reply(reply, room, chunk, writtenBytes, reason);
+            ByteBuffer answerTag = ByteBuffer.wrap(tags.nextSent(answer.remaining()).update(answer).value());
+            writeFully(answer);
+            writeFully(answerTag);
             room = null;
             planBytes = 0;
             writtenBytes = 0;

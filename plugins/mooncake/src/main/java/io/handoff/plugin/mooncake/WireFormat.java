@@ -19,6 +19,9 @@ import java.nio.charset.StandardCharsets;
  *   reply  (32): byte kind (ACK | NACK), 3 zero bytes, long room id, int generation, int chunk,
  *                long bytes written, int reason length; then the reason, UTF-8
  * </pre>
+ * With a cluster secret ({@link io.handoff.spi.transfer.FrameTags}, keyed by the connection's handshake) a 32-byte tag
+ * follows each header, each DATA payload and each reply (with its reason): HMAC-SHA256 over the part's place in its
+ * direction's sequence, its length and its bytes. Without one nothing follows, and the bytes are as above.
  */
 final class WireFormat
 {

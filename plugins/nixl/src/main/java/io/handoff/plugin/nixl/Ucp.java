@@ -143,7 +143,11 @@ final class Ucp
      * several threads. {@code tls} is UCX_TLS for this context alone; empty keeps UCX's choice (or the
      * environment's UCX_TLS).
      */
-    MemorySegment createContext(String tls)
+    /**
+     * @param tls UCX_TLS for this context, or empty for UCX's choice
+     * @param netDevices UCX_NET_DEVICES for this context (e.g. {@code lo}), or empty for UCX's choice
+     */
+    MemorySegment createContext(String tls, String netDevices)
     {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment configOut = arena.allocate(ADDRESS);
@@ -153,6 +157,10 @@ final class Ucp
                 if (!tls.isEmpty()) {
                     check("ucp_config_modify(TLS=" + tls + ")",
                             (byte) configModify.invokeExact(config, arena.allocateFrom("TLS"), arena.allocateFrom(tls)));
+                }
+                if (!netDevices.isEmpty()) {
+                    check("ucp_config_modify(NET_DEVICES=" + netDevices + ")",
+                            (byte) configModify.invokeExact(config, arena.allocateFrom("NET_DEVICES"), arena.allocateFrom(netDevices)));
                 }
                 MemorySegment params = arena.allocate(PARAMS);
                 params.set(JAVA_LONG, PARAMS_FIELD_MASK, UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED);
