@@ -67,11 +67,13 @@ class RouterIT
     }
 
     @Test
-    void aPrefillKilledMidTransferFailsItsRequestAndTheRouterKeepsServingWithTheOther()
+    void aRequestWhosePrefillIsKilledMidTransferIsRetriedOnTheOtherAndTheRouterKeepsServingWithIt()
             throws Exception
     {
         List<String> prompts = prompts(3);
-        List<List<Integer>> reference = Launcher.colocated(temp, prompts, 10);
+        List<String> all = new ArrayList<>(prompts);
+        all.add("Q: stuck? A:");
+        List<List<Integer>> reference = Launcher.colocated(temp, all, 10);
         // the first prefill's transfer thread parks after the first page of every room: killed there, it dies mid-transfer
         try (ServerProcess doomed = ServerProcess.serve(temp, "prefill", "-Dhandoff.debug.faults=[\"transfer-after-page b=0 park\"]");
                 ServerProcess survivor = ServerProcess.serve(temp, "prefill");
@@ -82,12 +84,16 @@ class RouterIT
             doomed.awaitMetric("handoff_generation_tokens_total", value -> value >= 1);
 
             doomed.process.destroyForcibly().waitFor();
-            HttpResponse<String> failed = stuck.get();
+            HttpResponse<String> retried = stuck.get();
 
-            assertThat(failed.statusCode()).as(failed.body()).isGreaterThanOrEqualTo(500);
+            // the lost transfer is retried once, in a new room, on the other prefill
+            assertThat(retried.statusCode()).as(retried.body()).isEqualTo(200);
+            assertThat(ServerProcess.outputIds(ServerProcess.json(retried.body()))).isEqualTo(reference.getLast());
+            assertThat(router.metric("handoff_router_retries_total{cause=\"peer_lost\"}")
+                    + router.metric("handoff_router_retries_total{cause=\"transport_failure\"}")).isEqualTo(1);
             awaitUnhealthy(router, doomed);
             List<List<Integer>> after = generateAll(router, prompts);
-            assertThat(after).isEqualTo(reference);
+            assertThat(after).isEqualTo(reference.subList(0, prompts.size()));
             decode.awaitMetric("handoff_kv_pages{state=\"quarantined\"}", value -> value == 0);
             decode.assertNoPagesLeaked();
             survivor.assertNoPagesLeaked();

@@ -145,6 +145,24 @@ public final class Cluster
         return nodes().stream().filter(node -> node.spec().role() == role).toList();
     }
 
+    /**
+     * Ends {@code node} at once (SIGKILL, as a crash would), starts {@code spec} in its place (the same port; a new name
+     * keeps the old log), and returns the new node once it is healthy.
+     */
+    public Node restart(Node node, NodeSpec spec, NodeLauncher launcher, HealthProbe probe, Duration timeout, Consumer<String> progress)
+            throws StartupFailure, InterruptedException
+    {
+        node.kill();
+        node.awaitEnd(KILL_WAIT);
+        synchronized (this) {
+            nodes.remove(node);
+        }
+        progress.accept("killed " + node.spec().name() + "; starting " + spec.name() + " on " + spec.url());
+        Node fresh = launch(launcher, spec);
+        awaitHealthy(List.of(fresh), probe, timeout, progress);
+        return fresh;
+    }
+
     /** Stops every node: SIGTERM to all (last started first), a shared grace period, then SIGKILL to what is left. */
     private void stop()
     {

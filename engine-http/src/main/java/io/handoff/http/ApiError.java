@@ -10,7 +10,8 @@ import static java.util.Objects.requireNonNull;
 /**
  * A request the API refuses, as the client will see it: an HTTP status and an OpenAI-style error object
  * {@code {"error": {"message", "type", "param", "code"}}} (used by both APIs, so one client-side parser
- * reads every error).
+ * reads every error), with {@code "cause"} added when a generation failed for a cause the engine named
+ * ({@link FailureCause#label()}, e.g. {@code checksum_mismatch}): what a router decides a retry on.
  *
  * @param param the request field at fault, if one is
  * @param retryAfter sent as {@code Retry-After} when present
@@ -23,8 +24,14 @@ public final class ApiError
     private final String param;
     private final String code;
     private final Duration retryAfter;
+    private final String cause;
 
     private ApiError(int status, String type, String code, String param, String message, Duration retryAfter)
+    {
+        this(status, type, code, param, message, retryAfter, null);
+    }
+
+    private ApiError(int status, String type, String code, String param, String message, Duration retryAfter, String cause)
     {
         super(requireNonNull(message, "message is null"), null, false, false);
         this.status = status;
@@ -32,6 +39,7 @@ public final class ApiError
         this.code = requireNonNull(code, "code is null");
         this.param = param;
         this.retryAfter = retryAfter;
+        this.cause = cause;
     }
 
     /** HTTP 400: the request is wrong; {@code param} names the field, or is null when the whole body is at fault. */
@@ -110,16 +118,26 @@ public final class ApiError
     }
 
     /**
-     * A generation that failed: 409 {@code room_unclaimed} when its room was never claimed by a decode (the request
-     * carried a {@code bootstrap_room} nobody else was given), else 500.
+     * A generation that failed, carrying its cause when one was named: 409 {@code room_unclaimed} when its room was never
+     * claimed by a decode (the request carried a {@code bootstrap_room} nobody else was given), else 500.
      */
     public static ApiError generationFailed(Optional<String> error, Optional<FailureCause> cause)
     {
         String message = "generation failed: " + error.orElse("unknown error");
+        String label = cause.map(FailureCause::label).orElse(null);
         if (cause.orElse(null) == FailureCause.ROOM_UNCLAIMED) {
-            return new ApiError(409, "invalid_request_error", FailureCause.ROOM_UNCLAIMED.label(), "bootstrap_room", message, null);
+            return new ApiError(409, "invalid_request_error", FailureCause.ROOM_UNCLAIMED.label(), "bootstrap_room", message, null, label);
         }
-        return internal(message);
+        return new ApiError(500, "server_error", "internal_error", null, message, null, label);
+    }
+
+    /**
+     * An error a router answers with for a request whose KV transfer failed, naming the {@code cause} label its servers
+     * gave: 502, since a server behind it failed.
+     */
+    public static ApiError transferFailed(String cause, String message)
+    {
+        return new ApiError(502, "server_error", "kv_transfer_failed", null, message, null, requireNonNull(cause, "cause is null"));
     }
 
     public static ApiError internal(String message)
@@ -150,5 +168,11 @@ public final class ApiError
     public Optional<Duration> retryAfter()
     {
         return Optional.ofNullable(retryAfter);
+    }
+
+    /** The failure cause's label, for a failed generation that named one. */
+    public Optional<String> cause()
+    {
+        return Optional.ofNullable(cause);
     }
 }

@@ -68,8 +68,8 @@ final class CompletionsApi
         try (Generation generation = generations.start(params)) {
             if (!stream) {
                 Generation.Outcome outcome = generation.run(Generation.Sink.NONE);
-                if (outcome.reason() == FinishReason.ERROR) {
-                    throw ApiError.generationFailed(outcome.error(), outcome.cause());
+                if (outcome.failed()) {
+                    throw outcome.failure();
                 }
                 ObjectNode response = envelope(id, "text_completion");
                 choice(response, outcome.text(), outcome);
@@ -89,8 +89,8 @@ final class CompletionsApi
             if (outcome.clientGone()) {
                 return;
             }
-            if (outcome.reason() == FinishReason.ERROR) {
-                events.send(Exchange.errorBody(ApiError.generationFailed(outcome.error(), outcome.cause())));
+            if (outcome.failed()) {
+                events.send(Exchange.errorBody(outcome.failure()));
             }
             else {
                 ObjectNode last = envelope(id, "text_completion");

@@ -133,6 +133,7 @@ public final class Exchange
         inner.put("type", error.type());
         inner.put("param", error.param().orElse(null));
         inner.put("code", error.code());
+        error.cause().ifPresent(cause -> inner.put("cause", cause));
         return body;
     }
 
@@ -164,7 +165,10 @@ public final class Exchange
         status = code;
         onStatus.accept(code);
         exchange.sendResponseHeaders(code, 0);
-        return exchange.getResponseBody();
+        OutputStream body = exchange.getResponseBody();
+        // the JDK server holds the headers until the first write: a router waits on them to know the request arrived
+        body.flush();
+        return body;
     }
 
     /** Server-sent events in the style of SGLang and OpenAI: {@code data: <json>} per event, {@code data: [DONE]} at the end. */

@@ -55,8 +55,8 @@ final class GenerateApi
         try (Generation generation = generations.start(params)) {
             if (!stream) {
                 Generation.Outcome outcome = generation.run(Generation.Sink.NONE);
-                if (outcome.reason() == FinishReason.ERROR) {
-                    throw ApiError.generationFailed(outcome.error(), outcome.cause());
+                if (outcome.failed()) {
+                    throw outcome.failure();
                 }
                 exchange.sendJson(200, response(outcome));
                 return;
@@ -66,9 +66,7 @@ final class GenerateApi
             if (outcome.clientGone()) {
                 return;
             }
-            events.send(outcome.reason() == FinishReason.ERROR
-                    ? Exchange.errorBody(ApiError.generationFailed(outcome.error(), outcome.cause()))
-                    : response(outcome));
+            events.send(outcome.failed() ? Exchange.errorBody(outcome.failure()) : response(outcome));
             events.done();
         }
     }

@@ -45,6 +45,7 @@ final class Generation
      * @param outputIds the output tokens, ending with the one that completed a stop match
      * @param match the stop string or token that ended it, when {@code reason} is {@link FinishReason#STOP}
      * @param clientGone the client disconnected before the end, and the request was aborted for it
+     * @param cause why it failed, when the engine named a cause
      */
     record Outcome(
             String rid,
@@ -59,7 +60,24 @@ final class Generation
             long firstTokenNanos,
             long totalNanos,
             boolean clientGone,
-            Optional<FailureCause> cause) {}
+            Optional<FailureCause> cause)
+    {
+        /**
+         * Whether the client is told the request failed: an error, or an abort the engine made for a cause of its own
+         * (its KV transfer failed), not one the client asked for.
+         */
+        boolean failed()
+        {
+            return reason == FinishReason.ERROR
+                    || (reason == FinishReason.ABORT && !clientGone && cause.isPresent() && cause.get() != FailureCause.CLIENT_ABORT);
+        }
+
+        /** The error a failed request answers with: its message, and its cause for a router or client to act on. */
+        ApiError failure()
+        {
+            return ApiError.generationFailed(error, cause);
+        }
+    }
 
     private sealed interface Event
             permits Token, Done {}
@@ -199,7 +217,7 @@ final class Generation
     {
         if (done.failure() != null) {
             return new Outcome(params.rid(), new int[0], "", FinishReason.ERROR, Optional.empty(),
-                    Optional.of(String.valueOf(done.failure())), params.promptIds().length, 0, 0, 0, 0, clientGone, Optional.empty());
+                    Optional.of(String.valueOf(done.failure())), params.promptIds().length, 0, 0, 0, 0, clientGone, Optional.of(FailureCause.ENGINE));
         }
         GenerateResult result = done.result();
         Optional<OutputText.Match> match = text.match();

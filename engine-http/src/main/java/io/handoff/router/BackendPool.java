@@ -68,6 +68,30 @@ final class BackendPool
         throw noneHealthy(BackendRole.PREFILL);
     }
 
+    /**
+     * For a retry: the next healthy prefill other than {@code avoid} (whose transfer just failed), with one more request in
+     * flight; {@code avoid} itself when it is the only healthy one; 503 when none is healthy.
+     */
+    synchronized Backend acquirePrefillOtherThan(Backend avoid)
+    {
+        for (int k = 0; k < prefills.size(); k++) {
+            int i = (prefillCursor + k) % prefills.size();
+            Backend prefill = prefills.get(i);
+            if (prefill != avoid && prefill.healthy() && prefill.control().isPresent() && !suspect(prefill)) {
+                prefillCursor = (i + 1) % prefills.size();
+                prefill.acquire();
+                return prefill;
+            }
+        }
+        return acquirePrefill();
+    }
+
+    /** Whether a healthy prefill other than {@code other} could take a retry. */
+    synchronized boolean anotherPrefill(Backend other)
+    {
+        return prefills.stream().anyMatch(prefill -> prefill != other && prefill.healthy() && prefill.control().isPresent() && !suspect(prefill));
+    }
+
     /** Whether a decode reports this prefill suspect (see {@link HealthCheck}). */
     boolean suspect(Backend prefill)
     {

@@ -1,6 +1,7 @@
 package io.handoff.router;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.scheduler.RequestTimeline;
 import io.handoff.core.scheduler.TimelineEvent;
 import io.handoff.core.scheduler.Timelines;
@@ -18,6 +19,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -37,16 +39,27 @@ import static java.util.Objects.requireNonNull;
  * <p>One side failing is never left to the other side's timeouts: a prefill that fails before the decode
  * answered gets the decode aborted (it would wait for KV that never comes) and the client the prefill's
  * error; a decode that fails gets the prefill aborted; a client that disconnects gets both aborted.
+ *
+ * <p>A bad transfer is retried, not returned: when the failure a server answers with names a
+ * {@linkplain FailureCause#retryable() retryable} cause (checksum mismatch, transport failure, peer lost, drain or
+ * room deadline), the request runs once more, in a new room, on another prefill when there is one, under the rid
+ * {@code <rid>-retry1} on the servers (the first attempt's rid may still be in their books). A retry is only possible
+ * before the first byte went to the client; a decode never streams a token before its room committed (the first
+ * token comes with the verified aux record), so a transfer failure always comes before it. A retry that fails for
+ * such a cause too is a 502 naming it.
  */
 final class PairedRequests
 {
     private static final Logger log = LogManager.getLogger(PairedRequests.class);
 
+    /** The suffix of a retry's rid on the servers. */
+    static final String RETRY_SUFFIX = "-retry1";
+
     /** Fields the router sets; a client that sends them would be pairing servers itself. */
     static final List<String> ROUTER_FIELDS = List.of("bootstrap_room", "bootstrap_generation", "bootstrap_host");
     private static final byte[] DONE = "data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8);
 
-    /** One client request and the two servers it went to. */
+    /** One attempt of a client request and the two servers it went to; {@code rid} is the servers' rid. */
     record Pair(String rid, long room, int generation, Backend prefill, Backend decode)
     {
         Pair
@@ -62,7 +75,7 @@ final class PairedRequests
     private final RouterMetrics metrics;
     private final RoomIds rooms;
     private final Timelines timelines;
-    private final ConcurrentMap<String, Pair> inFlight = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, Routed> inFlight = new ConcurrentHashMap<>();
     private volatile boolean draining;
 
     PairedRequests(BackendPool pool, Upstream upstream, RouterMetrics metrics, RoomIds rooms)
@@ -102,17 +115,25 @@ final class PairedRequests
         if (draining) {
             throw ApiError.unavailable("shutting_down", "the router is shutting down");
         }
-        Pair pair = pair(rid);
-        if (inFlight.putIfAbsent(rid, pair) != null) {
+        pool.missing().ifPresent(error -> {
+            throw error;
+        });
+        Pair pair = pair(rid, pool.acquirePrefill());
+        Routed routed = new Routed(rid, pair, start);
+        if (inFlight.putIfAbsent(rid, routed) != null) {
             pair.prefill().release();
             pair.decode().release();
             throw ApiError.conflict("duplicate_rid", "rid", "a request with rid '" + rid + "' is already in flight through this router; give each request its own rid");
         }
         RequestTimeline timeline = timelines.begin(rid, TimelineEvent.RECEIVED, "path=" + exchange.path());
         timeline.record(TimelineEvent.PAIRED, "prefill=" + pair.prefill().url() + " decode=" + pair.decode().url() + " room=" + pair.room() + " generation=" + pair.generation());
-        Forwarding forwarding = new Forwarding(exchange, pair, start);
         try {
-            forwarding.run(body.copy());
+            try {
+                new Forwarding(exchange, routed, pair, null).run(body.copy());
+            }
+            catch (Retry retry) {
+                retry(exchange, routed, body, retry);
+            }
         }
         catch (ApiError e) {
             timeline.record(TimelineEvent.ROUTED, "status=" + e.status() + " error=" + e.getMessage());
@@ -123,18 +144,43 @@ final class PairedRequests
             throw e;
         }
         finally {
-            forwarding.finish();
+            routed.finish();
         }
     }
 
-    private Pair pair(String rid)
+    /** The second and last attempt, after {@code first} failed for a retryable cause. */
+    private void retry(Exchange exchange, Routed routed, JsonFields body, Retry first)
+            throws IOException, InterruptedException
     {
-        pool.missing().ifPresent(error -> {
-            throw error;
-        });
-        Backend prefill = pool.acquirePrefill();
+        metrics.retried(first.cause);
+        log.info("rid {}: {}; retrying it once in a new room", routed.rid, first.getMessage());
+        Pair next;
         try {
-            return new Pair(rid, rooms.next(), 0, prefill, pool.acquireDecode());
+            next = pair(routed.rid + RETRY_SUFFIX, pool.acquirePrefillOtherThan(first.pair.prefill()));
+        }
+        catch (ApiError e) {
+            throw ApiError.transferFailed(first.cause.label(), first.getMessage() + "; no server was free to retry it: " + e.getMessage());
+        }
+        timelines.of(routed.rid).record(TimelineEvent.PAIRED, "retry after " + first.cause.label() + ": rid=" + next.rid() + " prefill=" + next.prefill().url()
+                + " decode=" + next.decode().url() + " room=" + next.room() + " generation=" + next.generation());
+        if (!routed.moveTo(next)) {
+            next.prefill().release();
+            next.decode().release();
+            throw ApiError.transferFailed(first.cause.label(), first.getMessage() + "; aborted before it was retried");
+        }
+        try {
+            new Forwarding(exchange, routed, next, first).run(body.copy());
+        }
+        catch (Retry again) {
+            // Forwarding never asks for a third attempt; this only keeps the compiler's view honest.
+            throw ApiError.transferFailed(again.cause.label(), again.getMessage());
+        }
+    }
+
+    private Pair pair(String serverRid, Backend prefill)
+    {
+        try {
+            return new Pair(serverRid, rooms.next(), 0, prefill, pool.acquireDecode());
         }
         catch (RuntimeException e) {
             prefill.release();
@@ -150,19 +196,40 @@ final class PairedRequests
     /** {@code POST /abort_request} for a rid in flight here: aborts it on both of its servers; false when the rid is not in flight. */
     boolean abort(String rid)
     {
-        Pair pair = inFlight.get(rid);
-        if (pair == null) {
+        Routed routed = inFlight.get(rid);
+        if (routed == null) {
             return false;
         }
-        abortBoth(pair);
+        Pair pair = routed.abort();
+        Refused refused = abortBoth(pair);
+        if (refused.any() && routed.missedAbort(refused)) {
+            // the decode answered the request meanwhile: it has the rid now
+            abortBoth(pair);
+        }
         return true;
     }
 
-    private void abortBoth(Pair pair)
+    /** Which servers answered an abort with "no such rid": the request was still on its way there. */
+    private record Refused(boolean prefill, boolean decode)
     {
-        CompletableFuture.allOf(
-                upstream.abortAsync(pair.prefill(), pair.rid()).handle((response, failure) -> null),
-                upstream.abortAsync(pair.decode(), pair.rid()).handle((response, failure) -> null)).join();
+        boolean any()
+        {
+            return prefill || decode;
+        }
+    }
+
+    /** Aborts the pair's rid on both servers. */
+    private Refused abortBoth(Pair pair)
+    {
+        CompletableFuture<Integer> prefill = status(upstream.abortAsync(pair.prefill(), pair.rid()));
+        CompletableFuture<Integer> decode = status(upstream.abortAsync(pair.decode(), pair.rid()));
+        CompletableFuture.allOf(prefill, decode).join();
+        return new Refused(prefill.join() == 404, decode.join() == 404);
+    }
+
+    private static CompletableFuture<Integer> status(CompletableFuture<? extends HttpResponse<?>> call)
+    {
+        return call.handle((response, failure) -> response == null ? -1 : response.statusCode());
     }
 
     /**
@@ -174,8 +241,8 @@ final class PairedRequests
     {
         draining = true;
         awaitEmpty(finishBy);
-        List<Pair> left = List.copyOf(inFlight.values());
-        left.forEach(this::abortBoth);
+        List<Routed> left = List.copyOf(inFlight.values());
+        left.forEach(routed -> abortBoth(routed.abort()));
         awaitEmpty(abortBy);
         return left.size();
     }
@@ -187,23 +254,67 @@ final class PairedRequests
         }
     }
 
-    /** One client request on its way through a prefill and a decode. */
-    private final class Forwarding
+    /** One client request in this router's books, across its attempts. */
+    private final class Routed
     {
-        private final Exchange exchange;
-        private final Pair pair;
-        private final long start;
-        private final AtomicBoolean decodeReleased = new AtomicBoolean();
+        final String rid;
+        final long start;
         private final AtomicBoolean finished = new AtomicBoolean();
-        // Guarded by this: whether the client has been sent the decode's stream, or the prefill's failure came first.
-        private boolean streamStarted;
-        private boolean prefillFailedFirst;
+        // Guarded by this: the attempt an abort must reach, and whether one came (then no retry starts).
+        private Pair pair;
+        private boolean aborted;
+        // Guarded by this, for the current attempt: a server refused an abort as "no such rid" / the decode has answered since.
+        private boolean decodeMissedAbort;
+        private boolean prefillMissedAbort;
+        private boolean decodeAnswered;
 
-        Forwarding(Exchange exchange, Pair pair, long start)
+        Routed(String rid, Pair pair, long start)
         {
-            this.exchange = exchange;
+            this.rid = rid;
             this.pair = pair;
             this.start = start;
+        }
+
+        synchronized Pair abort()
+        {
+            aborted = true;
+            return pair;
+        }
+
+        /**
+         * A server answered an abort of this request with "no such rid": it was still on its way there. True when the
+         * decode has answered the request since, so the caller must say the abort again.
+         */
+        synchronized boolean missedAbort(Refused refused)
+        {
+            decodeMissedAbort |= refused.decode();
+            prefillMissedAbort |= refused.prefill();
+            return decodeAnswered;
+        }
+
+        /** The decode answered this attempt; true when a server refused an abort before, so the caller must say it again. */
+        synchronized boolean decodeAnswered()
+        {
+            decodeAnswered = true;
+            return decodeMissedAbort || prefillMissedAbort;
+        }
+
+        synchronized boolean prefillMissedAbort()
+        {
+            return prefillMissedAbort;
+        }
+
+        /** Makes {@code next} the attempt aborts reach; false when the request was aborted already. */
+        synchronized boolean moveTo(Pair next)
+        {
+            if (aborted) {
+                return false;
+            }
+            pair = next;
+            decodeMissedAbort = false;
+            prefillMissedAbort = false;
+            decodeAnswered = false;
+            return true;
         }
 
         /**
@@ -213,13 +324,72 @@ final class PairedRequests
         void finish()
         {
             if (finished.compareAndSet(false, true)) {
-                inFlight.remove(pair.rid(), pair);
+                inFlight.remove(rid, this);
                 metrics.forwarded(System.nanoTime() - start);
             }
         }
+    }
+
+    /** A failed attempt whose cause says running it again may succeed. */
+    private static final class Retry
+            extends Exception
+    {
+        final FailureCause cause;
+        final Pair pair;
+
+        Retry(FailureCause cause, Pair pair, String message)
+        {
+            super(message, null, false, false);
+            this.cause = cause;
+            this.pair = pair;
+        }
+    }
+
+    /** One attempt of a client request on its way through a prefill and a decode. */
+    private final class Forwarding
+    {
+        private final Exchange exchange;
+        private final Routed routed;
+        private final Pair pair;
+        // the failed first attempt when this is the retry, else null
+        private final Retry first;
+        private final AtomicBoolean decodeReleased = new AtomicBoolean();
+        private volatile CompletableFuture<?> prefillCall;
+        // Guarded by this: whether the client has been sent the decode's stream, or the prefill's failure came first.
+        private boolean streamStarted;
+        private boolean prefillFailedFirst;
+
+        Forwarding(Exchange exchange, Routed routed, Pair pair, Retry first)
+        {
+            this.exchange = exchange;
+            this.routed = routed;
+            this.pair = pair;
+            this.first = first;
+        }
+
+        void finish()
+        {
+            routed.finish();
+        }
 
         void run(ObjectNode body)
-                throws IOException, InterruptedException
+                throws IOException, InterruptedException, Retry
+        {
+            try {
+                attempt(body);
+            }
+            finally {
+                CompletableFuture<?> prefillCall = this.prefillCall;
+                if (prefillCall != null && !prefillCall.isDone() && routed.prefillMissedAbort()) {
+                    // The client's abort reached the prefill before this request did; by now (the decode has ended it) the
+                    // prefill has it, and would otherwise run it alone until its bootstrap deadline.
+                    upstream.abortAsync(pair.prefill(), pair.rid());
+                }
+            }
+        }
+
+        private void attempt(ObjectNode body)
+                throws IOException, InterruptedException, Retry
         {
             String path = exchange.path();
             ObjectNode prefillBody = body.deepCopy();
@@ -234,14 +404,15 @@ final class PairedRequests
             decodeBody.put("bootstrap_host", pair.prefill().control().orElseThrow());
 
             CompletableFuture<HttpResponse<byte[]>> prefillCall = upstream.post(pair.prefill(), path, prefillBody, HttpResponse.BodyHandlers.ofByteArray());
-            timelines.of(pair.rid()).record(TimelineEvent.SENT, "to=prefill url=" + pair.prefill().url());
+            this.prefillCall = prefillCall;
+            timelines.of(routed.rid).record(TimelineEvent.SENT, "to=prefill url=" + pair.prefill().url());
             prefillCall.whenComplete((response, failure) -> {
-                timelines.of(pair.rid()).record(TimelineEvent.RESPONSE, "from=prefill " + (response != null ? "status=" + response.statusCode() : "error=" + failure));
+                timelines.of(routed.rid).record(TimelineEvent.RESPONSE, "from=prefill " + (response != null ? "status=" + response.statusCode() : "error=" + failure));
                 pair.prefill().release();
                 ended(pair.prefill(), response == null ? -1 : response.statusCode(), failure);
             });
             CompletableFuture<HttpResponse<InputStream>> decodeCall = upstream.post(pair.decode(), path, decodeBody, HttpResponse.BodyHandlers.ofInputStream());
-            timelines.of(pair.rid()).record(TimelineEvent.SENT, "to=decode url=" + pair.decode().url());
+            timelines.of(routed.rid).record(TimelineEvent.SENT, "to=decode url=" + pair.decode().url());
 
             CompletableFuture.anyOf(prefillCall, decodeCall).handle((ignored, failure) -> null).join();
             if (!decodeCall.isDone() && !succeeded(prefillCall)) {
@@ -254,28 +425,53 @@ final class PairedRequests
             HttpResponse<InputStream> decoded;
             try {
                 decoded = decodeCall.join();
-                timelines.of(pair.rid()).record(TimelineEvent.RESPONSE, "from=decode status=" + decoded.statusCode());
+                timelines.of(routed.rid).record(TimelineEvent.RESPONSE, "from=decode status=" + decoded.statusCode());
             }
             catch (CompletionException e) {
-                timelines.of(pair.rid()).record(TimelineEvent.RESPONSE, "from=decode error=" + Upstream.describe(e.getCause()));
+                timelines.of(routed.rid).record(TimelineEvent.RESPONSE, "from=decode error=" + Upstream.describe(e.getCause()));
                 releaseDecode();
                 ended(pair.decode(), -1, e);
                 abortPrefillIfRunning(prefillCall);
                 throw upstream.failure(pair.decode(), e);
+            }
+            if (routed.decodeAnswered()) {
+                // The client's abort reached the decode before this request did, and was refused as unknown; the decode
+                // has the rid now (it answered), so both servers hear it again (the prefill may have missed it too).
+                abortBoth(pair);
             }
             if (decoded.statusCode() / 100 != 2) {
                 byte[] error = readBody(decoded, prefillCall);
                 releaseDecode();
                 ended(pair.decode(), decoded.statusCode(), null);
                 abortPrefillIfRunning(prefillCall);
+                retryOrThrow(FailureBody.cause(error), pair.decode(), error);
                 relay(decoded.statusCode(), decoded.headers(), error);
                 return;
             }
             relayDecode(decoded, prefillCall);
         }
 
+        /**
+         * When {@code cause} is retryable: on the first attempt, asks for the retry; on the retry, ends the request with a
+         * 502 naming the cause. Otherwise returns, and the caller relays the failure as it came.
+         */
+        private void retryOrThrow(Optional<FailureCause> cause, Backend failedOn, byte[] error)
+                throws Retry
+        {
+            if (cause.isEmpty() || !cause.get().retryable()) {
+                return;
+            }
+            String what = failedOn + " failed the request (" + cause.get().label() + "): "
+                    + FailureBody.message(error).orElse(new String(error, StandardCharsets.UTF_8).strip());
+            if (first == null) {
+                throw new Retry(cause.get(), pair, what);
+            }
+            throw ApiError.transferFailed(cause.get().label(), "rid " + routed.rid + ": the KV transfer failed twice. First " + first.getMessage()
+                    + "; then, retried in a new room, " + what);
+        }
+
         private void relayDecode(HttpResponse<InputStream> decoded, CompletableFuture<HttpResponse<byte[]>> prefillCall)
-                throws IOException, InterruptedException
+                throws IOException, InterruptedException, Retry
         {
             String contentType = decoded.headers().firstValue("Content-Type").orElse("application/json");
             if (!contentType.toLowerCase(Locale.ROOT).startsWith("text/event-stream")) {
@@ -323,13 +519,23 @@ final class PairedRequests
                 relayPrefillFailure(prefillCall);
                 return;
             }
+            // Nothing has gone to the client yet: a stream that opens with a transfer failure can still be retried.
+            Optional<FailureCause> failedFirst = FailureBody.eventCause(first);
+            if (failedFirst.isPresent() && failedFirst.get().retryable()) {
+                in.close();
+                releaseDecode();
+                ended(pair.decode(), 500, null);
+                abortPrefillIfRunning(prefillCall);
+                String event = new String(first, StandardCharsets.UTF_8).strip();
+                retryOrThrow(failedFirst, pair.decode(), event.substring(Math.min(event.length(), "data:".length())).strip().getBytes(StandardCharsets.UTF_8));
+            }
             OutputStream out = exchange.stream(decoded.statusCode(), contentType);
             SseRelay.Result result = relay.relay(first, out);
             switch (result.ending()) {
                 case COMPLETE -> {
                     in.close();
                     releaseDecode();
-                    timelines.of(pair.rid()).record(TimelineEvent.ROUTED, "status=" + decoded.statusCode() + " stream events=" + result.events());
+                    timelines.of(routed.rid).record(TimelineEvent.ROUTED, "status=" + decoded.statusCode() + " stream events=" + result.events());
                     finish();
                     out.close();
                 }
@@ -342,14 +548,14 @@ final class PairedRequests
                     log.warn("rid {}: the stream from {} broke after {} event(s): {}", pair.rid(), pair.decode(), result.events(), error.getMessage());
                     // As a server ends a stream that failed: an error event, then [DONE].
                     out.write(("data: " + JsonFields.MAPPER.writeValueAsString(Exchange.errorBody(error)) + "\n\n").getBytes(StandardCharsets.UTF_8));
-                    timelines.of(pair.rid()).record(TimelineEvent.ROUTED, "status=" + decoded.statusCode() + " stream broke after " + result.events() + " event(s): " + error.getMessage());
+                    timelines.of(routed.rid).record(TimelineEvent.ROUTED, "status=" + decoded.statusCode() + " stream broke after " + result.events() + " event(s): " + error.getMessage());
                     finish();
                     out.write(DONE);
                     out.close();
                 }
                 case CLIENT_GONE -> {
                     metrics.clientDisconnected();
-                    timelines.of(pair.rid()).record(TimelineEvent.ROUTED, "client_gone after " + result.events() + " event(s)");
+                    timelines.of(routed.rid).record(TimelineEvent.ROUTED, "client_gone after " + result.events() + " event(s)");
                     log.debug("rid {}: the client disconnected; aborting it on {} and {}", pair.rid(), pair.prefill(), pair.decode());
                     abortBoth(pair);
                     in.close();
@@ -379,7 +585,7 @@ final class PairedRequests
         }
 
         private void relayPrefillFailure(CompletableFuture<HttpResponse<byte[]>> prefillCall)
-                throws IOException
+                throws IOException, Retry
         {
             log.debug("rid {}: {} failed before {} answered; the decode was aborted", pair.rid(), pair.prefill(), pair.decode());
             HttpResponse<byte[]> response;
@@ -387,8 +593,13 @@ final class PairedRequests
                 response = prefillCall.join();
             }
             catch (CompletionException e) {
+                if (first == null && pool.anotherPrefill(pair.prefill())) {
+                    // the prefill went away (or never took the request): another one can run it
+                    throw new Retry(FailureCause.PEER_LOST, pair, pair.prefill() + " did not answer: " + Upstream.describe(e));
+                }
                 throw upstream.failure(pair.prefill(), e);
             }
+            retryOrThrow(FailureBody.cause(response.body()), pair.prefill(), response.body());
             relay(response.statusCode(), response.headers(), response.body());
         }
 
@@ -396,7 +607,7 @@ final class PairedRequests
                 throws IOException
         {
             headers.firstValue("Retry-After").ifPresent(value -> exchange.setHeader("Retry-After", value));
-            timelines.of(pair.rid()).record(TimelineEvent.ROUTED, "status=" + status);
+            timelines.of(routed.rid).record(TimelineEvent.ROUTED, "status=" + status);
             finish();
             exchange.send(status, headers.firstValue("Content-Type").orElse("application/json"), body);
         }

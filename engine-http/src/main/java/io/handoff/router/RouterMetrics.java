@@ -1,10 +1,12 @@
 package io.handoff.router;
 
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.http.Histogram;
 import io.handoff.http.HttpRequestCounts;
 import io.handoff.http.PrometheusText;
 
 import java.util.LinkedHashMap;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
@@ -12,8 +14,8 @@ import java.util.function.ToDoubleFunction;
 
 /**
  * What the router's {@code GET /metrics} reports: its HTTP requests by route and code (the same family as
- * a server's), per backend its health, requests in flight, requests sent and failures, and the latency of
- * forwarded requests as the client sees it.
+ * a server's), per backend its health, requests in flight, requests sent and failures, requests retried by the
+ * cause of the failed attempt, and the latency of forwarded requests as the client sees it.
  */
 final class RouterMetrics
 {
@@ -22,6 +24,16 @@ final class RouterMetrics
     private final HttpRequestCounts httpRequests = new HttpRequestCounts();
     private final Histogram latency = new Histogram(Histogram.LATENCY_BUCKETS);
     private final LongAdder clientDisconnects = new LongAdder();
+    private final Map<FailureCause, LongAdder> retries = new EnumMap<>(FailureCause.class);
+
+    RouterMetrics()
+    {
+        for (FailureCause cause : FailureCause.values()) {
+            if (cause.retryable()) {
+                retries.put(cause, new LongAdder());
+            }
+        }
+    }
 
     HttpRequestCounts httpRequests()
     {
@@ -36,6 +48,16 @@ final class RouterMetrics
     void clientDisconnected()
     {
         clientDisconnects.increment();
+    }
+
+    /** A request's first attempt failed for {@code cause} (a retryable one) and it was sent again. */
+    void retried(FailureCause cause)
+    {
+        LongAdder count = retries.get(cause);
+        if (count == null) {
+            throw new IllegalArgumentException("cause " + cause.label() + " is not retryable");
+        }
+        count.increment();
     }
 
     String render(List<Backend> backends, int inFlight)
@@ -53,6 +75,9 @@ final class RouterMetrics
                 "counter", Backend::failures);
         out.counter("handoff_router_client_disconnects_total", "Streaming requests aborted on both servers because their client disconnected.",
                 clientDisconnects.sum());
+        out.family("handoff_router_retries_total", "Requests sent a second time, in a new room, because the first attempt's KV transfer failed; "
+                + "by the cause of that failure.", "counter");
+        retries.forEach((cause, count) -> out.sample("handoff_router_retries_total", Map.of("cause", cause.label()), count.sum()));
         out.histogram("handoff_router_request_latency_seconds", "Time from receiving a generation request to the end of its response.",
                 latency.snapshot());
         return out.toString();

@@ -66,6 +66,8 @@ final class FakeBackend
     volatile String control;
     volatile String bootstrapRole;
     volatile Generator generator = FakeBackend::answer;
+    /** Which rids an abort finds in flight; an abort of any other is recorded and answered 404, as a server answers a rid it does not have (yet). */
+    volatile java.util.function.Predicate<String> knows = rid -> true;
     /** For a decode: the prefills it may be paired with. */
     volatile List<FakeBackend> prefills = List.of();
     final List<Received> received = new CopyOnWriteArrayList<>();
@@ -189,6 +191,10 @@ final class FakeBackend
                 case "/abort_request" -> {
                     String rid = JSON.readTree(bytes).path("rid").asText();
                     aborted.add(rid);
+                    if (!knows.test(rid)) {
+                        json(exchange, 404, JSON.createObjectNode().put("error", "test: no request with rid " + rid + " in flight"));
+                        return;
+                    }
                     latch(abortLatches, rid).countDown();
                     json(exchange, 200, JSON.createObjectNode().put("rid", rid).put("aborted", true));
                 }

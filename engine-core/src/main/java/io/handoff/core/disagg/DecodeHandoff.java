@@ -1,6 +1,8 @@
 package io.handoff.core.disagg;
 
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
+import io.handoff.core.fault.FaultInjector;
+import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.kv.ReleaseProof;
 import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.scheduler.FinishReason;
@@ -23,6 +25,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntUnaryOperator;
 
 import static java.util.Objects.requireNonNull;
 
@@ -121,6 +124,8 @@ public final class DecodeHandoff
 
     private final DisaggregationConfig config;
     private final PageChecksums checksums;
+    private final FaultInjector faults;
+    private final MemoryRegion firstRegion;
     private final DeadlineClock clock = DeadlineClock.system();
     private final TransferStats stats = new TransferStats();
     private final RoomTable<Room> rooms = new RoomTable<>(1024, 4096);
@@ -135,19 +140,21 @@ public final class DecodeHandoff
     private volatile RoomTrace trace = RoomTrace.NONE;
 
     public DecodeHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
-            List<MemoryRegion> regions, Path sharedFile, PageChecksums checksums, ControlSecurity security)
+            List<MemoryRegion> regions, Path sharedFile, PageChecksums checksums, ControlSecurity security, FaultInjector faults)
     {
-        this(config, compatibility, backendId, backend, regions, sharedFile, checksums, security, false);
+        this(config, compatibility, backendId, backend, regions, sharedFile, checksums, security, false, faults);
     }
 
     /** @param releaseOnDrainDeadlineForTesting see {@link Disaggregation.Options}: breaks invariant I2, for a test to show it */
     public DecodeHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
             List<MemoryRegion> regions, Path sharedFile, PageChecksums checksums, ControlSecurity security,
-            boolean releaseOnDrainDeadlineForTesting)
+            boolean releaseOnDrainDeadlineForTesting, FaultInjector faults)
     {
         this.releaseOnDrainDeadlineForTesting = releaseOnDrainDeadlineForTesting;
         this.config = requireNonNull(config, "config is null");
         this.checksums = requireNonNull(checksums, "checksums is null");
+        this.faults = requireNonNull(faults, "faults is null");
+        this.firstRegion = regions.getFirst();
         this.suspects = new SuspectPeers(config.drainDeadline());
         this.links = new PrefillLinks<>(config, compatibility, backendId, backend, regions, sharedFile, ReceiverRoom.writeGuard(machines),
                 clock, stats, security, new LinkEvents());
@@ -224,7 +231,7 @@ public final class DecodeHandoff
         PrefillLinks.Link<Room> link = links.to(request.ticket().get().bootstrap());
         int[] promptPages = Arrays.copyOf(request.pages(), request.promptPages());
         ReceiverRoom machine = new ReceiverRoom(key, request.rid(), request.promptIds().length, promptPages, link.address(),
-                config.deadlines(), config.checksums() ? Optional.of(checksums::checksum) : Optional.empty(), clock.nanos());
+                config.deadlines(), config.checksums() ? Optional.of(verifier(key)) : Optional.empty(), clock.nanos());
         Room room = new Room(machine, request.rid(), link);
         machine.onWritesSettled(() -> drive(room, new RoomEvent.WritesSettled()));
         List<RoomMessage> early;
@@ -240,6 +247,18 @@ public final class DecodeHandoff
             drive(room, new RoomEvent.Received(message));
         }
         links.join(link, room);
+    }
+
+    // a fault plan may corrupt a landed page right before its check, as a bit flipped in flight would (tests, soaks)
+    private IntUnaryOperator verifier(RoomKey key)
+    {
+        if (faults == FaultInjector.NONE) {
+            return checksums::checksum;
+        }
+        return page -> {
+            faults.hit(FaultPoint.DECODE_BEFORE_VERIFY, key.roomId(), page, firstRegion.page(page));
+            return checksums.checksum(page);
+        };
     }
 
     @Override

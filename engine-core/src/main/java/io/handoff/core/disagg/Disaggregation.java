@@ -179,7 +179,7 @@ public final class Disaggregation
             return prefill;
         }
         decode = new DecodeHandoff(config, compatibility, backendId, backend, regions, pool.sharedFile().orElse(null), checksums, security,
-                options.releaseOnDrainDeadlineForTesting());
+                options.releaseOnDrainDeadlineForTesting(), context.faults());
         return decode;
     }
 

@@ -69,6 +69,12 @@ public final class EngineTransferContext
         return Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
     }
 
+    /** The process's fault plan, for the decode's point before a landed page is verified. */
+    FaultInjector faults()
+    {
+        return faults;
+    }
+
     void listen(Activity listener)
     {
         this.activity = requireNonNull(listener, "listener is null");

@@ -93,8 +93,9 @@ public final class PrefillHandoff
                 // the room failed and was retired before this decode's page list came: say so, or the decode waits for data
                 channel.send(ended);
             }
-            else if (message instanceof DrainRequest drain && !rooms.hasParkedFailure(drain.room())) {
-                // a room this prefill no longer (or never) had: nothing of it can be in flight
+            else if (message instanceof DrainRequest drain && rooms.retireUnregistered(drain.room())) {
+                // a room this prefill no longer (or never) had: nothing of it can be in flight, and the decode gave it up, so
+                // it is retired unopened (its parked page list dropped, a late copy of its request refused) and never will be
                 channel.send(new DrainAck(drain.room()));
             }
         }

@@ -1,6 +1,5 @@
 package io.handoff.core.disagg;
 
-import io.handoff.core.disagg.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
 import io.handoff.spi.transfer.RoomKey;
 
@@ -134,13 +133,20 @@ public final class RoomTable<R>
     }
 
     /**
-     * Whether a {@link RoomFailed} for this unregistered room is parked: the room will fail as soon as it is
-     * registered, before it can post anything, so a prefill may drain and ack a drain request for it now.
+     * Retires a room that is not registered (never was, or no longer is) and reports whether it did: a peer gave it up
+     * (its drain request), so a later registration of the key is refused and what was parked for it (a decode's page
+     * list, its failure) is dropped. Nothing can then ever be written for it, and the drain may be acknowledged at once.
+     * False for a registered room (live or superseded): that room answers the drain itself, after its own drain.
      */
-    public synchronized boolean hasParkedFailure(RoomKey key)
+    public synchronized boolean retireUnregistered(RoomKey key)
     {
-        List<RoomMessage> messages = parked.get(key);
-        return messages != null && messages.stream().anyMatch(RoomFailed.class::isInstance);
+        requireNonNull(key, "key is null");
+        Entry<R> current = live.get(key.roomId());
+        if ((current != null && current.key().equals(key)) || superseded.containsKey(key)) {
+            return false;
+        }
+        retire(key);
+        return true;
     }
 
     /** Messages dropped: stale generations, and parked messages that did not fit or whose room retired unregistered. */

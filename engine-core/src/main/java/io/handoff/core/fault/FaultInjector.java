@@ -1,5 +1,7 @@
 package io.handoff.core.fault;
 
+import java.lang.foreign.MemorySegment;
+
 /**
  * What engine code calls at a {@link FaultPoint}. Production code holds {@link #NONE}, whose empty
  * method the JIT inlines away, so the points cost nothing when no plan is installed.
@@ -13,4 +15,13 @@ public interface FaultInjector
      * (delay) or throw {@link InjectedFault} (fail), as the installed plan says.
      */
     void hit(FaultPoint point, long a, long b);
+
+    /**
+     * A hit at a point that {@linkplain FaultPoint#carriesBytes() carries bytes}: as {@link #hit(FaultPoint, long, long)},
+     * and a matching {@code corrupt} rule flips one byte of {@code bytes}.
+     */
+    default void hit(FaultPoint point, long a, long b, MemorySegment bytes)
+    {
+        hit(point, a, b);
+    }
 }

@@ -1,5 +1,7 @@
 package io.handoff.core.fault;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -10,7 +12,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static java.util.Objects.requireNonNull;
 
 /**
- * A test's script of faults: at a point whose coordinates match, park until released, delay, or fail.
+ * A test's script of faults: at a point whose coordinates match, park until released, delay, fail, or corrupt the
+ * bytes the point guards.
  * Races are opened deterministically by parking one side at a named point and acting while it waits,
  * never by sleeping and hoping.
  *
@@ -38,16 +41,41 @@ public final class FaultPlan
         {
             return value -> value == expected;
         }
+
+        /**
+         * A fraction {@code rate} of all values, chosen by a hash of the value and {@code seed}: the same value and seed
+         * are always chosen or always not, whichever process asks, so a soak's faults fall on the same rooms every time it
+         * sees the same room ids, and on about {@code rate} of them whatever the ids are.
+         */
+        static Match sampled(double rate, long seed)
+        {
+            if (!(rate > 0 && rate <= 1)) {
+                throw new IllegalArgumentException("rate must be in (0, 1], got " + rate);
+            }
+            long threshold = (long) (rate * (1L << 53));
+            long salt = mix(seed);
+            return value -> (mix(value ^ salt) >>> 11) < threshold;
+        }
+
+        // SplitMix64's finalizer: every input bit moves every output bit, so consecutive room ids are not chosen together
+        private static long mix(long z)
+        {
+            z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
+            z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
+            return z ^ (z >>> 31);
+        }
     }
 
     private sealed interface Action
-            permits Park, Delay, Fail {}
+            permits Park, Delay, Fail, Corrupt {}
 
     private record Park(Gate gate) implements Action {}
 
     private record Delay(Duration duration) implements Action {}
 
     private record Fail() implements Action {}
+
+    private record Corrupt() implements Action {}
 
     private record Rule(FaultPoint point, Match a, Match b, Action action, AtomicInteger remaining) {}
 
@@ -73,8 +101,26 @@ public final class FaultPlan
         rules.add(new Rule(point, a, b, new Fail(), new AtomicInteger(times)));
     }
 
+    /**
+     * Flips one bit of the first byte of what the first {@code times} matching hits carry; {@code point} must
+     * {@linkplain FaultPoint#carriesBytes() carry bytes}.
+     */
+    public void corrupt(FaultPoint point, Match a, Match b, int times)
+    {
+        if (!point.carriesBytes()) {
+            throw new IllegalArgumentException(point.description() + " carries no bytes to corrupt");
+        }
+        rules.add(new Rule(point, a, b, new Corrupt(), new AtomicInteger(times)));
+    }
+
     @Override
     public void hit(FaultPoint point, long a, long b)
+    {
+        hit(point, a, b, null);
+    }
+
+    @Override
+    public void hit(FaultPoint point, long a, long b, MemorySegment bytes)
     {
         for (Rule rule : rules) {
             if (rule.point() != point || !rule.a().test(a) || !rule.b().test(b)) {
@@ -87,7 +133,16 @@ public final class FaultPlan
                 case Park park -> park.gate().parkHere();
                 case Delay delay -> sleep(delay.duration());
                 case Fail ignored -> throw new InjectedFault(point, a, b);
+                case Corrupt ignored -> flip(bytes);
             }
+        }
+    }
+
+    // One flipped bit: the least a checksum must catch, and what a bad link or a stray write does.
+    private static void flip(MemorySegment bytes)
+    {
+        if (bytes != null && bytes.byteSize() > 0) {
+            bytes.set(ValueLayout.JAVA_BYTE, 0, (byte) (bytes.get(ValueLayout.JAVA_BYTE, 0) ^ 1));
         }
     }
 

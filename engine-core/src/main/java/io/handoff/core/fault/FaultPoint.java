@@ -1,7 +1,7 @@
 package io.handoff.core.fault;
 
 /**
- * The named places where a test-installed {@link FaultPlan} can park, delay or fail the engine. Each
+ * The named places where a test-installed {@link FaultPlan} can park, delay, fail or corrupt the engine. Each
  * point passes two coordinates, documented per point; a plan matches on them.
  */
 public enum FaultPoint
@@ -15,13 +15,31 @@ public enum FaultPoint
     /** A transfer has read (or written) page index {@code b} of room {@code a}. */
     TRANSFER_AFTER_PAGE("transfer: after page"),
     /** The prefill is about to post chunk {@code b} of room {@code a}. */
-    PREFILL_BEFORE_POST("prefill: before posting chunk");
+    PREFILL_BEFORE_POST("prefill: before posting chunk"),
+    /**
+     * The decode is about to verify the checksum of decode page {@code b}, which landed for room {@code a}; the page's
+     * bytes come with the hit, so a {@code corrupt} rule can alter them as a bit flipped in flight would have.
+     */
+    DECODE_BEFORE_VERIFY("decode: before verifying page", true);
 
     private final String description;
+    private final boolean carriesBytes;
 
     FaultPoint(String description)
     {
+        this(description, false);
+    }
+
+    FaultPoint(String description, boolean carriesBytes)
+    {
         this.description = description;
+        this.carriesBytes = carriesBytes;
+    }
+
+    /** Whether hits at this point come with the bytes they guard, so a rule may corrupt them. */
+    public boolean carriesBytes()
+    {
+        return carriesBytes;
     }
 
     public String description()

@@ -181,7 +181,8 @@ public final class Scheduler
      * of admitted requests holding it plus one if the prefix cache holds it, pages nobody holds are free,
      * and every admitted request holds one req_to_token row. Throws {@link IllegalStateException} naming the
      * first violation. Blocks until the scheduler thread gets to it: do not call it while that thread is
-     * parked at a fault point. For tests and probes.
+     * parked at a fault point. It is also a barrier for {@link #stats()}: once it returns, the stats show what every
+     * command posted before it (a proof, an abort) did. For tests and probes.
      */
     public void checkInvariants()
     {

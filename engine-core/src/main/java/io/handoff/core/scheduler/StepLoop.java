@@ -186,6 +186,8 @@ final class StepLoop
             case SchedulerCommand.Audit audit -> {
                 try {
                     audit();
+                    // an audit is a barrier: what the commands before it changed is in the stats when it returns
+                    stats = snapshot();
                     audit.done().complete(null);
                 }
                 catch (RuntimeException e) {

@@ -52,12 +52,40 @@ class RoomTableTest
         RoomFailed failed = new RoomFailed(GEN_1, FailureCause.CLIENT_ABORT, "decode gave up");
         assertThat(table.route(request)).isEmpty();
         assertThat(table.route(failed)).isEmpty();
-        assertThat(table.hasParkedFailure(GEN_1)).isTrue();
-        assertThat(table.hasParkedFailure(GEN_2)).isFalse();
 
         assertThat(table.register(GEN_1, "room")).containsExactly(request, failed);
         assertThat(table.parkedRooms()).isZero();
         assertThat(table.dropped()).isZero();
+    }
+
+    @Test
+    void aRoomGivenUpBeforeItWasRegisteredIsRetiredWithWhatWasParkedForItAndCannotBeOpenedLater()
+    {
+        RoomTable<String> table = new RoomTable<>(4, 4);
+        table.route(new RoomRequest(GEN_1, "rid", 4, new int[] {1}));
+        table.route(new RoomFailed(GEN_1, FailureCause.CLIENT_ABORT, "decode gave up"));
+        table.route(new DrainRequest(GEN_1));
+
+        assertThat(table.retireUnregistered(GEN_1)).isTrue();
+        assertThat(table.parkedRooms()).as("the page list is gone with the room").isZero();
+        assertThatThrownBy(() -> table.register(GEN_1, "late copy of the request"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("retired");
+        assertThat(table.route(new RoomRequest(GEN_1, "rid", 4, new int[] {1}))).isEmpty();
+        assertThat(table.parkedRooms()).as("a late page list is dropped, not parked").isZero();
+    }
+
+    @Test
+    void aRegisteredRoomIsNotRetiredByADrainRequestItAnswersItself()
+    {
+        RoomTable<String> table = new RoomTable<>(4, 4);
+        table.register(GEN_1, "first");
+        assertThat(table.retireUnregistered(GEN_1)).isFalse();
+        assertThat(table.route(new DrainRequest(GEN_1))).contains("first");
+
+        table.register(GEN_2, "second");
+        assertThat(table.retireUnregistered(GEN_1)).as("superseded, still waiting for its own drain").isFalse();
+        assertThat(table.route(new DrainRequest(GEN_1))).contains("first");
     }
 
     @Test

@@ -52,7 +52,7 @@ final class NixlBackend
         this.capabilities = Set.copyOf(capabilities);
         this.ucp = requireNonNull(ucp, "ucp is null");
         try {
-            this.ucpContext = ucp.createContext(config.tls(), netDevices(context));
+            this.ucpContext = ucp.createContext(config.tls(), netDevices(context, config));
         }
         catch (UcxException e) {
             throw new IllegalStateException("nixl: " + e.getMessage() + "; check handoff.plugins.nixl.tls (" + config.tlsName()
@@ -148,24 +148,31 @@ final class NixlBackend
     }
 
     /**
-     * What network devices UCX may use: any, when the cluster lets listeners face the network (a cluster secret, or
-     * allow-insecure-remote); else loopback only ({@code lo}; shared-memory transports are not network devices and stay),
-     * since UCX's transports listen on the devices they use and authenticate nobody. UCX reads it per context, so the
-     * process's UCX_NET_DEVICES is overridden here, never widened.
+     * What network devices UCX may use: loopback only ({@code lo}; shared-memory transports are not network devices and
+     * stay), since UCX's transports listen on the devices they use and authenticate nobody; any only when the operator
+     * opted in ({@code allow-unauthenticated-network}) and the cluster lets listeners face the network (a cluster secret,
+     * or allow-insecure-remote). UCX reads it per context, so the process's UCX_NET_DEVICES is overridden here, never
+     * widened.
      */
-    static String netDevices(TransferContext context)
+    static String netDevices(TransferContext context, NixlConfig config)
     {
-        try {
-            context.checkListen(InetAddress.getByAddress(new byte[4]));
-            log.log(WARNING, "nixl: UCX uses the network devices it finds (UCX_NET_DEVICES narrows them), and its own connections "
-                    + "authenticate nobody: a host that reaches its ports and speaks UCX can write into this process's memory (README "
-                    + "\"Security\"). Firewall them to the cluster's hosts, or use mooncake across untrusted networks");
-            return "";
-        }
-        catch (IllegalStateException | UnknownHostException e) {
-            log.log(INFO, "nixl: no cluster secret, so UCX uses loopback and shared memory only (UCX_NET_DEVICES=lo for this backend)");
+        if (!config.unauthenticatedNetwork()) {
+            log.log(INFO, "nixl: UCX uses loopback and shared memory only (UCX_NET_DEVICES=lo for this backend): its own connections "
+                    + "authenticate nobody; handoff.plugins.nixl.allow-unauthenticated-network = true lets it use the network");
             return "lo";
         }
+        try {
+            context.checkListen(InetAddress.getByAddress(new byte[4]));
+        }
+        catch (IllegalStateException | UnknownHostException e) {
+            log.log(INFO, "nixl: no cluster secret, so UCX uses loopback and shared memory only (UCX_NET_DEVICES=lo for this backend), "
+                    + "although handoff.plugins.nixl.allow-unauthenticated-network is on");
+            return "lo";
+        }
+        log.log(WARNING, "nixl: UCX uses the network devices it finds (handoff.plugins.nixl.allow-unauthenticated-network; "
+                + "UCX_NET_DEVICES narrows them), and its own connections authenticate nobody: a host that reaches its ports and "
+                + "speaks UCX can write into this process's memory (README \"Security\"). Firewall them to the cluster's hosts");
+        return "";
     }
 
     private void checkOpen()

@@ -13,8 +13,9 @@ import static java.util.Objects.requireNonNull;
  * @param tls UCX_TLS for this backend's UCX context; empty keeps UCX's own choice
  * @param stagingBytes the registered buffer each sender peer gathers a plan's pages into; larger plans are sent in parts
  * @param flushTimeout how long a plan's puts may take to complete at the receiver, and an endpoint to close
+ * @param unauthenticatedNetwork whether UCX may use network devices although its own connections authenticate nobody
  */
-record NixlConfig(String library, String tls, long stagingBytes, Duration flushTimeout)
+record NixlConfig(String library, String tls, long stagingBytes, Duration flushTimeout, boolean unauthenticatedNetwork)
 {
     static final long MIN_STAGING_BYTES = 4096;
     static final long MAX_STAGING_BYTES = 16L << 30;
@@ -44,7 +45,8 @@ record NixlConfig(String library, String tls, long stagingBytes, Duration flushT
                 settings.getString("library"),
                 settings.getString("tls").strip(),
                 settings.getBytes("staging-buffer"),
-                settings.getDuration("flush-timeout"));
+                settings.getDuration("flush-timeout"),
+                settings.getBoolean("allow-unauthenticated-network"));
     }
 
     /** The transport list as a person reads it. */

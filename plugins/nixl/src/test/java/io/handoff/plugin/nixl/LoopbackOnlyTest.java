@@ -28,14 +28,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * Without a cluster secret the engine lets listeners bind loopback addresses only, and UCX's own transports follow
- * the rule: nixl then gives UCX loopback as its only network device, so none of the TCP sockets UCX listens on in this
- * process faces the network, and transfers between processes of one host still work. With a secret UCX keeps its
- * choice of devices.
+ * UCX's own transports authenticate nobody, so nixl gives UCX loopback as its only network device unless the operator
+ * opted in ({@code allow-unauthenticated-network}) on a cluster whose listeners may face the network (a secret): none
+ * of the TCP sockets UCX listens on in this process faces the network then, and transfers between processes of one
+ * host still work. A secret alone does not widen it; the opt-in without a secret does not either.
  */
 class LoopbackOnlyTest
 {
     private static final Map<String, String> TCP = Map.of("tls", "tcp");
+    private static final Map<String, String> OPTED_IN = Map.of("tls", "tcp", "allow-unauthenticated-network", "true");
 
     @TempDir
     Path folder;
@@ -64,16 +65,38 @@ class LoopbackOnlyTest
     }
 
     @Test
-    void withASecretUcxMayUseTheNetwork()
+    void aSecretAloneKeepsUcxOnLoopback()
+            throws Exception
+    {
+        assertThat(listenersOf(TCP, Link.Wiring.AUTHENTICATED)).as("UCX's listening sockets")
+                .isNotEmpty().allSatisfy(socket -> assertThat(socket).startsWith("loopback "));
+    }
+
+    @Test
+    void theOptInWithoutASecretKeepsUcxOnLoopback()
+            throws Exception
+    {
+        assertThat(listenersOf(OPTED_IN, Link.Wiring.LOOPBACK_ONLY)).as("UCX's listening sockets")
+                .isNotEmpty().allSatisfy(socket -> assertThat(socket).startsWith("loopback "));
+    }
+
+    @Test
+    void theOptInWithASecretLetsUcxUseTheNetwork()
             throws Exception
     {
         assumeTrue(hasNonLoopbackAddress(), "this machine has no network interface but loopback");
+        assertThat(listenersOf(OPTED_IN, Link.Wiring.AUTHENTICATED)).anySatisfy(socket -> assertThat(socket).startsWith("network "));
+    }
+
+    /** The TCP sockets UCX listens on for a link opened with these settings and wiring, while the link is open. */
+    private List<String> listenersOf(Map<String, String> settings, Link.Wiring wiring)
+            throws Exception
+    {
         Set<String> before = listeningSockets();
         NixlProvider provider = new NixlProvider();
-        try (Link link = Link.open(provider, ReferenceSettings.of(provider).with(TCP), folder, WriteGuard.ALLOW_ALL, false, Link.TIMEOUTS,
-                Link.Wiring.AUTHENTICATED)) {
-            List<String> opened = listeningSockets().stream().filter(socket -> !before.contains(socket)).toList();
-            assertThat(opened).anySatisfy(socket -> assertThat(socket).startsWith("network "));
+        try (Link link = Link.open(provider, ReferenceSettings.of(provider).with(settings), folder, WriteGuard.ALLOW_ALL, false, Link.TIMEOUTS,
+                wiring)) {
+            return listeningSockets().stream().filter(socket -> !before.contains(socket)).toList();
         }
     }
 
@@ -101,7 +124,8 @@ class LoopbackOnlyTest
             if (!Files.exists(path)) {
                 continue;
             }
-            for (String line : Files.readAllLines(path).subList(1, Files.readAllLines(path).size())) {
+            List<String> lines = Files.readAllLines(path);
+            for (String line : lines.subList(1, lines.size())) {
                 String[] fields = line.trim().split("\\s+");
                 // local_address is fields[1] (hex address:port), st fields[3] (0A = LISTEN), inode fields[9]
                 if (fields.length > 9 && fields[3].equals("0A") && inodes.contains(fields[9])) {

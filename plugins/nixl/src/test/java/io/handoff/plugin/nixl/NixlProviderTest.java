@@ -97,9 +97,9 @@ class NixlProviderTest
     @Test
     void readsOnlyKeysItsReferenceDeclares()
     {
-        assertThat(settings.declared()).containsOnlyKeys("library", "tls", "staging-buffer", "flush-timeout");
+        assertThat(settings.declared()).containsOnlyKeys("library", "tls", "allow-unauthenticated-network", "staging-buffer", "flush-timeout");
         assertThat(NixlConfig.from(settings.defaults()))
-                .isEqualTo(new NixlConfig("libucp.so.0", "", 64L << 20, java.time.Duration.ofSeconds(30)));
+                .isEqualTo(new NixlConfig("libucp.so.0", "", 64L << 20, java.time.Duration.ofSeconds(30), false));
     }
 
     @Test

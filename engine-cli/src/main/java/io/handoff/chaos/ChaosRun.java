@@ -1,0 +1,300 @@
+package io.handoff.chaos;
+
+import io.handoff.core.config.ConfigSource;
+import io.handoff.core.fault.FaultInjector;
+import io.handoff.core.runtime.ComputeEngine;
+import io.handoff.core.runtime.Engine;
+import io.handoff.demo.Cluster;
+import io.handoff.demo.ColocatedReference;
+import io.handoff.demo.DemoSettings;
+import io.handoff.demo.FreePorts;
+import io.handoff.demo.HealthProbe;
+import io.handoff.demo.Node;
+import io.handoff.demo.NodeLauncher;
+import io.handoff.demo.NodeSpec;
+import io.handoff.demo.RequestResult;
+import io.handoff.demo.StartupFailure;
+import io.handoff.demo.Workload;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalDouble;
+import java.util.OptionalInt;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * One run of {@code handoff chaos}: start the servers with the soak's fault rules, send the requests through the
+ * router with their aborts (killing and restarting a server once when asked), wait for the servers to go idle and
+ * read what they still hold, stop them, run every prompt that produced tokens on a colocated engine in this process,
+ * and compare token by token.
+ */
+public final class ChaosRun
+{
+    private final ChaosSettings settings;
+    private final ConfigSource source;
+    private final NodeLauncher launcher;
+    private final Consumer<String> progress;
+    private final ChaosProgress.Factory bar;
+
+    /**
+     * @param source the configuration of the colocated reference: the soak's, with the servers' overrides (no faults)
+     * @param progress hears one line per step, for people (stderr)
+     */
+    public ChaosRun(ChaosSettings settings, ConfigSource source, NodeLauncher launcher, Consumer<String> progress, ChaosProgress.Factory bar)
+    {
+        this.settings = requireNonNull(settings, "settings is null");
+        this.source = requireNonNull(source, "source is null");
+        this.launcher = requireNonNull(launcher, "launcher is null");
+        this.progress = requireNonNull(progress, "progress is null");
+        this.bar = requireNonNull(bar, "bar is null");
+    }
+
+    public ChaosReport run()
+            throws StartupFailure, InterruptedException
+    {
+        long wallStart = System.nanoTime();
+        try (Engine engine = Engine.start(source);
+                HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build()) {
+            Workload workload = ChaosWorkload.of(settings.requests(), settings.seed());
+            DemoSettings demo = settings.demo();
+            ChaosFaults faults = settings.faults();
+            List<String> notes = new ArrayList<>();
+            List<RequestOutcome> outcomes;
+            double soakSeconds;
+            List<NodeState> states;
+            ServerSampler sampler;
+            RouterRetries retries;
+            Started started = start(demo, faults, http);
+            DemoSettings.Plan plan = started.plan();
+            try (Cluster cluster = started.cluster()) {
+                List<URI> servers = new ArrayList<>();
+                List<String> names = new ArrayList<>();
+                for (NodeSpec spec : plan.stages().getFirst()) {
+                    servers.add(spec.url());
+                    names.add(spec.name());
+                }
+                progress.accept("faults: prefill " + faults.prefillRules() + ", decode " + faults.decodeRules());
+                try (ChaosClient client = new ChaosClient(plan.entry(), "chaos-" + Long.toHexString(System.currentTimeMillis()),
+                        settings.maxNewTokens(), settings.requestDeadline())) {
+                    RequestOutcome warmUp = client.run(-1, workload.warmUpPrompt(), AbortPlan.NONE);
+                    if (warmUp.kind() != RequestOutcome.Kind.COMPLETED) {
+                        notes.add("the warm-up request " + warmUp.kind().name().toLowerCase(java.util.Locale.ROOT) + ": " + warmUp.detail());
+                    }
+                    progress.accept("sending " + settings.requests() + " requests to " + plan.entry() + " (" + settings.concurrency() + " at a time, "
+                            + settings.maxNewTokens() + " new tokens each, abort rate " + settings.abortRate() + ", fail rate " + settings.failRate() + ")");
+                    sampler = ServerSampler.start(http, names, servers);
+                    long soakStart = System.nanoTime();
+                    outcomes = sendAll(client, workload, cluster, plan, http, notes);
+                    soakSeconds = (System.nanoTime() - soakStart) / 1e9;
+                }
+                progress.accept("waiting up to " + settings.settleTimeout().toSeconds() + " s for the servers to go idle and give every page back");
+                states = sampler.settle(settings.settleTimeout());
+                retries = RouterRetries.read(http, plan.entry());
+                notes.addAll(crashes(cluster));
+                progress.accept("stopping the servers");
+            }
+            List<Integer> divergent = compare(engine, workload, outcomes, notes);
+            return report(faults, outcomes, divergent, states, sampler, retries, soakSeconds, (System.nanoTime() - wallStart) / 1e9, notes);
+        }
+    }
+
+    /**
+     * Starts the servers; when one finds its port taken (the ports were free a moment ago, but this machine is shared),
+     * starts them once more on other ports.
+     */
+    private Started start(DemoSettings demo, ChaosFaults faults, HttpClient http)
+            throws StartupFailure, InterruptedException
+    {
+        try {
+            return start(demo.plan(FreePorts.allocate(demo.servers())), faults, http);
+        }
+        catch (StartupFailure e) {
+            if (!e.getMessage().contains("Address already in use")) {
+                throw e;
+            }
+            progress.accept("a port was taken meanwhile; starting the servers again on other ports");
+            return start(demo.plan(FreePorts.allocate(demo.servers())), faults, http);
+        }
+    }
+
+    private record Started(Cluster cluster, DemoSettings.Plan plan) {}
+
+    private Started start(DemoSettings.Plan plan, ChaosFaults faults, HttpClient http)
+            throws StartupFailure, InterruptedException
+    {
+        return new Started(Cluster.start(withFaults(plan.stages(), faults), launcher, HealthProbe.http(http), settings.startupTimeout(),
+                settings.stopGrace(), progress), plan);
+    }
+
+    private List<List<NodeSpec>> withFaults(List<List<NodeSpec>> stages, ChaosFaults faults)
+    {
+        List<List<NodeSpec>> out = new ArrayList<>();
+        for (List<NodeSpec> stage : stages) {
+            List<NodeSpec> specs = new ArrayList<>();
+            for (NodeSpec spec : stage) {
+                List<String> rules = switch (spec.role()) {
+                    case PREFILL -> faults.prefillRules();
+                    case DECODE -> faults.decodeRules();
+                    case ROUTER -> List.of();
+                };
+                List<String> arguments = new ArrayList<>(spec.arguments());
+                arguments.addAll(ChaosFaults.argument(rules));
+                specs.add(new NodeSpec(spec.name(), spec.role(), spec.port(), arguments));
+            }
+            out.add(specs);
+        }
+        return out;
+    }
+
+    private List<RequestOutcome> sendAll(ChaosClient client, Workload workload, Cluster cluster, DemoSettings.Plan plan, HttpClient http, List<String> notes)
+            throws InterruptedException
+    {
+        int total = settings.requests();
+        RequestOutcome[] outcomes = new RequestOutcome[total];
+        ChaosProgress display = bar.create(total);
+        AtomicInteger next = new AtomicInteger();
+        AtomicInteger ended = new AtomicInteger();
+        AtomicBoolean restarted = new AtomicBoolean(settings.killRestart() == ChaosSettings.KillRestart.NONE);
+        List<Thread> workers = new ArrayList<>();
+        List<Thread> restarts = new ArrayList<>();
+        for (int w = 0; w < Math.min(settings.concurrency(), total); w++) {
+            workers.add(Thread.ofVirtual().name("chaos-client-" + w).start(() -> {
+                for (int index = next.getAndIncrement(); index < total; index = next.getAndIncrement()) {
+                    AbortPlan abort = AbortPlan.draw(settings.seed(), index, settings.abortRate(), settings.maxNewTokens());
+                    outcomes[index] = client.run(index, workload.prompt(index), abort);
+                    display.ended(outcomes[index]);
+                    if (ended.incrementAndGet() >= total / 3 && restarted.compareAndSet(false, true)) {
+                        synchronized (restarts) {
+                            restarts.add(Thread.ofVirtual().name("chaos-kill-restart").start(() -> killRestart(cluster, plan, http, notes)));
+                        }
+                    }
+                }
+            }));
+        }
+        for (Thread worker : workers) {
+            worker.join();
+        }
+        synchronized (restarts) {
+            for (Thread restart : restarts) {
+                restart.join();
+            }
+        }
+        return List.of(outcomes);
+    }
+
+    private void killRestart(Cluster cluster, DemoSettings.Plan plan, HttpClient http, List<String> notes)
+    {
+        NodeSpec.Role role = settings.killRestart() == ChaosSettings.KillRestart.PREFILL ? NodeSpec.Role.PREFILL : NodeSpec.Role.DECODE;
+        List<Node> candidates = cluster.nodes(role);
+        if (candidates.isEmpty()) {
+            synchronized (notes) {
+                notes.add("no " + role.name().toLowerCase(java.util.Locale.ROOT) + " to kill");
+            }
+            return;
+        }
+        Node victim = candidates.getFirst();
+        NodeSpec spec = victim.spec();
+        NodeSpec again = new NodeSpec(spec.name() + "-restarted", spec.role(), spec.port(), spec.arguments());
+        try {
+            cluster.restart(victim, again, launcher, HealthProbe.http(http), settings.startupTimeout(), progress);
+            synchronized (notes) {
+                notes.add("killed " + spec.name() + " (SIGKILL) after a third of the requests and started it again on " + spec.url());
+            }
+        }
+        catch (StartupFailure e) {
+            synchronized (notes) {
+                notes.add("the restarted " + spec.name() + " did not come back: " + e.getMessage());
+            }
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static List<String> crashes(Cluster cluster)
+    {
+        List<String> notes = new ArrayList<>();
+        for (Node node : cluster.nodes()) {
+            node.ended().ifPresent(how -> notes.add(node.spec().name() + " " + how + " during the run (log: " + node.logLocation() + ")"));
+        }
+        return notes;
+    }
+
+    /** The indices of requests whose tokens differ from the colocated reference's. */
+    private List<Integer> compare(Engine engine, Workload workload, List<RequestOutcome> outcomes, List<String> notes)
+            throws InterruptedException
+    {
+        List<Integer> checked = new ArrayList<>();
+        List<String> prompts = new ArrayList<>();
+        for (RequestOutcome outcome : outcomes) {
+            if (outcome.outputIds().length > 0) {
+                checked.add(outcome.index());
+                prompts.add(workload.prompt(outcome.index()));
+            }
+        }
+        progress.accept("running the " + prompts.size() + " requests that produced tokens on a colocated engine in this process");
+        List<RequestResult> reference;
+        try (ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
+            reference = new ColocatedReference(compute.scheduler(), compute.tokenizer()).run(prompts, settings.maxNewTokens(), settings.concurrency());
+        }
+        List<Integer> divergent = new ArrayList<>();
+        for (int i = 0; i < checked.size(); i++) {
+            RequestResult expected = reference.get(i);
+            RequestOutcome outcome = outcomes.get(checked.get(i));
+            if (!expected.completed()) {
+                notes.add("the colocated reference failed request " + outcome.index() + ": " + expected.error().orElseThrow());
+                divergent.add(outcome.index());
+            }
+            else if (!ChaosReport.matches(outcome, expected.outputIds())) {
+                divergent.add(outcome.index());
+            }
+        }
+        return divergent;
+    }
+
+    private ChaosReport report(ChaosFaults faults, List<RequestOutcome> outcomes, List<Integer> divergent, List<NodeState> states,
+            ServerSampler sampler, RouterRetries retries, double soakSeconds, double wallSeconds, List<String> notes)
+    {
+        Map<String, Object> setup = new LinkedHashMap<>();
+        setup.put("transfer_backend", settings.transferBackend());
+        setup.put("overrides", settings.overrides());
+        setup.put("prefills", settings.prefills());
+        setup.put("concurrency", settings.concurrency());
+        setup.put("max_new_tokens", settings.maxNewTokens());
+        setup.put("abort_rate", settings.abortRate());
+        setup.put("fail_rate", settings.failRate());
+        setup.put("seed", settings.seed());
+        setup.put("kill_restart", settings.killRestart().label());
+        setup.put("prefill_faults", faults.prefillRules());
+        setup.put("decode_faults", faults.decodeRules());
+        Map<String, OptionalInt> leaked = new LinkedHashMap<>();
+        int quarantined = 0;
+        boolean quarantineKnown = !states.isEmpty();
+        for (NodeState state : states) {
+            leaked.put(state.name(), state.reachable() && state.idle() ? state.heldPages() : OptionalInt.empty());
+            if (!state.reachable() || !state.idle()) {
+                notes.add(state.name() + (state.reachable() ? " was still busy" : " could not be read") + " after " + settings.settleTimeout().toSeconds()
+                        + " s: its pages cannot be counted");
+            }
+            if (state.quarantined().isPresent()) {
+                quarantined += state.quarantined().getAsInt();
+            }
+            else {
+                quarantineKnown = false;
+            }
+        }
+        OptionalDouble maxQuarantine = sampler.longestQuarantineSeconds();
+        return new ChaosReport(setup, outcomes, divergent, leaked, quarantineKnown ? OptionalInt.of(quarantined) : OptionalInt.empty(),
+                maxQuarantine.isPresent() ? OptionalDouble.of(maxQuarantine.getAsDouble() * 1000) : OptionalDouble.empty(),
+                sampler.quarantineDurations(), retries.byCause(), retries.known(), soakSeconds, wallSeconds, notes);
+    }
+}

@@ -1,0 +1,38 @@
+package io.handoff.chaos;
+
+import io.handoff.demo.NodeMetrics;
+import io.handoff.demo.PrometheusSamples;
+
+import java.util.Map;
+import java.util.OptionalDouble;
+import java.util.OptionalInt;
+
+/**
+ * What the soak reads from one server's {@code /metrics} once the requests are over: whether it is idle, the pages
+ * neither free nor in the prefix cache (held by a request, receiving, or quarantined: once idle and drained, each is a
+ * leak), the quarantined pages, and the longest a page has been in quarantine (a gauge not every build exports).
+ */
+record NodeState(String name, boolean reachable, boolean idle, OptionalInt heldPages, OptionalInt quarantined, OptionalDouble longestQuarantineSeconds)
+{
+    static final String QUARANTINE_LONGEST = "handoff_kv_quarantine_longest_seconds";
+
+    static NodeState unreachable(String name)
+    {
+        return new NodeState(name, false, false, OptionalInt.empty(), OptionalInt.empty(), OptionalDouble.empty());
+    }
+
+    static NodeState from(String name, PrometheusSamples samples)
+    {
+        NodeMetrics metrics = NodeMetrics.from(samples);
+        OptionalDouble quarantined = samples.value(NodeMetrics.PAGES, Map.of("state", "quarantined"));
+        return new NodeState(name, true, metrics.idle(), metrics.leakedPages(),
+                quarantined.isPresent() ? OptionalInt.of((int) Math.round(quarantined.getAsDouble())) : OptionalInt.empty(),
+                samples.value(QUARANTINE_LONGEST));
+    }
+
+    /** Idle with every page back: nothing left to wait for. */
+    boolean settled()
+    {
+        return reachable && idle && heldPages.orElse(-1) == 0;
+    }
+}
