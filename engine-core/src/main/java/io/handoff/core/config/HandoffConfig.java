@@ -53,16 +53,21 @@ public final class HandoffConfig
     {
         Config user = userLayers(source);
         Config reference = reference(extraReferences);
-        ConfigValidator.Result result = ConfigValidator.validate(user, reference);
-        if (!result.errors().isEmpty()) {
-            throw new InvalidConfigException(result.errors());
-        }
         Config effective;
+        Config resolvedUser;
         try {
-            effective = user.withFallback(reference).resolve(ConfigResolveOptions.defaults().setUseSystemEnvironment(false));
+            ConfigResolveOptions options = ConfigResolveOptions.defaults().setUseSystemEnvironment(false);
+            effective = user.withFallback(reference).resolve(options);
+            // validation reads the user's layers with their substitutions resolved: an unresolved one (e.g. an object
+            // merged with an optional ${?X}) cannot even be listed
+            resolvedUser = user.resolveWith(effective, options);
         }
         catch (ConfigException e) {
             throw new InvalidConfigException(List.of(e.getMessage()));
+        }
+        ConfigValidator.Result result = ConfigValidator.validate(resolvedUser, reference);
+        if (!result.errors().isEmpty()) {
+            throw new InvalidConfigException(result.errors());
         }
         return new HandoffConfig(effective, user, reference, result.warnings());
     }
