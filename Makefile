@@ -35,9 +35,13 @@ FUZZ_TARGETS := \
 	engine-core:HandoffConfigFuzzTest\#configLoadsOrIsInvalid \
 	engine-http:RequestBodyFuzzTest\#chatBodyParsesOrIsABadRequest \
 	engine-http:RequestBodyFuzzTest\#generateAndCompletionFieldsReadOrAreABadRequest
+## FUZZ_SEED fixes libFuzzer's seed, so a run repeats the same inputs (CI finds what a run here found); another seed
+## explores anew: make fuzz FUZZ_SEED=$$RANDOM
+FUZZ_SEED ?= 20261201
 fuzz:
 	set -e; for target in $(FUZZ_TARGETS); do \
-		JAZZER_FUZZ=1 $(MVN) $(MVN_FLAGS) -q test -pl $${target%%:*} -am -Dtest="$${target#*:}" -Dsurefire.failIfNoSpecifiedTests=false; \
+		JAZZER_FUZZ=1 $(MVN) $(MVN_FLAGS) -q test -pl $${target%%:*} -am -Dtest="$${target#*:}" -Dsurefire.failIfNoSpecifiedTests=false \
+			-Djazzer.internal.arg.0=fuzz -Djazzer.internal.arg.1=-seed=$(FUZZ_SEED); \
 	done
 
 ## demo: build the distribution and run the demo: a prefill, a decode and a router on loopback, checked
