@@ -68,7 +68,7 @@ bench-llamacpp: dist
 
 ## jmh: build the JMH micro benchmarks (benchmarks/target/handoff-benchmarks.jar, not in the distribution) and run them;
 ## JMH_ARGS passes JMH's own options, e.g. make jmh JMH_ARGS='-f1 -wi 1 -i 3 Radix' (a regex picks benchmarks, -p NAME=V
-## sets a parameter, -l lists the benchmarks, -h the options). The whole set takes about 8 minutes.
+## sets a parameter, -l lists the benchmarks, -h the options). The whole set takes about 10 minutes.
 ## jmh-smoke: every benchmark and parameter once, for 100 ms, each in its own forked JVM (about 1.5 minutes)
 JMH_ARGS ?=
 JMH_JAR := benchmarks/target/handoff-benchmarks.jar
