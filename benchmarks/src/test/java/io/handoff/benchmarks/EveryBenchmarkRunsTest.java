@@ -3,6 +3,7 @@ package io.handoff.benchmarks;
 import io.handoff.benchmarks.kv.PagePoolBenchmark;
 import org.junit.jupiter.api.Test;
 import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
@@ -48,8 +49,11 @@ class EveryBenchmarkRunsTest
 
         Collection<RunResult> results = new Runner(once).run();
 
+        List<String> declared = declaredBenchmarks();
         assertThat(results.stream().map(result -> result.getParams().getBenchmark()).collect(Collectors.toSet()))
-                .containsExactlyInAnyOrderElementsOf(declaredBenchmarks());
+                .containsExactlyInAnyOrderElementsOf(declared);
+        assertThat(results).as("runs, one per benchmark and combination of its parameters")
+                .hasSize(declared.stream().mapToInt(EveryBenchmarkRunsTest::parameterCombinations).sum());
         for (RunResult result : results) {
             assertThat(result.getPrimaryResult().getScore())
                     .as("%s %s", result.getParams().getBenchmark(), result.getParams().getParamsKeys().stream()
@@ -73,6 +77,20 @@ class EveryBenchmarkRunsTest
                     .toList();
             assertThat(benchmarks).as("benchmarks compiled in " + classes).isNotEmpty();
             return benchmarks;
+        }
+    }
+
+    private static int parameterCombinations(String benchmark)
+    {
+        String className = benchmark.substring(0, benchmark.lastIndexOf('.'));
+        try {
+            return Arrays.stream(Class.forName(className).getDeclaredFields())
+                    .filter(field -> field.isAnnotationPresent(Param.class))
+                    .mapToInt(field -> field.getAnnotation(Param.class).value().length)
+                    .reduce(1, (a, b) -> a * b);
+        }
+        catch (ClassNotFoundException e) {
+            throw new AssertionError("benchmark class " + className + " does not load", e);
         }
     }
 
