@@ -8,6 +8,7 @@ import io.handoff.cli.inspect.TimelineFetch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
@@ -87,6 +88,18 @@ public final class ServingCommand
 
     @Override
     public Integer call()
+            throws Exception
+    {
+        try {
+            return run();
+        }
+        catch (IllegalArgumentException e) {
+            // a bad option value: a usage error (exit 2) that says what was wrong
+            throw new ParameterException(spec.commandLine(), e.getMessage(), e);
+        }
+    }
+
+    private int run()
             throws Exception
     {
         Dataset kind = Dataset.parse(dataset);
@@ -171,7 +184,7 @@ public final class ServingCommand
         for (ServingClient other : clients.subList(1, clients.size())) {
             ServingClient.ModelInfo second = other.model();
             if (!second.id().equals(model.id())) {
-                throw new IllegalArgumentException("--url serves model '" + model.id() + "' and --compare-url '" + second.id()
+                throw new IllegalStateException("--url serves model '" + model.id() + "' and --compare-url '" + second.id()
                         + "': compare deployments of the same model");
             }
             model = second.vocabSize() < model.vocabSize() || second.maxContext() < model.maxContext()
