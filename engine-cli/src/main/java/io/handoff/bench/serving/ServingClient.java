@@ -16,6 +16,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -100,7 +101,7 @@ public final class ServingClient
         ObjectNode body = JSON.createObjectNode();
         body.put("rid", rid);
         body.put("stream", true);
-        body.putArray("input_ids").addAll(java.util.Arrays.stream(request.inputIds()).mapToObj(JSON.getNodeFactory()::numberNode).toList());
+        body.putArray("input_ids").addAll(Arrays.stream(request.inputIds()).mapToObj(JSON.getNodeFactory()::numberNode).toList());
         ObjectNode sampling = body.putObject("sampling_params");
         sampling.put("max_new_tokens", request.maxNewTokens());
         sampling.put("temperature", 0);

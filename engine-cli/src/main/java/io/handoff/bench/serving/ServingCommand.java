@@ -141,12 +141,14 @@ public final class ServingCommand
             boolean showProgress = !json || ChaosProgress.stderrIsTerminal();
             Consumer<Sample> progress = showProgress ? new ServingProgress(err, ChaosProgress.stderrIsTerminal(), requests * clients.size()) : s -> {};
             List<InterleavedRun.SideRun> runs = new InterleavedRun(clients, prefixes).run(measured, load, blockSize, progress);
-            KvReadiness readiness = new KvReadiness(new TimelineFetch(HttpClient.newHttpClient(), new ObjectMapper(), Optional.empty(), Duration.ofSeconds(10)));
             List<ServingResult.Side> sides = new ArrayList<>();
-            for (int side = 0; side < clients.size(); side++) {
-                InterleavedRun.SideRun sideRun = runs.get(side);
-                sides.add(new ServingResult.Side(urls.get(side).toString(), sideRun.samples(), SideFigures.of(sideRun.samples(), sideRun.seconds(), slo),
-                        readiness.measure(urls.get(side), sideRun.samples())));
+            try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+                KvReadiness readiness = new KvReadiness(new TimelineFetch(http, new ObjectMapper(), Optional.empty(), Duration.ofSeconds(10)));
+                for (int side = 0; side < clients.size(); side++) {
+                    InterleavedRun.SideRun sideRun = runs.get(side);
+                    sides.add(new ServingResult.Side(urls.get(side).toString(), sideRun.samples(),
+                            SideFigures.of(sideRun.samples(), sideRun.seconds(), slo), readiness.measure(urls.get(side), sideRun.samples())));
+                }
             }
             Optional<Comparison> comparison = sides.size() < 2 ? Optional.empty()
                     : Optional.of(Comparison.of(sides.get(0).figures(), sides.get(1).figures(), sides.get(0).samples(), sides.get(1).samples()));

@@ -195,7 +195,7 @@ public record ServingResult(Settings settings, ServingClient.ModelInfo model, Li
         addRow(rows, "input tokens/s", s -> number(s.figures().inputTokenThroughput()));
         addRow(rows, "completed / failed", s -> s.figures().completed() + " / " + s.figures().failed());
         addRow(rows, "goodput req/s", s -> text(s.figures().goodput()));
-        addRow(rows, "KV ready after last fwd p50/p99", s -> s.kvReady().millis().map(d -> number(d.p50()) + " / " + number(d.p99())).orElse("-"));
+        addRow(rows, "KV ready after fwd p50/p99", s -> s.kvReady().millis().map(d -> number(d.p50()) + " / " + number(d.p99())).orElse("-"));
         return rows;
     }
 
