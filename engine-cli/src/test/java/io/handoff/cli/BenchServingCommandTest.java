@@ -47,6 +47,15 @@ class BenchServingCommandTest
         assertThat(rate.stderr()).contains("--rate must be a positive number of requests per second or inf, was 'fast'");
     }
 
+    @Test
+    void aModelPathThatIsNoCheckpointIsAUsageErrorNamingIt()
+    {
+        Result result = run("bench", "serving", "--url", "http://127.0.0.1:1", "--model-path", "/nonexistent/model");
+
+        assertThat(result.exitCode()).isEqualTo(Main.USAGE);
+        assertThat(result.stderr()).contains("--model-path: ", "/nonexistent/model is not a directory or a .gguf file");
+    }
+
     private record Result(int exitCode, String stderr) {}
 
     private static Result run(String... args)

@@ -1,5 +1,8 @@
 package io.handoff.bench.serving;
 
+import io.handoff.core.model.tokenizer.Tokenizer;
+import io.handoff.demo.Workload;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -75,6 +78,28 @@ public enum Dataset
                 case MIXED -> i % 2 == 0 ? longPrompt(i, random, vocabSize, maxContext)
                         : new BenchRequest(i, ids(random, Math.min(32, room), vocabSize), maxNewTokens);
             });
+        }
+        return requests;
+    }
+
+    /**
+     * With the served model's tokenizer at hand ({@code --model-path}): shared-prefix as text, the demo's few-shot
+     * workload (eight worked examples, then a question of each request's own) encoded as the server would.
+     */
+    public static List<BenchRequest> fewShot(Tokenizer tokenizer, int count, long seed, int maxContext, int maxNewTokens)
+    {
+        if (count < 1) {
+            throw new IllegalArgumentException("--requests must be at least 1, was " + count);
+        }
+        Workload workload = Workload.fewShot(count, seed);
+        List<BenchRequest> requests = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            int[] ids = tokenizer.encodePrompt(workload.prompt(i));
+            if (ids.length + maxNewTokens > maxContext) {
+                throw new IllegalArgumentException("the few-shot prompt is " + ids.length + " tokens with this tokenizer; with --max-new-tokens "
+                        + maxNewTokens + " it exceeds the model's context of " + maxContext + " tokens");
+            }
+            requests.add(new BenchRequest(i, ids, maxNewTokens));
         }
         return requests;
     }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.chaos.ChaosProgress;
 import io.handoff.cli.inspect.TimelineFetch;
+import io.handoff.core.runtime.ModelSource;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -49,6 +50,11 @@ public final class ServingCommand
     @Option(names = "--dataset", defaultValue = "shared-prefix", paramLabel = "NAME",
             description = "shared-prefix, random, long-prompt or mixed (default ${DEFAULT-VALUE}).")
     String dataset;
+
+    @Option(names = "--model-path", paramLabel = "PATH",
+            description = "The served model's checkpoint directory or .gguf file: shared-prefix then sends the demo's few-shot text encoded "
+                    + "with its tokenizer, and its vocabulary bounds the other datasets' ids (by default both come from the server).")
+    Path modelPath;
 
     @Option(names = "--max-new-tokens", defaultValue = "32", paramLabel = "M",
             description = "Output tokens of shared-prefix requests and of mixed's short ones, the most of random's (default ${DEFAULT-VALUE}).")
@@ -123,8 +129,21 @@ public final class ServingCommand
             for (URI u : urls) {
                 clients.add(new ServingClient(u, requestTimeout));
             }
-            ServingClient.ModelInfo model = model(clients);
-            List<BenchRequest> all = kind.requests(requests + warmup, seed, model.vocabSize(), model.maxContext(), maxNewTokens);
+            // a checkpoint given is read first: a wrong path is refused before any server is asked
+            Optional<ModelSource> local = modelPath == null ? Optional.empty() : Optional.of(openLocal(modelPath));
+            ServingClient.ModelInfo model;
+            List<BenchRequest> all;
+            try {
+                ServingClient.ModelInfo served = model(clients);
+                model = local.map(l -> localModel(l, served)).orElse(served);
+                int count = requests + warmup;
+                all = local.isPresent() && kind == Dataset.SHARED_PREFIX
+                        ? Dataset.fewShot(local.get().tokenizer(), count, seed, model.maxContext(), maxNewTokens)
+                        : kind.requests(count, seed, model.vocabSize(), model.maxContext(), maxNewTokens);
+            }
+            finally {
+                local.ifPresent(ModelSource::close);
+            }
             List<BenchRequest> measured = all.subList(0, requests);
             String run = "bench-" + Long.toString(System.currentTimeMillis(), 36);
             List<String> prefixes = new ArrayList<>();
@@ -195,6 +214,27 @@ public final class ServingCommand
                     : model;
         }
         return model;
+    }
+
+    private static ModelSource openLocal(Path path)
+    {
+        try {
+            return ModelSource.open(path.toAbsolutePath().normalize(), Integer.MAX_VALUE);
+        }
+        catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--model-path: " + e.getMessage(), e);
+        }
+    }
+
+    /** The served model, its vocabulary from the local checkpoint, which must be the one the server reports. */
+    private ServingClient.ModelInfo localModel(ModelSource local, ServingClient.ModelInfo served)
+    {
+        int vocab = local.config().vocabSize();
+        if (served.vocabReported() && vocab != served.vocabSize()) {
+            throw new IllegalStateException("--model-path " + modelPath + " has a vocabulary of " + vocab + " tokens, the server's model '" + served.id()
+                    + "' " + served.vocabSize() + ": give the checkpoint the server serves");
+        }
+        return new ServingClient.ModelInfo(served.id(), vocab, Math.min(served.maxContext(), local.config().maxContext()), true);
     }
 
     private static URI parseUrl(String option, String text)

@@ -1,5 +1,7 @@
 package io.handoff.bench.serving;
 
+import io.handoff.core.model.ByteTokenizer;
+import io.handoff.demo.Workload;
 import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;
@@ -59,6 +61,21 @@ class DatasetTest
         assertThat(requests.get(0).inputIds().length).isGreaterThanOrEqualTo(Dataset.LONG_PROMPT_TOKENS);
         assertThat(requests.get(1).inputIds().length).isEqualTo(32);
         assertThat(Dataset.LONG_PROMPT.requests(3, 1, 259, 4096, 64)).extracting(BenchRequest::maxNewTokens).containsOnly(4);
+    }
+
+    @Test
+    void withATokenizerSharedPrefixIsTheDemosFewShotTextEncodedAsTheServerWould()
+    {
+        ByteTokenizer tokenizer = new ByteTokenizer();
+        Workload workload = Workload.fewShot(3, 9);
+
+        List<BenchRequest> requests = Dataset.fewShot(tokenizer, 3, 9, 4096, 16);
+
+        for (int i = 0; i < 3; i++) {
+            assertThat(requests.get(i).inputIds()).isEqualTo(tokenizer.encodePrompt(workload.prompt(i)));
+            assertThat(requests.get(i).maxNewTokens()).isEqualTo(16);
+        }
+        assertThatThrownBy(() -> Dataset.fewShot(tokenizer, 1, 9, 256, 16)).hasMessageContaining("exceeds the model's context of 256 tokens");
     }
 
     @Test
