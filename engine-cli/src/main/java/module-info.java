@@ -10,4 +10,5 @@ module handoff.cli {
     requires org.apache.logging.log4j;
 
     opens io.handoff.cli to info.picocli;
+    opens io.handoff.bench.transfer to info.picocli;
 }
