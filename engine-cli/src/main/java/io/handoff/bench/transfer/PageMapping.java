@@ -27,25 +27,28 @@ record PageMapping(int[] destinations, boolean scattered)
         }
         SplittableRandom random = new SplittableRandom(seed);
         int[] destinations = contiguous(pages).destinations();
-        for (int i = pages - 1; i > 0; i--) {
-            swap(destinations, i, random.nextInt(i + 1));
-        }
-        // Repair neighbours by swapping with a random page that fits at both places; a few passes settle it.
-        for (int pass = 0; hasNeighbours(destinations); pass++) {
-            if (pass > 1000) {
-                throw new IllegalStateException("no scattered mapping of " + pages + " pages found");
+        // Shuffle, then repair neighbours by swapping with a random page that fits at both places; a small pool can be
+        // left in a state no single swap repairs, so it is shuffled afresh then.
+        for (int attempt = 0; attempt < 10_000; attempt++) {
+            for (int i = pages - 1; i > 0; i--) {
+                swap(destinations, i, random.nextInt(i + 1));
             }
-            for (int i = 1; i < pages; i++) {
-                if (adjacent(destinations[i - 1], destinations[i])) {
-                    int j = random.nextInt(pages);
-                    swap(destinations, i, j);
-                    if (conflicts(destinations, i) || conflicts(destinations, j)) {
+            for (int pass = 0; pass < 50 && hasNeighbours(destinations); pass++) {
+                for (int i = 1; i < pages; i++) {
+                    if (adjacent(destinations[i - 1], destinations[i])) {
+                        int j = random.nextInt(pages);
                         swap(destinations, i, j);
+                        if (conflicts(destinations, i) || conflicts(destinations, j)) {
+                            swap(destinations, i, j);
+                        }
                     }
                 }
             }
+            if (!hasNeighbours(destinations)) {
+                return new PageMapping(destinations, true);
+            }
         }
-        return new PageMapping(destinations, true);
+        throw new IllegalStateException("no scattered mapping of " + pages + " pages found");
     }
 
     int pages()

@@ -175,6 +175,10 @@ public final class TransferBenchCommand
     {
         Map<String, String> settings = new LinkedHashMap<>();
         settings.put("handoff.disaggregation.transfer-backend", backend);
+        if (!config.overrides.containsKey("handoff.logging.level")) {
+            // the two processes' start-up lines would bury the figures
+            settings.put("handoff.logging.level", "warn");
+        }
         if (transport != null) {
             switch (backend) {
                 case "mooncake" -> settings.put("handoff.plugins.mooncake.transport", transport);
