@@ -1,5 +1,6 @@
 package io.handoff.bench.transfer;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.util.Arrays;
@@ -46,6 +47,11 @@ record TransferFigures(String backend, String transport, PayloadShape shape, boo
         figures.put("min", round(Arrays.stream(gbps).min().orElseThrow()));
         figures.put("max", round(Arrays.stream(gbps).max().orElseThrow()));
         json.put("memcpy_gbps", round(memcpyMedian()));
+        // round by round, in the order they ran (memcpy round i just before backend round i)
+        ArrayNode rounds = json.putArray("round_gbps");
+        Arrays.stream(gbps).forEach(value -> rounds.add(round(value)));
+        ArrayNode memcpyRounds = json.putArray("round_memcpy_gbps");
+        Arrays.stream(memcpyGbps).forEach(value -> memcpyRounds.add(round(value)));
         json.put("ratio_memcpy", round(ratioMemcpy()));
         if (ucxPerftest.gbps() == null) {
             json.putNull("ucx_perftest_gbps");

@@ -35,6 +35,8 @@ class TransferBenchOutputTest
         assertThat(json.get("gbps").get("min").asDouble()).isEqualTo(0.5);
         assertThat(json.get("gbps").get("max").asDouble()).isEqualTo(3.0);
         assertThat(json.get("memcpy_gbps").asDouble()).isEqualTo(4.0);
+        assertThat(json.get("round_gbps")).extracting(JsonNode::asDouble).containsExactly(3.0, 0.5, 1.0);
+        assertThat(json.get("round_memcpy_gbps")).extracting(JsonNode::asDouble).containsExactly(4.0, 4.0, 5.0);
         assertThat(json.get("ratio_memcpy").asDouble()).isEqualTo(0.25);
         assertThat(json.get("ucx_perftest_gbps").asDouble()).isEqualTo(2.0);
         assertThat(json.get("ratio_ucx_perftest").asDouble()).isEqualTo(0.5);
