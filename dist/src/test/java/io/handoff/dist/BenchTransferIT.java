@@ -9,6 +9,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -48,6 +49,7 @@ class BenchTransferIT
         assertThat(json.get("plans").asInt()).isEqualTo(1);
         assertThat(json.get("plan_bytes").asLong()).isEqualTo(1 << 20);
         assertThat(json.get("verified").asBoolean()).isTrue();
+        assertThat(receivers()).as("receiver processes left running").isEmpty();
         if (backend.equals("nixl") || transport.equals("tcp")) {
             // a figure when ucx-utils is installed, else null and the reason
             assertThat(json.get("ucx_perftest_gbps").isNull() ? json.get("ucx_perftest_reason").asText() : json.get("ucx_perftest_gbps").asDouble() > 0)
@@ -70,6 +72,7 @@ class BenchTransferIT
         assertThat(run.stdout()).isEmpty();
         assertThat(run.stderr()).contains("the receiver's pool does not hold the pages mori sent (regions 0 differ from what was sent)")
                 .contains("no figure is reported");
+        assertThat(receivers()).as("receiver processes left running").isEmpty();
     }
 
     @Test
@@ -109,6 +112,16 @@ class BenchTransferIT
         Launcher.Run transport = Launcher.run(temp, "bench", "transfer", "--backend", "mori", "--transport", "tcp");
         assertThat(transport.exitCode()).as(transport.describe()).isEqualTo(2);
         assertThat(transport.stderr()).contains("mori moves pages over shared memory on one host only");
+    }
+
+    /** Live receiver processes of bench transfer (the command stops its own before it exits). */
+    private static List<String> receivers()
+    {
+        return ProcessHandle.allProcesses()
+                .filter(ProcessHandle::isAlive)
+                .map(process -> process.info().commandLine().orElse(""))
+                .filter(line -> line.contains("bench transfer-receiver"))
+                .toList();
     }
 
     private static String[] with(String... args)

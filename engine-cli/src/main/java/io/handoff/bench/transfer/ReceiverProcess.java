@@ -116,6 +116,11 @@ final class ReceiverProcess
                 + String.join("\n  ", tail)));
     }
 
+    boolean isAlive()
+    {
+        return process.isAlive();
+    }
+
     List<String> logTail(int count)
     {
         try {

@@ -65,11 +65,13 @@ final class TransferBench
         PageMapping mapping = settings.scatter() ? PageMapping.scattered(shape.pages(), settings.seed()) : PageMapping.contiguous(shape.pages());
         double[] gbps = new double[settings.rounds()];
         double[] memcpyGbps = new double[settings.rounds()];
+        String backend;
         String transport;
         RoundPlans plans;
         try (StandaloneTransfer sender = StandaloneTransfer.open(Disaggregation.Role.PREFILL, engine.config(), engine.security(), engine.plugins(),
                 shape.geometry(), shape.pages());
                 ReceiverProcess receiver = ReceiverProcess.start(settings.receiverCommand().apply(shape))) {
+            backend = sender.backendId();
             PoolPattern.fill(sender.regions(), settings.seed());
             TransferLink link = sender.connect(receiver.descriptor(RECEIVER_START));
             transport = link.transport();
@@ -97,12 +99,11 @@ final class TransferBench
                 verify(sender, regions(scratch), receiver, mapping);
             }
         }
-        progress.accept(String.format("%s over %s, %s pages: %.2f GB/s, memcpy %.2f GB/s", engine.config().config()
-                .getString("handoff.disaggregation.transfer-backend"), transport, ByteSize.format(shape.pageBytes()), TransferFigures.median(gbps),
-                TransferFigures.median(memcpyGbps)));
+        progress.accept(String.format("%s over %s, %s pages: %.2f GB/s, memcpy %.2f GB/s", backend, transport, ByteSize.format(shape.pageBytes()),
+                TransferFigures.median(gbps), TransferFigures.median(memcpyGbps)));
         long message = Math.min(plans.meanPieceBytes(), settings.ucxMessageCap());
         UcxPerftest.Result ucx = ucxPerftest(message, plans.roundBytes() * settings.rounds());
-        return new TransferFigures(engine.config().config().getString("handoff.disaggregation.transfer-backend"), transport, shape,
+        return new TransferFigures(backend, transport, shape,
                 settings.scatter(), gbps, memcpyGbps, ucx, message, plans.plansPerRound(), plans.planBytes());
     }
 
