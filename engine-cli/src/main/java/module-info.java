@@ -11,4 +11,5 @@ module handoff.cli {
 
     opens io.handoff.cli to info.picocli;
     opens io.handoff.bench.serving to info.picocli;
+    opens io.handoff.bench.transfer to info.picocli;
 }
