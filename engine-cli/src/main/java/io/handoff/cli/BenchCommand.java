@@ -4,12 +4,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-<<<<<<< HEAD
 import io.handoff.bench.serving.ServingCommand;
-=======
 import io.handoff.bench.transfer.TransferBenchCommand;
 import io.handoff.bench.transfer.TransferReceiverCommand;
->>>>>>> bench-transfer
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.model.MatmulReference;
 import io.handoff.core.model.ModelConfig;
@@ -37,11 +34,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Benchmarks. Every figure comes with a reference measured in the same run.",
-<<<<<<< HEAD
-        subcommands = {BenchCommand.Compute.class, ServingCommand.class})
-=======
-        subcommands = {BenchCommand.Compute.class, TransferBenchCommand.class, TransferReceiverCommand.class})
->>>>>>> bench-transfer
+        subcommands = {BenchCommand.Compute.class, TransferBenchCommand.class, TransferReceiverCommand.class, ServingCommand.class})
 final class BenchCommand
         extends CommandGroup
 {
