@@ -185,6 +185,13 @@ public final class Link
         return TransferLink.start(backend, name, peer, PageGeometry.of(sources), peer.receiverGeometry(), timeouts, hooks);
     }
 
+    /** As {@link #start(String, String, TransferPeer, List, TransferLink.Timeouts, TransferHooks)}, with a window of plans in flight for a PIPELINED peer. */
+    public static TransferLink start(String backend, String name, TransferPeer peer, List<MemoryRegion> sources, TransferLink.Timeouts timeouts,
+            TransferHooks hooks, int window)
+    {
+        return TransferLink.start(backend, name, peer, PageGeometry.of(sources), peer.receiverGeometry(), timeouts, hooks, window);
+    }
+
     /** {@link #start(String, String, TransferPeer, List, TransferLink.Timeouts, TransferHooks)} with the kit's timeouts and no hooks. */
     public static TransferLink start(String backend, TransferPeer peer, List<MemoryRegion> sources)
     {

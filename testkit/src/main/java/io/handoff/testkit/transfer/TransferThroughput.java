@@ -224,7 +224,7 @@ public final class TransferThroughput
             sender.registerSources(source.regions());
             TransferPeer peer = sender.connect(HOST, descriptor);
             List<TransferPlan> planned = plans(shape, plans);
-            try (TransferLink link = Link.start(provider.id(), HOST, peer, source.regions(), Link.TIMEOUTS, TransferHooks.NONE)) {
+            try (TransferLink link = Link.start(provider.id(), HOST, peer, source.regions(), Link.TIMEOUTS, TransferHooks.NONE, shape.window)) {
                 long start = System.nanoTime();
                 post(link, planned);
                 return new Result(plans * (double) shape.planBytes() / (System.nanoTime() - start), link.transport());
