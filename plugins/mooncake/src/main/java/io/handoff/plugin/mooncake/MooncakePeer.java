@@ -42,9 +42,18 @@ abstract sealed class MooncakePeer
         this.batchPages = (int) Math.max(1, Math.min(Integer.MAX_VALUE, frameBytes / largestStride));
     }
 
-    /** Copies pages {@code srcPage..+count-1} of source region {@code region} to the peer's {@code dstPage..}; returns the bytes. */
+    /**
+     * Copies pages {@code srcPage..+count-1} of source region {@code region} to the peer's {@code dstPage..} (or
+     * queues them for {@link #flushBatch}); returns the bytes.
+     */
     protected abstract long writePages(TransferPlan plan, int region, int srcPage, int dstPage, int count)
             throws TransferFailure;
+
+    /** After {@link #writePages} of every region of one page batch, before its pages are reported done: write what was queued. */
+    protected void flushBatch()
+            throws TransferFailure
+    {
+    }
 
     /**
      * After all of a plan's pages were handed over: reports the plan's outcome through {@code work}, before returning
@@ -110,6 +119,7 @@ abstract sealed class MooncakePeer
                     for (int region = 0; region < sources.size(); region++) {
                         bytes += writePages(plan, region, srcPages[run] + done, dstPages[run] + done, count);
                     }
+                    flushBatch();
                     for (int page = 0; page < count; page++) {
                         work.pageDone(pageIndex++);
                     }

@@ -26,8 +26,8 @@ import static java.lang.System.Logger.Level.DEBUG;
 import static java.lang.System.Logger.Level.WARNING;
 
 /**
- * The tcp transport's sending side. Each page batch goes out as one frame: a header and the pages' bytes,
- * written by a gathering write straight from the source pool (no copy, no per-page object); after a plan's
+ * The tcp transport's sending side. Each page batch goes out as one frame per region: a header and the pages' bytes,
+ * every region's frames in one gathering write straight from the source pool (no copy); after a plan's
  * frames the receiver's reply says whether it wrote them (ACK) or refused them (NACK). Plans are pipelined
  * ({@code PIPELINED}): the transfer thread writes the next plan's frames while the replies to the last ones are
  * still on their way, and a reply reader (one thread per connection, the only one that reads the socket) reports
@@ -48,8 +48,11 @@ final class TcpPeer
     private final InputStream in;
     private final Duration ackTimeout;
     private final ByteBuffer header = ByteBuffer.allocateDirect(WireFormat.HEADER_BYTES);
-    private final ByteBuffer[] frame = new ByteBuffer[2];
-    private final ByteBuffer[] taggedFrame = new ByteBuffer[4];
+    // One page batch's frames, every region's, go out in one gathering write: a scattered plan (one page a run) made
+    // one write per page and region before, and small writes were what the tcp path spent its time on.
+    private final ByteBuffer[] batchHeaders;
+    private final ByteBuffer[] batch;
+    private int batchBuffers;
     private final byte[] reply = new byte[WireFormat.REPLY_BYTES];
     private final FrameTags tags;
     private final TransferContext context;
@@ -75,6 +78,11 @@ final class TcpPeer
         this.context = context;
         this.in = channel.socket().getInputStream();
         this.ackTimeout = config.ackTimeout();
+        this.batchHeaders = new ByteBuffer[sources.size()];
+        for (int region = 0; region < batchHeaders.length; region++) {
+            batchHeaders[region] = ByteBuffer.allocateDirect(WireFormat.HEADER_BYTES);
+        }
+        this.batch = new ByteBuffer[4 * sources.size()];
         this.replies = Thread.ofPlatform().daemon().name("mooncake-replies-" + name).start(this::readReplies);
     }
 
@@ -133,26 +141,30 @@ final class TcpPeer
         MemoryRegion source = sources.get(region);
         long stride = source.pageStride();
         long bytes = count * stride;
-        WireFormat.header(header, WireFormat.DATA, plan.room(), plan.chunk(), region, dstPage, count, bytes);
+        ByteBuffer frameHeader = batchHeaders[region];
+        WireFormat.header(frameHeader, WireFormat.DATA, plan.room(), plan.chunk(), region, dstPage, count, bytes);
         ByteBuffer payload = source.segment().asSlice(srcPage * stride, bytes).asByteBuffer();
-        ByteBuffer[] out;
-        if (tags.tagBytes() == 0) {
-            out = frame;
-            out[0] = header;
-            out[1] = payload;
+        batch[batchBuffers++] = frameHeader;
+        if (tags.tagBytes() > 0) {
+            // the payload's tag costs a read of its pages before they are sent (HMAC-SHA256; README "Security" has its cost)
+            batch[batchBuffers++] = ByteBuffer.wrap(tags.nextSent(WireFormat.HEADER_BYTES).update(frameHeader).value());
+            batch[batchBuffers++] = payload;
+            batch[batchBuffers++] = ByteBuffer.wrap(tags.nextSent(bytes).update(payload).value());
         }
         else {
-            // the payload's tag costs a read of its pages before they are sent (HMAC-SHA256; README "Security" has its cost)
-            out = taggedFrame;
-            out[0] = header;
-            out[1] = ByteBuffer.wrap(tags.nextSent(WireFormat.HEADER_BYTES).update(header).value());
-            out[2] = payload;
-            out[3] = ByteBuffer.wrap(tags.nextSent(bytes).update(payload).value());
+            batch[batchBuffers++] = payload;
         }
-        ByteBuffer last = out[out.length - 1];
+        return bytes;
+    }
+
+    @Override
+    protected void flushBatch()
+            throws TransferFailure
+    {
+        ByteBuffer last = batch[batchBuffers - 1];
         try {
             while (last.hasRemaining()) {
-                channel.write(out);
+                channel.write(batch, 0, batchBuffers);
             }
         }
         catch (IOException e) {
@@ -162,9 +174,9 @@ final class TcpPeer
             throw new TransferFailure(reason, false);
         }
         finally {
-            java.util.Arrays.fill(out, null);
+            java.util.Arrays.fill(batch, 0, batchBuffers, null);
+            batchBuffers = 0;
         }
-        return bytes;
     }
 
     @Override
@@ -182,6 +194,9 @@ final class TcpPeer
     @Override
     protected void abortPlan(PlanWork work, String reason, boolean closing)
     {
+        // frames queued for a batch that was never written are dropped: the receiver never sees them
+        java.util.Arrays.fill(batch, 0, batchBuffers, null);
+        batchBuffers = 0;
         if (broken != null || closing) {
             // close() already shut our side down (or the connection broke): the receiver drops the partial plan when it
             // sees the end of stream, and the reader reports the plan once the receiver closed its side.
