@@ -42,7 +42,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * The shape, as system properties: {@code regions} (4), {@code page-bytes} (32768, each region's page stride),
  * {@code pool-pages} (512), {@code plan-pages} (8), {@code scatter} (false: a plan is one run of adjacent pages;
  * true: every page is a run of its own, source and destination pages in different shuffled orders, as a long-lived
- * pool hands them out), {@code window} (the link's plans in flight; 1), {@code rounds} (2).
+ * pool hands them out), {@code window} (the link's plans in flight; 1), {@code rounds} (2), {@code first-touch}
+ * (false: both pools are touched before the plans; true: the receiver's is not, as in a freshly started engine).
  */
 public final class TransferThroughput
 {
