@@ -283,7 +283,8 @@ final class DecodeLinks
         try {
             peer = backend.connect(EngineTransferContext.localHostId(), register.descriptor());
             sources.checkReceiver(backendId, peer.receiverGeometry());
-            link = TransferLink.start(backendId, channel.peer(), peer, sources, peer.receiverGeometry(), config.linkTimeouts(), hooks);
+            link = TransferLink.start(backendId, channel.peer(), peer, sources, peer.receiverGeometry(), config.linkTimeouts(), hooks,
+                    config.transferWindow());
             // from what the link enforces: the capabilities it read from the connection once
             linkEarlySend = earlySend.forConnection(backendId, link.capabilities());
         }

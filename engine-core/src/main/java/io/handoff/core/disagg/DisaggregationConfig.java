@@ -11,6 +11,7 @@ import static java.util.Objects.requireNonNull;
  * The {@code handoff.disaggregation} and {@code handoff.debug.kv-fidelity} settings.
  *
  * @param drainDeadline how long a quarantine may wait for its proof before its peer is suspect (see {@link SuspectPeers})
+ * @param transferWindow plans a prefill hands to a pipelined connection before their outcomes are reported (see {@link TransferLink})
  */
 public record DisaggregationConfig(
         String transferBackend,
@@ -23,7 +24,8 @@ public record DisaggregationConfig(
         int maxPagesPerPlan,
         TransferLink.Timeouts linkTimeouts,
         boolean checksums,
-        Duration drainDeadline)
+        Duration drainDeadline,
+        int transferWindow)
 {
     public DisaggregationConfig
     {
@@ -38,6 +40,18 @@ public record DisaggregationConfig(
         if (drainDeadline.isNegative() || drainDeadline.isZero()) {
             throw new IllegalArgumentException("handoff.disaggregation.drain-deadline must be positive, was " + drainDeadline);
         }
+        if (transferWindow < 1) {
+            throw new IllegalArgumentException("handoff.disaggregation.transfer-window must be at least 1 plan, was " + transferWindow);
+        }
+    }
+
+    /** Settings with one plan at a time per connection. */
+    public DisaggregationConfig(String transferBackend, String earlySend, String controlHost, int controlPort, ControlChannel.Liveness liveness,
+            Duration connectTimeout, RoomDeadlines deadlines, int maxPagesPerPlan, TransferLink.Timeouts linkTimeouts, boolean checksums,
+            Duration drainDeadline)
+    {
+        this(transferBackend, earlySend, controlHost, controlPort, liveness, connectTimeout, deadlines, maxPagesPerPlan, linkTimeouts, checksums,
+                drainDeadline, 1);
     }
 
     /** Settings with the default drain deadline (60 s). */
@@ -64,6 +78,7 @@ public record DisaggregationConfig(
                 new TransferLink.Timeouts(d.getDuration("fence-timeout"), d.getDuration("transfer-report-timeout"),
                         d.getDuration("transfer-close-wait")),
                 config.getString("handoff.debug.kv-fidelity").equals("checksum"),
-                d.getDuration("drain-deadline"));
+                d.getDuration("drain-deadline"),
+                d.getInt("transfer-window"));
     }
 }

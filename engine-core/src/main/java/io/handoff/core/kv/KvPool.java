@@ -79,7 +79,7 @@ public final class KvPool
     /**
      * A pool whose regions are consecutive 64-byte-aligned slices of {@code file}, mapped read-write, so
      * a same-host peer can map the same bytes. The file is created, or truncated, to exactly
-     * {@link KvGeometry#footprintBytes} bytes of zeros, readable and writable by its owner only (every request's KV
+     * {@link KvGeometry#footprintBytes} bytes of zeros, every page touched (faulted in) now, readable and writable by its owner only (every request's KV
      * is in it); it outlives {@link #close()} (the caller removes it).
      */
     public static KvPool mapShared(KvGeometry geometry, int pages, Path file)
@@ -93,9 +93,11 @@ public final class KvPool
                 PosixFilePermissions.asFileAttribute(OWNER_ONLY))) {
             // the mode given applies only to a new file: an old one is made private too
             Files.setPosixFilePermissions(file, OWNER_ONLY);
-            // extend sparsely: the file reads as zeros without touching every page now
             channel.write(ByteBuffer.wrap(new byte[1]), bytes - 1);
             MemorySegment mapped = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
+            // Touch every page now, as an anonymous pool is zeroed when it is allocated: a page first written by a
+            // transfer costs a page fault on the transfer path (3 to 5 times the copy; README "Transfer backends").
+            mapped.fill((byte) 0);
             long[] cursor = {0};
             PagedKvCache cache = PagedKvCache.over(length -> {
                         MemorySegment slice = mapped.asSlice(cursor[0], length);

@@ -143,23 +143,10 @@ final class PlanRun
     /** Who took the plan's outcome: the transfer thread ({@code mine}) or, after the report timeout, the watchdog. */
     record Taken(boolean mine, Outcome outcome) {}
 
-    /**
-     * Waits until the outcome is reported, {@code deadlineNanos} passes, or the watchdog took the plan; then takes it.
-     * Once taken, every report is a second (or late) one.
-     */
-    Taken awaitOutcome(long deadlineNanos)
-            throws InterruptedException
+    /** Whether the outcome is in, or the watchdog took the plan: the transfer thread may settle it now. */
+    synchronized boolean hasOutcome()
     {
-        synchronized (this) {
-            while (outcome == null && !delivered) {
-                long left = deadlineNanos - System.nanoTime();
-                if (left <= 0) {
-                    break;
-                }
-                java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(this, left);
-            }
-            return take();
-        }
+        return outcome != null || delivered;
     }
 
     /** Takes the outcome now, reported or not; {@code mine} is false when it was taken already. */
@@ -194,7 +181,6 @@ final class PlanRun
             return false;
         }
         delivered = true;
-        notifyAll();
         return true;
     }
 
@@ -207,21 +193,34 @@ final class PlanRun
                 if (broken != null && violation == null) {
                     violation = broken;
                 }
-                notifyAll();
-                return;
+                late = null;
             }
-            String second = link.label() + " reported a second outcome for room " + plan.room() + " chunk " + plan.chunk()
-                    + " (transfer protocol violation)";
-            if (!delivered) {
-                if (violation == null) {
-                    violation = second;
-                }
-                return;
+            else {
+                late = secondOrLate();
             }
-            late = outcome == null ? link.label() + " reported an outcome for room " + plan.room() + " chunk " + plan.chunk()
-                    + " after the report timeout (transfer protocol violation)" : second;
         }
-        // The plan was already delivered: nothing the backend does on this link can be trusted any more.
-        link.fence(late);
+        if (late == null) {
+            // Outside this plan's lock: the link's lock is never taken while holding it.
+            link.arrived();
+        }
+        else if (!late.isEmpty()) {
+            // The plan was already delivered: nothing the backend does on this link can be trusted any more.
+            link.fence(late);
+        }
+    }
+
+    /** A report after the first (called holding this plan's lock): recorded as a violation while the plan is not delivered (""), else the reason to fence the link. */
+    private String secondOrLate()
+    {
+        String second = link.label() + " reported a second outcome for room " + plan.room() + " chunk " + plan.chunk()
+                + " (transfer protocol violation)";
+        if (!delivered) {
+            if (violation == null) {
+                violation = second;
+            }
+            return "";
+        }
+        return outcome == null ? link.label() + " reported an outcome for room " + plan.room() + " chunk " + plan.chunk()
+                + " after the report timeout (transfer protocol violation)" : second;
     }
 }

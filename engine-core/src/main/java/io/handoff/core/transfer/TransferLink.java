@@ -37,6 +37,10 @@ import static java.util.Objects.requireNonNull;
  *   is awaited here (I1) up to the fence timeout; then the plan goes to {@link TransferPeer#send}. A check that
  *   fails sends nothing. For a FORWARD_SYNC peer, reading a page before the fence is done, or completing without
  *   having said it reads, is caught (see {@link PlanRun}).</li>
+ *   <li><b>Plans in flight.</b> A peer that reports {@link TransferCapability#PIPELINED} is handed the next plan
+ *   before the outcome of the one before is reported, up to the link's window of plans handed over and not yet
+ *   settled; every other peer gets one plan at a time (a window of 1), as before. Outcomes are settled (checked and
+ *   delivered) on the transfer thread, in the order they arrive.</li>
  *   <li><b>Exactly once.</b> Every posted plan's listener hears exactly once. A backend that reports twice, or not
  *   within the report timeout, violates the protocol: its plan fails (unsettled) and the link is fenced: it closes,
  *   fails what is queued, and from then on proves nothing (every drain fails), and the fence listener hears, so
@@ -57,6 +61,8 @@ public final class TransferLink
     // The fence is awaited in slices so that close() is seen promptly without interrupting the thread
     // (an interrupt would close an interruptible channel abruptly, losing the receiver's confirmation).
     static final Duration FENCE_SLICE = Duration.ofMillis(50);
+    // While plans are in flight the fence is awaited in short slices, so that their outcomes are not held up by it.
+    static final Duration IN_FLIGHT_FENCE_SLICE = Duration.ofMillis(1);
     // Times every plan handed to a backend, whether or not its send returns (one thread for every link: it only flags).
     private static final ScheduledThreadPoolExecutor WATCHDOG = watchdog();
 
@@ -75,6 +81,9 @@ public final class TransferLink
 
     private record Posted(TransferPlan plan, PlanListener listener) {}
 
+    /** A plan handed to the peer whose outcome the transfer thread has not settled yet, and its report-timeout watchdog. */
+    private record InFlight(Posted posted, PlanRun work, ScheduledFuture<?> watchdog) {}
+
     /** Plans of one room that were posted and not yet reported, and the drains waiting for none to be left. */
     private static final class RoomPlans
     {
@@ -91,11 +100,16 @@ public final class TransferLink
     private final int destinationPages;
     private final Timeouts timeouts;
     private final TransferHooks hooks;
+    private final int window;
     private final Thread thread;
+    // Touched by the transfer thread only.
+    private final ArrayDeque<InFlight> inFlight = new ArrayDeque<>();
 
     private final Object lock = new Object();
     private final ArrayDeque<Posted> queue = new ArrayDeque<>();
     private final Map<RoomKey, RoomPlans> rooms = new HashMap<>();
+    // Outcomes reported (or plans expired) since the transfer thread last settled; guarded by lock.
+    private int arrivals;
     private volatile boolean closed;
     // Set when a plan failed without proof that none of its writes can still land: no drain is promised after that.
     private String unprovable;
@@ -114,8 +128,11 @@ public final class TransferLink
     }
 
     private TransferLink(String backend, String name, TransferPeer peer, PageGeometry sources, PageGeometry destinations, Timeouts timeouts,
-            TransferHooks hooks)
+            TransferHooks hooks, int window)
     {
+        if (window < 1) {
+            throw new IllegalArgumentException("the transfer window must be at least 1 plan, was " + window);
+        }
         requireNonNull(backend, "backend is null");
         requireNonNull(name, "name is null");
         this.peer = requireNonNull(peer, "peer is null");
@@ -125,6 +142,7 @@ public final class TransferLink
         this.destinationPages = requireNonNull(destinations, "destinations is null").pages();
         this.timeouts = requireNonNull(timeouts, "timeouts is null");
         this.hooks = requireNonNull(hooks, "hooks is null");
+        this.window = capabilities.contains(TransferCapability.PIPELINED) ? window : 1;
         this.label = backend + " peer " + name;
         this.thread = Thread.ofPlatform().daemon().name(backend + "-" + name).unstarted(this::transferLoop);
     }
@@ -138,9 +156,26 @@ public final class TransferLink
     public static TransferLink start(String backend, String name, TransferPeer peer, PageGeometry sources, PageGeometry destinations,
             Timeouts timeouts, TransferHooks hooks)
     {
-        TransferLink link = new TransferLink(backend, name, peer, sources, destinations, timeouts, hooks);
+        return start(backend, name, peer, sources, destinations, timeouts, hooks, 1);
+    }
+
+    /**
+     * As {@link #start(String, String, TransferPeer, PageGeometry, PageGeometry, Timeouts, TransferHooks)}, handing a
+     * {@link TransferCapability#PIPELINED} peer up to {@code window} plans before their outcomes are reported (a
+     * peer without it gets one at a time).
+     */
+    public static TransferLink start(String backend, String name, TransferPeer peer, PageGeometry sources, PageGeometry destinations,
+            Timeouts timeouts, TransferHooks hooks, int window)
+    {
+        TransferLink link = new TransferLink(backend, name, peer, sources, destinations, timeouts, hooks, window);
         link.thread.start();
         return link;
+    }
+
+    /** Plans this link hands to its peer before their outcomes are reported: 1 unless the peer is PIPELINED. */
+    public int window()
+    {
+        return window;
     }
 
     /** Hears once, with the reason, when this link is fenced for a protocol violation. */
@@ -317,23 +352,33 @@ public final class TransferLink
             while (true) {
                 Posted next;
                 synchronized (lock) {
-                    while (queue.isEmpty() && !closed) {
+                    while (arrivals == 0 && (queue.isEmpty() || inFlight.size() >= window) && !(closed && inFlight.isEmpty())) {
                         lock.wait();
                     }
-                    next = queue.pollFirst();
+                    arrivals = 0;
+                    next = inFlight.size() < window ? queue.pollFirst() : null;
                 }
-                if (next == null) {
-                    return;
+                settleArrived();
+                if (next != null) {
+                    run(next);
                 }
-                run(next);
+                else if (inFlight.isEmpty() && isClosed()) {
+                    synchronized (lock) {
+                        if (queue.isEmpty()) {
+                            return;
+                        }
+                    }
+                }
             }
         }
         catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             stopped = label + ": its transfer thread was interrupted";
+            abandonInFlight(stopped + " while the plan was in flight", true);
         }
         catch (RuntimeException | Error e) {
             stopped = label + ": its transfer thread stopped on " + e;
+            abandonInFlight(stopped + " while the plan was in flight", false);
             throw e;
         }
         finally {
@@ -387,7 +432,6 @@ public final class TransferLink
             return;
         }
         // The report timeout runs from the moment the plan is handed over, also while send itself does not return.
-        long deadline = System.nanoTime() + timeouts.report().toNanos();
         ScheduledFuture<?> watchdog = WATCHDOG.schedule(() -> {
             if (work.expire()) {
                 try {
@@ -395,6 +439,7 @@ public final class TransferLink
                 }
                 finally {
                     work.expiryHandled();
+                    arrived();
                 }
             }
         }, timeouts.report().toNanos(), TimeUnit.NANOSECONDS);
@@ -416,21 +461,36 @@ public final class TransferLink
             failQueued(reason + "; the plan was not sent");
             throw e;
         }
-        PlanRun.Taken taken;
-        try {
-            taken = work.awaitOutcome(deadline);
+        InFlight handed = new InFlight(posted, work, watchdog);
+        if (work.hasOutcome()) {
+            settle(handed);
         }
-        catch (InterruptedException e) {
-            watchdog.cancel(false);
-            if (work.take().mine()) {
-                String reason = label + ": its transfer thread was interrupted while room " + plan.room() + " chunk " + plan.chunk()
-                        + " was in flight";
-                finish(posted, -1, reason + "; the connection is fenced", false);
-                fence(reason);
+        else {
+            inFlight.addLast(handed);
+        }
+    }
+
+    /** Settles every plan in flight whose outcome was reported (or that the watchdog expired), in hand-over order. */
+    private void settleArrived()
+            throws InterruptedException
+    {
+        for (var plans = inFlight.iterator(); plans.hasNext(); ) {
+            InFlight plan = plans.next();
+            if (plan.work().hasOutcome()) {
+                plans.remove();
+                settle(plan);
             }
-            throw e;
         }
-        watchdog.cancel(false);
+    }
+
+    /** Takes a reported plan's outcome, checks how the backend used the plan, and delivers it (or fences the link). */
+    private void settle(InFlight handed)
+            throws InterruptedException
+    {
+        Posted posted = handed.posted();
+        PlanRun work = handed.work();
+        handed.watchdog().cancel(false);
+        PlanRun.Taken taken = work.take();
         if (!taken.mine()) {
             // The watchdog failed the plan: wait until it has also fenced the link, so that no queued plan is handed to
             // this peer in between.
@@ -448,8 +508,48 @@ public final class TransferLink
             fence(broken);
             return;
         }
+        String fencedFor = violation;
+        if (fencedFor != null && outcome.failure() == null) {
+            // Handed over before the link was fenced: the backend's word that it landed counts for nothing any more (a
+            // failure it reports stands; once fenced, the link proves no drain either way).
+            TransferPlan plan = posted.plan();
+            finish(posted, -1, label + " was fenced while room " + plan.room() + " chunk " + plan.chunk() + " was in flight (" + fencedFor
+                    + "); its writes may still land", false);
+            return;
+        }
         finish(posted, outcome.bytes(), outcome.failure() == null ? null : outcome.failure().getMessage(),
                 outcome.failure() == null || outcome.failure().settled());
+    }
+
+    /**
+     * The transfer thread is stopping with plans in flight: each not yet taken fails unsettled (its writes may still
+     * land), and, when {@code fenceLink}, the link is fenced.
+     */
+    private void abandonInFlight(String reason, boolean fenceLink)
+    {
+        boolean any = false;
+        for (InFlight handed : inFlight) {
+            handed.watchdog().cancel(false);
+            if (handed.work().take().mine()) {
+                any = true;
+                TransferPlan plan = handed.posted().plan();
+                finish(handed.posted(), -1, reason + " (room " + plan.room() + " chunk " + plan.chunk() + ")"
+                        + (fenceLink ? "; the connection is fenced" : ""), false);
+            }
+        }
+        inFlight.clear();
+        if (any && fenceLink) {
+            fence(reason);
+        }
+    }
+
+    /** A plan's outcome was reported, or its report timeout passed: wake the transfer thread to settle it. */
+    void arrived()
+    {
+        synchronized (lock) {
+            arrivals++;
+            lock.notifyAll();
+        }
     }
 
     /** The backend said nothing about a plan within the report timeout: the plan fails unsettled, the link is fenced. */
@@ -514,11 +614,14 @@ public final class TransferLink
             if (left <= 0) {
                 throw new TransferFailure(producer + " did not finish within fence-timeout " + timeouts.fence() + "; nothing was sent", true);
             }
+            // With plans in flight, their outcomes are settled between short slices (this thread settles them).
+            long slice = inFlight.isEmpty() || Thread.currentThread() != thread ? FENCE_SLICE.toNanos() : IN_FLIGHT_FENCE_SLICE.toNanos();
             try {
-                fence.await(Duration.ofNanos(Math.min(left, FENCE_SLICE.toNanos())));
+                fence.await(Duration.ofNanos(Math.min(left, slice)));
             }
             catch (java.util.concurrent.TimeoutException e) {
                 // Not yet: look at close() and the deadline, then wait again.
+                settleWhileWaiting();
             }
             catch (RuntimeException e) {
                 throw new TransferFailure(producer + " failed (" + e.getMessage() + "); nothing was sent", true);
@@ -526,6 +629,22 @@ public final class TransferLink
         }
         if (fence.failed()) {
             throw new TransferFailure(producer + " failed; nothing was sent", true);
+        }
+    }
+
+    /** Called between fence slices: on the transfer thread, settles what arrived meanwhile. */
+    private void settleWhileWaiting()
+            throws TransferFailure
+    {
+        if (Thread.currentThread() != thread || inFlight.isEmpty()) {
+            return;
+        }
+        try {
+            settleArrived();
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TransferFailure(label + ": its transfer thread was interrupted while waiting on a fence; nothing was sent", true);
         }
     }
 

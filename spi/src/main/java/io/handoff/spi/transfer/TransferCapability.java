@@ -20,5 +20,12 @@ public enum TransferCapability
     /** Works between hosts. */
     REMOTE,
     /** Works between processes on one host. */
-    SAME_HOST
+    SAME_HOST,
+    /**
+     * The connection takes the next plan before the previous one's outcome is reported: {@link TransferPeer#send} may
+     * return with the plan still in flight and report it later, from any thread, and the core then hands over up to
+     * its window of plans ({@code handoff.disaggregation.transfer-window}) before the first of them is reported. Each
+     * plan is still reported exactly once; plans still reach {@code send} in post order, on one thread.
+     */
+    PIPELINED
 }

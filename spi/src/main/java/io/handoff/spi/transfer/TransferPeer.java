@@ -4,8 +4,9 @@ import java.util.Set;
 
 /**
  * A backend's connection to one receiver: the smallest thing that moves a plan's pages. The core drives it and
- * owns every rule around it (I1, I2): it runs one transfer thread per peer that hands plans to {@link #send} one
- * at a time, in post order; it checks each plan against both sides' pages before handing it over; it waits on the
+ * owns every rule around it (I1, I2): it runs one transfer thread per peer that hands plans to {@link #send} in
+ * post order, one at a time (or, to a peer reporting {@link TransferCapability#PIPELINED}, up to the engine's window
+ * of plans before their outcomes are reported); it checks each plan against both sides' pages before handing it over; it waits on the
  * plan's producer fence itself unless {@link #capabilities} contains {@link TransferCapability#FORWARD_SYNC}; it
  * delivers exactly one outcome per plan to the room that posted it, detects an outcome reported twice or never,
  * and then fences this peer; it answers drains; and it closes the peer. A backend never queues, retries, or keeps
@@ -31,9 +32,10 @@ public interface TransferPeer
 
     /**
      * Moves {@code work.plan()}'s pages to the receiver; called on the core's transfer thread for this peer, one
-     * plan at a time. The plan lies inside both sides' pages. Report the outcome exactly once, through
+     * call at a time. The plan lies inside both sides' pages. Report the outcome exactly once, through
      * {@link PlanWork#completed} or {@link PlanWork#failed}, before returning or later from another thread (the
-     * core waits for it, bounded, before it hands over the next plan). Call {@link PlanWork#reading} immediately
+     * core waits for it, bounded, before it hands over the next plan; a {@link TransferCapability#PIPELINED} peer is
+     * handed the next plans meanwhile, up to the window, and may report them in any order). Call {@link PlanWork#reading} immediately
      * before reading the first source page, and {@link PlanWork#pageDone} after each page; look at
      * {@link PlanWork#stopped} between pieces. A runtime exception is taken for a bug: the plan fails unsettled.
      */

@@ -43,6 +43,8 @@ public final class Link
      * The core's waits for a kit link: the engine's defaults, except that close waits up to 30 seconds for the plan
      * in flight (a test may park the transfer thread in a hook).
      */
+    /** Plans in flight on a PIPELINED connection, as {@code handoff.disaggregation.transfer-window} defaults to. */
+    public static final int WINDOW = 4;
     public static final TransferLink.Timeouts TIMEOUTS = new TransferLink.Timeouts(Duration.ofSeconds(60), Duration.ofSeconds(60),
             Duration.ofSeconds(30));
 
@@ -124,7 +126,8 @@ public final class Link
             byte[] descriptor = receiver.expose(openedDestination.regions(), openedDestination.file(), guard);
             openedSender.registerSources(openedSource.regions());
             connected = openedSender.connect(DECODE_HOST, wiring.descriptorOnTheWay().apply(descriptor));
-            link = start(provider.id(), DECODE_HOST, connected, openedSource.regions(), timeouts, hooks);
+            // the engine's default window: a PIPELINED backend is tested with plans in flight, as it runs
+            link = start(provider.id(), DECODE_HOST, connected, openedSource.regions(), timeouts, hooks, WINDOW);
         }
         catch (RuntimeException | Error e) {
             // Half a link would leak threads, sockets and mappings into the next test.
@@ -183,6 +186,13 @@ public final class Link
             TransferHooks hooks)
     {
         return TransferLink.start(backend, name, peer, PageGeometry.of(sources), peer.receiverGeometry(), timeouts, hooks);
+    }
+
+    /** As {@link #start(String, String, TransferPeer, List, TransferLink.Timeouts, TransferHooks)}, with a window of plans in flight for a PIPELINED peer. */
+    public static TransferLink start(String backend, String name, TransferPeer peer, List<MemoryRegion> sources, TransferLink.Timeouts timeouts,
+            TransferHooks hooks, int window)
+    {
+        return TransferLink.start(backend, name, peer, PageGeometry.of(sources), peer.receiverGeometry(), timeouts, hooks, window);
     }
 
     /** {@link #start(String, String, TransferPeer, List, TransferLink.Timeouts, TransferHooks)} with the kit's timeouts and no hooks. */

@@ -4,6 +4,7 @@ import io.handoff.core.transfer.PlanListener;
 import io.handoff.core.transfer.TransferHooks;
 import io.handoff.core.transfer.TransferLink;
 import io.handoff.spi.PluginSettings;
+import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferBackend;
@@ -18,7 +19,9 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.concurrent.CountDownLatch;
@@ -26,24 +29,73 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * A rough measurement, not a test: GB/s of one backend moving plans of 1 MiB (4 regions of 32 KiB pages, 8 pages
- * per plan in two runs) between two of its instances on one host, against a plain 1 MiB MemorySegment.copy in the
- * same run, and again with a cluster secret on both sides (a backend that tags its frames pays for it there). The
- * sender's peer is driven by the core's transfer link, as in the engine, and the hooks do nothing, as in production. Run it with the plugin, this kit, engine-core and engine-core's
- * dependencies on the class path (a plugin's test class path), naming the plugin and its settings:
+ * A rough measurement, not a test: GB/s of one backend moving plans between two of its instances on one host,
+ * against single-thread memcpy of the same bytes in the same pattern, in the same run (and again with a cluster
+ * secret on both sides with {@code -Dsecret=true}: a backend that tags its frames pays for it there). The sender's
+ * peer is driven by the core's transfer link, as in the engine, and the hooks do nothing, as in production. Run it
+ * with the plugin, this kit, engine-core and engine-core's dependencies on the class path (the distribution's
+ * {@code lib} holds all but the kit), naming the plugin and its settings:
  * <pre>
- * mvn dependency:build-classpath -pl plugins/mooncake -Dmdep.includeScope=test -Dmdep.outputFile=cp.txt
- * java --enable-native-access=ALL-UNNAMED -Dplans=4000 -cp plugins/mooncake/target/classes:$(cat cp.txt) \
+ * java --enable-native-access=ALL-UNNAMED -Dplans=4000 -cp testkit/target/classes:dist/target/handoff/lib/'*' \
  *     io.handoff.testkit.transfer.TransferThroughput mooncake transport=tcp
  * </pre>
+ * The shape, as system properties: {@code regions} (4), {@code page-bytes} (32768, each region's page stride),
+ * {@code pool-pages} (512), {@code plan-pages} (8), {@code scatter} (false: a plan is one run of adjacent pages;
+ * true: every page is a run of its own, source and destination pages in different shuffled orders, as a long-lived
+ * pool hands them out), {@code window} (the link's plans in flight; 1), {@code rounds} (2), {@code first-touch}
+ * (false: both pools are touched before the plans; true: the receiver's is not, as in a freshly started engine).
  */
 public final class TransferThroughput
 {
-    private static final int REGIONS = 4;
-    private static final long STRIDE = 32 * 1024;
-    private static final int PAGES = 512;
-    private static final int PAGES_PER_PLAN = 8;
     private static final String HOST = "bench-host";
+    // -Dfirst-touch=true: destinations are not touched before the plans (nor the memcpy's), as in a fresh engine's pool
+    private static final boolean FIRST_TOUCH = Boolean.getBoolean("first-touch");
+
+    /** The payload's shape: how many pages of which size, and how they are grouped into plans. */
+    record Shape(int regions, long pageBytes, int poolPages, int planPages, boolean scatter, int window)
+    {
+        static Shape fromProperties()
+        {
+            Shape shape = new Shape(Integer.getInteger("regions", 4), Long.getLong("page-bytes", 32 * 1024), Integer.getInteger("pool-pages", 512),
+                    Integer.getInteger("plan-pages", 8), Boolean.getBoolean("scatter"), Integer.getInteger("window", 1));
+            if (shape.regions < 1 || shape.pageBytes < 1 || shape.planPages < 1 || shape.poolPages < shape.planPages || shape.window < 1) {
+                throw new IllegalArgumentException("bad shape " + shape + ": regions, page-bytes, plan-pages and window must be at least 1, "
+                        + "pool-pages at least plan-pages");
+            }
+            return shape;
+        }
+
+        long planBytes()
+        {
+            return planPages * pageBytes * regions;
+        }
+
+        long[] strides()
+        {
+            long[] strides = new long[regions];
+            Arrays.fill(strides, pageBytes);
+            return strides;
+        }
+
+        /** Page {@code i} of the pool's order: identity when not scattered, else a fixed shuffle (seeded). */
+        int[] order(long seed)
+        {
+            int[] order = new int[poolPages];
+            for (int i = 0; i < poolPages; i++) {
+                order[i] = i;
+            }
+            if (scatter) {
+                java.util.Random random = new java.util.Random(seed);
+                for (int i = poolPages - 1; i > 0; i--) {
+                    int j = random.nextInt(i + 1);
+                    int t = order[i];
+                    order[i] = order[j];
+                    order[j] = t;
+                }
+            }
+            return order;
+        }
+    }
 
     private TransferThroughput() {}
 
@@ -51,9 +103,11 @@ public final class TransferThroughput
             throws Exception
     {
         if (args.length == 0) {
-            throw new IllegalArgumentException("usage: TransferThroughput <plugin id> [key=value ...] (and -Dplans=N)");
+            throw new IllegalArgumentException("usage: TransferThroughput <plugin id> [key=value ...] (and -Dplans=N, -Dplan-pages=N, ...)");
         }
         int plans = Integer.getInteger("plans", 4000);
+        int rounds = Integer.getInteger("rounds", 2);
+        Shape shape = Shape.fromProperties();
         TransferBackendProvider provider = ServiceLoader.load(TransferBackendProvider.class).stream()
                 .map(ServiceLoader.Provider::get)
                 .filter(candidate -> candidate.id().equals(args[0]))
@@ -70,13 +124,16 @@ public final class TransferThroughput
         PluginSettings settings = ReferenceSettings.of(provider).with(overrides);
         Path shm = Path.of("/dev/shm");
         Path folder = Files.createTempDirectory(Files.isDirectory(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir")), "handoff-bench");
+        System.out.printf("shape: %s, %d plans of %d KiB%n", shape, plans, shape.planBytes() / 1024);
         try {
-            System.out.printf("memcpy 1MiB: %.2f GB/s%n", memcpy(plans));
-            for (int round = 0; round < 2; round++) {
-                for (boolean secret : new boolean[] {false, true}) {
+            boolean[] secrets = Boolean.getBoolean("secret") ? new boolean[] {false, true} : new boolean[] {false};
+            for (int round = 0; round < rounds; round++) {
+                double memcpy = memcpy(shape, plans);
+                for (boolean secret : secrets) {
                     Path file = folder.resolve("pool-" + round + "-" + secret);
-                    System.out.printf("%s %s%s (round %d): %s%n", provider.id(), overrides, secret ? " with a cluster secret" : "", round,
-                            transfer(provider, settings, file, plans, secret));
+                    Result result = transfer(provider, settings, shape, file, plans, secret);
+                    System.out.printf("%s %s%s (round %d): %.2f GB/s over %s; memcpy %.2f GB/s; ratio %.2f%n", provider.id(), overrides,
+                            secret ? " with a cluster secret" : "", round, result.gbps, result.transport, memcpy, result.gbps / memcpy);
                     Files.deleteIfExists(file);
                 }
             }
@@ -86,48 +143,100 @@ public final class TransferThroughput
         }
     }
 
-    private static double memcpy(int plans)
+    private record Result(double gbps, String transport) {}
+
+    /** Single-thread memcpy of the plans' bytes, page run by page run and region by region, as the plans lay them out. */
+    private static double memcpy(Shape shape, int plans)
     {
         try (Arena arena = Arena.ofShared()) {
-            MemorySegment source = arena.allocate(REGIONS * PAGES * STRIDE, 4096);
-            MemorySegment destination = arena.allocate(REGIONS * PAGES * STRIDE, 4096);
-            long bytes = PAGES_PER_PLAN * STRIDE * REGIONS;
-            long start = System.nanoTime();
-            for (int i = 0; i < plans; i++) {
-                long offset = (i * bytes) % source.byteSize();
-                MemorySegment.copy(source, offset, destination, offset, bytes);
+            long regionBytes = shape.poolPages * shape.pageBytes;
+            MemorySegment[] sources = new MemorySegment[shape.regions];
+            MemorySegment[] destinations = new MemorySegment[shape.regions];
+            for (int r = 0; r < shape.regions; r++) {
+                sources[r] = arena.allocate(regionBytes, 4096).fill((byte) 1);
+                destinations[r] = arena.allocate(regionBytes, 4096);
+                if (!FIRST_TOUCH) {
+                    destinations[r].fill((byte) 0);
+                }
             }
-            return plans * (double) bytes / (System.nanoTime() - start);
+            List<TransferPlan> planned = plans(shape, plans);
+            long start = System.nanoTime();
+            for (TransferPlan plan : planned) {
+                for (int run = 0; run < plan.runs(); run++) {
+                    long bytes = plan.runLengths()[run] * shape.pageBytes;
+                    for (int r = 0; r < shape.regions; r++) {
+                        MemorySegment.copy(sources[r], plan.srcPages()[run] * shape.pageBytes, destinations[r], plan.dstPages()[run] * shape.pageBytes,
+                                bytes);
+                    }
+                }
+            }
+            return plans * (double) shape.planBytes() / (System.nanoTime() - start);
         }
     }
 
-    /** "N.NN GB/s over TRANSPORT". */
-    private static String transfer(TransferBackendProvider provider, PluginSettings settings, Path file, int plans, boolean secret)
+    /** The plans, cycling through the pool: runs of adjacent pages, or one page per run in shuffled orders when scattered. */
+    static List<TransferPlan> plans(Shape shape, int plans)
+    {
+        int[] sourceOrder = shape.order(1);
+        int[] destinationOrder = shape.order(2);
+        int perPool = shape.poolPages / shape.planPages;
+        TransferPlan[] planned = new TransferPlan[plans];
+        for (int i = 0; i < plans; i++) {
+            int first = (i % perPool) * shape.planPages;
+            int[] src;
+            int[] dst;
+            int[] lengths;
+            if (shape.scatter) {
+                src = Arrays.copyOfRange(sourceOrder, first, first + shape.planPages);
+                dst = Arrays.copyOfRange(destinationOrder, first, first + shape.planPages);
+                lengths = new int[shape.planPages];
+                Arrays.fill(lengths, 1);
+            }
+            else {
+                src = new int[] {first};
+                dst = new int[] {first};
+                lengths = new int[] {shape.planPages};
+            }
+            planned[i] = new TransferPlan(new RoomKey(i, 0), 0, 0, src, dst, lengths, ProducerFence.DONE);
+        }
+        return List.of(planned);
+    }
+
+    private static Result transfer(TransferBackendProvider provider, PluginSettings settings, Shape shape, Path file, int plans, boolean secret)
             throws InterruptedException, IOException
     {
         RecordingContext plain = new RecordingContext(HOST, file.getParent());
         TransferContext context = secret ? new ClusterContext(plain, Link.Wiring.SECRET, provider.id()) : plain;
-        long[] strides = {STRIDE, STRIDE, STRIDE, STRIDE};
         try (TransferBackend receiver = provider.open(context, settings);
                 TransferBackend sender = provider.open(context, settings);
-                Pool source = Pool.anonymous(PAGES, strides);
-                Pool destination = receiver.wantsSharedFileMemory() ? Pool.mapped(file, PAGES, strides) : Pool.anonymous(PAGES, strides)) {
+                Pool source = Pool.anonymous(shape.poolPages, shape.strides());
+                Pool destination = receiver.wantsSharedFileMemory() ? Pool.mapped(file, shape.poolPages, shape.strides())
+                        : Pool.anonymous(shape.poolPages, shape.strides())) {
+            // touch both pools first, as the memcpy reference does: first-touch page faults are not the backend's
+            for (MemoryRegion region : source.regions()) {
+                region.segment().fill((byte) 1);
+            }
+            for (MemoryRegion region : destination.regions()) {
+                if (!FIRST_TOUCH) {
+                    region.segment().fill((byte) 0);
+                }
+            }
             byte[] descriptor = receiver.expose(destination.regions(), destination.file(), WriteGuard.ALLOW_ALL);
             sender.registerSources(source.regions());
             TransferPeer peer = sender.connect(HOST, descriptor);
-            try (TransferLink link = Link.start(provider.id(), HOST, peer, source.regions(), Link.TIMEOUTS, TransferHooks.NONE)) {
-                long bytes = PAGES_PER_PLAN * STRIDE * REGIONS;
+            List<TransferPlan> planned = plans(shape, plans);
+            try (TransferLink link = Link.start(provider.id(), HOST, peer, source.regions(), Link.TIMEOUTS, TransferHooks.NONE, shape.window)) {
                 long start = System.nanoTime();
-                post(link, plans);
-                return String.format("%.2f GB/s over %s", plans * (double) bytes / (System.nanoTime() - start), link.transport());
+                post(link, planned);
+                return new Result(plans * (double) shape.planBytes() / (System.nanoTime() - start), link.transport());
             }
         }
     }
 
-    private static void post(TransferLink link, int plans)
+    private static void post(TransferLink link, List<TransferPlan> plans)
             throws InterruptedException
     {
-        CountDownLatch done = new CountDownLatch(plans);
+        CountDownLatch done = new CountDownLatch(plans.size());
         AtomicReference<String> failure = new AtomicReference<>();
         PlanListener listener = new PlanListener()
         {
@@ -144,11 +253,8 @@ public final class TransferThroughput
                 done.countDown();
             }
         };
-        int half = PAGES_PER_PLAN / 2;
-        for (int i = 0; i < plans; i++) {
-            int page = (i * PAGES_PER_PLAN) % PAGES;
-            link.post(new TransferPlan(new RoomKey(i, 0), 0, 0, new int[] {page, page + half}, new int[] {page, page + half},
-                    new int[] {half, half}, ProducerFence.DONE), listener);
+        for (TransferPlan plan : plans) {
+            link.post(plan, listener);
         }
         if (!done.await(10, TimeUnit.MINUTES) || failure.get() != null) {
             throw new IllegalStateException("plans failed: " + (failure.get() != null ? failure.get() : "not all heard within 10 minutes"));

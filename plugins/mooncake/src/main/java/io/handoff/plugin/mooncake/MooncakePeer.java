@@ -42,20 +42,32 @@ abstract sealed class MooncakePeer
         this.batchPages = (int) Math.max(1, Math.min(Integer.MAX_VALUE, frameBytes / largestStride));
     }
 
-    /** Copies pages {@code srcPage..+count-1} of source region {@code region} to the peer's {@code dstPage..}; returns the bytes. */
+    /**
+     * Copies pages {@code srcPage..+count-1} of source region {@code region} to the peer's {@code dstPage..} (or
+     * queues them for {@link #flushBatch}); returns the bytes.
+     */
     protected abstract long writePages(TransferPlan plan, int region, int srcPage, int dstPage, int count)
             throws TransferFailure;
 
-    /** After all of a plan's pages were handed over: returns once they landed (the bytes landed), or throws. */
-    protected abstract long finishPlan(TransferPlan plan, long bytes)
-            throws TransferFailure;
+    /** After {@link #writePages} of every region of one page batch, before its pages are reported done: write what was queued. */
+    protected void flushBatch()
+            throws TransferFailure
+    {
+    }
 
     /**
-     * The plan stopped part way ({@code reason}); returns a failure saying whether its written part is settled.
+     * After all of a plan's pages were handed over: reports the plan's outcome through {@code work}, before returning
+     * or (a pipelined transport) later, once the receiver confirmed it.
+     */
+    protected abstract void finishPlan(PlanWork work, long bytes);
+
+    /**
+     * The plan stopped part way ({@code reason}): reports its failure through {@code work}, now or later, saying
+     * whether its written part is settled.
      *
      * @param closing whether the core is closing this peer (its {@link #unblock} may have run)
      */
-    protected abstract TransferFailure abortPlan(TransferPlan plan, String reason, boolean closing);
+    protected abstract void abortPlan(PlanWork work, String reason, boolean closing);
 
     /** Throws (settled, nothing sent) when the connection can no longer carry plans; asked before a plan's fence. */
     protected void checkUsable(TransferPlan plan)
@@ -83,16 +95,11 @@ abstract sealed class MooncakePeer
                     + e + "; nothing was sent", true));
             return;
         }
-        try {
-            work.completed(sendPages(work));
-        }
-        catch (TransferFailure failure) {
-            work.failed(failure);
-        }
+        sendPages(work);
     }
 
-    private long sendPages(PlanWork work)
-            throws TransferFailure
+    /** Hands every page of the plan to the transport, then finishes it; or aborts it part way. Either reports the plan. */
+    private void sendPages(PlanWork work)
     {
         TransferPlan plan = work.plan();
         RoomKey room = plan.room();
@@ -105,12 +112,14 @@ abstract sealed class MooncakePeer
             for (int run = 0; run < runLengths.length; run++) {
                 for (int done = 0; done < runLengths[run]; ) {
                     if (work.stopped()) {
-                        throw abortPlan(plan, label + " was closed while sending room " + room + " chunk " + plan.chunk(), true);
+                        abortPlan(work, label + " was closed while sending room " + room + " chunk " + plan.chunk(), true);
+                        return;
                     }
                     int count = Math.min(runLengths[run] - done, batchPages);
                     for (int region = 0; region < sources.size(); region++) {
                         bytes += writePages(plan, region, srcPages[run] + done, dstPages[run] + done, count);
                     }
+                    flushBatch();
                     for (int page = 0; page < count; page++) {
                         work.pageDone(pageIndex++);
                     }
@@ -118,12 +127,17 @@ abstract sealed class MooncakePeer
                 }
             }
         }
+        catch (TransferFailure failure) {
+            // The transport broke part way: the transport says, now or once it knows, whether the written part is settled.
+            abortPlan(work, failure.getMessage(), work.stopped());
+            return;
+        }
         catch (RuntimeException e) {
             // A fault hook (or a bug) stopped the plan part way: tell the receiver, so the connection stays in step.
-            throw abortPlan(plan, "sending room " + room + " chunk " + plan.chunk() + " stopped at page " + pageIndex + ": " + e,
-                    work.stopped());
+            abortPlan(work, "sending room " + room + " chunk " + plan.chunk() + " stopped at page " + pageIndex + ": " + e, work.stopped());
+            return;
         }
-        return finishPlan(plan, bytes);
+        finishPlan(work, bytes);
     }
 
     @Override

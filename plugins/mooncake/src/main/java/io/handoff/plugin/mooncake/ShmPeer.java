@@ -1,6 +1,7 @@
 package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.PlanWork;
 import io.handoff.spi.transfer.SharedPoolMapping;
 import io.handoff.spi.transfer.TransferFailure;
 import io.handoff.spi.transfer.TransferPlan;
@@ -45,18 +46,18 @@ final class ShmPeer
     }
 
     @Override
-    protected long finishPlan(TransferPlan plan, long bytes)
+    protected void finishPlan(PlanWork work, long bytes)
     {
         // The completion travels to the receiver on another path (the core's protocol); order the copies before it.
         VarHandle.fullFence();
-        return bytes;
+        work.completed(bytes);
     }
 
     @Override
-    protected TransferFailure abortPlan(TransferPlan plan, String reason, boolean closing)
+    protected void abortPlan(PlanWork work, String reason, boolean closing)
     {
         // Copies are synchronous: whatever part was written has landed, and nothing more will.
-        return new TransferFailure(reason, true);
+        work.failed(new TransferFailure(reason, true));
     }
 
     /** On the transfer thread after its last plan (or from the backend's close): unmaps the receiver's pool, once. */

@@ -2,6 +2,7 @@ package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.transfer.FrameTags;
 import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.PlanWork;
 import io.handoff.spi.transfer.TransferContext;
 import io.handoff.spi.transfer.TransferFailure;
 import io.handoff.spi.transfer.TransferPlan;
@@ -18,17 +19,21 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.List;
 
 import static java.lang.System.Logger.Level.DEBUG;
 import static java.lang.System.Logger.Level.WARNING;
 
 /**
- * The tcp transport's sending side. Each page batch goes out as one frame: a header and the pages' bytes,
- * written by a gathering write straight from the source pool (no copy, no per-page object); after a plan's
- * frames the receiver's reply says whether it wrote them (ACK) or refused them (NACK). Plans are not
- * pipelined: one outstanding reply keeps "reported" equal to "nothing of it can still land", which is what
- * a drain promises.
+ * The tcp transport's sending side. Each page batch goes out as one frame per region: a header and the pages' bytes,
+ * every region's frames in one gathering write straight from the source pool (no copy); after a plan's
+ * frames the receiver's reply says whether it wrote them (ACK) or refused them (NACK). Plans are pipelined
+ * ({@code PIPELINED}): the transfer thread writes the next plan's frames while the replies to the last ones are
+ * still on their way, and a reply reader (one thread per connection, the only one that reads the socket) reports
+ * each plan when its reply arrives, in order. A plan is reported only on its reply, or, when the connection
+ * breaks, once the receiver closed its side (its connection thread closes the socket after its last write into
+ * the pool), so "reported" still means "nothing of it can still land", which is what a drain promises.
  *
  * <p>With a cluster secret every frame carries the tags of the connection's session ({@link FrameTags}): a header's
  * and a payload's, and the sender checks the tag of each reply before it believes it.
@@ -43,13 +48,25 @@ final class TcpPeer
     private final InputStream in;
     private final Duration ackTimeout;
     private final ByteBuffer header = ByteBuffer.allocateDirect(WireFormat.HEADER_BYTES);
-    private final ByteBuffer[] frame = new ByteBuffer[2];
-    private final ByteBuffer[] taggedFrame = new ByteBuffer[4];
+    // One page batch's frames, every region's, go out in one gathering write: a scattered plan (one page a run) made
+    // one write per page and region before, and small writes were what the tcp path spent its time on.
+    private final ByteBuffer[] batchHeaders;
+    private final ByteBuffer[] batch;
+    private int batchBuffers;
     private final byte[] reply = new byte[WireFormat.REPLY_BYTES];
     private final FrameTags tags;
     private final TransferContext context;
     // Why the connection can no longer carry plans (it broke, or a reply did not come); null while it can.
     private volatile String broken;
+    // Plans whose END (or ABORT) was written and whose reply the reader has not read yet, oldest first; guarded by this.
+    private final ArrayDeque<Awaiting> awaiting = new ArrayDeque<>();
+    private boolean closing;
+    // Set by the reply reader as it ends: whether the receiver was seen to stop writing; null while it runs. Guarded by this.
+    private Boolean endedSettled;
+    private final Thread replies;
+
+    /** A plan waiting for its reply: {@code abort} is the reason it was aborted, null for a plan that ended normally. */
+    private record Awaiting(PlanWork work, long bytes, String abort, long deadline) {}
 
     private TcpPeer(String name, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config, SocketChannel channel, FrameTags tags,
             TransferContext context)
@@ -61,6 +78,12 @@ final class TcpPeer
         this.context = context;
         this.in = channel.socket().getInputStream();
         this.ackTimeout = config.ackTimeout();
+        this.batchHeaders = new ByteBuffer[sources.size()];
+        for (int region = 0; region < batchHeaders.length; region++) {
+            batchHeaders[region] = ByteBuffer.allocateDirect(WireFormat.HEADER_BYTES);
+        }
+        this.batch = new ByteBuffer[4 * sources.size()];
+        this.replies = Thread.ofPlatform().daemon().name("mooncake-replies-" + name).start(this::readReplies);
     }
 
     /** Connects, authenticates as a member of the cluster ({@link TransferContext#authenticate}), then says the mooncake hello. */
@@ -118,70 +141,86 @@ final class TcpPeer
         MemoryRegion source = sources.get(region);
         long stride = source.pageStride();
         long bytes = count * stride;
-        WireFormat.header(header, WireFormat.DATA, plan.room(), plan.chunk(), region, dstPage, count, bytes);
+        ByteBuffer frameHeader = batchHeaders[region];
+        WireFormat.header(frameHeader, WireFormat.DATA, plan.room(), plan.chunk(), region, dstPage, count, bytes);
         ByteBuffer payload = source.segment().asSlice(srcPage * stride, bytes).asByteBuffer();
-        ByteBuffer[] out;
-        if (tags.tagBytes() == 0) {
-            out = frame;
-            out[0] = header;
-            out[1] = payload;
+        batch[batchBuffers++] = frameHeader;
+        if (tags.tagBytes() > 0) {
+            // the payload's tag costs a read of its pages before they are sent (HMAC-SHA256; README "Security" has its cost)
+            batch[batchBuffers++] = ByteBuffer.wrap(tags.nextSent(WireFormat.HEADER_BYTES).update(frameHeader).value());
+            batch[batchBuffers++] = payload;
+            batch[batchBuffers++] = ByteBuffer.wrap(tags.nextSent(bytes).update(payload).value());
         }
         else {
-            // the payload's tag costs a read of its pages before they are sent (HMAC-SHA256; README "Security" has its cost)
-            out = taggedFrame;
-            out[0] = header;
-            out[1] = ByteBuffer.wrap(tags.nextSent(WireFormat.HEADER_BYTES).update(header).value());
-            out[2] = payload;
-            out[3] = ByteBuffer.wrap(tags.nextSent(bytes).update(payload).value());
+            batch[batchBuffers++] = payload;
         }
-        ByteBuffer last = out[out.length - 1];
+        return bytes;
+    }
+
+    @Override
+    protected void flushBatch()
+            throws TransferFailure
+    {
+        ByteBuffer last = batch[batchBuffers - 1];
         try {
             while (last.hasRemaining()) {
-                channel.write(out);
+                channel.write(batch, 0, batchBuffers);
             }
         }
         catch (IOException e) {
-            throw breakConnection("sending pages to " + remote.host() + ":" + remote.port() + " failed: " + e.getMessage());
+            String reason = "sending pages to " + remote.host() + ":" + remote.port() + " failed: " + e.getMessage();
+            breakConnection(reason);
+            // whether this is settled is the reply reader's to say, once the receiver's side is closed (see abortPlan)
+            throw new TransferFailure(reason, false);
         }
         finally {
-            java.util.Arrays.fill(out, null);
+            java.util.Arrays.fill(batch, 0, batchBuffers, null);
+            batchBuffers = 0;
         }
-        return bytes;
     }
 
     @Override
-    protected long finishPlan(TransferPlan plan, long bytes)
-            throws TransferFailure
+    protected void finishPlan(PlanWork work, long bytes)
     {
-        String refusal = endAndAwaitReply(plan, WireFormat.END, bytes);
-        if (refusal != null) {
-            throw new TransferFailure(refusal, true);
+        TransferPlan plan = work.plan();
+        String failed = writeEnd(plan, WireFormat.END, bytes);
+        if (failed != null) {
+            brokenWhileSending(work, failed);
+            return;
         }
-        return bytes;
+        expectReply(new Awaiting(work, bytes, null, System.nanoTime() + ackTimeout.toNanos()));
     }
 
     @Override
-    protected TransferFailure abortPlan(TransferPlan plan, String reason, boolean closing)
+    protected void abortPlan(PlanWork work, String reason, boolean closing)
     {
-        if (broken != null) {
-            return new TransferFailure(reason, true);
+        // frames queued for a batch that was never written are dropped: the receiver never sees them
+        java.util.Arrays.fill(batch, 0, batchBuffers, null);
+        batchBuffers = 0;
+        if (broken != null || closing) {
+            // close() already shut our side down (or the connection broke): the receiver drops the partial plan when it
+            // sees the end of stream, and the reader reports the plan once the receiver closed its side.
+            breakConnection(reason);
+            expectReply(new Awaiting(work, 0, reason, System.nanoTime() + ackTimeout.toNanos()));
+            return;
         }
-        if (closing) {
-            // close() already shut our side down: the receiver drops the partial plan when it sees the end of stream.
-            return breakConnection(reason);
+        String failed = writeEnd(work.plan(), WireFormat.ABORT, 0);
+        if (failed != null) {
+            brokenWhileSending(work, reason + "; then " + failed);
+            return;
         }
-        try {
-            endAndAwaitReply(plan, WireFormat.ABORT, 0);
-            return new TransferFailure(reason, true);
-        }
-        catch (TransferFailure failure) {
-            return new TransferFailure(reason + "; then " + failure.getMessage(), failure.settled());
-        }
+        expectReply(new Awaiting(work, 0, reason, System.nanoTime() + ackTimeout.toNanos()));
     }
 
-    /** Sends END (or ABORT) and waits for the receiver's reply: null for ACK, the receiver's reason for NACK. */
-    private String endAndAwaitReply(TransferPlan plan, byte kind, long bytes)
-            throws TransferFailure
+    /** A write failed: the connection is broken, and the reader reports the plan once the receiver's side is closed. */
+    private void brokenWhileSending(PlanWork work, String reason)
+    {
+        breakConnection(reason);
+        expectReply(new Awaiting(work, 0, reason, System.nanoTime() + ackTimeout.toNanos()));
+    }
+
+    /** Sends END (or ABORT) for the plan; returns null, or why the write failed. */
+    private String writeEnd(TransferPlan plan, byte kind, long bytes)
     {
         try {
             WireFormat.header(header, kind, plan.room(), plan.chunk(), 0, 0, 0, bytes);
@@ -190,15 +229,116 @@ final class TcpPeer
             while (tag.hasRemaining() || header.hasRemaining()) {
                 channel.write(out);
             }
+            return null;
         }
         catch (IOException e) {
-            throw breakConnection("ending the plan of room " + plan.room() + " chunk " + plan.chunk() + " failed: " + e.getMessage());
+            return "ending the plan of room " + plan.room() + " chunk " + plan.chunk() + " failed: " + e.getMessage();
         }
-        long deadline = System.nanoTime() + ackTimeout.toNanos();
+    }
+
+    private void expectReply(Awaiting plan)
+    {
+        Boolean settled;
+        synchronized (this) {
+            settled = endedSettled;
+            if (settled == null) {
+                awaiting.addLast(plan);
+                notifyAll();
+                return;
+            }
+        }
+        // the reader has ended: the connection is gone, and what it found about the receiver holds for this plan too
+        fail(plan, settled);
+    }
+
+    private void fail(Awaiting plan, boolean settled)
+    {
+        String reason = plan.abort() != null ? plan.abort() : broken != null ? broken : label + " was closed";
+        plan.work().failed(settled ? new TransferFailure(reason, true)
+                : new TransferFailure(reason + "; the receiver did not confirm within ack-timeout " + ackTimeout + " that it stopped writing", false));
+    }
+
+    /**
+     * The reply reader: reads the receiver's replies in order and reports each plan waiting for one. Once the
+     * connection broke (or closes), it reads until the receiver closed its side and fails what is left waiting:
+     * settled when the receiver's end of stream proved it stopped writing, unsettled when it did not within the ack
+     * timeout.
+     */
+    private void readReplies()
+    {
         try {
-            if (!readFully(reply, 0, WireFormat.REPLY_BYTES, deadline)) {
-                throw breakConnection("the receiver did not answer the plan of room " + plan.room() + " chunk " + plan.chunk()
+            while (true) {
+                Awaiting next;
+                synchronized (this) {
+                    while (awaiting.isEmpty() && broken == null && !closing) {
+                        wait();
+                    }
+                    next = awaiting.peekFirst();
+                }
+                if (broken != null || next == null) {
+                    break;
+                }
+                String verdict = readReply(next);
+                if (broken != null) {
+                    break;
+                }
+                synchronized (this) {
+                    awaiting.pollFirst();
+                }
+                report(next, verdict);
+            }
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            broken = broken != null ? broken : label + ": its reply reader was interrupted";
+        }
+        boolean settled = awaitReceiverClosed();
+        closeQuietly(channel);
+        if (!settled) {
+            if (broken == null) {
+                broken = label + " was closed";
+            }
+            log.log(WARNING, label + ": " + broken + "; the receiver did not close its side within ack-timeout " + ackTimeout
+                    + ", so a write may still land");
+        }
+        List<Awaiting> left;
+        synchronized (this) {
+            left = List.copyOf(awaiting);
+            awaiting.clear();
+            endedSettled = settled;
+        }
+        for (Awaiting plan : left) {
+            fail(plan, settled);
+        }
+    }
+
+    /** Reports one plan from its reply: null for ACK, else the receiver's reason for NACK. */
+    private static void report(Awaiting plan, String refusal)
+    {
+        if (plan.abort() != null) {
+            // the receiver confirmed it dropped the aborted plan: nothing of it lands any more
+            plan.work().failed(new TransferFailure(plan.abort(), true));
+        }
+        else if (refusal == null) {
+            plan.work().completed(plan.bytes());
+        }
+        else {
+            plan.work().failed(new TransferFailure(refusal, true));
+        }
+    }
+
+    /**
+     * Reads the reply to {@code next}: null for ACK, the receiver's reason for NACK. A reply that does not come, does
+     * not answer this plan or fails its tag breaks the connection ({@link #broken} is then set; the return value means nothing).
+     */
+    private String readReply(Awaiting next)
+    {
+        TransferPlan plan = next.work().plan();
+        try {
+            if (!readFully(reply, 0, WireFormat.REPLY_BYTES, next.deadline())) {
+                breakConnection("the receiver did not answer the plan of room " + plan.room() + " chunk " + plan.chunk()
                         + " within ack-timeout " + ackTimeout);
+                return null;
             }
             ByteBuffer answer = ByteBuffer.wrap(reply);
             long roomId = answer.getLong(WireFormat.ROOM);
@@ -208,13 +348,15 @@ final class TcpPeer
             byte verdict = answer.get(WireFormat.KIND);
             if (roomId != plan.room().roomId() || generation != plan.room().generation() || chunk != plan.chunk()
                     || (verdict != WireFormat.ACK && verdict != WireFormat.NACK) || reasonLength < 0 || reasonLength > WireFormat.MAX_REASON_BYTES) {
-                throw breakConnection("the receiver's reply (kind " + verdict + ", room " + roomId + "#" + generation + " chunk " + chunk
+                breakConnection("the receiver's reply (kind " + verdict + ", room " + roomId + "#" + generation + " chunk " + chunk
                         + ") does not answer the plan of room " + plan.room() + " chunk " + plan.chunk());
+                return null;
             }
             byte[] reason = new byte[reasonLength];
             byte[] tag = new byte[tags.tagBytes()];
-            if (!readFully(reason, 0, reasonLength, deadline) || !readFully(tag, 0, tag.length, deadline)) {
-                throw breakConnection("the receiver's reply to room " + plan.room() + " chunk " + plan.chunk() + " was cut short");
+            if (!readFully(reason, 0, reasonLength, next.deadline()) || !readFully(tag, 0, tag.length, next.deadline())) {
+                breakConnection("the receiver's reply to room " + plan.room() + " chunk " + plan.chunk() + " was cut short");
+                return null;
             }
             boolean authentic = tags.nextReceived(WireFormat.REPLY_BYTES + reasonLength)
                     .update(ByteBuffer.wrap(reply))
@@ -224,12 +366,14 @@ final class TcpPeer
                 String why = "the receiver's reply to room " + plan.room() + " chunk " + plan.chunk() + " fails its tag: it was altered "
                         + "or injected on the way (a man in the middle?), or the connection's frames are out of step";
                 context.refused(remote.host(), why);
-                throw breakConnection(why);
+                breakConnection(why);
+                return null;
             }
             return verdict == WireFormat.ACK ? null : new String(reason, StandardCharsets.UTF_8);
         }
         catch (IOException e) {
-            throw breakConnection("waiting for the receiver's reply to room " + plan.room() + " chunk " + plan.chunk() + " failed: " + e.getMessage());
+            breakConnection("waiting for the receiver's reply to room " + plan.room() + " chunk " + plan.chunk() + " failed: " + e.getMessage());
+            return null;
         }
     }
 
@@ -256,23 +400,23 @@ final class TcpPeer
     }
 
     /**
-     * The connection cannot carry plans any more. Before the plan in flight is reported, wait until the
-     * receiver closes its side: its connection thread closes the socket only after its last write into the
-     * pool, so the end of stream proves nothing more of this plan lands. Without that proof the failure is
-     * unsettled and the peer's drains fail.
+     * The connection cannot carry plans any more: no new plan is sent, our side is shut down, and the reply reader
+     * waits until the receiver closes its side before it fails the plans still waiting (see {@link #readReplies}).
      */
-    private TransferFailure breakConnection(String reason)
+    private void breakConnection(String reason)
     {
-        broken = reason;
-        boolean settled = awaitReceiverClosed();
-        closeQuietly(channel);
-        if (!settled) {
-            log.log(WARNING, label + ": " + reason + "; the receiver did not close its side within ack-timeout "
-                    + ackTimeout + ", so a write may still land");
-            return new TransferFailure(reason + "; the receiver did not confirm within ack-timeout " + ackTimeout
-                    + " that it stopped writing", false);
+        synchronized (this) {
+            if (broken == null) {
+                broken = reason;
+            }
+            notifyAll();
         }
-        return new TransferFailure(reason, true);
+        try {
+            channel.shutdownOutput();
+        }
+        catch (IOException e) {
+            log.log(DEBUG, label + ": shutdownOutput: " + e);
+        }
     }
 
     private boolean awaitReceiverClosed()
@@ -317,12 +461,30 @@ final class TcpPeer
         }
     }
 
-    /** On the transfer thread after its last plan (or from the backend's close): confirms the receiver stopped, then closes. */
+    /**
+     * On the transfer thread after its last plan (or from the backend's close): shuts our side down and lets the reply
+     * reader confirm the receiver stopped (or give up after the ack timeout), then the socket is closed.
+     */
     @Override
-    public synchronized void close()
+    public void close()
     {
-        if (broken == null && channel.isOpen()) {
-            awaitReceiverClosed();
+        synchronized (this) {
+            closing = true;
+            notifyAll();
+        }
+        try {
+            channel.shutdownOutput();
+        }
+        catch (IOException e) {
+            log.log(DEBUG, label + ": shutdownOutput: " + e);
+        }
+        if (Thread.currentThread() != replies) {
+            try {
+                replies.join(ackTimeout.plusSeconds(1));
+            }
+            catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         closeQuietly(channel);
     }

@@ -9,6 +9,7 @@ import java.util.Set;
 import static io.handoff.spi.transfer.TransferCapability.DRAIN_ACK;
 import static io.handoff.spi.transfer.TransferCapability.FORWARD_SYNC;
 import static io.handoff.spi.transfer.TransferCapability.ONE_SIDED;
+import static io.handoff.spi.transfer.TransferCapability.PIPELINED;
 import static io.handoff.spi.transfer.TransferCapability.RECEIVER_VALIDATED_WRITES;
 import static io.handoff.spi.transfer.TransferCapability.REMOTE;
 import static io.handoff.spi.transfer.TransferCapability.SAME_HOST;
@@ -50,7 +51,7 @@ enum Transport
     Set<TransferCapability> capabilities()
     {
         return switch (this) {
-            case TCP -> EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC);
+            case TCP -> EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, PIPELINED);
             case SHM -> EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC);
             case AUTO -> EnumSet.of(REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC);
         };

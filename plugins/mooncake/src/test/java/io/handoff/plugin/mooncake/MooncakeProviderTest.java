@@ -16,6 +16,7 @@ import java.util.Set;
 import static io.handoff.spi.transfer.TransferCapability.DRAIN_ACK;
 import static io.handoff.spi.transfer.TransferCapability.FORWARD_SYNC;
 import static io.handoff.spi.transfer.TransferCapability.ONE_SIDED;
+import static io.handoff.spi.transfer.TransferCapability.PIPELINED;
 import static io.handoff.spi.transfer.TransferCapability.RECEIVER_VALIDATED_WRITES;
 import static io.handoff.spi.transfer.TransferCapability.REMOTE;
 import static io.handoff.spi.transfer.TransferCapability.SAME_HOST;
@@ -43,7 +44,7 @@ class MooncakeProviderTest
     void declaresPerTransportWhatItsTestsProve()
     {
         assertThat(provider.capabilities(settings.with("transport", "tcp")))
-                .isEqualTo(EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC));
+                .isEqualTo(EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, PIPELINED));
         assertThat(provider.capabilities(settings.with("transport", "shm")))
                 .isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC));
         assertThat(provider.capabilityNames(settings.defaults()))

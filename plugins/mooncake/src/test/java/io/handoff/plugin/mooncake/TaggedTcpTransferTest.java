@@ -27,6 +27,7 @@ import java.util.Set;
 
 import static io.handoff.spi.transfer.TransferCapability.DRAIN_ACK;
 import static io.handoff.spi.transfer.TransferCapability.FORWARD_SYNC;
+import static io.handoff.spi.transfer.TransferCapability.PIPELINED;
 import static io.handoff.spi.transfer.TransferCapability.RECEIVER_VALIDATED_WRITES;
 import static io.handoff.spi.transfer.TransferCapability.REMOTE;
 import static io.handoff.spi.transfer.TransferCapability.SAME_HOST;
@@ -69,7 +70,7 @@ class TaggedTcpTransferTest
     @Override
     protected Set<TransferCapability> expectedCapabilities()
     {
-        return EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC);
+        return EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, PIPELINED);
     }
 
     @Override

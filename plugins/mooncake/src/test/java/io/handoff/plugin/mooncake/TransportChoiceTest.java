@@ -20,6 +20,7 @@ import java.util.EnumSet;
 import static io.handoff.spi.transfer.TransferCapability.DRAIN_ACK;
 import static io.handoff.spi.transfer.TransferCapability.FORWARD_SYNC;
 import static io.handoff.spi.transfer.TransferCapability.ONE_SIDED;
+import static io.handoff.spi.transfer.TransferCapability.PIPELINED;
 import static io.handoff.spi.transfer.TransferCapability.RECEIVER_VALIDATED_WRITES;
 import static io.handoff.spi.transfer.TransferCapability.REMOTE;
 import static io.handoff.spi.transfer.TransferCapability.SAME_HOST;
@@ -64,7 +65,7 @@ class TransportChoiceTest
             TransferPeer peer = sender.connect(DECODE_HOST, decode.descriptor);
 
             assertThat(peer.transport()).isEqualTo("tcp");
-            assertThat(peer.capabilities()).isEqualTo(EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC));
+            assertThat(peer.capabilities()).isEqualTo(EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, PIPELINED));
             assertLands(peer, source, decode.pool);
         }
     }
