@@ -67,9 +67,9 @@ public final class AttentionBenchCommand
             description = "Sequence lengths (default ${DEFAULT-VALUE}).")
     List<Integer> seqLens;
 
-    @Option(names = "--extend-tokens", defaultValue = "512",
-            description = "Query tokens of the extend chunk, at the end of a sequence of each length (default ${DEFAULT-VALUE}: the "
-                    + "default chunked-prefill size); capped at the sequence length.")
+    @Option(names = "--extend-tokens", defaultValue = "128",
+            description = "Query tokens of the extend chunk, at the end of a sequence of each length (default ${DEFAULT-VALUE}); "
+                    + "capped at the sequence length.")
     int extendTokens;
 
     @Option(names = "--kv-dtype", paramLabel = "TYPE", description = "KV element type; sets handoff.kv.dtype (auto, f32, bf16, f16).")
@@ -78,7 +78,7 @@ public final class AttentionBenchCommand
     @Option(names = "--threads", paramLabel = "N", description = "Threads for attention and the streaming kernel alike (default: one per core).")
     Integer threads;
 
-    @Option(names = "--rounds", defaultValue = "5", description = "Measured rounds, each the streaming kernel then every length; medians are reported (default ${DEFAULT-VALUE}).")
+    @Option(names = "--rounds", defaultValue = "3", description = "Measured rounds, each the streaming kernel then every length; medians are reported (default ${DEFAULT-VALUE}).")
     int rounds;
 
     @Option(names = "--stream-mib", defaultValue = "512", description = "Streaming kernel's buffer in MiB, far above the caches (default ${DEFAULT-VALUE}).")

@@ -30,6 +30,9 @@ final class ReadBandwidth
     private static final VectorSpecies<Float> LANES = FloatVector.SPECIES_256;
     private static final long BLOCK = 4L * LANES.vectorByteSize();
     private static final long FILL_TILE = 1 << 20;
+    // a multiple of BLOCK
+    private static final long CHUNK = 64 << 10;
+    private static final int WARM_UP_CALLS = 20_000;
 
     private final Arena arena = Arena.ofShared();
     private final MemorySegment buffer;
@@ -55,6 +58,12 @@ final class ReadBandwidth
         for (long at = tile; at < buffer.byteSize(); at += tile) {
             MemorySegment.copy(buffer, 0, buffer, at, Math.min(tile, buffer.byteSize() - at));
         }
+    }
+
+    /** The buffer itself, for tests that check the kernel's sum against a plain one. */
+    MemorySegment bufferForTests()
+    {
+        return buffer;
     }
 
     long bytes()
@@ -89,7 +98,17 @@ final class ReadBandwidth
         return total;
     }
 
+    /** A slice, chunk by chunk: a short method called often is what C2 compiles fully (a single long loop ran interpreted). */
     private static float sumSlice(MemorySegment buffer, long from, long to)
+    {
+        float total = 0;
+        for (long at = from; at < to; at += CHUNK) {
+            total += sumChunk(buffer, at, Math.min(at + CHUNK, to));
+        }
+        return total;
+    }
+
+    private static float sumChunk(MemorySegment buffer, long from, long to)
     {
         FloatVector a0 = FloatVector.zero(LANES);
         FloatVector a1 = FloatVector.zero(LANES);
@@ -104,6 +123,16 @@ final class ReadBandwidth
             a3 = a3.add(FloatVector.fromMemorySegment(LANES, buffer, at + 3 * step, order));
         }
         return a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
+    }
+
+    /** Runs the kernel over the buffer's first chunk until the JIT has compiled it, so no measured pass runs interpreted. */
+    void warmUp()
+    {
+        float total = 0;
+        for (int i = 0; i < WARM_UP_CALLS; i++) {
+            total += sumChunk(buffer, 0, Math.min(CHUNK, buffer.byteSize()));
+        }
+        sink = total;
     }
 
     /** What the last pass summed, so a caller (and the JIT) sees the loads used. */

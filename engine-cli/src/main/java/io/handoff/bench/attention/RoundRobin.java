@@ -34,6 +34,7 @@ final class RoundRobin
     /** Compiles the kernels and sizes each case's repetitions so one measurement takes about {@code targetSeconds}. */
     void warmUp(double targetSeconds)
     {
+        stream.warmUp();
         stream.measure();
         for (SeqLenCase c : cases) {
             timer.decode(c.decode, c.decodeQ, c.decodeOut, 1);

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.cli.EngineOptions;
 import io.handoff.cli.Main;
+import io.handoff.core.config.ConfigSource;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.runtime.ComputeEngine;
 import io.handoff.core.runtime.Engine;
@@ -19,8 +20,10 @@ import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.function.ToDoubleFunction;
 
 /**
  * {@code handoff bench scheduler}: the scheduler's own cost per step (admission, page allocation and release, radix
@@ -35,6 +38,7 @@ public final class SchedulerBenchCommand
         implements Callable<Integer>
 {
     private static final long SEED = 20261201L;
+    private static final long WARM_UP_STEPS = 3000;
 
     @Mixin
     EngineOptions options;
@@ -52,11 +56,12 @@ public final class SchedulerBenchCommand
             description = "Leading prompt tokens every request shares, served by the radix cache after the first (default ${DEFAULT-VALUE}).")
     int sharedPrefix;
 
-    @Option(names = "--decode-tokens", defaultValue = "16", description = "Tokens each request generates (default ${DEFAULT-VALUE}).")
+    @Option(names = "--decode-tokens", defaultValue = "32", description = "Tokens each request generates (default ${DEFAULT-VALUE}).")
     int decodeTokens;
 
     @Option(names = "--waves", defaultValue = "3",
-            description = "Requests per run as a multiple of the batch: each finished request is replaced until batch x waves have run (default ${DEFAULT-VALUE}).")
+            description = "Requests per run as a multiple of the batch, all submitted at once: the scheduler runs batch of them and "
+                    + "admits the next as each finishes (default ${DEFAULT-VALUE}).")
     int waves;
 
     @Option(names = "--rounds", defaultValue = "3", description = "Rounds, each every batch on both engines; medians are reported (default ${DEFAULT-VALUE}).")
@@ -79,29 +84,13 @@ public final class SchedulerBenchCommand
             throws Exception
     {
         checkOptions();
-        int maxBatch = batches.stream().mapToInt(Integer::intValue).max().orElseThrow();
         if (model != null) {
             options.overrides.put(ModelSource.NAME_KEY, model);
         }
         if (threads != null) {
             options.overrides.put("handoff.scheduler.threads", Integer.toString(threads));
         }
-        options.overrides.putIfAbsent("handoff.scheduler.max-running-requests", Integer.toString(maxBatch));
-        options.overrides.putIfAbsent("handoff.scheduler.max-queued-requests", Integer.toString(Math.max(1024, 2 * maxBatch)));
-        ObjectNode result;
-        try (Engine engine = Engine.start(options.source())) {
-            int pageSize = engine.config().config().getInt("handoff.kv.page-size");
-            // every request's pages plus the cached prefix, with room to spare so admission never waits on the pool
-            int pages = 2 * maxBatch * Math.ceilDiv(promptLength + decodeTokens, pageSize) + Math.ceilDiv(sharedPrefix, pageSize) + 64;
-            if (!options.overrides.containsKey("handoff.kv.pool-pages") && engine.config().config().getInt("handoff.kv.pool-pages") < pages) {
-                options.overrides.put("handoff.kv.pool-pages", Integer.toString(pages));
-            }
-        }
-        try (Engine engine = Engine.start(options.source());
-                ComputeEngine real = ComputeEngine.create(engine, FaultInjector.NONE);
-                ComputeEngine noMath = ComputeEngine.createWithRunner(engine, FaultInjector.NONE, runner -> new FixedLogitsModel(runner.config()))) {
-            result = measure(engine, real, noMath);
-        }
+        ObjectNode result = measure();
         SchedulerFigures figures = new SchedulerFigures(result);
         PrintWriter stdout = spec.commandLine().getOut();
         if (json) {
@@ -143,62 +132,99 @@ public final class SchedulerBenchCommand
         }
     }
 
-    private ObjectNode measure(Engine engine, ComputeEngine real, ComputeEngine noMath)
-            throws InterruptedException
+    private ObjectNode measure()
     {
-        int vocab = real.model().vocabSize();
-        // warm-up: the JIT, the pools and the radix cache's shared prefix, on both engines
-        ClosedLoop warmUp = new ClosedLoop(Math.min(16, batches.getFirst()), 2, promptLength, sharedPrefix, decodeTokens, SEED - 1);
-        warmUp.run(noMath.scheduler(), "warmup-nomath", vocab);
-        warmUp.run(real.scheduler(), "warmup-real", vocab);
-        ClosedLoop.Run[][] noMathRuns = new ClosedLoop.Run[batches.size()][rounds];
-        ClosedLoop.Run[][] realRuns = new ClosedLoop.Run[batches.size()][rounds];
+        Workload.Run[][] noMathRuns = new Workload.Run[batches.size()][rounds];
+        Workload.Run[][] realRuns = new Workload.Run[batches.size()][rounds];
+        ObjectNode root = new ObjectMapper().createObjectNode();
+        boolean userPoolPages = options.overrides.containsKey("handoff.kv.pool-pages");
+        int pageSize;
+        try (Engine probe = Engine.start(options.source())) {
+            pageSize = probe.config().config().getInt("handoff.kv.page-size");
+        }
         for (int r = 0; r < rounds; r++) {
             for (int b = 0; b < batches.size(); b++) {
-                ClosedLoop loop = new ClosedLoop(batches.get(b), waves, promptLength, sharedPrefix, decodeTokens, SEED + 1000L * r + b);
-                noMathRuns[b][r] = loop.run(noMath.scheduler(), "nomath", vocab);
-                realRuns[b][r] = loop.run(real.scheduler(), "real", vocab);
+                int batch = batches.get(b);
+                Workload workload = new Workload(batch * waves, promptLength, sharedPrefix, decodeTokens, SEED + 1000L * r + b);
+                try (Engine engine = Engine.start(sizedFor(batch, pageSize, userPoolPages));
+                        ComputeEngine real = ComputeEngine.create(engine, FaultInjector.NONE);
+                        ComputeEngine noMath = ComputeEngine.createWithRunner(engine, FaultInjector.NONE, runner -> new FixedLogitsModel(runner.config()))) {
+                    int vocab = real.model().vocabSize();
+                    // The shared prefix into each radix cache, and the JIT: a no-math step is so short that a run of a few
+                    // hundred steps would otherwise time interpreted code, so it warms up for a fixed number of steps.
+                    Workload warmUp = new Workload(Math.min(batch, 16), promptLength, sharedPrefix, decodeTokens, SEED - 1 - b);
+                    for (long steps = 0; steps < WARM_UP_STEPS; ) {
+                        steps += warmUp.run(noMath.scheduler(), "warmup-nomath", vocab).steps();
+                    }
+                    warmUp.run(real.scheduler(), "warmup-real", vocab);
+                    noMathRuns[b][r] = workload.run(noMath.scheduler(), "nomath", vocab);
+                    realRuns[b][r] = workload.run(real.scheduler(), "real", vocab);
+                    real.scheduler().checkInvariants();
+                    noMath.scheduler().checkInvariants();
+                    if (r == 0 && b == 0) {
+                        describe(root, engine, real);
+                    }
+                }
             }
         }
-        real.scheduler().checkInvariants();
-        noMath.scheduler().checkInvariants();
+        ArrayNode rows = root.putArray("results");
+        for (int b = 0; b < batches.size(); b++) {
+            double schedulerMicros = median(noMathRuns[b], Workload.Run::microsPerStep);
+            double modelMicros = median(realRuns[b], Workload.Run::microsPerStep);
+            ObjectNode row = rows.addObject();
+            row.put("batch", batches.get(b));
+            row.put("scheduler_us_per_step", round(schedulerMicros));
+            row.put("model_step_us", round(modelMicros));
+            row.put("overhead_fraction", Math.round(schedulerMicros / modelMicros * 100000) / 100000.0);
+            row.put("no_math_tokens_per_step", round(median(noMathRuns[b], Workload.Run::tokensPerStep)));
+            row.put("model_tokens_per_step", round(median(realRuns[b], Workload.Run::tokensPerStep)));
+            row.put("requests", batches.get(b) * waves);
+            row.put("steps_per_run", realRuns[b][0].steps());
+            row.put("cached_prompt_fraction", round(realRuns[b][0].cachedPromptFraction()));
+        }
+        return root;
+    }
 
-        ObjectNode root = new ObjectMapper().createObjectNode();
+    /**
+     * The configuration for one batch size: at most {@code batch} running, the rest waiting, and (unless the user set
+     * {@code handoff.kv.pool-pages}) a pool that never makes admission wait: every running request's pages twice over,
+     * for the radix cache's suffixes, plus the shared prefix.
+     */
+    private ConfigSource sizedFor(int batch, int pageSize, boolean userPoolPages)
+    {
+        options.overrides.put("handoff.scheduler.max-running-requests", Integer.toString(batch));
+        options.overrides.put("handoff.scheduler.max-queued-requests", Integer.toString(Math.max(1024, batch * waves)));
+        if (!userPoolPages) {
+            int pages = 2 * batch * Math.ceilDiv(promptLength + decodeTokens, pageSize) + Math.ceilDiv(sharedPrefix, pageSize) + 64;
+            options.overrides.put("handoff.kv.pool-pages", Integer.toString(Math.max(4096, pages)));
+        }
+        return options.source();
+    }
+
+    private void describe(ObjectNode root, Engine engine, ComputeEngine real)
+    {
+        var config = engine.config().config();
         root.put("model", real.model().name());
         root.put("attention", real.attentionId());
-        root.put("threads", engine.config().config().getInt("handoff.scheduler.threads") == 0
-                ? Runtime.getRuntime().availableProcessors() : engine.config().config().getInt("handoff.scheduler.threads"));
-        root.put("overlap", engine.config().config().getBoolean("handoff.scheduler.overlap"));
+        root.put("threads", config.getInt("handoff.scheduler.threads") == 0 ? Runtime.getRuntime().availableProcessors()
+                : config.getInt("handoff.scheduler.threads"));
+        root.put("overlap", config.getBoolean("handoff.scheduler.overlap"));
+        root.put("page_size", config.getInt("handoff.kv.page-size"));
         root.put("prompt_len", promptLength);
         root.put("shared_prefix", sharedPrefix);
         root.put("decode_tokens", decodeTokens);
         root.put("waves", waves);
         root.put("rounds", rounds);
         root.put("no_math_model", "fixed logits, no KV writes: the scheduler's work around the model is all that is timed");
-        ArrayNode rows = root.putArray("results");
-        for (int b = 0; b < batches.size(); b++) {
-            double schedulerMicros = median(noMathRuns[b], ClosedLoop.Run::microsPerStep);
-            double modelMicros = median(realRuns[b], ClosedLoop.Run::microsPerStep);
-            ObjectNode row = rows.addObject();
-            row.put("batch", batches.get(b));
-            row.put("scheduler_us_per_step", round(schedulerMicros));
-            row.put("model_step_us", round(modelMicros));
-            row.put("overhead_fraction", Math.round(schedulerMicros / modelMicros * 10000) / 10000.0);
-            row.put("no_math_tokens_per_step", round(median(noMathRuns[b], ClosedLoop.Run::tokensPerStep)));
-            row.put("model_tokens_per_step", round(median(realRuns[b], ClosedLoop.Run::tokensPerStep)));
-            row.put("steps_per_run", realRuns[b][0].steps());
-            row.put("cached_prompt_fraction", round((double) realRuns[b][0].cachedPromptTokens() / realRuns[b][0].promptTokens()));
-        }
-        return root;
     }
 
-    private static double median(ClosedLoop.Run[] runs, java.util.function.ToDoubleFunction<ClosedLoop.Run> figure)
+    private static double median(Workload.Run[] runs, ToDoubleFunction<Workload.Run> figure)
     {
         double[] values = new double[runs.length];
         for (int i = 0; i < runs.length; i++) {
             values[i] = figure.applyAsDouble(runs[i]);
         }
-        java.util.Arrays.sort(values);
+        Arrays.sort(values);
         int n = values.length;
         return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
     }
