@@ -67,7 +67,7 @@ final class SchedulerFigures
 
     private String note()
     {
-        return "scheduler us/step: wall time per step of the same closed-loop workload (" + result.get("prompt_len").asInt() + "-token prompts, "
+        return "scheduler us/step: wall time per step of the same requests (" + result.get("prompt_len").asInt() + "-token prompts, "
                 + result.get("shared_prefix").asInt() + " shared, " + result.get("decode_tokens").asInt() + " tokens each) on an engine whose "
                 + "model returns fixed logits at once; model us/step: the same on the real model, measured in the same rounds. overhead = their ratio.";
     }
