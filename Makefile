@@ -11,7 +11,7 @@ MVN ?= mvn
 MVN_FLAGS ?= -B -ntp -e
 HANDOFF := dist/target/handoff/bin/handoff
 
-.PHONY: all dist test fuzz demo bench-llamacpp clean
+.PHONY: all dist test fuzz demo bench-llamacpp jmh jmh-jar jmh-smoke clean
 
 all: dist
 
@@ -65,6 +65,21 @@ endif
 bench-llamacpp: dist
 	test -d $(LLAMACPP_MODULES)/node-llama-cpp || (cd testkit-node/llamacpp && npm ci --omit=optional --no-audit --no-fund)
 	$(HANDOFF) bench compute --model-path $(MODEL) --batch 1 --threads $(THREADS) --llama-cpp $(LLAMACPP_MODULES) $(BENCH_ARGS)
+
+## jmh: build the JMH micro benchmarks (benchmarks/target/handoff-benchmarks.jar, not in the distribution) and run them;
+## JMH_ARGS passes JMH's own options, e.g. make jmh JMH_ARGS='-f1 -wi 1 -i 3 Radix' (a regex picks benchmarks, -p NAME=V
+## sets a parameter, -l lists the benchmarks, -h the options). The whole set takes about 10 minutes.
+## jmh-smoke: every benchmark and parameter once, for 100 ms, each in its own forked JVM (about 1.5 minutes)
+JMH_ARGS ?=
+JMH_JAR := benchmarks/target/handoff-benchmarks.jar
+# JMH 1.37 takes a field offset through sun.misc.Unsafe, which JDK 25 warns about in every JVM it forks (they inherit this flag)
+JMH_JAVA := $(JAVA_HOME)/bin/java --sun-misc-unsafe-memory-access=allow
+jmh-jar:
+	$(MVN) $(MVN_FLAGS) -q -DskipTests package -pl benchmarks -am
+jmh: jmh-jar
+	$(JMH_JAVA) -jar $(JMH_JAR) $(JMH_ARGS)
+jmh-smoke: jmh-jar
+	$(JMH_JAVA) -jar $(JMH_JAR) -f 1 -wi 0 -i 1 -r 100ms -foe true $(JMH_ARGS)
 
 clean:
 	$(MVN) $(MVN_FLAGS) clean

@@ -11,6 +11,7 @@ module handoff.cli {
     requires jdk.incubator.vector;
 
     opens io.handoff.cli to info.picocli;
+    opens io.handoff.bench.serving to info.picocli;
     opens io.handoff.bench.attention to info.picocli;
     opens io.handoff.bench.scheduler to info.picocli;
 }

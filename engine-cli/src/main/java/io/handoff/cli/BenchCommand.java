@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.bench.attention.AttentionBenchCommand;
 import io.handoff.bench.scheduler.SchedulerBenchCommand;
+import io.handoff.bench.serving.ServingCommand;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.model.MatmulReference;
 import io.handoff.core.model.ModelConfig;
@@ -33,7 +34,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Benchmarks. Every figure comes with a reference measured in the same run.",
-        subcommands = {BenchCommand.Compute.class, AttentionBenchCommand.class, SchedulerBenchCommand.class})
+        subcommands = {BenchCommand.Compute.class, ServingCommand.class, AttentionBenchCommand.class, SchedulerBenchCommand.class})
 final class BenchCommand
         extends CommandGroup
 {

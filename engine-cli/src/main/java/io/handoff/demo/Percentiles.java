@@ -22,7 +22,7 @@ public record Percentiles(double p50, double p99)
     }
 
     /** The {@code q}-th percentile (0..100) of ascending {@code sorted}. */
-    static double percentile(double[] sorted, double q)
+    public static double percentile(double[] sorted, double q)
     {
         if (sorted.length == 0) {
             throw new IllegalArgumentException("no samples");

@@ -130,7 +130,7 @@ public final class StreamingClient
     }
 
     /** Reads server-sent events: cumulative {@code output_ids} per chunk, a last chunk with the finish reason, then {@code [DONE]}. */
-    static RequestResult read(int index, InputStream in, long start, int maxNewTokens)
+    public static RequestResult read(int index, InputStream in, long start, int maxNewTokens)
             throws IOException
     {
         BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));

@@ -145,6 +145,8 @@ public final class ApiServer
         entry.put("owned_by", "handoff");
         entry.put("root", model.name());
         entry.put("max_model_len", model.maxContext());
+        // token-id prompts (e.g. handoff bench serving's) stay valid when every id is below this
+        entry.put("vocab_size", model.vocabSize());
         exchange.sendJson(200, body);
     }
 

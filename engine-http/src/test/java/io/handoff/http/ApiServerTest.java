@@ -325,6 +325,7 @@ class ApiServerTest
         assertThat(body.get("data")).hasSize(1);
         assertThat(body.get("data").get(0).get("id").asText()).isEqualTo("tiny-mla");
         assertThat(body.get("data").get(0).get("max_model_len").asInt()).isEqualTo(4096);
+        assertThat(body.get("data").get(0).get("vocab_size").asInt()).isEqualTo(259);
     }
 
     @Test

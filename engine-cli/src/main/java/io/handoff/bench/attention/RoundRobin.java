@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.spi.attention.KvDtype;
 
+import java.math.BigDecimal;
+import java.math.MathContext;
 import java.util.Arrays;
 import java.util.List;
 
@@ -90,7 +92,7 @@ final class RoundRobin
             row.put("kv_bytes", c.decodeBytes);
             row.put("attention_gbps", round(attention));
             row.put("read_bandwidth_gbps", round(reference));
-            row.put("ratio_read_bandwidth", Math.round(attention / reference * 1000) / 1000.0);
+            row.put("ratio_read_bandwidth", round(attention / reference));
             row.put("decode_step_ms", round(c.decodeBytes / attention / 1e6));
             row.put("extend_tokens", c.extendTokens);
             row.put("extend_tokens_per_s", round(median(extendTokensPerSecond[i])));
@@ -107,8 +109,9 @@ final class RoundRobin
         return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
-    private static double round(double value)
+    /** Four significant digits: a small figure on a loaded machine must not round to 0. */
+    static double round(double value)
     {
-        return Math.round(value * 1000) / 1000.0;
+        return Double.isFinite(value) && value != 0 ? new BigDecimal(value).round(new MathContext(4)).doubleValue() : value;
     }
 }

@@ -83,7 +83,7 @@ final class SvgChart
             double px = x.map(tick);
             svg.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#e6e6e6\"/>"
                     + "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">%s</text>%n",
-                    px, TOP, px, HEIGHT - BOTTOM, px, HEIGHT - BOTTOM + 16, label(tick)));
+                    px, TOP, px, HEIGHT - BOTTOM, px, HEIGHT - BOTTOM + 16, chart.isLogX() ? binaryLabel(tick) : label(tick)));
         }
         svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>"
                 + "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>%n",
@@ -165,6 +165,18 @@ final class SvgChart
             return trim(value / 1e3) + "K";
         }
         return trim(value);
+    }
+
+    /** A power-of-two tick of a log axis (sizes, lengths): 512, 4K, 64K, 1M, 2G. */
+    static String binaryLabel(double value)
+    {
+        String[] units = {"", "K", "M", "G", "T"};
+        int unit = 0;
+        while (Math.abs(value) >= 1024 && unit < units.length - 1 && value % 1024 == 0) {
+            value /= 1024;
+            unit++;
+        }
+        return trim(value) + units[unit];
     }
 
     private static String trim(double value)

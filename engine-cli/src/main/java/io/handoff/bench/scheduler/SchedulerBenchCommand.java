@@ -20,6 +20,8 @@ import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.math.BigDecimal;
+import java.math.MathContext;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -175,7 +177,7 @@ public final class SchedulerBenchCommand
             row.put("batch", batches.get(b));
             row.put("scheduler_us_per_step", round(schedulerMicros));
             row.put("model_step_us", round(modelMicros));
-            row.put("overhead_fraction", Math.round(schedulerMicros / modelMicros * 100000) / 100000.0);
+            row.put("overhead_fraction", round(schedulerMicros / modelMicros));
             row.put("no_math_tokens_per_step", round(median(noMathRuns[b], Workload.Run::tokensPerStep)));
             row.put("model_tokens_per_step", round(median(realRuns[b], Workload.Run::tokensPerStep)));
             row.put("requests", batches.get(b) * waves);
@@ -229,8 +231,9 @@ public final class SchedulerBenchCommand
         return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
     }
 
+    /** Four significant digits: a small fraction must not round to 0. */
     private static double round(double value)
     {
-        return Math.round(value * 1000) / 1000.0;
+        return Double.isFinite(value) && value != 0 ? new BigDecimal(value).round(new MathContext(4)).doubleValue() : value;
     }
 }

@@ -1,6 +1,7 @@
 package io.handoff.core.model.tokenizer;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -8,6 +9,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -196,18 +198,20 @@ class SentencePieceTokenizerTest
         }
     }
 
+    // How fast is SentencePieceBenchmark's to measure (make jmh); the bound only keeps a merge loop gone quadratic,
+    // which would take many minutes here, from hanging the build.
     @Test
-    void aLongTextMergesInReasonableTime()
+    @Timeout(value = 2, unit = TimeUnit.MINUTES)
+    void aLongTextOfMergeCandidatesEncodesAndDetokenizesBack()
     {
         Vocab v = new Vocab().piece("\u2581", -10).piece("a", -10).piece("b", -10).piece("ab", -1).piece("abab", -2).piece("\u2581ab", -3);
         SentencePieceTokenizer tokenizer = v.tokenizer(true);
         String text = "ab".repeat(100_000) + " ab".repeat(50_000);
-        long start = System.nanoTime();
+
         int[] ids = tokenizer.encode(text, false);
-        long millis = (System.nanoTime() - start) / 1_000_000;
 
         assertThat(tokenizer.detokenize(ids)).isEqualTo(text);
-        assertThat(millis).as("milliseconds for 250,000 characters").isLessThan(5_000);
+        assertThat(ids).hasSizeLessThan(text.length() / 2);
     }
 
     @Test
