@@ -12,6 +12,7 @@ module handoff.cli {
 
     opens io.handoff.cli to info.picocli;
     opens io.handoff.bench.serving to info.picocli;
+    opens io.handoff.bench.transfer to info.picocli;
     opens io.handoff.bench.attention to info.picocli;
     opens io.handoff.bench.scheduler to info.picocli;
 }

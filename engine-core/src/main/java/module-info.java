@@ -25,7 +25,7 @@ module handoff.core {
     exports io.handoff.core.disagg to handoff.http, handoff.cli;
     exports io.handoff.core.fault to handoff.http, handoff.cli;
     exports io.handoff.core.security to handoff.http, handoff.cli, handoff.testkit;
-    exports io.handoff.core.transfer to handoff.testkit;
+    exports io.handoff.core.transfer to handoff.testkit, handoff.cli;
 
     uses io.handoff.spi.transfer.TransferBackendProvider;
     uses io.handoff.spi.attention.AttentionBackendProvider;

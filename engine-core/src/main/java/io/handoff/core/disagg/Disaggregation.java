@@ -193,13 +193,29 @@ public final class Disaggregation
         }
     }
 
-    private static List<MemoryRegion> regions(KvPool pool)
+    static List<MemoryRegion> regions(KvPool pool)
     {
         List<MemoryRegion> regions = new ArrayList<>();
         for (KvRegion region : pool.regions()) {
             regions.add(new MemoryRegion(regions.size(), region.segment(), region.pageStride(), region.fileOffset()));
         }
         return regions;
+    }
+
+    TransferBackend backend()
+    {
+        return backend;
+    }
+
+    DisaggregationConfig config()
+    {
+        return config;
+    }
+
+    /** This process's private folder of the run directory (0700): where its shared files go. */
+    Path privateFolder()
+    {
+        return runDirectory.path();
     }
 
     public Role role()

@@ -1,0 +1,150 @@
+package io.handoff.core.disagg;
+
+import io.handoff.core.config.HandoffConfig;
+import io.handoff.core.fault.FaultInjector;
+import io.handoff.core.kv.KvGeometry;
+import io.handoff.core.kv.KvPool;
+import io.handoff.core.plugin.PluginRegistry;
+import io.handoff.core.security.ClusterSecurity;
+import io.handoff.core.transfer.TransferHooks;
+import io.handoff.core.transfer.TransferLink;
+import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.PageGeometry;
+import io.handoff.spi.transfer.TransferPeer;
+import io.handoff.spi.transfer.WriteGuard;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.List;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A transfer backend and its KV pool opened outside the engine, for measuring the data path: the backend comes
+ * from {@link Disaggregation#open} (the engine's transfer context: its run directory, pool-file grants and cluster
+ * authentication), the pool from {@link Disaggregation#allocatePool} (a shared file on a receiver whose backend
+ * wants one), and the peer is driven by the core's {@link TransferLink}, as a prefill drives a decode. There are no
+ * rooms, so no page is ever granted or released: every write is allowed.
+ */
+public final class StandaloneTransfer
+        implements AutoCloseable
+{
+    private final Disaggregation disaggregation;
+    private final KvPool pool;
+    private final List<MemoryRegion> regions;
+    private TransferLink link;
+
+    private StandaloneTransfer(Disaggregation disaggregation, KvPool pool)
+    {
+        this.disaggregation = disaggregation;
+        this.pool = pool;
+        this.regions = Disaggregation.regions(pool);
+    }
+
+    /** Opens the configured backend for {@code role} and allocates its pool of {@code pages} pages. */
+    public static StandaloneTransfer open(Disaggregation.Role role, HandoffConfig config, ClusterSecurity security, PluginRegistry plugins,
+            KvGeometry geometry, int pages)
+    {
+        Disaggregation disaggregation = Disaggregation.open(role, config, security, plugins, FaultInjector.NONE);
+        try {
+            return new StandaloneTransfer(disaggregation, disaggregation.allocatePool(geometry, pages));
+        }
+        catch (RuntimeException | Error e) {
+            disaggregation.close();
+            throw e;
+        }
+    }
+
+    public String backendId()
+    {
+        return disaggregation.backendId();
+    }
+
+    public KvPool pool()
+    {
+        return pool;
+    }
+
+    public List<MemoryRegion> regions()
+    {
+        return regions;
+    }
+
+    /** Whether a receiver of this backend keeps its pool in a shared file mapping. */
+    public boolean wantsSharedFileMemory()
+    {
+        return disaggregation.backend().wantsSharedFileMemory();
+    }
+
+    /** Pages per plan, as the engine's prefill bounds them ({@code handoff.disaggregation.max-pages-per-plan}). */
+    public int maxPagesPerPlan()
+    {
+        return disaggregation.config().maxPagesPerPlan();
+    }
+
+    /**
+     * A pool of the same shape as this one in a shared file of this process's private folder, for a reference that
+     * writes the same kind of memory a receiver's backend writes; the caller closes it and removes its file.
+     */
+    public KvPool mapScratchPool(String name)
+    {
+        Path file = disaggregation.privateFolder().resolve(requireNonNull(name, "name is null"));
+        try {
+            return KvPool.mapShared(pool.geometry(), pool.pages(), file);
+        }
+        catch (IOException e) {
+            throw new UncheckedIOException("cannot map a scratch pool at " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Receiver: makes the pool writable by senders and returns the descriptor they connect with. */
+    public byte[] expose()
+    {
+        return disaggregation.backend().expose(regions, pool.sharedFile().orElse(null), WriteGuard.ALLOW_ALL);
+    }
+
+    /**
+     * Sender: registers this pool as the source, connects to the receiver that returned {@code descriptor} on this
+     * host, and starts the core's transfer link over the connection (no fault points, no timing hooks). Once per
+     * instance; {@link #close} closes the link.
+     */
+    public TransferLink connect(byte[] descriptor)
+    {
+        requireNonNull(descriptor, "descriptor is null");
+        if (link != null) {
+            throw new IllegalStateException("already connected");
+        }
+        disaggregation.backend().registerSources(regions);
+        TransferPeer peer = disaggregation.backend().connect(EngineTransferContext.localHostId(), descriptor);
+        try {
+            PageGeometry sources = PageGeometry.of(regions);
+            sources.checkReceiver(backendId(), peer.receiverGeometry());
+            link = TransferLink.start(backendId(), "receiver", peer, sources, peer.receiverGeometry(), disaggregation.config().linkTimeouts(),
+                    TransferHooks.NONE);
+            return link;
+        }
+        catch (RuntimeException e) {
+            peer.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public void close()
+    {
+        try {
+            if (link != null) {
+                link.close();
+            }
+        }
+        finally {
+            try {
+                disaggregation.close();
+            }
+            finally {
+                pool.close();
+            }
+        }
+    }
+}
