@@ -8,8 +8,11 @@ module handoff.cli {
     requires java.xml;
     requires java.compiler;
     requires org.apache.logging.log4j;
+    requires jdk.incubator.vector;
 
     opens io.handoff.cli to info.picocli;
     opens io.handoff.bench.serving to info.picocli;
     opens io.handoff.bench.transfer to info.picocli;
+    opens io.handoff.bench.attention to info.picocli;
+    opens io.handoff.bench.scheduler to info.picocli;
 }

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.bench.attention.AttentionBenchCommand;
+import io.handoff.bench.scheduler.SchedulerBenchCommand;
 import io.handoff.bench.serving.ServingCommand;
 import io.handoff.bench.transfer.TransferBenchCommand;
 import io.handoff.bench.transfer.TransferReceiverCommand;
@@ -34,7 +36,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Benchmarks. Every figure comes with a reference measured in the same run.",
-        subcommands = {BenchCommand.Compute.class, TransferBenchCommand.class, TransferReceiverCommand.class, ServingCommand.class})
+        subcommands = {BenchCommand.Compute.class, TransferBenchCommand.class, TransferReceiverCommand.class, ServingCommand.class,
+                AttentionBenchCommand.class, SchedulerBenchCommand.class})
 final class BenchCommand
         extends CommandGroup
 {

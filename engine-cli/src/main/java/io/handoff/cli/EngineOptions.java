@@ -10,8 +10,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 
-/** The options every command takes: where the configuration comes from. */
-final class EngineOptions
+/** The options every command takes: where the configuration comes from (public for the bench commands' packages). */
+public final class EngineOptions
 {
     @Option(names = "--config", paramLabel = "FILE",
             description = "HOCON configuration file (default: conf/handoff.conf of the distribution, if present).")
@@ -19,9 +19,9 @@ final class EngineOptions
 
     @Option(names = "-D", paramLabel = "KEY=VALUE", mapFallbackValue = "",
             description = "Override one configuration key, e.g. -Dhandoff.logging.level=debug. Repeatable; wins over files.")
-    Map<String, String> overrides = new LinkedHashMap<>();
+    public Map<String, String> overrides = new LinkedHashMap<>();
 
-    ConfigSource source()
+    public ConfigSource source()
     {
         Optional<Path> file = Optional.ofNullable(configFile);
         if (file.isEmpty()) {

@@ -7,15 +7,15 @@ import java.nio.file.Path;
 import java.util.Map;
 
 /** {@code --model-path}: a Hugging Face checkpoint directory or a GGUF file to serve instead of a named preset. */
-final class ModelPathOption
+public final class ModelPathOption
 {
     @Option(names = "--model-path", paramLabel = "PATH",
             description = "Hugging Face checkpoint directory (config.json, model.safetensors, tokenizer.json) or .gguf file; sets "
                     + ModelSource.PATH_KEY + ".")
-    Path modelPath;
+    public Path modelPath;
 
     /** Puts the path, made absolute so child processes started elsewhere see the same directory, into {@code overrides}. */
-    void applyTo(Map<String, String> overrides)
+    public void applyTo(Map<String, String> overrides)
     {
         if (modelPath != null) {
             overrides.put(ModelSource.PATH_KEY, modelPath.toAbsolutePath().normalize().toString());

@@ -35,7 +35,7 @@ import static java.util.Objects.requireNonNull;
  * <p>One step at a time per KV pool; the transformer itself holds only weights and its thread pool.
  */
 public final class Transformer
-        implements AutoCloseable
+        implements ModelRunner, AutoCloseable
 {
     private final ModelConfig config;
     private final ModelWeights weights;
@@ -103,15 +103,13 @@ public final class Transformer
                 .collect(Collectors.joining(", "));
     }
 
+    @Override
     public ModelConfig config()
     {
         return config;
     }
 
-    /**
-     * Runs one step and returns the next-token logits of each request, {@code [requests][vocab]}: extend
-     * requests in batch order, then decode requests. {@code hook} runs after each layer.
-     */
+    @Override
     public float[][] forward(ForwardBatch batch, KvCacheView kv, AttentionBackend attention, LayerHook hook)
     {
         return run(batch, kv, attention, hook, batch.lastTokenRows());

@@ -8,6 +8,7 @@ import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.kv.PageAccounting;
 import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.ModelRunner;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.plugin.PluginEntry;
@@ -31,6 +32,7 @@ import org.apache.logging.log4j.Logger;
 
 import java.util.Locale;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 
 import static java.util.Objects.requireNonNull;
 
@@ -88,11 +90,27 @@ public final class ComputeEngine
 
     public static ComputeEngine create(Engine engine, FaultInjector faults, Optional<Disaggregation.Role> role, Disaggregation.Options options)
     {
+        return create(engine, faults, role, options, UnaryOperator.identity());
+    }
+
+    /**
+     * A colocated engine built as {@link #create(Engine, FaultInjector)} builds one, whose scheduler runs
+     * {@code runner.apply(transformer)} instead of the transformer: for a benchmark that times the scheduler with a
+     * model that does no arithmetic. Serving never calls it.
+     */
+    public static ComputeEngine createWithRunner(Engine engine, FaultInjector faults, UnaryOperator<ModelRunner> runner)
+    {
+        return create(engine, faults, Optional.empty(), Disaggregation.Options.DEFAULT, requireNonNull(runner, "runner is null"));
+    }
+
+    private static ComputeEngine create(Engine engine, FaultInjector faults, Optional<Disaggregation.Role> role, Disaggregation.Options options,
+            UnaryOperator<ModelRunner> runner)
+    {
         requireNonNull(engine, "engine is null");
         // the transformer reads a checkpoint's weights from its mappings: the engine owns them until close(), or until building fails
         ModelSource source = ModelSource.open(engine.config().config());
         try {
-            return create(engine, faults, role, options, source);
+            return create(engine, faults, role, options, source, runner);
         }
         catch (RuntimeException | Error e) {
             try {
@@ -106,7 +124,7 @@ public final class ComputeEngine
     }
 
     private static ComputeEngine create(Engine engine, FaultInjector faults, Optional<Disaggregation.Role> role, Disaggregation.Options options,
-            ModelSource source)
+            ModelSource source, UnaryOperator<ModelRunner> runner)
     {
         Config config = engine.config().config();
         ModelConfig model = source.config();
@@ -153,7 +171,7 @@ public final class ComputeEngine
             KvHandoff handoff = disaggregation
                     .map(d -> d.handoff(kv, Compatibility.of(model.name(), model.compatibilityHash(), geometry.layout(), kvGeometry)))
                     .orElse(KvHandoff.NONE);
-            Scheduler scheduler = new Scheduler(schedulerConfig, transformer, kv, prefixCache, attention, faults, handoff,
+            Scheduler scheduler = new Scheduler(schedulerConfig, requireNonNull(runner.apply(transformer), "runner gave null"), kv, prefixCache, attention, faults, handoff,
                     source.tokenizer().eosTokenIds(), new Timelines(config.getInt("handoff.debug.timeline-requests")));
             disaggregation.ifPresent(d -> d.attach(scheduler));
             log.info("model {} ({}, {}, weights {}, max context {}), attention {}, KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}",

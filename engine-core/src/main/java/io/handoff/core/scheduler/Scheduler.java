@@ -4,7 +4,7 @@ import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.kv.ReqToTokenTable;
 import io.handoff.core.model.ByteTokenizer;
-import io.handoff.core.model.Transformer;
+import io.handoff.core.model.ModelRunner;
 import io.handoff.core.prefix.PrefixCache;
 import io.handoff.spi.attention.AttentionBackend;
 
@@ -55,28 +55,28 @@ public final class Scheduler
     private final KvHandoff handoff;
     private boolean accepting = true;
 
-    public Scheduler(SchedulerConfig config, Transformer model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
+    public Scheduler(SchedulerConfig config, ModelRunner model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
             FaultInjector faults)
     {
         this(config, model, kv, prefixCache, attention, faults, KvHandoff.NONE);
     }
 
     /** A scheduler for a byte-tokenizer model, which stops on {@link ByteTokenizer#EOS}. */
-    public Scheduler(SchedulerConfig config, Transformer model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
+    public Scheduler(SchedulerConfig config, ModelRunner model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
             FaultInjector faults, KvHandoff handoff)
     {
         this(config, model, kv, prefixCache, attention, faults, handoff, Set.of(ByteTokenizer.EOS));
     }
 
     /** @param eosTokenIds the model's end-of-sequence ids: a request stops on one unless it ignores EOS */
-    public Scheduler(SchedulerConfig config, Transformer model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
+    public Scheduler(SchedulerConfig config, ModelRunner model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
             FaultInjector faults, KvHandoff handoff, Set<Integer> eosTokenIds)
     {
         this(config, model, kv, prefixCache, attention, faults, handoff, eosTokenIds, new Timelines(Timelines.DEFAULT_REQUESTS));
     }
 
     /** @param timelines where each request's transitions are kept, for {@code /debug/requests} */
-    public Scheduler(SchedulerConfig config, Transformer model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
+    public Scheduler(SchedulerConfig config, ModelRunner model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
             FaultInjector faults, KvHandoff handoff, Set<Integer> eosTokenIds, Timelines timelines)
     {
         this.timelines = requireNonNull(timelines, "timelines is null");

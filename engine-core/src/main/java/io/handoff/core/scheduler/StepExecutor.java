@@ -5,7 +5,7 @@ import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.Sampler;
-import io.handoff.core.model.Transformer;
+import io.handoff.core.model.ModelRunner;
 import io.handoff.spi.attention.AttentionBackend;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -22,13 +22,13 @@ final class StepExecutor
 {
     private static final Logger log = LogManager.getLogger(StepExecutor.class);
 
-    private final Transformer model;
+    private final ModelRunner model;
     private final KvPool kv;
     private final AttentionBackend attention;
     private final FaultInjector faults;
     private final DecodeMetadataProbe probe;
 
-    StepExecutor(Transformer model, KvPool kv, AttentionBackend attention, FaultInjector faults, DecodeMetadataProbe probe)
+    StepExecutor(ModelRunner model, KvPool kv, AttentionBackend attention, FaultInjector faults, DecodeMetadataProbe probe)
     {
         this.model = model;
         this.kv = kv;

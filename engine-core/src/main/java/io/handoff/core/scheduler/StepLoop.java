@@ -142,16 +142,20 @@ final class StepLoop
         }
         plan.ifPresent(this::submit);
         int keep = plan.isPresent() && parts.overlap() ? 1 : 0;
+        boolean progressed = false;
         while (inFlight.size() > keep) {
             // the step stays listed as in flight until its fence has completed
             complete(inFlight.peek());
             inFlight.poll();
+            progressed = true;
         }
-        releaseFinished();
+        progressed |= releaseFinished();
         publish();
-        if (plan.isEmpty() && inFlight.isEmpty() && !(waiting.isEmpty() && running.isEmpty() && releasing.isEmpty())) {
+        if (!progressed && plan.isEmpty() && inFlight.isEmpty() && !(waiting.isEmpty() && running.isEmpty() && releasing.isEmpty())) {
             // Nothing can run until something arrives (KV from a peer, pages back from a transfer or a
-            // quarantine); every such event is a command, so wait for one instead of spinning.
+            // quarantine); every such event is a command, so wait for one instead of spinning. A turn that
+            // completed a step or released pages goes round again at once: what it freed may admit a waiting
+            // request (a whole batch finishing in one step used to wait out the poll with requests queued).
             SchedulerCommand next = inbox.poll(100, TimeUnit.MILLISECONDS);
             if (next != null) {
                 handle(next);
@@ -362,9 +366,10 @@ final class StepLoop
         releasing.add(request);
     }
 
-    /** Returns the pages of finished requests no in-flight step touches any more, then delivers their results. */
-    private void releaseFinished()
+    /** Returns the pages of finished requests no in-flight step touches any more, then delivers their results; true if any were. */
+    private boolean releaseFinished()
     {
+        boolean released = false;
         for (Iterator<ScheduledRequest> it = releasing.iterator(); it.hasNext(); ) {
             ScheduledRequest request = it.next();
             if (!parts.reservations().tryRelease(request, completedStep)) {
@@ -375,7 +380,9 @@ final class StepLoop
             finishedRequests++;
             counted(request);
             delivering.add(request);
+            released = true;
         }
+        return released;
     }
 
     /** Counts a request that ended for a cause, once, with its final cause (a failed handoff may have named it since it finished). */

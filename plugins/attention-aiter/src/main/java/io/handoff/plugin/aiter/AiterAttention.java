@@ -16,7 +16,8 @@ import static java.util.Objects.requireNonNull;
  * with zero heads to a multiple of {@value MlaKernel#HEAD_TILE}; a precomputed {@link WorkSchedule}
  * hands (request, split) items to workers balanced by key count; each item yields a normalised partial
  * and its log-sum-exp per head; a reduce merges each request's partials in split order and drops the
- * padded heads. Heads never interact, so padding cannot change a real head's result.
+ * padded heads. Heads never interact, so padding cannot change a real head's result; and since the reduce never reads
+ * a padded head's partial, the kernel computes none (on an 8-head model that halves the work).
  *
  * <p>Extend uses the same splits, kernel and reduce for each query at position {@code p} over keys
  * {@code 0..p}, with split boundaries at absolute multiples of {@link #SPLIT_TOKENS}; blocks of query
@@ -90,7 +91,7 @@ final class AiterAttention
         float[] partialLse = new float[schedule.items() * paddedHeads];
 
         IntStream.range(0, workers).parallel().forEach(worker -> {
-            MlaKernel kernel = new MlaKernel(kv, SPLIT_TOKENS, qkDim, vDim, scale, paddedHeads);
+            MlaKernel kernel = new MlaKernel(kv, SPLIT_TOKENS, qkDim, vDim, scale, numQHeads, paddedHeads);
             for (int item : schedule.workerItems()[worker]) {
                 int request = schedule.itemRequest()[item];
                 int from = schedule.itemFrom()[item];
@@ -144,7 +145,7 @@ final class AiterAttention
         float[] padded = padHeads(q, metadata.tokens());
 
         IntStream.range(0, workers).parallel().forEach(worker -> {
-            MlaKernel kernel = new MlaKernel(kv, SPLIT_TOKENS, qkDim, vDim, scale, paddedHeads);
+            MlaKernel kernel = new MlaKernel(kv, SPLIT_TOKENS, qkDim, vDim, scale, numQHeads, paddedHeads);
             float[] scratch = new float[vDim];
             for (int block : workerBlocks[worker]) {
                 int request = blockRequest[block];

@@ -31,6 +31,7 @@ final class MlaKernel
     private final int qkDim;
     private final int vDim;
     private final float scale;
+    private final int realHeads;
     private final int paddedHeads;
     private final float[] rows;
     private final float[] scores = new float[KEY_BLOCK];
@@ -38,12 +39,14 @@ final class MlaKernel
     private final float[] sum = new float[HEAD_TILE];
     private final float[] acc;
 
-    MlaKernel(KvCacheView kv, int splitTokens, int qkDim, int vDim, float scale, int paddedHeads)
+    /** {@code realHeads} of the {@code paddedHeads} are the model's; the rest are padding, never computed. */
+    MlaKernel(KvCacheView kv, int splitTokens, int qkDim, int vDim, float scale, int realHeads, int paddedHeads)
     {
         this.kv = kv;
         this.qkDim = qkDim;
         this.vDim = vDim;
         this.scale = scale;
+        this.realHeads = realHeads;
         this.paddedHeads = paddedHeads;
         this.rows = new float[splitTokens * qkDim];
         this.acc = new float[HEAD_TILE * vDim];
@@ -66,21 +69,23 @@ final class MlaKernel
     /**
      * Attends the token's padded heads {@code q[qOffset ..]} ({@code [paddedHeads][qkDim]}) to the first
      * {@code count} loaded rows; head {@code h}'s partial goes to row {@code firstPartial + h} of
-     * {@code partialOut} ({@code vDim} wide) and {@code partialLse}.
+     * {@code partialOut} ({@code vDim} wide) and {@code partialLse}. Padded heads' rows are left as they are: the
+     * reduce never reads them, and each real head's arithmetic is its own, so skipping them changes no real bit.
      */
     void split(int count, float[] q, int qOffset, float[] partialOut, float[] partialLse, int firstPartial)
     {
         for (int tile = 0; tile < paddedHeads; tile += HEAD_TILE) {
+            int heads = Math.min(HEAD_TILE, realHeads - tile);
             Arrays.fill(max, Float.NEGATIVE_INFINITY);
             Arrays.fill(sum, 0f);
             Arrays.fill(acc, 0f);
             for (int block = 0; block < count; block += KEY_BLOCK) {
                 int keys = Math.min(KEY_BLOCK, count - block);
-                for (int h = 0; h < HEAD_TILE; h++) {
+                for (int h = 0; h < heads; h++) {
                     accumulateBlock(h, q, qOffset + (tile + h) * qkDim, block, keys);
                 }
             }
-            for (int h = 0; h < HEAD_TILE; h++) {
+            for (int h = 0; h < heads; h++) {
                 int partial = firstPartial + tile + h;
                 for (int d = 0; d < vDim; d++) {
                     partialOut[partial * vDim + d] = acc[h * vDim + d] / sum[h];
