@@ -121,7 +121,7 @@ public final class StandaloneTransfer
             PageGeometry sources = PageGeometry.of(regions);
             sources.checkReceiver(backendId(), peer.receiverGeometry());
             link = TransferLink.start(backendId(), "receiver", peer, sources, peer.receiverGeometry(), disaggregation.config().linkTimeouts(),
-                    TransferHooks.NONE);
+                    TransferHooks.NONE, disaggregation.config().transferWindow());
             return link;
         }
         catch (RuntimeException e) {
