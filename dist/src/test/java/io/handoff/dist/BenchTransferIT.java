@@ -115,12 +115,15 @@ class BenchTransferIT
     }
 
     /** Live receiver processes of bench transfer (the command stops its own before it exits). */
+    /** Receivers of this build's distribution still running (another checkout's runs on the same machine are not ours). */
     private static List<String> receivers()
+            throws java.io.IOException
     {
+        String home = "-Dhandoff.home=" + Launcher.DIST.toRealPath() + " ";
         return ProcessHandle.allProcesses()
                 .filter(ProcessHandle::isAlive)
                 .map(process -> process.info().commandLine().orElse(""))
-                .filter(line -> line.contains("bench transfer-receiver"))
+                .filter(line -> line.contains("bench transfer-receiver") && line.contains(home))
                 .toList();
     }
 
