@@ -99,7 +99,7 @@ class NixlProviderTest
     {
         assertThat(settings.declared()).containsOnlyKeys("library", "tls", "allow-unauthenticated-network", "staging-buffer", "flush-timeout");
         assertThat(NixlConfig.from(settings.defaults()))
-                .isEqualTo(new NixlConfig("libucp.so.0", "", 64L << 20, java.time.Duration.ofSeconds(30), false));
+                .isEqualTo(new NixlConfig("libucp.so.0", "", 64L << 20, java.time.Duration.ofSeconds(30), false, true));
     }
 
     @Test
