@@ -14,6 +14,7 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -26,7 +27,8 @@ import static java.util.Objects.requireNonNull;
 /**
  * The nixl backend of one process: one UCX context (its transports chosen by {@code tls}). A decode exposes its
  * pool (registered regions, a worker and the thread that progresses it); a prefill registers its pool as sources and
- * connects one {@link NixlPeer} per decode, each with its own worker, endpoint and staging buffer.
+ * connects one {@link NixlPeer} per decode, each with its own worker, endpoint and staging buffer (staging mode), or
+ * registers the source pool with UCX once and has every peer put from it (direct mode, {@code staging = false}).
  */
 final class NixlBackend
         implements TransferBackend
@@ -43,6 +45,8 @@ final class NixlBackend
     private Exposure exposure;
     private WriteGuard exposedGuard;
     private SourceRegions sources;
+    // Direct mode: the source regions' UCX registrations, which every peer's puts name; released after the peers.
+    private List<MemorySegment> sourceRegistrations = List.of();
     private boolean closed;
 
     NixlBackend(TransferContext context, NixlConfig config, Set<TransferCapability> capabilities, Ucp ucp)
@@ -88,7 +92,24 @@ final class NixlBackend
     {
         requireNonNull(regions, "regions is null");
         checkOpen();
-        sources = SourceRegions.of(regions);
+        if (sources != null) {
+            throw new IllegalStateException("nixl: this backend registered its sources already; the core registers them once");
+        }
+        SourceRegions registered = SourceRegions.of(regions);
+        if (!config.staging()) {
+            List<MemorySegment> memhs = new ArrayList<>(regions.size());
+            try {
+                for (MemoryRegion region : registered.regions()) {
+                    memhs.add(ucp.memMap(ucpContext, region.segment()));
+                }
+            }
+            catch (RuntimeException e) {
+                memhs.forEach(memh -> ucp.memUnmap(ucpContext, memh));
+                throw e;
+            }
+            sourceRegistrations = List.copyOf(memhs);
+        }
+        sources = registered;
     }
 
     @Override
@@ -102,7 +123,9 @@ final class NixlBackend
         Descriptor remote = Descriptor.decode(descriptor);
         sources.geometry().checkReceiver("nixl", remote.geometry());
         String name = peerHostId + "#" + PEER_IDS.incrementAndGet();
-        UcxLink link = UcxLink.connect(ucp, ucpContext, remote, config.stagingBytes());
+        UcxLink link = config.staging()
+                ? UcxLink.connect(ucp, ucpContext, remote, config.stagingBytes(), List.of())
+                : UcxLink.connect(ucp, ucpContext, remote, 0, sourceRegistrations);
         NixlPeer peer;
         try {
             peer = new NixlPeer(name, "ucx:" + config.tlsName(), capabilities, sources.regions(), remote, link, config);
@@ -140,6 +163,7 @@ final class NixlBackend
             released &= exposed.close(config.flushTimeout().toMillis() + 1_000);
         }
         if (released) {
+            sourceRegistrations.forEach(memh -> ucp.memUnmap(ucpContext, memh));
             ucp.cleanup(ucpContext);
         }
         else {

@@ -14,8 +14,10 @@ import static java.util.Objects.requireNonNull;
  * @param stagingBytes the registered buffer each sender peer gathers a plan's pages into; larger plans are sent in parts
  * @param flushTimeout how long a plan's puts may take to complete at the receiver, and an endpoint to close
  * @param unauthenticatedNetwork whether UCX may use network devices although its own connections authenticate nobody
+ * @param staging true: puts read a copy gathered after the fence (STAGING); false: puts read the source pool after the
+ *        sender waited on the fence itself (FORWARD_SYNC)
  */
-record NixlConfig(String library, String tls, long stagingBytes, Duration flushTimeout, boolean unauthenticatedNetwork)
+record NixlConfig(String library, String tls, long stagingBytes, Duration flushTimeout, boolean unauthenticatedNetwork, boolean staging)
 {
     static final long MIN_STAGING_BYTES = 4096;
     static final long MAX_STAGING_BYTES = 16L << 30;
@@ -46,7 +48,8 @@ record NixlConfig(String library, String tls, long stagingBytes, Duration flushT
                 settings.getString("tls").strip(),
                 settings.getBytes("staging-buffer"),
                 settings.getDuration("flush-timeout"),
-                settings.getBoolean("allow-unauthenticated-network"));
+                settings.getBoolean("allow-unauthenticated-network"),
+                settings.getBoolean("staging"));
     }
 
     /** The transport list as a person reads it. */

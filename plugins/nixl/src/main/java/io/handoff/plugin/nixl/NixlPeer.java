@@ -2,7 +2,6 @@ package io.handoff.plugin.nixl;
 
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PageGeometry;
-import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.PlanWork;
 import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.TransferFailure;
@@ -17,13 +16,13 @@ import java.util.Set;
 import static java.util.Objects.requireNonNull;
 
 /**
- * A sender's connection to one receiver, driven by the core's transfer thread (plans one at a time, in post order;
- * the core waited on each plan's producer fence before it hands the plan over, since this connection does not
- * declare FORWARD_SYNC). For each plan it gathers the plan's source pages into the staging buffer (the snapshot
- * that makes early send safe: STAGING, I1), reports the pages, puts every run of every region from the copy and
- * flushes the endpoint, and reports the plan once the flush completed at the receiver. Because puts leave only
- * from this thread and a plan is reported only after its flush, "no plan of the room outstanding" means "no
- * write of the room in flight" (DRAIN_ACK).
+ * A sender's connection to one receiver, driven by the core's transfer thread (plans one at a time, in post order).
+ * Staging mode (STAGING; the core waited on each plan's producer fence before it hands the plan over): the plan's
+ * source pages are gathered into the staging buffer (the snapshot that makes early send safe, I1), one slot per
+ * batch, the pages reported, and each piece put from the copy while the next batch is gathered into the other slot.
+ * Direct mode (FORWARD_SYNC): this thread waits on the fence itself and puts straight from the registered source
+ * pool. Either way a plan is reported once a flush proved its puts completed at the receiver; because puts leave
+ * only from this thread, "no plan of the room outstanding" means "no write of the room in flight" (DRAIN_ACK).
  */
 final class NixlPeer
         implements TransferPeer
@@ -35,7 +34,11 @@ final class NixlPeer
     private final Descriptor remote;
     private final UcxLink link;
     private final Duration flushTimeout;
-    private final long bytesPerPage;
+    private final long[] strides;
+    private final boolean staged;
+    // Staging mode: the slots batches are gathered into in turn. Direct mode: the most bytes put between flushes.
+    private final StagingSlots slots;
+    private final long directBatchBytes;
     // Guarded by this: the UCX resources are released once, and never while a plan is being sent.
     private boolean released;
     private boolean sending;
@@ -52,15 +55,19 @@ final class NixlPeer
         this.remote = requireNonNull(remote, "remote is null");
         this.link = requireNonNull(link, "link is null");
         this.flushTimeout = config.flushTimeout();
+        this.strides = new long[this.sources.size()];
         long perPage = 0;
-        for (MemoryRegion source : this.sources) {
-            perPage += source.pageStride();
+        for (int i = 0; i < strides.length; i++) {
+            strides[i] = this.sources.get(i).pageStride();
+            perPage += strides[i];
         }
-        if (perPage > link.staging().byteSize()) {
+        this.staged = config.staging();
+        if (perPage > config.stagingBytes()) {
             throw new IllegalArgumentException("nixl: one page of every region is " + perPage + " bytes, more than the "
-                    + link.staging().byteSize() + "-byte staging buffer; raise handoff.plugins.nixl.staging-buffer");
+                    + config.stagingBytes() + "-byte staging buffer; raise handoff.plugins.nixl.staging-buffer");
         }
-        this.bytesPerPage = perPage;
+        this.slots = staged ? new StagingSlots(link.staging().byteSize(), perPage) : null;
+        this.directBatchBytes = config.stagingBytes();
     }
 
     @Override
@@ -106,7 +113,7 @@ final class NixlPeer
                 return;
             }
             try {
-                work.completed(sendBatches(work));
+                work.completed(staged ? sendStaged(work) : sendDirect(work));
             }
             catch (TransferFailure failure) {
                 work.failed(failure);
@@ -140,97 +147,160 @@ final class NixlPeer
     }
 
     /**
-     * Sends the plan in batches that fit the staging buffer (usually one). Per batch: gather the pages of every run and
-     * region into the buffer, report each page done, put each (run, region) piece, flush.
+     * Staging mode: the plan in batches of one staging slot each. Per batch: gather its pages of every region into the
+     * slot, report each page, wait until the previous batch's puts completed locally (its slot is then free for the
+     * next gather), put each piece of this batch from the slot. So batch k+1 is gathered while batch k's puts are in
+     * flight; one flush at the end proves the plan landed.
      */
-    private long sendBatches(PlanWork work)
+    private long sendStaged(PlanWork work)
             throws TransferFailure
     {
         TransferPlan plan = work.plan();
-        RoomKey room = plan.room();
-        int[] srcPages = plan.srcPages();
-        int[] dstPages = plan.dstPages();
-        int[] runLengths = plan.runLengths();
         MemorySegment staging = link.staging();
-        long capacity = staging.byteSize();
-        int regions = sources.size();
-        // A batch holds at most every run plus one split run, in every region.
-        int maxPieces = (runLengths.length + 1) * regions;
-        long[] pieceOffset = new long[maxPieces];
-        long[] pieceBytes = new long[maxPieces];
-        long[] pieceRemote = new long[maxPieces];
-        int[] pieceRegion = new int[maxPieces];
-        int run = 0;
-        int done = 0;
-        int pageIndex = plan.firstPageIndex();
-        long bytes = 0;
+        PieceBatches batches = new PieceBatches(plan, strides, slots.slotBytes());
+        slots.reset();
         try {
             work.reading();
         }
         catch (RuntimeException e) {
-            throw new TransferFailure("sending room " + room + " chunk " + plan.chunk() + " stopped before its first page: " + e, true);
+            throw new TransferFailure("sending room " + plan.room() + " chunk " + plan.chunk() + " stopped before its first page: " + e, true);
         }
-        while (run < runLengths.length) {
+        long bytes = 0;
+        while (batches.hasNext()) {
             if (work.stopped()) {
-                throw new TransferFailure(label + " was closed while sending room " + room + " chunk " + plan.chunk()
-                        + "; pages before " + pageIndex + " landed, nothing after", true);
+                throw settleThen(plan, label + " was closed while sending room " + plan.room() + " chunk " + plan.chunk()
+                        + "; pages before " + batches.endPage() + " landed, nothing after");
             }
-            int batchFirstPage = pageIndex;
-            int pieces = 0;
-            long used = 0;
-            while (run < runLengths.length) {
-                int count = (int) Math.min(runLengths[run] - done, (capacity - used) / bytesPerPage);
-                if (count == 0) {
-                    break;
-                }
-                for (int region = 0; region < regions; region++) {
-                    MemoryRegion source = sources.get(region);
-                    long stride = source.pageStride();
-                    long length = count * stride;
-                    MemorySegment.copy(source.segment(), (srcPages[run] + done) * stride, staging, used, length);
-                    pieceOffset[pieces] = used;
-                    pieceBytes[pieces] = length;
-                    pieceRemote[pieces] = (dstPages[run] + done) * stride;
-                    pieceRegion[pieces] = region;
-                    pieces++;
-                    used += length;
-                }
-                pageIndex += count;
-                done += count;
-                if (done == runLengths[run]) {
-                    run++;
-                    done = 0;
-                }
+            batches.next();
+            long slot = slots.advance();
+            if (slots.count() == 1) {
+                awaitLocal(plan);
             }
-            for (int page = batchFirstPage; page < pageIndex; page++) {
+            for (int piece = 0; piece < batches.pieces(); piece++) {
+                MemorySegment.copy(sources.get(batches.region(piece)).segment(), batches.sourceOffset(piece), staging,
+                        slot + batches.stagingOffset(piece), batches.bytes(piece));
+            }
+            for (int page = batches.firstPage(); page < batches.endPage(); page++) {
                 try {
                     work.pageDone(page);
                 }
                 catch (RuntimeException e) {
-                    throw new TransferFailure("sending room " + room + " chunk " + plan.chunk() + " stopped at page " + page + " ("
-                            + e + "); pages before " + batchFirstPage + " landed, nothing after", true);
+                    throw settleThen(plan, "sending room " + plan.room() + " chunk " + plan.chunk() + " stopped at page " + page + " ("
+                            + e + "); pages before " + batches.firstPage() + " landed, nothing after");
                 }
             }
-            for (int piece = 0; piece < pieces; piece++) {
-                if (!link.put(pieceOffset[piece], pieceBytes[piece], pieceRegion[piece], pieceRemote[piece])) {
+            if (slots.count() == 2) {
+                awaitLocal(plan);
+            }
+            for (int piece = 0; piece < batches.pieces(); piece++) {
+                if (!link.put(slot + batches.stagingOffset(piece), batches.bytes(piece), batches.region(piece), batches.remoteOffset(piece))) {
                     break;
                 }
             }
-            switch (link.flush(flushTimeout.toNanos())) {
-                case LANDED -> bytes += used;
-                case FAILED -> {
-                    broken = link.failure();
-                    throw new TransferFailure(label + ": room " + room + " chunk " + plan.chunk() + " failed: "
-                            + link.failure(), true);
+            if (link.failure() != null) {
+                break;
+            }
+            bytes += batches.batchBytes();
+        }
+        flush(plan);
+        return bytes;
+    }
+
+    /**
+     * Direct mode (FORWARD_SYNC): waits on the producer fence itself, then puts each piece straight from the registered
+     * source pool, in batches of at most {@code staging-buffer} bytes, each flushed before its pages are reported (a
+     * reported page is in the receiver's pool). The core holds the source pages until the plan is reported.
+     */
+    private long sendDirect(PlanWork work)
+            throws TransferFailure
+    {
+        TransferPlan plan = work.plan();
+        PieceBatches batches = new PieceBatches(plan, strides, directBatchBytes);
+        try {
+            work.awaitFence();
+        }
+        catch (RuntimeException e) {
+            throw new TransferFailure("sending room " + plan.room() + " chunk " + plan.chunk() + " stopped before its first page: " + e, true);
+        }
+        long bytes = 0;
+        while (batches.hasNext()) {
+            if (work.stopped()) {
+                throw new TransferFailure(label + " was closed while sending room " + plan.room() + " chunk " + plan.chunk()
+                        + "; pages before " + batches.endPage() + " landed, nothing after", true);
+            }
+            batches.next();
+            for (int piece = 0; piece < batches.pieces(); piece++) {
+                int region = batches.region(piece);
+                if (!link.putFromSource(sources.get(region).segment(), batches.sourceOffset(piece), batches.bytes(piece), region,
+                        batches.remoteOffset(piece))) {
+                    break;
                 }
-                case UNSETTLED -> {
-                    broken = "a flush did not complete within flush-timeout " + flushTimeout;
-                    throw new TransferFailure(label + ": the puts of room " + room + " chunk " + plan.chunk()
-                            + " did not complete at the receiver within flush-timeout " + flushTimeout + "; they may still land", false);
+            }
+            flush(plan);
+            bytes += batches.batchBytes();
+            for (int page = batches.firstPage(); page < batches.endPage(); page++) {
+                try {
+                    work.pageDone(page);
+                }
+                catch (RuntimeException e) {
+                    throw new TransferFailure("sending room " + plan.room() + " chunk " + plan.chunk() + " stopped at page " + page + " ("
+                            + e + "); pages before " + batches.endPage() + " landed, nothing after", true);
                 }
             }
         }
         return bytes;
+    }
+
+    /** Waits until every put posted so far completed locally; a failure or a timeout fails the plan as a flush would. */
+    private void awaitLocal(TransferPlan plan)
+            throws TransferFailure
+    {
+        switch (link.awaitLocal(flushTimeout.toNanos())) {
+            case LANDED -> {
+            }
+            case FAILED -> flush(plan);
+            case UNSETTLED -> throw unsettled(plan);
+        }
+    }
+
+    /** Flushes every put posted so far; returns once they landed, else fails the plan (and this connection). */
+    private void flush(TransferPlan plan)
+            throws TransferFailure
+    {
+        switch (link.flush(flushTimeout.toNanos())) {
+            case LANDED -> {
+                if (link.failure() != null) {
+                    throw failed(plan);
+                }
+            }
+            case FAILED -> throw failed(plan);
+            case UNSETTLED -> throw unsettled(plan);
+        }
+    }
+
+    /** The plan stops part way: settle what is in flight first, so the failure can say whether it is settled. */
+    private TransferFailure settleThen(TransferPlan plan, String reason)
+    {
+        try {
+            flush(plan);
+        }
+        catch (TransferFailure failure) {
+            return failure;
+        }
+        return new TransferFailure(reason, true);
+    }
+
+    private TransferFailure failed(TransferPlan plan)
+    {
+        broken = link.failure();
+        return new TransferFailure(label + ": room " + plan.room() + " chunk " + plan.chunk() + " failed: " + link.failure(), true);
+    }
+
+    private TransferFailure unsettled(TransferPlan plan)
+    {
+        broken = "a flush did not complete within flush-timeout " + flushTimeout;
+        return new TransferFailure(label + ": the puts of room " + plan.room() + " chunk " + plan.chunk()
+                + " did not complete at the receiver within flush-timeout " + flushTimeout + "; they may still land", false);
     }
 
     @Override

@@ -20,7 +20,8 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
  * A sender's UCX connection to one receiver: its own worker, an endpoint to the receiver's worker, the receiver's
- * unpacked remote keys, and a registered staging buffer that puts read from. Created on the connecting thread,
+ * unpacked remote keys, and what puts read from: a registered staging buffer (staging mode) or the sender's
+ * registered source regions (direct mode; the backend owns those registrations). Created on the connecting thread,
  * then used and released by the peer's transfer thread only (the worker is serialized, not thread-safe).
  */
 final class UcxLink
@@ -50,6 +51,7 @@ final class UcxLink
     private final MemorySegment staging;
     private final MemorySegment stagingMemh;
     private final MemorySegment putParam;
+    private final MemorySegment[] sourceParams;
     private final MemorySegment plainParam;
     private final MemorySegment pollfd;
     private final int eventFd;
@@ -58,7 +60,7 @@ final class UcxLink
     private String failure;
 
     private UcxLink(Ucp ucp, MemorySegment context, Arena arena, MemorySegment worker, MemorySegment endpoint, List<MemorySegment> rkeys,
-            long[] remoteBases, MemorySegment staging, MemorySegment stagingMemh)
+            long[] remoteBases, MemorySegment staging, MemorySegment stagingMemh, List<MemorySegment> sourceMemhs)
     {
         this.ucp = ucp;
         this.context = context;
@@ -70,16 +72,32 @@ final class UcxLink
         this.staging = staging;
         this.stagingMemh = stagingMemh;
         // Puts name the staging registration, so UCX need not look the buffer up in its registration cache.
-        this.putParam = arena.allocate(REQUEST_PARAM);
-        putParam.set(JAVA_INT, REQUEST_OP_ATTR_MASK, UCP_OP_ATTR_FIELD_MEMH);
-        putParam.set(ADDRESS, REQUEST_MEMH, stagingMemh);
+        // Direct puts name their source region's registration the same way; the parameters are built once, not per put.
+        this.putParam = stagingMemh == null ? null : memhParam(arena, stagingMemh);
+        this.sourceParams = new MemorySegment[sourceMemhs.size()];
+        for (int i = 0; i < sourceParams.length; i++) {
+            sourceParams[i] = memhParam(arena, sourceMemhs.get(i));
+        }
         this.plainParam = arena.allocate(REQUEST_PARAM);
         this.pollfd = Ucp.allocatePollfd(arena);
         this.eventFd = ucp.eventFd(worker);
     }
 
-    /** Connects to the receiver of {@code remote}; undoes what it did if a step fails. */
-    static UcxLink connect(Ucp ucp, MemorySegment context, Descriptor remote, long stagingBytes)
+    private static MemorySegment memhParam(Arena arena, MemorySegment memh)
+    {
+        MemorySegment param = arena.allocate(REQUEST_PARAM);
+        param.set(JAVA_INT, REQUEST_OP_ATTR_MASK, UCP_OP_ATTR_FIELD_MEMH);
+        param.set(ADDRESS, REQUEST_MEMH, memh);
+        return param;
+    }
+
+    /**
+     * Connects to the receiver of {@code remote}; undoes what it did if a step fails.
+     *
+     * @param stagingBytes the staging buffer to register, or 0 for none (direct mode)
+     * @param sourceMemhs the registrations of the source regions direct puts read, in region order; empty in staging mode
+     */
+    static UcxLink connect(Ucp ucp, MemorySegment context, Descriptor remote, long stagingBytes, List<MemorySegment> sourceMemhs)
     {
         Arena arena = Arena.ofShared();
         MemorySegment worker = null;
@@ -87,7 +105,7 @@ final class UcxLink
         List<MemorySegment> rkeys = new ArrayList<>();
         MemorySegment stagingMemh = null;
         try {
-            MemorySegment staging = arena.allocate(stagingBytes, 4096);
+            MemorySegment staging = stagingBytes == 0 ? null : arena.allocate(stagingBytes, 4096);
             worker = ucp.createWorker(context);
             endpoint = ucp.createEndpoint(worker, remote.workerAddress());
             long[] bases = new long[remote.regions().size()];
@@ -95,8 +113,8 @@ final class UcxLink
                 rkeys.add(ucp.unpackRkey(endpoint, remote.regions().get(i).rkey()));
                 bases[i] = remote.regions().get(i).base();
             }
-            stagingMemh = ucp.memMap(context, staging);
-            return new UcxLink(ucp, context, arena, worker, endpoint, List.copyOf(rkeys), bases, staging, stagingMemh);
+            stagingMemh = staging == null ? null : ucp.memMap(context, staging);
+            return new UcxLink(ucp, context, arena, worker, endpoint, List.copyOf(rkeys), bases, staging, stagingMemh, sourceMemhs);
         }
         catch (RuntimeException e) {
             if (stagingMemh != null) {
@@ -115,6 +133,7 @@ final class UcxLink
         }
     }
 
+    /** The staging buffer; null in direct mode. */
     MemorySegment staging()
     {
         return staging;
@@ -126,10 +145,24 @@ final class UcxLink
      */
     boolean put(long stagingOffset, long bytes, int region, long remoteOffset)
     {
+        return post(staging.address() + stagingOffset, bytes, region, remoteOffset, putParam);
+    }
+
+    /**
+     * Starts a put of {@code bytes} at {@code sourceOffset} of the registered source region {@code region} (direct
+     * mode) to the same region of the receiver at {@code remoteOffset}; returns false once a put failed.
+     */
+    boolean putFromSource(MemorySegment source, long sourceOffset, long bytes, int region, long remoteOffset)
+    {
+        return post(source.address() + sourceOffset, bytes, region, remoteOffset, sourceParams[region]);
+    }
+
+    private boolean post(long from, long bytes, int region, long remoteOffset, MemorySegment param)
+    {
         if (failure != null) {
             return false;
         }
-        long status = ucp.put(endpoint, staging.asSlice(stagingOffset, bytes), bytes, remoteBases[region] + remoteOffset, rkeys.get(region), putParam);
+        long status = ucp.put(endpoint, MemorySegment.ofAddress(from), bytes, remoteBases[region] + remoteOffset, rkeys.get(region), param);
         if (Ucp.isError(status)) {
             failure = "ucp_put_nbx to region " + region + " failed: " + ucp.statusString(Ucp.errorStatus(status));
             return false;
@@ -141,6 +174,33 @@ final class UcxLink
             requests[requestCount++] = status;
         }
         return true;
+    }
+
+    /**
+     * Waits (progressing, bounded by {@code timeoutNanos}) until every put posted so far completed locally, so the
+     * memory it read may be written again (not that it landed: only a flush proves that), and frees their requests.
+     * LANDED here means "locally complete"; UNSETTLED keeps the unfinished requests for the flush.
+     */
+    Settlement awaitLocal(long timeoutNanos)
+    {
+        long deadline = System.nanoTime() + timeoutNanos;
+        int kept = 0;
+        for (int i = 0; i < requestCount; i++) {
+            int status = await(requests[i], deadline);
+            if (status == UCS_INPROGRESS) {
+                requests[kept++] = requests[i];
+                continue;
+            }
+            if (status != UCS_OK) {
+                recordFailure("a put failed: " + ucp.statusString(status));
+            }
+            ucp.freeRequest(requests[i]);
+        }
+        requestCount = kept;
+        if (kept > 0) {
+            return Settlement.UNSETTLED;
+        }
+        return failure == null ? Settlement.LANDED : Settlement.FAILED;
     }
 
     /**
@@ -206,7 +266,9 @@ final class UcxLink
             ucp.freeRequest(close);
         }
         ucp.destroyWorker(worker);
-        ucp.memUnmap(context, stagingMemh);
+        if (stagingMemh != null) {
+            ucp.memUnmap(context, stagingMemh);
+        }
         arena.close();
     }
 

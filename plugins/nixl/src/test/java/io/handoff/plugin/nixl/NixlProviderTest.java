@@ -28,11 +28,19 @@ class NixlProviderTest
     Path folder;
 
     @Test
-    void declaresStagingOneSidedDrainAckAndBothReachesButNotForwardSync()
+    void declaresStagingOneSidedDrainAckAndBothReachesButNotForwardSyncWhenItStages()
     {
-        assertThat(provider.capabilities(settings.defaults())).containsExactlyInAnyOrder(STAGING, ONE_SIDED, DRAIN_ACK, REMOTE, SAME_HOST);
-        assertThat(provider.capabilities(settings.defaults())).doesNotContain(TransferCapability.FORWARD_SYNC,
+        assertThat(provider.capabilities(settings.with("staging", "true"))).containsExactlyInAnyOrder(STAGING, ONE_SIDED, DRAIN_ACK, REMOTE, SAME_HOST);
+        assertThat(provider.capabilities(settings.with("staging", "true"))).doesNotContain(TransferCapability.FORWARD_SYNC,
                 TransferCapability.RECEIVER_VALIDATED_WRITES);
+    }
+
+    @Test
+    void declaresForwardSyncInsteadOfStagingWhenItPutsFromTheSourcePool()
+    {
+        assertThat(provider.capabilities(settings.defaults())).containsExactlyInAnyOrder(TransferCapability.FORWARD_SYNC, ONE_SIDED,
+                DRAIN_ACK, REMOTE, SAME_HOST);
+        assertThat(provider.capabilities(settings.with("staging", "false"))).doesNotContain(STAGING);
     }
 
     @Test
@@ -97,9 +105,9 @@ class NixlProviderTest
     @Test
     void readsOnlyKeysItsReferenceDeclares()
     {
-        assertThat(settings.declared()).containsOnlyKeys("library", "tls", "allow-unauthenticated-network", "staging-buffer", "flush-timeout");
+        assertThat(settings.declared()).containsOnlyKeys("library", "tls", "allow-unauthenticated-network", "staging", "staging-buffer", "flush-timeout");
         assertThat(NixlConfig.from(settings.defaults()))
-                .isEqualTo(new NixlConfig("libucp.so.0", "", 64L << 20, java.time.Duration.ofSeconds(30), false));
+                .isEqualTo(new NixlConfig("libucp.so.0", "", 64L << 20, java.time.Duration.ofSeconds(30), false, false));
     }
 
     @Test

@@ -25,8 +25,8 @@ import static io.handoff.testkit.transfer.Plans.plan;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The transfer contract over one choice of UCX transports ({@link #tls()}), two backends in one JVM, and what only
- * nixl does: it gathers a plan's pages into its staging buffer when the fence completes, runs the hooks, and only
+ * The transfer contract in staging mode ({@code staging = true}) over one choice of UCX transports ({@link #tls()}),
+ * two backends in one JVM, and what only staging nixl does: it gathers a plan's pages into its staging buffer when the fence completes, runs the hooks, and only
  * then puts, in parts when the buffer is smaller than the plan.
  */
 abstract class NixlTransferContract
@@ -44,7 +44,7 @@ abstract class NixlTransferContract
     @Override
     protected Map<String, String> settings()
     {
-        return Map.of("tls", tls());
+        return Map.of("tls", tls(), "staging", "true");
     }
 
     @Override
@@ -99,6 +99,21 @@ abstract class NixlTransferContract
             assertThat(outcome.await().completed()).isTrue();
             assertThat(link.destination().mismatches(1, pagesOf(plan))).isEmpty();
             assertThat(link.source().mismatches(2, link.source().everyPage())).as("the hook changed the source before the puts").isEmpty();
+        }
+    }
+
+    /** 12KiB halves hold four pages of the three regions: batch k+1 is gathered into one half while k's puts read the other. */
+    @Test
+    void batchesTakeTheBufferHalvesInTurnAndEveryPageLands()
+            throws Exception
+    {
+        try (Link link = open("staging-buffer", "24KiB")) {
+            TransferPlan plan = plan(ROOM, 1, 0, ProducerFence.DONE, new int[] {0, 40, 9}, new int[] {20, 3, 1}, new int[] {9, 10, 7});
+            Outcome outcome = link.post(plan);
+
+            assertThat(outcome.await()).isEqualTo(new Outcome.Result(bytesOf(plan), null));
+            assertThat(link.destination().mismatches(pagesOf(plan))).isEmpty();
+            assertThat(link.events()).containsExactlyElementsOf(hooksThenCompletion(plan));
         }
     }
 
