@@ -45,9 +45,11 @@ class DisaggregationIT
     void decodeOutputEqualsTheColocatedEngineBitForBit(String backend, String transportKey, String transport, String model)
             throws Exception
     {
-        // The decode-metadata probe checks every decode step over the transferred KV (I3); it must find nothing.
+        // The decode-metadata probe checks every decode step over the transferred KV (I3); it must find nothing. The
+        // claim timeout is long: the first room's claim follows the link's handshake, which a loaded machine can slow.
         String[] options = {"-Dhandoff.disaggregation.transfer-backend=" + backend, "-D" + transportKey + "=" + transport,
-                "-Dhandoff.model.name=" + model, "-Dhandoff.scheduler.chunked-prefill-size=64", "-Dhandoff.debug.decode-metadata-probe=check"};
+                "-Dhandoff.model.name=" + model, "-Dhandoff.scheduler.chunked-prefill-size=64", "-Dhandoff.debug.decode-metadata-probe=check",
+                "-Dhandoff.disaggregation.claim-timeout=60s"};
         List<String> prompts = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             prompts.add(SHARED_PREFIX + "Q: Question " + i + " of the batch? A:");
