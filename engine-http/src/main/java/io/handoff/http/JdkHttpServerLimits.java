@@ -10,7 +10,11 @@ import java.util.Map;
  * The connection limits the JDK's HTTP server enforces itself, set from {@link RequestLimits}: it closes a
  * connection beyond {@code jdk.httpserver.maxConnections} as it is accepted, one whose request has not fully
  * arrived after {@code sun.net.httpserver.maxReqTime} (a slow-loris client), and one left idle for
- * {@code sun.net.httpserver.idleInterval} (also a new connection that sends nothing).
+ * {@code sun.net.httpserver.idleInterval} (also a new connection that sends nothing). It also turns Nagle's
+ * algorithm off on the connections it accepts ({@code sun.net.httpserver.nodelay}; the JDK leaves it on): a
+ * response whose headers and first event are written one after the other (a router relaying a stream, a server's
+ * first token) would otherwise hold the event until the client acknowledged the headers, which a client delays by
+ * up to 40 ms.
  *
  * <p>The JDK reads these system properties once, when the first server of the process starts; later servers of
  * the same process (threads of {@code handoff demo --in-process}, tests) share the first one's values, and a
@@ -59,6 +63,8 @@ public final class JdkHttpServerLimits
         properties.put("sun.net.httpserver.maxReqTime", Long.toString(ceilSeconds(limits.requestReadTimeout().toMillis())));
         properties.put("sun.net.httpserver.idleInterval", Long.toString(ceilSeconds(limits.idleTimeout().toMillis())));
         properties.put("sun.net.httpserver.clockTick", Long.toString(CLOCK_TICK_MILLIS));
+        // each write of a stream goes out at once: its events are small and a client waits for every one
+        properties.put("sun.net.httpserver.nodelay", "true");
         return properties;
     }
 

@@ -19,7 +19,8 @@ class JdkHttpServerLimitsTest
                 Map.entry("jdk.httpserver.maxConnections", "64"),
                 Map.entry("sun.net.httpserver.maxReqTime", "2"),
                 Map.entry("sun.net.httpserver.idleInterval", "45"),
-                Map.entry("sun.net.httpserver.clockTick", "1000"));
+                Map.entry("sun.net.httpserver.clockTick", "1000"),
+                Map.entry("sun.net.httpserver.nodelay", "true"));
     }
 
     @Test
