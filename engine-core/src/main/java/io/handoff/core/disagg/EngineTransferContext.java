@@ -176,6 +176,12 @@ public final class EngineTransferContext
         faults.hit(FaultPoint.TRANSFER_AFTER_PAGE, room.roomId(), pageIndex);
     }
 
+    @Override
+    public boolean watchesPage(RoomKey room, int pageIndex)
+    {
+        return faults.watches(FaultPoint.TRANSFER_AFTER_PAGE, room.roomId(), pageIndex);
+    }
+
     private static String computeHostId()
     {
         String host;

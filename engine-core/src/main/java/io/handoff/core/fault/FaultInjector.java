@@ -24,4 +24,13 @@ public interface FaultInjector
     {
         hit(point, a, b);
     }
+
+    /**
+     * Whether a hit at {@code point} with these coordinates may do anything (a rule matches them, spent or not); asks,
+     * counts nothing. Code that batches work between hits of a point ends a batch where this is true.
+     */
+    default boolean watches(FaultPoint point, long a, long b)
+    {
+        return false;
+    }
 }

@@ -138,6 +138,17 @@ public final class FaultPlan
         }
     }
 
+    @Override
+    public boolean watches(FaultPoint point, long a, long b)
+    {
+        for (Rule rule : rules) {
+            if (rule.point() == point && rule.a().test(a) && rule.b().test(b)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     // One flipped bit: the least a checksum must catch, and what a bad link or a stray write does.
     private static void flip(MemorySegment bytes)
     {

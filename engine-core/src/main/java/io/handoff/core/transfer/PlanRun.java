@@ -85,6 +85,18 @@ final class PlanRun
     }
 
     @Override
+    public int pagesBeforeWatch(int pageIndex, int count)
+    {
+        TransferHooks hooks = link.hooks();
+        for (int page = 0; page < count; page++) {
+            if (hooks.watchesPage(plan.room(), pageIndex + page)) {
+                return page + 1;
+            }
+        }
+        return count;
+    }
+
+    @Override
     public boolean stopped()
     {
         return link.isClosed();

@@ -19,4 +19,13 @@ public interface TransferHooks
     default void afterPage(RoomKey room, int pageIndex)
     {
     }
+
+    /**
+     * Whether {@link #afterPage} of this page may do something that depends on what was written (fail, park, look at
+     * memory): a backend that writes pages in batches then ends a batch at it.
+     */
+    default boolean watchesPage(RoomKey room, int pageIndex)
+    {
+        return false;
+    }
 }

@@ -89,4 +89,18 @@ class FaultPlanTest
                 .isInstanceOf(NullPointerException.class)
                 .hasMessage("duration is null");
     }
+
+    @Test
+    void watchesSaysWhichCoordinatesARuleMatchesAndCountsNoHit()
+    {
+        FaultPlan plan = new FaultPlan();
+        plan.fail(FaultPoint.TRANSFER_AFTER_PAGE, Match.ANY, Match.is(4), 1);
+
+        assertThat(plan.watches(FaultPoint.TRANSFER_AFTER_PAGE, 9, 4)).isTrue();
+        assertThat(plan.watches(FaultPoint.TRANSFER_AFTER_PAGE, 9, 3)).isFalse();
+        assertThat(plan.watches(FaultPoint.TRANSFER_BEFORE_CHUNK, 9, 4)).isFalse();
+        assertThat(FaultInjector.NONE.watches(FaultPoint.TRANSFER_AFTER_PAGE, 9, 4)).isFalse();
+        // asking spent nothing: the one failure is still to come
+        assertThatThrownBy(() -> plan.hit(FaultPoint.TRANSFER_AFTER_PAGE, 9, 4)).isInstanceOf(InjectedFault.class);
+    }
 }

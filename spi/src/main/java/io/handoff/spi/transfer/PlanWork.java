@@ -35,6 +35,17 @@ public interface PlanWork
     /** Call after the page at room-relative {@code pageIndex} was read (and, for a direct write, written). */
     void pageDone(int pageIndex);
 
+    /**
+     * For a backend that writes several pages before it reports them: how many of the {@code count} pages from
+     * room-relative {@code pageIndex} it may write before it next calls {@link #pageDone}. {@code count}, or fewer so
+     * that the batch ends at a page the core watches (a fault point on that page, a test's hook): at that page's
+     * {@code pageDone} the pages up to it are written and none after it. At least 1 when {@code count} is.
+     */
+    default int pagesBeforeWatch(int pageIndex, int count)
+    {
+        return count;
+    }
+
     /** Whether the core is closing this peer: stop between pieces and report a failure. */
     boolean stopped();
 

@@ -8,6 +8,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import java.util.function.IntPredicate;
 
 import static java.util.Objects.requireNonNull;
 
@@ -22,6 +23,8 @@ public final class RecordingHooks
     private final List<String> events;
     private volatile BiConsumer<RoomKey, Integer> beforeChunkAction = (room, chunk) -> {};
     private volatile BiConsumer<RoomKey, Integer> afterPageAction = (room, page) -> {};
+    // The pages whose afterPage runs an action: a batching backend ends a batch at each.
+    private volatile IntPredicate watched = page -> false;
 
     public RecordingHooks(List<String> events)
     {
@@ -44,9 +47,20 @@ public final class RecordingHooks
         beforeChunkAction = requireNonNull(action, "action is null");
     }
 
-    /** Runs {@code action(room, pageIndex)} in every afterPage, after logging it. */
+    /** Runs {@code action(room, pageIndex)} in every afterPage, after logging it; every page is watched. */
     public void onAfterPage(BiConsumer<RoomKey, Integer> action)
     {
+        onAfterPage(page -> true, action);
+    }
+
+    /**
+     * Runs {@code action(room, pageIndex)} in every afterPage, after logging it, and tells a batching backend that
+     * the pages {@code watched} accepts are the ones to end a batch at, so the action sees exactly the pages up to
+     * its page written. An action that acts on another page sees whatever the backend's batch wrote.
+     */
+    public void onAfterPage(IntPredicate watched, BiConsumer<RoomKey, Integer> action)
+    {
+        this.watched = requireNonNull(watched, "watched is null");
         afterPageAction = requireNonNull(action, "action is null");
     }
 
@@ -57,7 +71,7 @@ public final class RecordingHooks
     public Park parkAfterPage(int pageIndex)
     {
         Park park = new Park(pageIndex);
-        onAfterPage((room, page) -> {
+        onAfterPage(page -> page == pageIndex, (room, page) -> {
             if (page == pageIndex) {
                 park.hold();
             }
@@ -118,5 +132,11 @@ public final class RecordingHooks
     {
         events.add("after " + room + " page " + pageIndex);
         afterPageAction.accept(room, pageIndex);
+    }
+
+    @Override
+    public boolean watchesPage(RoomKey room, int pageIndex)
+    {
+        return watched.test(pageIndex);
     }
 }

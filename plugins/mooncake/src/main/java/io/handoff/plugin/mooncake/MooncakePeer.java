@@ -115,7 +115,8 @@ abstract sealed class MooncakePeer
                         abortPlan(work, label + " was closed while sending room " + room + " chunk " + plan.chunk(), true);
                         return;
                     }
-                    int count = Math.min(runLengths[run] - done, batchPages);
+                    // A batch ends at a page the core watches, so a fault point there sees exactly the pages up to it.
+                    int count = work.pagesBeforeWatch(pageIndex, Math.min(runLengths[run] - done, batchPages));
                     for (int region = 0; region < sources.size(); region++) {
                         bytes += writePages(plan, region, srcPages[run] + done, dstPages[run] + done, count);
                     }

@@ -17,12 +17,24 @@ import static io.handoff.spi.transfer.TransferCapability.SAME_HOST;
  *
  * @param forwardSync whether a connection waits on a plan's producer fence itself before reading its pages (and so
  *     declares FORWARD_SYNC); without it the core waits on the fence before it hands the plan over
+ * @param maxCopyBytes the most bytes of one region that one copy of a run's pages moves (whole pages, at least one)
  */
-record MoriConfig(boolean forwardSync)
+record MoriConfig(boolean forwardSync, long maxCopyBytes)
 {
+    static final long MIN_COPY_BYTES = 4096;
+    static final long MAX_COPY_BYTES = 1L << 30;
+
+    MoriConfig
+    {
+        if (maxCopyBytes < MIN_COPY_BYTES || maxCopyBytes > MAX_COPY_BYTES) {
+            throw new IllegalArgumentException("handoff.plugins.mori.max-copy-bytes = " + maxCopyBytes + ": allowed "
+                    + MIN_COPY_BYTES + " (4KiB) .. " + MAX_COPY_BYTES + " (1GiB)");
+        }
+    }
+
     static MoriConfig from(PluginSettings settings)
     {
-        return new MoriConfig(settings.getBoolean("forward-sync"));
+        return new MoriConfig(settings.getBoolean("forward-sync"), settings.getBytes("max-copy-bytes"));
     }
 
     /**

@@ -19,7 +19,7 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * A prefill's one-sided connection to a decode on this host: the decode's pool file, mapped read-write by the core, into which
- * the core's transfer thread copies each plan page by page, straight from the source pool. With forward-sync the
+ * the core's transfer thread copies each plan's page runs, region by region, straight from the source pool. With forward-sync the
  * connection waits on each plan's producer fence itself before it reads a page (I1, FORWARD_SYNC:
  * {@link PlanWork#awaitFence}); without it the core waited on the fence before handing the plan over, and the
  * connection only says when it starts reading ({@link PlanWork#reading}). Copies are synchronous, so once a plan
@@ -30,8 +30,12 @@ final class SharedMemoryPeer
 {
     private final String label;
     private final MoriConfig config;
-    private final List<MemoryRegion> sources;
-    private final List<MemorySegment> destinations;
+    // Per region, indexed alike: the source pool's segment, the receiver's, and their page stride.
+    private final MemorySegment[] sourceSegments;
+    private final MemorySegment[] destinations;
+    private final long[] strides;
+    // The most pages one batch copies: max-copy-bytes of the region with the largest stride, at least one page.
+    private final int batchPages;
     private final PageGeometry receiverGeometry;
     private final SharedPoolMapping receiver;
 
@@ -39,9 +43,15 @@ final class SharedMemoryPeer
     {
         this.label = "mori peer " + requireNonNull(name, "name is null");
         this.config = requireNonNull(config, "config is null");
-        this.sources = List.copyOf(sources);
         this.receiver = requireNonNull(receiver, "receiver is null");
-        this.destinations = receiver.regions().stream().map(MemoryRegion::segment).toList();
+        this.sourceSegments = sources.stream().map(MemoryRegion::segment).toArray(MemorySegment[]::new);
+        this.destinations = receiver.regions().stream().map(MemoryRegion::segment).toArray(MemorySegment[]::new);
+        this.strides = sources.stream().mapToLong(MemoryRegion::pageStride).toArray();
+        long largestStride = 1;
+        for (long stride : strides) {
+            largestStride = Math.max(largestStride, stride);
+        }
+        this.batchPages = (int) Math.max(1, Math.min(Integer.MAX_VALUE, config.maxCopyBytes() / largestStride));
         this.receiverGeometry = receiver.description().geometry();
     }
 
@@ -63,7 +73,12 @@ final class SharedMemoryPeer
         return config.sharedMemoryCapabilities();
     }
 
-    /** Copies the plan page by page (every region of a page, then its hook), so a fault point sees exactly the pages written. */
+    /**
+     * Copies each run of the plan in batches of whole pages, each batch one copy per region of at most
+     * {@code max-copy-bytes}, and reports a batch's pages once every region of them is copied. A batch ends early at
+     * a page the core watches ({@link PlanWork#pagesBeforeWatch}), so a fault point there sees exactly the pages up
+     * to it written; the close is looked at between batches.
+     */
     @Override
     public void send(PlanWork work)
     {
@@ -83,21 +98,19 @@ final class SharedMemoryPeer
                 work.reading();
             }
             for (int run = 0; run < runLengths.length; run++) {
-                for (int i = 0; i < runLengths[run]; i++) {
+                for (int done = 0; done < runLengths[run]; ) {
                     if (work.stopped()) {
                         work.failed(new TransferFailure(label + " was closed while sending room " + room + " chunk " + plan.chunk()
                                 + ": " + written + " of " + plan.pages() + " pages were written, no more will be", true));
                         return;
                     }
-                    long src = srcPages[run] + i;
-                    long dst = dstPages[run] + i;
-                    for (int region = 0; region < sources.size(); region++) {
-                        long stride = sources.get(region).pageStride();
-                        MemorySegment.copy(sources.get(region).segment(), src * stride, destinations.get(region), dst * stride, stride);
-                        bytes += stride;
+                    int count = work.pagesBeforeWatch(pageIndex, Math.min(runLengths[run] - done, batchPages));
+                    bytes += copy(srcPages[run] + done, dstPages[run] + done, count);
+                    for (int page = 0; page < count; page++) {
+                        written++;
+                        work.pageDone(pageIndex++);
                     }
-                    written++;
-                    work.pageDone(pageIndex++);
+                    done += count;
                 }
             }
         }
@@ -116,6 +129,19 @@ final class SharedMemoryPeer
         // The completion reaches the receiver on another path (the core's protocol): order the copies before it.
         VarHandle.fullFence();
         work.completed(bytes);
+    }
+
+    /** Copies pages {@code srcPage..+count-1} of every region to {@code dstPage..}, one copy per region; returns the bytes. */
+    private long copy(long srcPage, long dstPage, int count)
+    {
+        long bytes = 0;
+        for (int region = 0; region < strides.length; region++) {
+            long stride = strides[region];
+            long length = count * stride;
+            MemorySegment.copy(sourceSegments[region], srcPage * stride, destinations[region], dstPage * stride, length);
+            bytes += length;
+        }
+        return bytes;
     }
 
     /** Unmapped on the transfer thread after its last plan (or by the backend's close), so no copy can touch the mapping after it is gone. */

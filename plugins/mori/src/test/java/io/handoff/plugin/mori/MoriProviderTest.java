@@ -34,9 +34,13 @@ class MoriProviderTest
     {
         assertThat(provider.id()).isEqualTo("mori");
         assertThat(provider.kind()).isEqualTo(ProviderKind.TRANSFER);
-        assertThat(settings.declared()).containsExactlyEntriesOf(java.util.Map.of("forward-sync", "true"));
+        assertThat(settings.declared()).containsOnly(java.util.Map.entry("forward-sync", "true"), java.util.Map.entry("max-copy-bytes", "4MiB"));
         assertThat(provider.availability(settings.defaults())).isEqualTo(Availability.AVAILABLE);
         assertThat(provider.availability(settings.with("forward-sync", "false"))).isEqualTo(Availability.AVAILABLE);
+
+        Availability tinyCopies = provider.availability(settings.with("max-copy-bytes", "1KiB"));
+        assertThat(tinyCopies.available()).isFalse();
+        assertThat(tinyCopies.reason()).contains("handoff.plugins.mori.max-copy-bytes = 1024").contains("4KiB");
     }
 
     @Test
