@@ -20,12 +20,13 @@ import java.util.concurrent.TimeUnit;
  * {@link ExactExp} against the scalar {@link StrictMath#exp} loop it replaces, in nanoseconds per element: softmax
  * weights {@code (float) exp(score - max)} over 4096 seeded scores (the attention plugins' use), and doubles spread
  * over fdlibm's whole finite range, about 1 in 100 of them past the vector path's limit and recomputed by StrictMath.
+ * Ten warm-up seconds: the Vector API code is fast only once C2 has compiled it, and on a loaded machine that takes several.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector"})
-@Warmup(iterations = 2, time = 1)
+@Warmup(iterations = 10, time = 1)
 @Measurement(iterations = 3, time = 1)
 @OperationsPerInvocation(ExactExpBenchmark.N)
 public class ExactExpBenchmark
