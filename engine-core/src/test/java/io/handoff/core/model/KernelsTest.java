@@ -2,6 +2,7 @@ package io.handoff.core.model;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.concurrent.ForkJoinPool;
 
@@ -101,6 +102,35 @@ class KernelsTest
             float[] atZero = x.clone();
             Kernels.rope(atZero, 0, 8, 0, tables[0], tables[1], interleaved);
             assertThat(atZero).isEqualTo(x);
+        }
+    }
+
+    /** SwiGLU over lanes is the scalar {@code (float) (g / (1 + StrictMath.exp(-g))) * up} bit for bit, tails and specials included. */
+    @Test
+    void swigluIsTheScalarStrictMathFormulaBitForBit()
+    {
+        SplittableRandom random = new SplittableRandom(11);
+        int n = 70_003;
+        float[] gate = new float[n];
+        float[] up = new float[n];
+        for (int i = 0; i < n; i++) {
+            gate[i] = (float) (random.nextDouble(-1, 1) * (i % 3 == 0 ? 800 : 12));
+            up[i] = (float) random.nextDouble(-3, 3);
+        }
+        float[] specials = {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, -0f, 0f, Float.MIN_VALUE, 709f, -746f, 1e-9f};
+        System.arraycopy(specials, 0, gate, 100, specials.length);
+        float[] expected = new float[n];
+        for (int i = 0; i < n; i++) {
+            float g = gate[i];
+            expected[i] = (float) (g / (1.0 + StrictMath.exp(-g))) * up[i];
+        }
+        for (int length : new int[] {n, 1, 7, 8, 9, 17}) {
+            float[] got = Arrays.copyOf(gate, length);
+            Kernels.swiglu(ForkJoinPool.commonPool(), got, up, length);
+            for (int i = 0; i < length; i++) {
+                assertThat(Float.floatToRawIntBits(got[i])).as("gate %s at %s of %s", gate[i], i, length)
+                        .isEqualTo(Float.floatToRawIntBits(expected[i]));
+            }
         }
     }
 }

@@ -2,6 +2,7 @@ package io.handoff.plugin.aiter;
 
 import io.handoff.spi.attention.KvCacheView;
 import io.handoff.spi.attention.KvRows;
+import io.handoff.spi.math.ExactExp;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -121,8 +122,10 @@ final class MlaKernel
         for (; d < vDim; d++) {
             acc[accRow + d] *= rescale;
         }
+        // The block's weights with StrictMath.exp's bits, a lane-width batch at a time; headSum keeps key order.
+        ExactExp.expMinus(scores, 0, newMax, scores, 0, keys);
         for (k = 0; k < keys; k++) {
-            float p = (float) StrictMath.exp(scores[k] - newMax);
+            float p = scores[k];
             headSum += p;
             int v = (block + k) * qkDim;
             FloatVector pLanes = FloatVector.broadcast(LANES, p);

@@ -1,5 +1,6 @@
 package io.handoff.plugin.triton;
 
+import io.handoff.spi.math.ExactExp;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -16,7 +17,8 @@ import java.util.Arrays;
  * accumulators over alternating 8-element blocks, then a fixed pairwise lane tree, then a scalar
  * tail), and sums over keys run in ascending position. The species is 256 bits on every machine, not
  * the preferred one, so that hosts with different vector widths agree to the bit. {@code exp} is
- * {@link StrictMath#exp}, which is the same function everywhere.
+ * {@link StrictMath#exp}, which is the same function everywhere; a split's weights come from {@link ExactExp},
+ * which gives its bits a lane-width batch at a time.
  */
 final class SplitSoftmax
 {
@@ -58,9 +60,11 @@ final class SplitSoftmax
         int vDim = out.vDim;
         int accOffset = index * vDim;
         Arrays.fill(out.acc, accOffset, accOffset + vDim, 0f);
+        // The weights exp(s - max) a lane-width batch at a time, with StrictMath.exp's bits; the sums keep key order.
+        ExactExp.expMinus(scores, 0, max, scores, 0, count);
         float sum = 0;
         for (int t = 0; t < count; t++) {
-            float p = (float) StrictMath.exp(scores[t] - max);
+            float p = scores[t];
             sum += p;
             axpy(p, tile.values, t * tile.valueStride, out.acc, accOffset, vDim);
         }
