@@ -361,7 +361,9 @@ final class Kernels
     {
         VectorSpecies<Float> floats = ExactExp.FLOATS;
         int i = from;
-        for (int bound = from + floats.loopBound(to - from); i < bound; i += floats.length()) {
+        // until the lanes are compiled the scalar loop below does it all (the same bits, faster while cold)
+        int bound = ExactExp.isWarm() ? from + floats.loopBound(to - from) : from;
+        for (; i < bound; i += floats.length()) {
             DoubleVector g = (DoubleVector) FloatVector.fromArray(floats, gate, i).convertShape(VectorOperators.F2D, ExactExp.DOUBLES, 0);
             DoubleVector silu = g.div(ExactExp.exp(g.neg()).add(1.0));
             FloatVector rounded = (FloatVector) silu.convertShape(VectorOperators.D2F, floats, 0);

@@ -27,6 +27,7 @@ import io.handoff.spi.attention.AttentionBackendProvider;
 import io.handoff.spi.attention.AttentionCapabilities;
 import io.handoff.spi.attention.AttentionGeometry;
 import io.handoff.spi.attention.KvDtype;
+import io.handoff.spi.math.ExactExp;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
@@ -107,6 +108,8 @@ public final class ComputeEngine
             UnaryOperator<ModelRunner> runner)
     {
         requireNonNull(engine, "engine is null");
+        // ExactExp compiles its vector lanes on a thread of its own: start it while the model loads, not at the first forward
+        ExactExp.isWarm();
         // the transformer reads a checkpoint's weights from its mappings: the engine owns them until close(), or until building fails
         ModelSource source = ModelSource.open(engine.config().config());
         try {

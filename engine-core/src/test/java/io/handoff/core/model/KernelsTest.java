@@ -1,16 +1,26 @@
 package io.handoff.core.model;
 
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;
 import java.util.SplittableRandom;
 import java.util.concurrent.ForkJoinPool;
+import io.handoff.spi.math.ExactExp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 class KernelsTest
 {
+    /** The exps come from ExactExp's vector lanes, not its cold-start scalar path: wait until they are compiled. */
+    @BeforeAll
+    static void lanesWarm()
+            throws InterruptedException
+    {
+        assertThat(ExactExp.awaitWarm(300_000)).as("ExactExp warmed up").isTrue();
+    }
+
     private static float[] random(int n, long seed)
     {
         SplittableRandom random = new SplittableRandom(seed);

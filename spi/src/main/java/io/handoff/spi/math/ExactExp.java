@@ -46,13 +46,84 @@ public final class ExactExp
     /** fdlibm returns {@code 1 + x} when the high word of |x| is below 0x3e300000 (2^-28). */
     private static final long TINY_BELOW = 0x3e30_0000_0000_0000L;
 
+    /** Set once the lanes are compiled (see {@link #isWarm}); the array methods compute scalar exps until then. */
+    private static volatile boolean warm;
+    private static final Thread WARM_UP = Thread.ofPlatform().daemon().name("handoff-exact-exp-warm-up").unstarted(ExactExp::warmUp);
+
+    static {
+        WARM_UP.start();
+    }
+
     private ExactExp() {}
+
+    /**
+     * Whether the vector lanes are ready. Vector API code is many times slower than scalar code until the JIT's
+     * optimizing compiler has compiled it, so the first use of this class starts a daemon thread that runs the lanes
+     * on scratch data until a round of them stops getting faster, and until then the array methods compute each exp
+     * with StrictMath.exp itself: the same bits either way, so callers never see the switch except in speed. A caller
+     * with a vector loop of its own (the model's SwiGLU) takes its scalar path while this is false.
+     */
+    public static boolean isWarm()
+    {
+        return warm;
+    }
+
+    /** Waits (at most {@code millis}) until {@link #isWarm}; tests of the lanes call it so that they test the lanes. */
+    public static boolean awaitWarm(long millis)
+            throws InterruptedException
+    {
+        WARM_UP.join(millis);
+        return warm;
+    }
+
+    private static void warmUp()
+    {
+        float[] scores = new float[256];
+        double[] doubles = new double[256];
+        for (int i = 0; i < scores.length; i++) {
+            scores[i] = -i * 0.37f;
+            doubles[i] = i * 0.53 - 60;
+        }
+        float[] floatsOut = new float[scores.length];
+        double[] doublesOut = new double[doubles.length];
+        long best = Long.MAX_VALUE;
+        int stalled = 0;
+        // Rounds of 200 calls of each; warm once 5 rounds in a row are no faster than the best so far (at most 2,000
+        // rounds: a JVM that never compiles them still gets the same bits from the lanes, only slower).
+        for (int round = 0; round < 2_000 && stalled < 5; round++) {
+            long start = System.nanoTime();
+            for (int call = 0; call < 200; call++) {
+                expMinusLanes(scores, 0, 0.5f, floatsOut, 0, scores.length);
+                expLanes(doubles, 0, doublesOut, 0, doubles.length);
+            }
+            long took = System.nanoTime() - start;
+            if (took < best * 0.95) {
+                best = took;
+                stalled = 0;
+            }
+            else {
+                stalled++;
+            }
+        }
+        warm = true;
+    }
 
     /**
      * {@code out[outOffset + i] = (float) StrictMath.exp(x[xOffset + i] - shift)} for {@code i < length}, the
      * difference taken in float as a scalar {@code x[i] - shift} would be. {@code out} may be {@code x}.
      */
     public static void expMinus(float[] x, int xOffset, float shift, float[] out, int outOffset, int length)
+    {
+        if (!warm) {
+            for (int i = 0; i < length; i++) {
+                out[outOffset + i] = (float) StrictMath.exp(x[xOffset + i] - shift);
+            }
+            return;
+        }
+        expMinusLanes(x, xOffset, shift, out, outOffset, length);
+    }
+
+    static void expMinusLanes(float[] x, int xOffset, float shift, float[] out, int outOffset, int length)
     {
         FloatVector shiftLanes = FloatVector.broadcast(FLOATS, shift);
         int i = 0;
@@ -68,6 +139,17 @@ public final class ExactExp
 
     /** {@code out[outOffset + i] = StrictMath.exp(x[xOffset + i])} for {@code i < length}. {@code out} may be {@code x}. */
     public static void exp(double[] x, int xOffset, double[] out, int outOffset, int length)
+    {
+        if (!warm) {
+            for (int i = 0; i < length; i++) {
+                out[outOffset + i] = StrictMath.exp(x[xOffset + i]);
+            }
+            return;
+        }
+        expLanes(x, xOffset, out, outOffset, length);
+    }
+
+    static void expLanes(double[] x, int xOffset, double[] out, int outOffset, int length)
     {
         int i = 0;
         for (int bound = DOUBLES.loopBound(length); i < bound; i += DOUBLES.length()) {

@@ -6,6 +6,7 @@ import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -17,6 +18,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class ExactExpTest
 {
+    /** The exps come from ExactExp's vector lanes, not its cold-start scalar path: wait until they are compiled. */
+    @BeforeAll
+    static void lanesWarm()
+            throws InterruptedException
+    {
+        assertThat(ExactExp.awaitWarm(300_000)).as("ExactExp warmed up").isTrue();
+    }
+
     private static final int LANES = ExactExp.DOUBLES.length();
 
     /** Every float whose bits are a multiple of the stride, as the softmax passes them (a float difference widened). */

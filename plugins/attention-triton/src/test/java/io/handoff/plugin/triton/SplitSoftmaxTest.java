@@ -1,6 +1,8 @@
 package io.handoff.plugin.triton;
 
 import io.handoff.spi.attention.KvDtype;
+import io.handoff.spi.math.ExactExp;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
@@ -10,6 +12,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class SplitSoftmaxTest
 {
+    /** The exps come from ExactExp's vector lanes, not its cold-start scalar path: wait until they are compiled. */
+    @BeforeAll
+    static void lanesWarm()
+            throws InterruptedException
+    {
+        assertThat(ExactExp.awaitWarm(300_000)).as("ExactExp warmed up").isTrue();
+    }
+
     /**
      * A split's partial is the bits of the scalar loop with StrictMath.exp it replaced, for every split length up to
      * a few lane widths (so every tail) and for scores with a large spread, where many weights are tiny or zero.

@@ -7,6 +7,8 @@ import io.handoff.spi.attention.AttentionGeometry;
 import io.handoff.spi.attention.KvDtype;
 import io.handoff.spi.attention.KvLayout;
 import io.handoff.core.model.ReferenceAttention;
+import io.handoff.spi.math.ExactExp;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -31,6 +33,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class TritonAttentionTest
 {
+    /** The exps come from ExactExp's vector lanes, not its cold-start scalar path: wait until they are compiled. */
+    @BeforeAll
+    static void lanesWarm()
+            throws InterruptedException
+    {
+        assertThat(ExactExp.awaitWarm(300_000)).as("ExactExp warmed up").isTrue();
+    }
+
     static final float TOLERANCE = 2e-6f;
     private static final int[] RAGGED = {1, 7, 255, 256, 257, 600};
 
