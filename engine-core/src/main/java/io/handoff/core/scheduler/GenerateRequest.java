@@ -13,6 +13,7 @@ import static java.util.Objects.requireNonNull;
  * @param stopTokenIds ids that end the request (besides EOS unless {@code ignoreEos})
  * @param returnLogits keep each sampled position's logits in the result (tests and probes)
  * @param ticket the transfer session of a disaggregated request; empty on a colocated engine
+ * @param logprobs the log probabilities to return; empty: none
  */
 public record GenerateRequest(
         String rid,
@@ -22,7 +23,8 @@ public record GenerateRequest(
         Set<Integer> stopTokenIds,
         boolean ignoreEos,
         boolean returnLogits,
-        Optional<RoomTicket> ticket)
+        Optional<RoomTicket> ticket,
+        Optional<LogprobRequest> logprobs)
 {
     public GenerateRequest
     {
@@ -31,12 +33,23 @@ public record GenerateRequest(
         requireNonNull(sampling, "sampling is null");
         stopTokenIds = Set.copyOf(requireNonNull(stopTokenIds, "stopTokenIds is null"));
         requireNonNull(ticket, "ticket is null");
+        requireNonNull(logprobs, "logprobs is null");
         if (promptIds.length == 0) {
             throw new RequestRejectedException(RequestRejectedException.Kind.INVALID, "the prompt is empty");
         }
         if (maxNewTokens < 1) {
             throw new RequestRejectedException(RequestRejectedException.Kind.INVALID, "max_new_tokens must be at least 1, got " + maxNewTokens);
         }
+        if (logprobs.isPresent() && logprobs.get().inputStart() >= promptIds.length) {
+            throw new RequestRejectedException(RequestRejectedException.Kind.INVALID, "the logprob start " + logprobs.get().inputStart()
+                    + " is not a prompt position: the prompt has " + promptIds.length + " tokens");
+        }
+    }
+
+    public GenerateRequest(String rid, int[] promptIds, int maxNewTokens, SamplingParams sampling, Set<Integer> stopTokenIds,
+            boolean ignoreEos, boolean returnLogits, Optional<RoomTicket> ticket)
+    {
+        this(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, returnLogits, ticket, Optional.empty());
     }
 
     public GenerateRequest(String rid, int[] promptIds, int maxNewTokens, SamplingParams sampling, Set<Integer> stopTokenIds,
@@ -52,11 +65,16 @@ public record GenerateRequest(
 
     public GenerateRequest withLogits()
     {
-        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, true, ticket);
+        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, true, ticket, logprobs);
     }
 
     public GenerateRequest withTicket(RoomTicket roomTicket)
     {
-        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, returnLogits, Optional.of(roomTicket));
+        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, returnLogits, Optional.of(roomTicket), logprobs);
+    }
+
+    public GenerateRequest withLogprobs(LogprobRequest request)
+    {
+        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, returnLogits, ticket, Optional.of(request));
     }
 }
