@@ -13,7 +13,9 @@ import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SamplingParams;
+import com.fasterxml.jackson.databind.node.TextNode;
 import io.handoff.core.scheduler.FinishReason;
+import io.handoff.core.scheduler.RoomTicket;
 import io.handoff.core.scheduler.Scheduler;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -74,7 +76,7 @@ public final class ApiServer
         this.routes = HttpRoutes.union(new TimelineEndpoint(scheduler.timelines(), bootstrap.roleName()).routes(), Map.of(
                 "/generate", new Route("POST", generate::handle),
                 "/v1/completions", new Route("POST", completions::handle),
-                "/v1/chat/completions", new Route("POST", new ChatCompletionsApi(chatModel(generations, model, tokenizer, chatTemplate), created)::handle),
+                "/v1/chat/completions", new Route("POST", new ChatCompletionsApi(chatModel(generations, model, tokenizer, chatTemplate, bootstrap), created)::handle),
                 "/v1/models", new Route("GET", this::models),
                 "/abort_request", new Route("POST", exchange -> AbortRequest.handle(exchange, generations::abort, "")),
                 // open: load balancers and the router probe it without a key; it tells nothing but "ok" or "shutting down"
@@ -261,7 +263,8 @@ public final class ApiServer
      * The served model for {@code /v1/chat/completions}: prompts rendered with the model's own chat template (none: chat
      * is refused with a 400) and encoded with its tokenizer, without adding a BOS (the template writes it).
      */
-    private static ChatModel chatModel(Generations generations, ModelConfig model, Tokenizer tokenizer, Optional<ChatTemplateText> chatTemplate)
+    private static ChatModel chatModel(Generations generations, ModelConfig model, Tokenizer tokenizer, Optional<ChatTemplateText> chatTemplate,
+            Bootstrap bootstrap)
     {
         Optional<ChatTemplate> template = chatTemplate.map(text -> ChatTemplate.parse(text.template(), text.bosToken(), text.eosToken()));
         return new ChatModel()
@@ -270,18 +273,24 @@ public final class ApiServer
             @Override public Optional<ChatTemplate> template() { return template; }
             @Override public int maxContext() { return model.maxContext(); }
             @Override public int[] encode(String prompt) { return tokenizer.encode(prompt, false); }
+            @Override public Optional<RoomTicket> ticket(JsonFields body, Exchange exchange) { return bootstrap.ticket(body, exchange); }
 
             @Override
-            public Outcome generate(Request request, TextSink sink)
+            public Result generate(Request request, TextSink sink)
                     throws InterruptedException
             {
                 generations.checkContext(request.promptIds().length, "messages", request.maxTokens(), "max_completion_tokens");
-                GenerationParams params = new GenerationParams(request.rid(), request.promptIds(), request.maxTokens(),
-                        new SamplingParams(request.temperature(), request.topP(), request.seed()), request.stops(), Set.of(), false, Optional.empty());
-                try (Generation generation = generations.start(params)) {
-                    Generation.Outcome outcome = generation.run(g -> sink.onText(g.stableText()));
-                    return new Outcome(outcome.text(), outcome.reason().name().toLowerCase(java.util.Locale.ROOT), outcome.promptTokens(),
-                            outcome.outputIds().length, outcome.error(), outcome.clientGone());
+                GenerationParams params = new GenerationParams(request.rid(), request.promptIds(), bootstrap.maxNewTokens(request.maxTokens()),
+                        new SamplingParams(request.temperature(), request.topP(), request.seed()), request.stops(), Set.of(), false, request.ticket());
+                OutputCount count = new OutputCount(1, false, request.n(), request.n());
+                GenerationGroup.Rids rids = GenerationGroup.Rids.of(Optional.of(TextNode.valueOf(request.rid())), count, generations::newRid);
+                try (GenerationGroup group = GenerationGroup.start(generations, bootstrap, List.of(params), count, rids)) {
+                    GenerationGroup.Result result = group.run((index, generation) -> sink.onText(index, generation.stableText()));
+                    List<Outcome> outcomes = result.outcomes().stream()
+                            .map(outcome -> new Outcome(outcome.text(), outcome.reason().name().toLowerCase(java.util.Locale.ROOT),
+                                    outcome.promptTokens(), outcome.outputIds().length))
+                            .toList();
+                    return new Result(outcomes, result.failure(), result.clientGone());
                 }
             }
         };

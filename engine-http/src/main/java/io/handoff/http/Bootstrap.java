@@ -72,6 +72,29 @@ final class Bootstrap
         return Optional.of(new RoomTicket(new RoomKey(room, generation), role.get() == Disaggregation.Role.DECODE ? host : ""));
     }
 
+    /**
+     * The room of generation {@code index} of a request whose first generation has {@code first}: the next rooms of
+     * the router's block, with the same generation and prefill.
+     */
+    static Optional<RoomTicket> forOutput(Optional<RoomTicket> first, int index)
+    {
+        if (index == 0 || first.isEmpty()) {
+            return first;
+        }
+        RoomKey room = first.get().room();
+        if (room.roomId() > Long.MAX_VALUE - index) {
+            throw ApiError.invalid("invalid_value", "bootstrap_room", "bootstrap_room " + room.roomId() + " leaves no room for generation "
+                    + index + " of this request (rooms bootstrap_room + i are used)");
+        }
+        return Optional.of(new RoomTicket(new RoomKey(room.roomId() + index, room.generation()), first.get().bootstrap()));
+    }
+
+    /** Whether this server computes prompts (colocated or prefill); a decode receives their KV. */
+    boolean computesPrompts()
+    {
+        return role.orElse(null) != Disaggregation.Role.DECODE;
+    }
+
     /** A prefill computes the prompt and samples only the first token; the decode produces the rest. */
     int maxNewTokens(int requested)
     {

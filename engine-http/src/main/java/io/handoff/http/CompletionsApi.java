@@ -3,22 +3,27 @@ package io.handoff.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.BooleanNode;
 import com.fasterxml.jackson.databind.node.DoubleNode;
-import com.fasterxml.jackson.databind.node.IntNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.core.scheduler.FinishReason;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import io.handoff.core.scheduler.RoomTicket;
+
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * {@code POST /v1/completions}, a subset of OpenAI's legacy completions API: one prompt (a string or
- * token ids), {@code max_tokens}, {@code temperature}, {@code top_p}, {@code seed}, {@code stop},
+ * {@code POST /v1/completions}, a subset of OpenAI's legacy completions API: a prompt (a string or token ids)
+ * or a list of them, {@code n} completions per prompt (choices indexed prompt-major), {@code max_tokens}, {@code temperature}, {@code top_p}, {@code seed}, {@code stop},
  * {@code stream} (+ {@code stream_options.include_usage}), and SGLang's extensions {@code ignore_eos},
  * {@code stop_token_ids} and {@code rid}. Options it does not implement are accepted only at their
  * neutral value, so a client never silently gets something other than what it asked for.
@@ -63,54 +68,77 @@ final class CompletionsApi
             options.allowOnly(Set.of("include_usage"));
             includeUsage = options.bool("include_usage").orElse(false);
         }
-        GenerationParams params = parse(body, exchange);
-        String id = "cmpl-" + params.rid();
-        try (Generation generation = generations.start(params)) {
+        OutputCount count = OutputCount.of("/v1/completions", body.copy());
+        if (count.perPrompt() > count.returned()) {
+            throw ApiError.invalid("unsupported", "best_of", "best_of = " + count.perPrompt() + " > n = " + count.returned()
+                    + " is not supported yet (choosing the best needs log probabilities); leave it out or set it to n");
+        }
+        Optional<RoomTicket> ticket = bootstrap.ticket(body, exchange);
+        List<GenerationParams> params = new ArrayList<>();
+        for (int[] prompt : prompts(body, count)) {
+            params.add(parse(body, prompt, ticket));
+        }
+        GenerationGroup.Rids rids = GenerationGroup.Rids.of(body.raw("rid"), count, generations::newRid);
+        String id = "cmpl-" + rids.name();
+        try (GenerationGroup group = GenerationGroup.start(generations, bootstrap, params, count, rids)) {
             if (!stream) {
-                Generation.Outcome outcome = generation.run(Generation.Sink.NONE);
-                if (outcome.failed()) {
-                    throw outcome.failure();
+                GenerationGroup.Result result = group.run(GenerationGroup.Sink.NONE);
+                if (result.failure().isPresent()) {
+                    throw result.failure().get();
                 }
                 ObjectNode response = envelope(id, "text_completion");
-                choice(response, outcome.text(), outcome);
-                usage(response, outcome);
+                ArrayNode choices = response.putArray("choices");
+                for (int i = 0; i < result.outcomes().size(); i++) {
+                    Generation.Outcome outcome = result.outcomes().get(i);
+                    choice(choices, i, outcome.text(), outcome);
+                }
+                usage(response, result.outcomes(), count);
                 exchange.sendJson(200, response);
                 return;
             }
             Exchange.EventStream events = exchange.events();
-            int[] sent = {0};
-            Generation.Outcome outcome = generation.run(g -> {
-                String text = g.stableText();
-                ObjectNode chunk = envelope(id, "text_completion");
-                choice(chunk, text.substring(sent[0]), null);
-                sent[0] = text.length();
-                events.send(chunk);
+            int[] sent = new int[count.total()];
+            GenerationGroup.Result result = group.run(new GenerationGroup.Sink()
+            {
+                @Override
+                public void onToken(int index, Generation generation)
+                        throws IOException
+                {
+                    String text = generation.stableText();
+                    ObjectNode chunk = envelope(id, "text_completion");
+                    choice(chunk.putArray("choices"), index, text.substring(sent[index]), null);
+                    sent[index] = text.length();
+                    events.send(chunk);
+                }
+
+                @Override
+                public void onEnd(int index, Generation.Outcome outcome)
+                        throws IOException
+                {
+                    ObjectNode last = envelope(id, "text_completion");
+                    choice(last.putArray("choices"), index, outcome.text().substring(Math.min(sent[index], outcome.text().length())), outcome);
+                    events.send(last);
+                }
             });
-            if (outcome.clientGone()) {
+            if (result.clientGone()) {
                 return;
             }
-            if (outcome.failed()) {
-                events.send(Exchange.errorBody(outcome.failure()));
+            if (result.failure().isPresent()) {
+                events.send(Exchange.errorBody(result.failure().get()));
             }
-            else {
-                ObjectNode last = envelope(id, "text_completion");
-                choice(last, outcome.text().substring(Math.min(sent[0], outcome.text().length())), outcome);
-                events.send(last);
-                if (includeUsage) {
-                    ObjectNode usage = envelope(id, "text_completion");
-                    usage.putArray("choices");
-                    usage(usage, outcome);
-                    events.send(usage);
-                }
+            else if (includeUsage) {
+                ObjectNode usage = envelope(id, "text_completion");
+                usage.putArray("choices");
+                usage(usage, result.outcomes(), count);
+                events.send(usage);
             }
             events.done();
         }
     }
 
-    private GenerationParams parse(JsonFields body, Exchange exchange)
+    /** Parses one prompt's generation: {@code prompt} with every option of the body. */
+    private GenerationParams parse(JsonFields body, int[] prompt, Optional<RoomTicket> ticket)
     {
-        body.onlyNeutral("n", IntNode.valueOf(1), "one completion per request");
-        body.onlyNeutral("best_of", IntNode.valueOf(1), "one completion per request");
         body.onlyNeutral("echo", BooleanNode.FALSE, "the prompt is not echoed");
         body.onlyNeutral("logprobs", null, "log probabilities are not returned");
         body.onlyNeutral("frequency_penalty", DoubleNode.valueOf(0), "penalties are not implemented");
@@ -118,45 +146,58 @@ final class CompletionsApi
         body.onlyNeutral("logit_bias", JsonFields.MAPPER.createObjectNode(), "logit bias is not implemented");
         body.onlyNeutral("suffix", null, "suffixes are not implemented");
         body.string("user");
-        int[] prompt = prompt(body);
         int maxTokens = body.integer("max_tokens", 1, model.maxContext()).map(Long::intValue).orElse(DEFAULT_MAX_TOKENS);
         generations.checkContext(prompt.length, "prompt", maxTokens, "max_tokens");
         SamplingParams sampling = new SamplingParams(
                 body.number("temperature", 0, false, 2).orElse(1.0).floatValue(),
                 body.number("top_p", 0, true, 1).orElse(1.0).floatValue(),
                 body.integer("seed", Long.MIN_VALUE, Long.MAX_VALUE).orElse(0L));
+        // the rid is the group's to give (GenerationGroup.Rids)
         return new GenerationParams(
-                body.string("rid").orElseGet(generations::newRid),
+                "",
                 prompt,
                 bootstrap.maxNewTokens(maxTokens),
                 sampling,
                 body.strings("stop", GenerateApi.MAX_STOP_STRINGS),
                 body.intArray("stop_token_ids", 0, model.vocabSize()).map(GenerateApi::boxed).orElse(Set.of()),
                 body.bool("ignore_eos").orElse(false),
-                bootstrap.ticket(body, exchange));
+                ticket);
     }
 
-    /** A string (BOS + its bytes, as {@code handoff generate} encodes it) or token ids; a list of one of either. */
-    private int[] prompt(JsonFields body)
+    /** The prompts: a string (BOS + its bytes, as {@code handoff generate} encodes it) or token ids, or (a batch) a list of either. */
+    private List<int[]> prompts(JsonFields body, OutputCount count)
     {
         JsonNode prompt = body.raw("prompt").orElseThrow(() -> ApiError.invalid("missing_field", "prompt", "'prompt' is required"));
-        if (prompt.isArray() && prompt.size() == 1 && (prompt.get(0).isTextual() || prompt.get(0).isArray())) {
-            prompt = prompt.get(0);
+        if (!count.batched()) {
+            return List.of(prompt("prompt", prompt));
         }
+        List<int[]> prompts = new ArrayList<>();
+        boolean strings = prompt.get(0).isTextual();
+        for (int i = 0; i < prompt.size(); i++) {
+            String field = "prompt[" + i + "]";
+            JsonNode item = prompt.get(i);
+            if (strings ? !item.isTextual() : !item.isArray()) {
+                throw ApiError.invalid("invalid_type", field, "a list of prompts holds either strings or arrays of token ids: " + field
+                        + " must be " + (strings ? "a string" : "an array of token ids") + " as prompt[0] is, got " + JsonFields.describe(item));
+            }
+            prompts.add(prompt(field, item));
+        }
+        return prompts;
+    }
+
+    private int[] prompt(String field, JsonNode prompt)
+    {
         if (prompt.isTextual()) {
             if (prompt.textValue().isEmpty()) {
                 // the tokenizer would still give its start token, and the model would generate from that alone
-                throw ApiError.invalid("invalid_value", "prompt", "prompt is empty; send the text to continue");
+                throw ApiError.invalid("invalid_value", field, field + " is empty; send the text to continue");
             }
             return tokenizer.encodePrompt(prompt.textValue());
         }
-        if (prompt.isArray() && prompt.size() > 0 && (prompt.get(0).isTextual() || prompt.get(0).isArray())) {
-            throw ApiError.invalid("unsupported", "prompt", "batched prompts are not supported: send one prompt per request");
-        }
         if (!prompt.isArray()) {
-            throw ApiError.invalid("invalid_type", "prompt", "prompt must be a string or an array of token ids, got " + JsonFields.describe(prompt));
+            throw ApiError.invalid("invalid_type", field, field + " must be a string or an array of token ids, got " + JsonFields.describe(prompt));
         }
-        return JsonFields.intArray("prompt", prompt, 0, model.vocabSize());
+        return JsonFields.intArray(field, prompt, 0, model.vocabSize());
     }
 
     private ObjectNode envelope(String id, String object)
@@ -164,11 +205,11 @@ final class CompletionsApi
         return JsonFields.openAiEnvelope(id, object, created, model.name());
     }
 
-    /** Adds {@code choices[0]}; {@code outcome} null means the output goes on (a stream chunk). */
-    private static void choice(ObjectNode node, String text, Generation.Outcome outcome)
+    /** Adds choice {@code index}; {@code outcome} null means the output goes on (a stream chunk). */
+    private static void choice(ArrayNode choices, int index, String text, Generation.Outcome outcome)
     {
-        ObjectNode choice = node.putArray("choices").addObject();
-        choice.put("index", 0);
+        ObjectNode choice = choices.addObject();
+        choice.put("index", index);
         choice.put("text", text);
         choice.putNull("logprobs");
         if (outcome == null) {
@@ -183,12 +224,27 @@ final class CompletionsApi
         }
     }
 
-    private static void usage(ObjectNode node, Generation.Outcome outcome)
+    /**
+     * The usage of every output: as OpenAI counts it, a prompt's tokens once however many outputs it has (and the
+     * cached tokens of its first output), the completion tokens of every output.
+     */
+    private static void usage(ObjectNode node, List<Generation.Outcome> outcomes, OutputCount count)
     {
+        long prompt = 0;
+        long cached = 0;
+        long completion = 0;
+        for (int i = 0; i < outcomes.size(); i++) {
+            Generation.Outcome outcome = outcomes.get(i);
+            if (i % count.perPrompt() == 0) {
+                prompt += outcome.promptTokens();
+                cached += outcome.cachedTokens();
+            }
+            completion += outcome.outputIds().length;
+        }
         ObjectNode usage = node.putObject("usage");
-        usage.put("prompt_tokens", outcome.promptTokens());
-        usage.put("completion_tokens", outcome.outputIds().length);
-        usage.put("total_tokens", outcome.promptTokens() + outcome.outputIds().length);
-        usage.putObject("prompt_tokens_details").put("cached_tokens", outcome.cachedTokens());
+        usage.put("prompt_tokens", prompt);
+        usage.put("completion_tokens", completion);
+        usage.put("total_tokens", prompt + completion);
+        usage.putObject("prompt_tokens_details").put("cached_tokens", cached);
     }
 }

@@ -10,18 +10,25 @@ import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.core.scheduler.FinishReason;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.handoff.core.scheduler.RoomTicket;
+
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * {@code POST /generate}, a subset of SGLang's native API: {@code text} or {@code input_ids},
- * {@code sampling_params}, {@code rid}, {@code stream}. Streaming sends SGLang-style cumulative chunks
- * ({@code text} and {@code output_ids} so far), then a last chunk with the finish reason, then
- * {@code data: [DONE]}.
+ * {@code POST /generate}, a subset of SGLang's native API: {@code text} or {@code input_ids} (one prompt, or a
+ * list of them), {@code sampling_params} (with {@code n} outputs per prompt), {@code rid} (a string, or a list with
+ * one per prompt), {@code stream}. Streaming sends SGLang-style cumulative chunks ({@code text} and
+ * {@code output_ids} so far), then a last chunk with the finish reason, then {@code data: [DONE]}. Several outputs
+ * (a batch or {@code n > 1}) answer as a list in SGLang's order (prompt-major); their stream's events carry the
+ * output's place in that list as {@code index}, and {@code data: [DONE]} comes once, after all.
  */
 final class GenerateApi
 {
@@ -51,32 +58,73 @@ final class GenerateApi
     {
         JsonFields body = exchange.json();
         boolean stream = body.bool("stream").orElse(false);
-        GenerationParams params = parse(body, exchange);
-        try (Generation generation = generations.start(params)) {
+        body.allowOnly(FIELDS);
+        OutputCount count = OutputCount.of("/generate", body.copy());
+        List<Prompt> prompts = prompts(body, count);
+        Optional<RoomTicket> ticket = bootstrap.ticket(body, exchange);
+        List<GenerationParams> params = new ArrayList<>();
+        for (Prompt prompt : prompts) {
+            params.add(parse(body, prompt, ticket));
+        }
+        GenerationGroup.Rids rids = GenerationGroup.Rids.of(body.raw("rid"), count, generations::newRid);
+        try (GenerationGroup group = GenerationGroup.start(generations, bootstrap, params, count, rids)) {
             if (!stream) {
-                Generation.Outcome outcome = generation.run(Generation.Sink.NONE);
-                if (outcome.failed()) {
-                    throw outcome.failure();
+                GenerationGroup.Result result = group.run(GenerationGroup.Sink.NONE);
+                if (result.failure().isPresent()) {
+                    throw result.failure().get();
                 }
-                exchange.sendJson(200, response(outcome));
+                if (count.single()) {
+                    exchange.sendJson(200, response(result.outcomes().getFirst()));
+                    return;
+                }
+                ArrayNode list = JsonFields.MAPPER.createArrayNode();
+                result.outcomes().forEach(outcome -> list.add(response(outcome)));
+                exchange.sendJson(200, list);
                 return;
             }
             Exchange.EventStream events = exchange.events();
-            Generation.Outcome outcome = generation.run(g -> events.send(chunk(g)));
-            if (outcome.clientGone()) {
+            GenerationGroup.Result result = group.run(new GenerationGroup.Sink()
+            {
+                @Override
+                public void onToken(int index, Generation generation)
+                        throws IOException
+                {
+                    events.send(indexed(chunk(generation), index, count));
+                }
+
+                @Override
+                public void onEnd(int index, Generation.Outcome outcome)
+                        throws IOException
+                {
+                    events.send(indexed(response(outcome), index, count));
+                }
+            });
+            if (result.clientGone()) {
                 return;
             }
-            events.send(outcome.failed() ? Exchange.errorBody(outcome.failure()) : response(outcome));
+            if (result.failure().isPresent()) {
+                events.send(Exchange.errorBody(result.failure().get()));
+            }
             events.done();
         }
     }
 
-    private GenerationParams parse(JsonFields body, Exchange exchange)
+    /** SGLang marks each event of a batch's stream with the output's place in the answer's list. */
+    private static ObjectNode indexed(ObjectNode event, int index, OutputCount count)
     {
-        body.allowOnly(FIELDS);
+        if (!count.single()) {
+            event.put("index", index);
+        }
+        return event;
+    }
+
+    /** One prompt of the request, and the field that names it in an error. */
+    private record Prompt(int[] ids, String field) {}
+
+    /** Parses one prompt's generation: {@code prompt} with every option of the body. */
+    private GenerationParams parse(JsonFields body, Prompt prompt, Optional<RoomTicket> ticket)
+    {
         body.onlyNeutral("return_logprob", BooleanNode.FALSE, "log probabilities are not returned");
-        int[] prompt = prompt(body);
-        String rid = body.string("rid").orElseGet(generations::newRid);
         JsonFields sampling = body.object("sampling_params").orElse(null);
         int maxNewTokens = DEFAULT_MAX_NEW_TOKENS;
         SamplingParams samplingParams = new SamplingParams(1f, 1f, 0L);
@@ -85,7 +133,6 @@ final class GenerateApi
         boolean ignoreEos = false;
         if (sampling != null) {
             sampling.allowOnly(SAMPLING_FIELDS);
-            sampling.onlyNeutral("n", IntNode.valueOf(1), "one output per request");
             sampling.onlyNeutral("top_k", IntNode.valueOf(-1), "top-k sampling is not implemented");
             sampling.onlyNeutral("min_p", DoubleNode.valueOf(0), "min-p sampling is not implemented");
             sampling.onlyNeutral("frequency_penalty", DoubleNode.valueOf(0), "penalties are not implemented");
@@ -102,31 +149,51 @@ final class GenerateApi
             stopIds = sampling.intArray("stop_token_ids", 0, model.vocabSize()).map(GenerateApi::boxed).orElse(Set.of());
             ignoreEos = sampling.bool("ignore_eos").orElse(false);
         }
-        generations.checkContext(prompt.length, body.has("text") ? "text" : "input_ids", maxNewTokens, "sampling_params.max_new_tokens");
-        return new GenerationParams(rid, prompt, bootstrap.maxNewTokens(maxNewTokens), samplingParams, stops, stopIds, ignoreEos,
-                bootstrap.ticket(body, exchange));
+        generations.checkContext(prompt.ids().length, prompt.field(), maxNewTokens, "sampling_params.max_new_tokens");
+        // the rid is the group's to give (GenerationGroup.Rids); this is the request's until then
+        return new GenerationParams("", prompt.ids(), bootstrap.maxNewTokens(maxNewTokens), samplingParams, stops, stopIds, ignoreEos, ticket);
     }
 
-    private int[] prompt(JsonFields body)
+    /** The prompts: {@code text} or {@code input_ids}, one or (as {@code count} found) a list of them. */
+    private List<Prompt> prompts(JsonFields body, OutputCount count)
     {
         if (body.has("text") == body.has("input_ids")) {
             throw ApiError.invalid("missing_field", body.has("text") ? "input_ids" : "text",
                     "give the prompt as either 'text' or 'input_ids' (exactly one of them)");
         }
-        if (body.raw("text").map(value -> value.isArray()).orElse(false)
-                || body.raw("input_ids").map(value -> value.isArray() && value.size() > 0 && value.get(0).isArray()).orElse(false)) {
-            throw ApiError.invalid("unsupported", body.has("text") ? "text" : "input_ids",
-                    "batched prompts are not supported: send one prompt per request");
+        String name = body.has("text") ? "text" : "input_ids";
+        if (!count.batched()) {
+            return List.of(new Prompt(name.equals("text") ? text(name, body.string("text").orElseThrow())
+                    : body.intArray("input_ids", 0, model.vocabSize()).orElseThrow(), name));
         }
-        if (body.has("text")) {
-            String text = body.string("text").orElseThrow();
-            if (text.isEmpty()) {
-                // the tokenizer would still give its start token, and the model would generate from that alone
-                throw ApiError.invalid("invalid_value", "text", "text is empty; send the prompt to continue");
+        JsonNode list = body.raw(name).orElseThrow();
+        List<Prompt> prompts = new ArrayList<>();
+        for (int i = 0; i < list.size(); i++) {
+            String field = name + "[" + i + "]";
+            JsonNode item = list.get(i);
+            if (name.equals("text")) {
+                if (!item.isTextual()) {
+                    throw ApiError.invalid("invalid_type", field, field + " must be a string, got " + JsonFields.describe(item));
+                }
+                prompts.add(new Prompt(text(field, item.textValue()), field));
             }
-            return tokenizer.encodePrompt(text);
+            else {
+                if (!item.isArray()) {
+                    throw ApiError.invalid("invalid_type", field, field + " must be an array of token ids, got " + JsonFields.describe(item));
+                }
+                prompts.add(new Prompt(JsonFields.intArray(field, item, 0, model.vocabSize()), field));
+            }
         }
-        return body.intArray("input_ids", 0, model.vocabSize()).orElseThrow();
+        return prompts;
+    }
+
+    private int[] text(String field, String text)
+    {
+        if (text.isEmpty()) {
+            // the tokenizer would still give its start token, and the model would generate from that alone
+            throw ApiError.invalid("invalid_value", field, field + " is empty; send the prompt to continue");
+        }
+        return tokenizer.encodePrompt(text);
     }
 
     static Set<Integer> boxed(int[] ids)

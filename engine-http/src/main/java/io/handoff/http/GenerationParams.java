@@ -36,6 +36,25 @@ record GenerationParams(
         requireNonNull(ticket, "ticket is null");
     }
 
+    /**
+     * This generation as output {@code seedOffset} of its prompt in a group: its own rid and room, and the seed
+     * {@code seed + seedOffset}, so a prompt's outputs differ when they sample and each stays reproducible.
+     */
+    GenerationParams forOutput(String outputRid, int seedOffset, Optional<RoomTicket> outputTicket)
+    {
+        return new GenerationParams(outputRid, promptIds, maxNewTokens, sampling.withSeed(sampling.seed() + seedOffset), stops, stopTokenIds,
+                ignoreEos, outputTicket);
+    }
+
+    /**
+     * A one-token greedy run of this prompt that returns nothing to the client: it leaves the prompt's KV in the
+     * prefix cache, so the outputs that follow share it instead of each computing it.
+     */
+    GenerationParams promptRun(String runRid)
+    {
+        return new GenerationParams(runRid, promptIds, 1, SamplingParams.GREEDY, List.of(), Set.of(), true, Optional.empty());
+    }
+
     GenerateRequest toRequest()
     {
         return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, false, ticket);

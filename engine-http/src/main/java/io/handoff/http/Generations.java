@@ -30,6 +30,8 @@ final class Generations
     private final Duration retryAfter;
     private final int maxPromptTokens;
     private final Map<String, Generation> active = new LinkedHashMap<>();
+    // Guarded by active: rids that name several generations of one request (a group), and how to abort them.
+    private final Map<String, Runnable> groups = new LinkedHashMap<>();
     private final AtomicLong nextRid = new AtomicLong();
     private final String ridPrefix = Long.toHexString(System.currentTimeMillis());
     private boolean draining;
@@ -88,7 +90,7 @@ final class Generations
                 metrics.rejected(RequestRejectedException.Kind.SHUTTING_DOWN);
                 throw ApiError.unavailable("shutting_down", "the server is shutting down; send the request to another one");
             }
-            if (active.containsKey(params.rid())) {
+            if (active.containsKey(params.rid()) || groups.containsKey(params.rid())) {
                 throw ApiError.conflict("duplicate_rid", "rid", "a request with rid '" + params.rid() + "' is already in flight; rids must be unique");
             }
             active.put(params.rid(), generation);
@@ -112,17 +114,44 @@ final class Generations
         }
     }
 
-    /** Aborts the in-flight request with this rid; false when there is none. */
+    /**
+     * Names a group of generations {@code rid} (each has a rid of its own too), so that {@code abort(rid)} runs
+     * {@code abort}; close the returned handle when the group ends. A rid in flight already is a 409.
+     */
+    AutoCloseable nameGroup(String rid, Runnable abort)
+    {
+        requireNonNull(abort, "abort is null");
+        synchronized (active) {
+            if (active.containsKey(rid) || groups.containsKey(rid)) {
+                throw ApiError.conflict("duplicate_rid", "rid", "a request with rid '" + rid + "' is already in flight; rids must be unique");
+            }
+            groups.put(rid, abort);
+        }
+        return () -> {
+            synchronized (active) {
+                groups.remove(rid, abort);
+            }
+        };
+    }
+
+    /** Aborts the in-flight request (or group) with this rid; false when there is none. */
     boolean abort(String rid)
     {
         Generation generation;
+        Runnable group;
         synchronized (active) {
             generation = active.get(rid);
+            group = groups.get(rid);
         }
-        if (generation == null) {
+        if (generation == null && group == null) {
             return false;
         }
-        generation.abort();
+        if (generation != null) {
+            generation.abort();
+        }
+        if (group != null) {
+            group.run();
+        }
         return true;
     }
 

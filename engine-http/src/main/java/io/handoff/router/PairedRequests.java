@@ -1,6 +1,9 @@
 package io.handoff.router;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.scheduler.RequestTimeline;
 import io.handoff.core.scheduler.TimelineEvent;
@@ -8,6 +11,7 @@ import io.handoff.core.scheduler.Timelines;
 import io.handoff.http.ApiError;
 import io.handoff.http.Exchange;
 import io.handoff.http.JsonFields;
+import io.handoff.http.OutputCount;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
@@ -17,6 +21,7 @@ import java.io.OutputStream;
 import java.net.http.HttpHeaders;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -35,6 +40,11 @@ import static java.util.Objects.requireNonNull;
  * {@code (bootstrap_room, bootstrap_generation)}, to a prefill (never streaming: its answer only says
  * whether it ran) and to a decode (streaming as the client asked, with the prefill's KV-transfer control
  * endpoint as {@code bootstrap_host}), concurrently, and the client gets the decode's response.
+ *
+ * <p>A request of several generations (a batch, {@code n > 1}; counted by {@link OutputCount}, as the servers count
+ * them) gets a block of as many consecutive rooms, {@code bootstrap_room} the first: the servers run generation
+ * {@code i} in room {@code bootstrap_room + i}. It is still one request here: one failure fails it, one abort (or
+ * the client leaving) aborts all of its generations on both servers (each rid names all of them there).
  *
  * <p>One side failing is never left to the other side's timeouts: a prefill that fails before the decode
  * answered gets the decode aborted (it would wait for KV that never comes) and the client the prefill's
@@ -59,14 +69,33 @@ final class PairedRequests
     static final List<String> ROUTER_FIELDS = List.of("bootstrap_room", "bootstrap_generation", "bootstrap_host");
     private static final byte[] DONE = "data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8);
 
-    /** One attempt of a client request and the two servers it went to; {@code rid} is the servers' rid. */
-    record Pair(String rid, long room, int generation, Backend prefill, Backend decode)
+    /**
+     * One attempt of a client request and the two servers it went to: {@code rids} is the servers' rid (or, when the
+     * client sent a list, one per prompt), {@code room} the first of its {@code rooms} consecutive rooms.
+     */
+    record Pair(List<String> rids, boolean ridList, long room, int rooms, int generation, Backend prefill, Backend decode)
     {
         Pair
         {
-            requireNonNull(rid, "rid is null");
+            rids = List.copyOf(rids);
             requireNonNull(prefill, "prefill is null");
             requireNonNull(decode, "decode is null");
+        }
+
+        /** The rid as the servers are sent it. */
+        JsonNode ridNode()
+        {
+            if (!ridList) {
+                return TextNode.valueOf(rids.getFirst());
+            }
+            ArrayNode list = JsonFields.MAPPER.createArrayNode();
+            rids.forEach(list::add);
+            return list;
+        }
+
+        String rid()
+        {
+            return String.join(",", rids);
         }
     }
 
@@ -98,7 +127,10 @@ final class PairedRequests
         return inFlight.size();
     }
 
-    /** {@code POST /generate} and {@code POST /v1/completions}: the body must be a JSON object; the servers check the rest. */
+    /**
+     * {@code POST /generate}, {@code /v1/completions} and {@code /v1/chat/completions}: the body must be a JSON object
+     * with a rid (or rid list) and a count of generations the router can read; the servers check the rest.
+     */
     void forward(Exchange exchange)
             throws IOException, InterruptedException
     {
@@ -109,7 +141,11 @@ final class PairedRequests
                 throw ApiError.invalid("router_field", field, "'" + field + "' is assigned by the router to pair a prefill with a decode server; leave it out");
             }
         }
-        String rid = body.string("rid").orElseGet(PairedRequests::newRid);
+        ObjectNode given = body.copy();
+        List<String> rids = rids(given.get("rid"));
+        boolean ridList = given.path("rid").isArray();
+        // As the servers count them: the block of rooms this request's generations use.
+        int rooms = OutputCount.of(exchange.path(), given).total();
         // Read here only to refuse a non-boolean before anything is sent: the prefill's copy is set to false.
         body.bool("stream");
         if (draining) {
@@ -118,13 +154,14 @@ final class PairedRequests
         pool.missing().ifPresent(error -> {
             throw error;
         });
-        Pair pair = pair(rid, pool.acquirePrefill());
-        Routed routed = new Routed(rid, pair, start);
-        if (inFlight.putIfAbsent(rid, routed) != null) {
+        Pair pair = pair(rids, ridList, rooms, pool.acquirePrefill());
+        Routed routed = new Routed(rids, pair, start);
+        if (!routed.register()) {
             pair.prefill().release();
             pair.decode().release();
-            throw ApiError.conflict("duplicate_rid", "rid", "a request with rid '" + rid + "' is already in flight through this router; give each request its own rid");
+            throw ApiError.conflict("duplicate_rid", "rid", "a request with rid '" + pair.rid() + "' is already in flight through this router; give each request its own rid");
         }
+        String rid = rids.getFirst();
         RequestTimeline timeline = timelines.begin(rid, TimelineEvent.RECEIVED, "path=" + exchange.path());
         timeline.record(TimelineEvent.PAIRED, "prefill=" + pair.prefill().url() + " decode=" + pair.decode().url() + " room=" + pair.room() + " generation=" + pair.generation());
         try {
@@ -156,7 +193,8 @@ final class PairedRequests
         log.info("rid {}: {}; retrying it once in a new room", routed.rid, first.getMessage());
         Pair next;
         try {
-            next = pair(routed.rid + RETRY_SUFFIX, pool.acquirePrefillOtherThan(first.pair.prefill()));
+            next = pair(routed.rids.stream().map(rid -> rid + RETRY_SUFFIX).toList(), first.pair.ridList(), first.pair.rooms(),
+                    pool.acquirePrefillOtherThan(first.pair.prefill()));
         }
         catch (ApiError e) {
             throw ApiError.transferFailed(first.cause.label(), first.getMessage() + "; no server was free to retry it: " + e.getMessage());
@@ -177,10 +215,11 @@ final class PairedRequests
         }
     }
 
-    private Pair pair(String serverRid, Backend prefill)
+    /** Pairs {@code prefill} with a decode, in a new block of {@code count} rooms. */
+    private Pair pair(List<String> serverRids, boolean ridList, int count, Backend prefill)
     {
         try {
-            return new Pair(serverRid, rooms.next(), 0, prefill, pool.acquireDecode());
+            return new Pair(serverRids, ridList, rooms.next(count), count, 0, prefill, pool.acquireDecode());
         }
         catch (RuntimeException e) {
             prefill.release();
@@ -191,6 +230,29 @@ final class PairedRequests
     private static String newRid()
     {
         return UUID.randomUUID().toString().replace("-", "");
+    }
+
+    /** The client's rid (a string, or a list of them for a batch; the servers check the list against the prompts), or a new one. */
+    private static List<String> rids(JsonNode rid)
+    {
+        if (rid == null || rid.isNull()) {
+            return List.of(newRid());
+        }
+        if (rid.isTextual()) {
+            return List.of(rid.textValue());
+        }
+        if (!rid.isArray() || rid.isEmpty() || rid.size() > OutputCount.MAX_OUTPUTS) {
+            throw ApiError.invalid("invalid_type", "rid", "rid must be a string, or a list of 1 to " + OutputCount.MAX_OUTPUTS
+                    + " strings (one per prompt of a batch)");
+        }
+        List<String> rids = new ArrayList<>();
+        for (int i = 0; i < rid.size(); i++) {
+            if (!rid.get(i).isTextual() || rid.get(i).textValue().isEmpty()) {
+                throw ApiError.invalid("invalid_type", "rid", "rid[" + i + "] must be a non-empty string");
+            }
+            rids.add(rid.get(i).textValue());
+        }
+        return rids;
     }
 
     /** {@code POST /abort_request} for a rid in flight here: aborts it on both of its servers; false when the rid is not in flight. */
@@ -221,10 +283,19 @@ final class PairedRequests
     /** Aborts the pair's rid on both servers. */
     private Refused abortBoth(Pair pair)
     {
-        CompletableFuture<Integer> prefill = status(upstream.abortAsync(pair.prefill(), pair.rid()));
-        CompletableFuture<Integer> decode = status(upstream.abortAsync(pair.decode(), pair.rid()));
+        CompletableFuture<Integer> prefill = abortOn(pair.prefill(), pair);
+        CompletableFuture<Integer> decode = abortOn(pair.decode(), pair);
         CompletableFuture.allOf(prefill, decode).join();
         return new Refused(prefill.join() == 404, decode.join() == 404);
+    }
+
+    /** Aborts every rid of the pair on {@code backend} (each names all of its generations there); 404 when one was unknown. */
+    private CompletableFuture<Integer> abortOn(Backend backend, Pair pair)
+    {
+        List<CompletableFuture<Integer>> calls = pair.rids().stream().map(rid -> status(upstream.abortAsync(backend, rid))).toList();
+        return CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new))
+                .thenApply(ignored -> calls.stream().map(CompletableFuture::join).filter(code -> code == 404).findFirst()
+                        .orElse(calls.getFirst().join()));
     }
 
     private static CompletableFuture<Integer> status(CompletableFuture<? extends HttpResponse<?>> call)
@@ -257,6 +328,7 @@ final class PairedRequests
     /** One client request in this router's books, across its attempts. */
     private final class Routed
     {
+        final List<String> rids;
         final String rid;
         final long start;
         private final AtomicBoolean finished = new AtomicBoolean();
@@ -268,11 +340,24 @@ final class PairedRequests
         private boolean prefillMissedAbort;
         private boolean decodeAnswered;
 
-        Routed(String rid, Pair pair, long start)
+        Routed(List<String> rids, Pair pair, long start)
         {
-            this.rid = rid;
+            this.rids = List.copyOf(rids);
+            this.rid = rids.getFirst();
             this.pair = pair;
             this.start = start;
+        }
+
+        /** Enters this router's books under each of its rids; false (entering none) when one is in flight already. */
+        boolean register()
+        {
+            for (int i = 0; i < rids.size(); i++) {
+                if (inFlight.putIfAbsent(rids.get(i), this) != null) {
+                    rids.subList(0, i).forEach(taken -> inFlight.remove(taken, this));
+                    return false;
+                }
+            }
+            return true;
         }
 
         synchronized Pair abort()
@@ -324,7 +409,7 @@ final class PairedRequests
         void finish()
         {
             if (finished.compareAndSet(false, true)) {
-                inFlight.remove(rid, this);
+                rids.forEach(each -> inFlight.remove(each, this));
                 metrics.forwarded(System.nanoTime() - start);
             }
         }
@@ -383,7 +468,7 @@ final class PairedRequests
                 if (prefillCall != null && !prefillCall.isDone() && routed.prefillMissedAbort()) {
                     // The client's abort reached the prefill before this request did; by now (the decode has ended it) the
                     // prefill has it, and would otherwise run it alone until its bootstrap deadline.
-                    upstream.abortAsync(pair.prefill(), pair.rid());
+                    abortOn(pair.prefill(), pair);
                 }
             }
         }
@@ -393,12 +478,12 @@ final class PairedRequests
         {
             String path = exchange.path();
             ObjectNode prefillBody = body.deepCopy();
-            prefillBody.put("rid", pair.rid());
+            prefillBody.set("rid", pair.ridNode());
             prefillBody.put("stream", false);
             prefillBody.put("bootstrap_room", pair.room());
             prefillBody.put("bootstrap_generation", pair.generation());
             ObjectNode decodeBody = body.deepCopy();
-            decodeBody.put("rid", pair.rid());
+            decodeBody.set("rid", pair.ridNode());
             decodeBody.put("bootstrap_room", pair.room());
             decodeBody.put("bootstrap_generation", pair.generation());
             decodeBody.put("bootstrap_host", pair.prefill().control().orElseThrow());
@@ -417,7 +502,7 @@ final class PairedRequests
             CompletableFuture.anyOf(prefillCall, decodeCall).handle((ignored, failure) -> null).join();
             if (!decodeCall.isDone() && !succeeded(prefillCall)) {
                 // The decode would wait for KV that never comes (until its own deadline): end it now.
-                upstream.abort(pair.decode(), pair.rid());
+                abortOn(pair.decode(), pair).join();
                 discard(decodeCall);
                 relayPrefillFailure(prefillCall);
                 return;
@@ -492,7 +577,7 @@ final class PairedRequests
                     }
                     prefillFailedFirst = true;
                 }
-                upstream.abortAsync(pair.decode(), pair.rid());
+                abortOn(pair.decode(), pair);
             });
             InputStream in = decoded.body();
             SseRelay relay = new SseRelay(in);
@@ -616,7 +701,7 @@ final class PairedRequests
                 throws InterruptedException
         {
             if (!prefillCall.isDone()) {
-                upstream.abort(pair.prefill(), pair.rid());
+                abortOn(pair.prefill(), pair).join();
             }
         }
 

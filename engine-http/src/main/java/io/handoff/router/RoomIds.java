@@ -5,7 +5,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The {@code bootstrap_room} of each request of one router process: a random 48-bit start, then
- * consecutive. One router never repeats a room; two routers in front of the same servers start far apart.
+ * consecutive; a request of several generations takes a block of consecutive rooms. One router never repeats a room; two routers in front of the same servers start far apart.
  * Staying under 2^53 keeps a room exact in a JSON reader that holds numbers as doubles.
  */
 final class RoomIds
@@ -26,6 +26,15 @@ final class RoomIds
 
     long next()
     {
-        return next.getAndIncrement();
+        return next(1);
+    }
+
+    /** The first of {@code count} consecutive rooms, for a request of that many generations (room {@code first + i} is generation i's). */
+    long next(int count)
+    {
+        if (count < 1) {
+            throw new IllegalArgumentException("count must be at least 1, was " + count);
+        }
+        return next.getAndAdd(count);
     }
 }

@@ -38,7 +38,7 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * {@code handoff router}: one HTTP endpoint in front of prefill and decode servers. It answers the same
- * API as a colocated server ({@code /generate}, {@code /v1/completions}, {@code /v1/models},
+ * API as a colocated server ({@code /generate}, {@code /v1/completions}, {@code /v1/chat/completions}, {@code /v1/models},
  * {@code /abort_request}, {@code /health}, {@code /metrics}, with the same errors), pairs each generation
  * request with a healthy prefill and decode ({@link PairedRequests}), and lists its servers at
  * {@code GET /backends}.
@@ -79,6 +79,7 @@ public final class Router
         Map<String, Route> routes = HttpRoutes.union(new TimelineEndpoint(timelines, "router").routes(), Map.of(
                 "/generate", new Route("POST", requests::forward),
                 "/v1/completions", new Route("POST", requests::forward),
+                "/v1/chat/completions", new Route("POST", requests::forward),
                 "/v1/models", new Route("GET", this::models),
                 "/abort_request", new Route("POST", exchange -> AbortRequest.handle(exchange, requests::abort, " through this router")),
                 // open, as on the servers: a load balancer probes it without a key

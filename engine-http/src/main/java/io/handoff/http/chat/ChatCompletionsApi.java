@@ -1,6 +1,7 @@
 package io.handoff.http.chat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.http.ApiError;
 import io.handoff.http.Exchange;
@@ -16,8 +17,10 @@ import static java.util.Objects.requireNonNull;
 /**
  * {@code POST /v1/chat/completions}: renders {@code messages} with the model's chat template (with the
  * generation prompt), encodes the text and generates, answering as OpenAI does: one
- * {@code chat.completion}, or with {@code stream} {@code chat.completion.chunk} events (the role, then
- * content deltas, then the finish reason, then the usage if asked) and {@code data: [DONE]}.
+ * {@code chat.completion} with {@code n} choices, or with {@code stream} {@code chat.completion.chunk} events (each
+ * choice's role, then content deltas marked with their choice's {@code index}, then each choice's finish reason, then
+ * the usage if asked) and {@code data: [DONE]}. Through a router the body also carries its room, which this server
+ * checks through {@link ChatModel#ticket}.
  */
 public final class ChatCompletionsApi
 {
@@ -38,7 +41,8 @@ public final class ChatCompletionsApi
     public void handle(Exchange exchange)
             throws IOException, InterruptedException
     {
-        ChatRequest request = ChatRequest.parse(exchange.json().copy(), model.maxContext());
+        JsonFields body = exchange.json();
+        ChatRequest request = ChatRequest.parse(body.copy(), model.maxContext());
         request.model().ifPresent(name -> {
             if (!name.equals(model.id())) {
                 throw ApiError.notFound("model_not_found", "model", "model '" + name + "' is not served here; this server serves '"
@@ -48,26 +52,31 @@ public final class ChatCompletionsApi
         ChatTemplate template = model.template().orElseThrow(() -> ApiError.invalid("no_chat_template", "messages",
                 "model " + model.id() + " has no chat template; use /v1/completions with a prompt you format yourself"));
         String prompt = render(template, request);
-        String rid = ridPrefix + nextRid.incrementAndGet();
+        String rid = request.rid().orElseGet(() -> ridPrefix + nextRid.incrementAndGet());
         ChatModel.Request generation = new ChatModel.Request(rid, model.encode(prompt),
                 request.maxTokens().orElse(Math.min(model.defaultMaxTokens(), model.maxContext())),
-                (float) request.temperature(), (float) request.topP(), request.seed(), request.stop());
+                (float) request.temperature(), (float) request.topP(), request.seed(), request.stop(), request.n(),
+                model.ticket(body, exchange));
         String id = "chatcmpl-" + rid;
         if (request.stream()) {
             stream(exchange, id, generation, request.includeUsage());
             return;
         }
-        ChatModel.Outcome outcome = model.generate(generation, text -> {});
-        if (outcome.finishReason().equals("error")) {
-            throw ApiError.internal("generation failed: " + outcome.error().orElse("unknown error"));
+        ChatModel.Result result = model.generate(generation, (index, text) -> {});
+        if (result.failure().isPresent()) {
+            throw result.failure().get();
         }
         ObjectNode response = envelope(id, "chat.completion");
-        ObjectNode choice = response.putArray("choices").addObject();
-        choice.put("index", 0);
-        choice.putObject("message").put("role", "assistant").put("content", outcome.text());
-        choice.putNull("logprobs");
-        choice.put("finish_reason", outcome.finishReason());
-        usage(response, outcome);
+        ArrayNode choices = response.putArray("choices");
+        for (int i = 0; i < result.outcomes().size(); i++) {
+            ChatModel.Outcome outcome = result.outcomes().get(i);
+            ObjectNode choice = choices.addObject();
+            choice.put("index", i);
+            choice.putObject("message").put("role", "assistant").put("content", outcome.text());
+            choice.putNull("logprobs");
+            choice.put("finish_reason", outcome.finishReason());
+        }
+        usage(response, result.outcomes());
         exchange.sendJson(200, response);
     }
 
@@ -86,31 +95,34 @@ public final class ChatCompletionsApi
             throws IOException, InterruptedException
     {
         // Opened at the first output, so a generation refused up front (context, overload) is still a plain HTTP error.
-        Events events = new Events(exchange, id);
-        int[] sent = {0};
-        ChatModel.Outcome outcome = model.generate(generation, text -> {
-            if (text.length() > sent[0]) {
-                events.send(delta(id, text.substring(sent[0])));
-                sent[0] = text.length();
+        Events events = new Events(exchange, id, generation.n());
+        int[] sent = new int[generation.n()];
+        ChatModel.Result result = model.generate(generation, (index, text) -> {
+            if (text.length() > sent[index]) {
+                events.send(delta(id, index, text.substring(sent[index])));
+                sent[index] = text.length();
             }
         });
-        if (outcome.clientGone()) {
+        if (result.clientGone()) {
             return;
         }
-        if (outcome.finishReason().equals("error")) {
-            events.send(Exchange.errorBody(ApiError.internal("generation failed: " + outcome.error().orElse("unknown error"))));
+        if (result.failure().isPresent()) {
+            events.send(Exchange.errorBody(result.failure().get()));
         }
         else {
-            if (outcome.text().length() > sent[0]) {
-                events.send(delta(id, outcome.text().substring(sent[0])));
+            for (int i = 0; i < result.outcomes().size(); i++) {
+                ChatModel.Outcome outcome = result.outcomes().get(i);
+                if (outcome.text().length() > sent[i]) {
+                    events.send(delta(id, i, outcome.text().substring(sent[i])));
+                }
+                ObjectNode last = chunk(id);
+                last.withArray("choices").addObject().put("index", i).put("finish_reason", outcome.finishReason()).putObject("delta");
+                events.send(last);
             }
-            ObjectNode last = chunk(id);
-            last.withArray("choices").addObject().put("index", 0).put("finish_reason", outcome.finishReason()).putObject("delta");
-            events.send(last);
             if (includeUsage) {
                 ObjectNode usage = chunk(id);
                 usage.putArray("choices");
-                usage(usage, outcome);
+                usage(usage, result.outcomes());
                 events.send(usage);
             }
         }
@@ -122,12 +134,14 @@ public final class ChatCompletionsApi
     {
         private final Exchange exchange;
         private final String id;
+        private final int choices;
         private OutputStream out;
 
-        Events(Exchange exchange, String id)
+        Events(Exchange exchange, String id, int choices)
         {
             this.exchange = exchange;
             this.id = id;
+            this.choices = choices;
         }
 
         void send(JsonNode event)
@@ -135,10 +149,12 @@ public final class ChatCompletionsApi
         {
             if (out == null) {
                 out = exchange.stream(200, "text/event-stream; charset=utf-8");
-                ObjectNode first = chunk(id);
-                first.withArray("choices").addObject().put("index", 0).putNull("finish_reason")
-                        .putObject("delta").put("role", "assistant").put("content", "");
-                write(first);
+                for (int i = 0; i < choices; i++) {
+                    ObjectNode first = chunk(id);
+                    first.withArray("choices").addObject().put("index", i).putNull("finish_reason")
+                            .putObject("delta").put("role", "assistant").put("content", "");
+                    write(first);
+                }
             }
             write(event);
         }
@@ -161,10 +177,10 @@ public final class ChatCompletionsApi
         }
     }
 
-    private ObjectNode delta(String id, String content)
+    private ObjectNode delta(String id, int index, String content)
     {
         ObjectNode chunk = chunk(id);
-        chunk.withArray("choices").addObject().put("index", 0).putNull("finish_reason").putObject("delta").put("content", content);
+        chunk.withArray("choices").addObject().put("index", index).putNull("finish_reason").putObject("delta").put("content", content);
         return chunk;
     }
 
@@ -180,11 +196,14 @@ public final class ChatCompletionsApi
         return JsonFields.openAiEnvelope(id, object, created, model.id());
     }
 
-    private static void usage(ObjectNode node, ChatModel.Outcome outcome)
+    /** As OpenAI counts it: the prompt's tokens once, however many choices it has; every choice's completion tokens. */
+    private static void usage(ObjectNode node, java.util.List<ChatModel.Outcome> outcomes)
     {
+        int prompt = outcomes.getFirst().promptTokens();
+        int completion = outcomes.stream().mapToInt(ChatModel.Outcome::completionTokens).sum();
         ObjectNode usage = node.putObject("usage");
-        usage.put("prompt_tokens", outcome.promptTokens());
-        usage.put("completion_tokens", outcome.completionTokens());
-        usage.put("total_tokens", outcome.promptTokens() + outcome.completionTokens());
+        usage.put("prompt_tokens", prompt);
+        usage.put("completion_tokens", completion);
+        usage.put("total_tokens", prompt + completion);
     }
 }

@@ -1,5 +1,10 @@
 package io.handoff.http.chat;
 
+import io.handoff.core.scheduler.RoomTicket;
+import io.handoff.http.ApiError;
+import io.handoff.http.Exchange;
+import io.handoff.http.JsonFields;
+
 import java.io.IOException;
 import java.util.List;
 import java.util.Optional;
@@ -27,41 +32,63 @@ public interface ChatModel
         return 16;
     }
 
+    /** The room of a request a router sent to a prefill or decode (checked against who sent it); empty on a colocated server. */
+    Optional<RoomTicket> ticket(JsonFields body, Exchange exchange);
+
     /**
-     * Runs one generation to its end, telling {@code sink} the output text (stop-string prefixes held back)
-     * as it grows; a sink's {@link IOException} means the client is gone: abort and return with
-     * {@link Outcome#clientGone()}. Throws {@link io.handoff.http.ApiError} when refused (context, overload).
+     * Runs the request's {@code n} generations to their end, telling {@code sink} each one's output text (stop-string
+     * prefixes held back) as it grows; a sink's {@link IOException} means the client is gone: all are aborted and the
+     * result says {@link Result#clientGone()}. Throws {@link io.handoff.http.ApiError} when refused (context, overload).
      */
-    Outcome generate(Request request, TextSink sink)
+    Result generate(Request request, TextSink sink)
             throws InterruptedException;
 
     @FunctionalInterface
     interface TextSink
     {
-        void onText(String textSoFar)
+        void onText(int index, String textSoFar)
                 throws IOException;
     }
 
-    record Request(String rid, int[] promptIds, int maxTokens, float temperature, float topP, long seed, List<String> stops)
+    /**
+     * @param n how many choices, each from the same prompt; choice {@code j} samples with seed {@code seed + j}
+     * @param ticket the room of the first choice (choice {@code j} has the next ones) on a prefill or decode
+     */
+    record Request(String rid, int[] promptIds, int maxTokens, float temperature, float topP, long seed, List<String> stops, int n,
+            Optional<RoomTicket> ticket)
     {
         public Request
         {
             requireNonNull(rid, "rid is null");
             requireNonNull(promptIds, "promptIds is null");
             stops = List.copyOf(requireNonNull(stops, "stops is null"));
+            requireNonNull(ticket, "ticket is null");
         }
     }
 
     /**
-     * @param finishReason OpenAI's word: {@code stop}, {@code length}, {@code abort}, or {@code error} (then {@code error} says why)
+     * @param outcomes every choice's, by index
+     * @param failure the error the client is told when a choice failed (the others were aborted)
+     * @param clientGone the client disconnected before the end, and every choice was aborted for it
      */
-    record Outcome(String text, String finishReason, int promptTokens, int completionTokens, Optional<String> error, boolean clientGone)
+    record Result(List<Outcome> outcomes, Optional<ApiError> failure, boolean clientGone)
+    {
+        public Result
+        {
+            outcomes = List.copyOf(outcomes);
+            requireNonNull(failure, "failure is null");
+        }
+    }
+
+    /**
+     * @param finishReason OpenAI's word: {@code stop}, {@code length} or {@code abort}
+     */
+    record Outcome(String text, String finishReason, int promptTokens, int completionTokens)
     {
         public Outcome
         {
             requireNonNull(text, "text is null");
             requireNonNull(finishReason, "finishReason is null");
-            requireNonNull(error, "error is null");
         }
     }
 }

@@ -3,6 +3,7 @@ package io.handoff.http.chat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.http.ApiError;
+import io.handoff.http.OutputCount;
 
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -16,12 +17,14 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * A validated {@code POST /v1/chat/completions} body. Options this server does not implement are taken
- * only at their neutral value ({@code n=1}, penalties 0, no logprobs, no tools), so a client never
+ * only at their neutral value (penalties 0, no logprobs, no tools), so a client never
  * silently gets something other than what it asked for; every refusal is a 400 naming the field, the
  * value seen and what is allowed.
  *
  * @param maxTokens {@code max_completion_tokens} or its older name {@code max_tokens}; empty: the server's default
  * @param includeUsage {@code stream_options.include_usage}: a last chunk with the usage before {@code [DONE]}
+ * @param n choices to generate, each from the same prompt (1 to {@link OutputCount#MAX_OUTPUTS})
+ * @param rid the request's id (SGLang's extension; a router sends it), else the server makes one
  */
 public record ChatRequest(
         Optional<String> model,
@@ -32,13 +35,17 @@ public record ChatRequest(
         long seed,
         List<String> stop,
         boolean stream,
-        boolean includeUsage)
+        boolean includeUsage,
+        int n,
+        Optional<String> rid)
 {
     public static final int MAX_STOP_STRINGS = 16;
     static final Set<String> ROLES = Set.of("system", "user", "assistant", "tool");
     private static final Set<String> FIELDS = Set.of("model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p",
             "seed", "stop", "stream", "stream_options", "n", "user", "frequency_penalty", "presence_penalty", "logprobs", "top_logprobs",
-            "tools", "tool_choice", "parallel_tool_calls", "response_format", "logit_bias");
+            "tools", "tool_choice", "parallel_tool_calls", "response_format", "logit_bias", "rid",
+            // a router's pairing of a prefill with a decode; the server checks them (and who sent them) itself
+            "bootstrap_room", "bootstrap_generation", "bootstrap_host");
     private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name", "tool_call_id");
 
     public ChatRequest
@@ -47,6 +54,7 @@ public record ChatRequest(
         messages = List.copyOf(requireNonNull(messages, "messages is null"));
         requireNonNull(maxTokens, "maxTokens is null");
         stop = List.copyOf(requireNonNull(stop, "stop is null"));
+        requireNonNull(rid, "rid is null");
     }
 
     /** Validates {@code body}; {@code maxContext} bounds the token limit. Throws a 400 {@link ApiError} for the first bad field. */
@@ -54,7 +62,6 @@ public record ChatRequest(
     {
         allowOnly(body, "", FIELDS);
         Optional<String> model = optional(body, "model").map(v -> string("model", v));
-        neutral(body, "n", v -> v.isNumber() && v.doubleValue() == 1, "1", "one choice per request");
         neutral(body, "frequency_penalty", v -> v.isNumber() && v.doubleValue() == 0, "0", "penalties are not implemented");
         neutral(body, "presence_penalty", v -> v.isNumber() && v.doubleValue() == 0, "0", "penalties are not implemented");
         neutral(body, "logprobs", v -> v.isBoolean() && !v.booleanValue(), "false", "log probabilities are not returned");
@@ -83,7 +90,8 @@ public record ChatRequest(
                 number(body, "temperature", 0, false, 2).orElse(1.0),
                 number(body, "top_p", 0, true, 1).orElse(1.0),
                 optional(body, "seed").map(v -> integer("seed", v)).orElse(0L),
-                stop(body), stream, includeUsage);
+                stop(body), stream, includeUsage, OutputCount.of("/v1/chat/completions", body).returned(),
+                optional(body, "rid").map(v -> string("rid", v)));
     }
 
     private static List<ChatMessage> messages(ObjectNode body)

@@ -3,7 +3,10 @@ package io.handoff.http.chat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
+import io.handoff.core.scheduler.RoomTicket;
+import io.handoff.http.Exchange;
 import io.handoff.http.HttpRequestCounts;
+import io.handoff.http.JsonFields;
 import io.handoff.http.HttpRoutes;
 import io.handoff.http.ServerConfig;
 import org.junit.jupiter.api.AfterEach;
@@ -82,29 +85,49 @@ class ChatCompletionsApiTest
         }
 
         @Override
-        public synchronized Outcome generate(Request request, TextSink sink)
+        public Optional<RoomTicket> ticket(JsonFields body, Exchange exchange)
+        {
+            return Optional.empty();
+        }
+
+        /** Each of the {@code n} choices is the same reply, streamed choice after choice. */
+        @Override
+        public synchronized Result generate(Request request, TextSink sink)
         {
             requests.add(request);
+            List<Outcome> outcomes = new ArrayList<>();
+            for (int choice = 0; choice < request.n(); choice++) {
+                Optional<Outcome> outcome = reply(request, choice, sink);
+                if (outcome.isEmpty()) {
+                    return new Result(outcomes, Optional.empty(), true);
+                }
+                outcomes.add(outcome.get());
+            }
+            return new Result(outcomes, Optional.empty(), false);
+        }
+
+        private static Optional<Outcome> reply(Request request, int choice, TextSink sink)
+        {
             StringBuilder text = new StringBuilder();
             for (int i = 0; i < REPLY.length(); i++) {
                 if (i == request.maxTokens()) {
-                    return new Outcome(text.toString(), "length", request.promptIds().length, i, Optional.empty(), false);
+                    return Optional.of(new Outcome(text.toString(), "length", request.promptIds().length, i));
                 }
                 text.append(REPLY.charAt(i));
                 for (String stop : request.stops()) {
                     int at = text.indexOf(stop);
                     if (at >= 0) {
-                        return new Outcome(text.substring(0, at), "stop", request.promptIds().length, i + 1, Optional.empty(), false);
+                        return Optional.of(new Outcome(text.substring(0, at), "stop", request.promptIds().length, i + 1));
                     }
                 }
                 try {
-                    sink.onText(text.toString());
+                    sink.onText(choice, text.toString());
                 }
                 catch (IOException e) {
-                    return new Outcome(text.toString(), "abort", request.promptIds().length, i + 1, Optional.empty(), true);
+                    return Optional.empty();
                 }
             }
-            return new Outcome(text.toString(), "stop", request.promptIds().length, REPLY.length(), Optional.empty(), false);
+            return Optional.of(new Outcome(text.toString(), "stop", request.promptIds().length, REPLY.length()));
         }
     }
 
@@ -270,9 +293,10 @@ class ChatCompletionsApiTest
     void badFieldsAndOtherModelsAreRefusedBeforeGenerating()
             throws Exception
     {
-        HttpResponse<String> bad = post(server, "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"n\": 3}");
+        HttpResponse<String> bad = post(server, "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"n\": 65}");
         assertThat(bad.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(bad.body()).at("/error/param").textValue()).isEqualTo("n");
+        assertThat(JSON.readTree(bad.body()).at("/error/message").textValue()).isEqualTo("n must be in 1..64, got 65");
         HttpResponse<String> other = post(server, "{\"model\": \"gpt-4\", \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}");
         assertThat(other.statusCode()).isEqualTo(404);
         assertThat(JSON.readTree(other.body()).at("/error/message").textValue()).contains("model 'gpt-4' is not served here");
@@ -293,6 +317,47 @@ class ChatCompletionsApiTest
         assertThat(JSON.readTree(allEmpty.body()).at("/error/message").textValue())
                 .isEqualTo("every message's content is empty; send at least one message with text");
         assertThat(model.requests).isEmpty();
+    }
+
+    @Test
+    void nChoicesAreIndexedAndThePromptIsCountedOnce()
+            throws Exception
+    {
+        HttpResponse<String> response = post(server, "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"n\": 2, "
+                + "\"max_tokens\": 5, \"seed\": 4}");
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        JsonNode body = JSON.readTree(response.body());
+        assertThat(body.get("choices")).hasSize(2);
+        for (int i = 0; i < 2; i++) {
+            assertThat(body.at("/choices/" + i + "/index").intValue()).isEqualTo(i);
+            assertThat(body.at("/choices/" + i + "/message/content").textValue()).isEqualTo("Hello");
+        }
+        int prompt = promptTokens(List.of(new ChatMessage("user", "Hi")));
+        assertThat(body.get("usage")).isEqualTo(JSON.readTree("{\"prompt_tokens\": " + prompt + ", \"completion_tokens\": 10, \"total_tokens\": "
+                + (prompt + 10) + "}"));
+        assertThat(model.requests.getFirst().n()).isEqualTo(2);
+    }
+
+    @Test
+    void aStreamOfNChoicesMarksEveryChunkWithItsChoice()
+            throws Exception
+    {
+        String body = post(server, "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"n\": 2, \"stream\": true, \"max_tokens\": 3}").body();
+        List<String> events = List.of(body.split("\n\n"));
+        assertThat(events.getLast()).isEqualTo("data: [DONE]");
+        StringBuilder[] content = {new StringBuilder(), new StringBuilder()};
+        List<String> finishes = new ArrayList<>();
+        for (String event : events.subList(0, events.size() - 1)) {
+            JsonNode choice = JSON.readTree(event.substring("data: ".length())).at("/choices/0");
+            int index = choice.get("index").intValue();
+            content[index].append(choice.at("/delta/content").asText(""));
+            if (!choice.get("finish_reason").isNull()) {
+                finishes.add(index + ":" + choice.get("finish_reason").textValue());
+            }
+        }
+        assertThat(content[0].toString()).isEqualTo("Hel");
+        assertThat(content[1].toString()).isEqualTo("Hel");
+        assertThat(finishes).containsExactly("0:length", "1:length");
     }
 
     private static byte[] bytes(int[] ids)

@@ -46,14 +46,14 @@ class ChatRequestTest
                 + "\"max_completion_tokens\": 7, \"max_tokens\": 7, \"temperature\": 0.5, \"top_p\": 0.9, \"seed\": 42, \"stop\": [\"x\", \"y\"], "
                 + "\"stream\": true, \"stream_options\": {\"include_usage\": true}, \"n\": 1, \"user\": \"u\", \"frequency_penalty\": 0}");
         assertThat(request).isEqualTo(new ChatRequest(Optional.of("m"), List.of(new ChatMessage("system", "S"), new ChatMessage("user", "a\nb"),
-                new ChatMessage("assistant", ""), new ChatMessage("tool", "r")), OptionalInt.of(7), 0.5, 0.9, 42, List.of("x", "y"), true, true));
+                new ChatMessage("assistant", ""), new ChatMessage("tool", "r")), OptionalInt.of(7), 0.5, 0.9, 42, List.of("x", "y"), true, true, 1, Optional.empty()));
     }
 
     @Test
     void aMinimalRequestTakesTheDefaults()
     {
         assertThat(parse("{" + USER + ", \"stop\": \"end\"}")).isEqualTo(new ChatRequest(Optional.empty(), List.of(new ChatMessage("user", "Hi")),
-                OptionalInt.empty(), 1.0, 1.0, 0, List.of("end"), false, false));
+                OptionalInt.empty(), 1.0, 1.0, 0, List.of("end"), false, false, 1, Optional.empty()));
         assertThat(parse("{" + USER + ", \"max_tokens\": 5}").maxTokens()).hasValue(5);
     }
 
@@ -106,7 +106,7 @@ class ChatRequestTest
     @Test
     void unimplementedOptionsAreTakenOnlyAtTheirNeutralValue()
     {
-        refused("{" + USER + ", \"n\": 2}", "n", "n = 2 is not supported (one choice per request); leave it out or set it to 1");
+        refused("{" + USER + ", \"n\": 0}", "n", "n must be in 1..64, got 0");
         refused("{" + USER + ", \"presence_penalty\": 0.5}", "presence_penalty", "penalties are not implemented");
         refused("{" + USER + ", \"logprobs\": true}", "logprobs", "log probabilities are not returned");
         refused("{" + USER + ", \"tools\": [{}]}", "tools", "tool calling is not implemented");

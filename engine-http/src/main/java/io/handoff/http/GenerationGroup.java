@@ -1,0 +1,386 @@
+package io.handoff.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The generations of one request: every prompt of a batch times its outputs ({@code n}), in SGLang's order
+ * (prompt-major: output {@code i} is prompt {@code i / perPrompt}'s output {@code i % perPrompt}). Each gets its own
+ * rid, room ({@code bootstrap_room + i}) and seed ({@code seed + i % perPrompt}); they run concurrently and their
+ * events reach one {@link Sink}, one at a time.
+ *
+ * <p>A prompt with several outputs is computed once: on a server that computes prompts, a one-token run of it
+ * ({@link GenerationParams#promptRun}) ends before its outputs start, so they find its KV in the prefix cache.
+ *
+ * <p>The group ends as one request: when an output fails, the others are aborted and the group reports that
+ * failure; when the client is gone (a sink write fails), all are aborted; {@link #abort} (also by the group's
+ * rid, see {@link Generations#nameGroup}) aborts all.
+ */
+final class GenerationGroup
+        implements AutoCloseable
+{
+    /** Receives every output's growth and end, one call at a time; throws {@link IOException} when the client is gone. */
+    interface Sink
+    {
+        Sink NONE = (index, generation) -> {};
+
+        void onToken(int index, Generation generation)
+                throws IOException;
+
+        /** Output {@code index} ended without failing (not called after the client is gone or the group failed). */
+        default void onEnd(int index, Generation.Outcome outcome)
+                throws IOException {}
+    }
+
+    /**
+     * How the group ended.
+     *
+     * @param outcomes every output's outcome, by index
+     * @param failure the error of the lowest-index output that failed; the client is told this
+     * @param clientGone the client disconnected, and every output was aborted for it
+     */
+    record Result(List<Generation.Outcome> outcomes, Optional<ApiError> failure, boolean clientGone)
+    {
+        Result
+        {
+            outcomes = List.copyOf(outcomes);
+            requireNonNull(failure, "failure is null");
+        }
+    }
+
+    /**
+     * The rids of a request's generations and the names that abort several of them. One generation keeps the
+     * request's rid; otherwise a rid {@code r} gives {@code r-<i>}, and a rid list (one per prompt of a batch)
+     * gives each prompt's outputs its entry ({@code <entry>-<j>} when the prompt has several).
+     *
+     * @param name the request's rid (the first of a list), for the ids of its answers
+     */
+    record Rids(String name, List<String> outputs, Map<String, List<Integer>> groups)
+    {
+        Rids
+        {
+            requireNonNull(name, "name is null");
+            outputs = List.copyOf(outputs);
+            groups = Map.copyOf(groups);
+        }
+
+        static Rids of(Optional<JsonNode> rid, OutputCount count, Supplier<String> newRid)
+        {
+            if (rid.isPresent() && rid.get().isArray()) {
+                return ofList(rid.get(), count);
+            }
+            if (rid.isPresent() && !rid.get().isTextual()) {
+                throw ApiError.invalid("invalid_type", "rid", "rid must be a string" + (count.batched() ? " or a list of strings, one per prompt" : "")
+                        + ", got " + JsonFields.describe(rid.get()));
+            }
+            String name = rid.map(JsonNode::textValue).orElseGet(newRid);
+            if (count.single()) {
+                return new Rids(name, List.of(name), Map.of());
+            }
+            List<String> outputs = new ArrayList<>();
+            List<Integer> all = new ArrayList<>();
+            for (int i = 0; i < count.total(); i++) {
+                outputs.add(name + "-" + i);
+                all.add(i);
+            }
+            return new Rids(name, outputs, Map.of(name, all));
+        }
+
+        private static Rids ofList(JsonNode list, OutputCount count)
+        {
+            if (!count.batched()) {
+                throw ApiError.invalid("invalid_type", "rid", "rid is a list, but the prompt is not: send one rid as a string");
+            }
+            if (list.size() != count.prompts()) {
+                throw ApiError.invalid("invalid_value", "rid", "rid lists " + list.size() + " ids for " + count.prompts()
+                        + " prompts; send one per prompt (or one string)");
+            }
+            List<String> outputs = new ArrayList<>();
+            Map<String, List<Integer>> groups = new LinkedHashMap<>();
+            Set<String> seen = new HashSet<>();
+            for (int p = 0; p < list.size(); p++) {
+                JsonNode entry = list.get(p);
+                if (!entry.isTextual() || entry.textValue().isEmpty()) {
+                    throw ApiError.invalid("invalid_type", "rid", "rid[" + p + "] must be a non-empty string, got " + JsonFields.describe(entry));
+                }
+                if (!seen.add(entry.textValue())) {
+                    throw ApiError.invalid("invalid_value", "rid", "rid[" + p + "] = '" + entry.textValue() + "' appears twice; rids must be unique");
+                }
+                List<Integer> indexes = new ArrayList<>();
+                for (int j = 0; j < count.perPrompt(); j++) {
+                    outputs.add(count.perPrompt() == 1 ? entry.textValue() : entry.textValue() + "-" + j);
+                    indexes.add(p * count.perPrompt() + j);
+                }
+                if (count.perPrompt() > 1) {
+                    groups.put(entry.textValue(), indexes);
+                }
+            }
+            return new Rids(list.get(0).textValue(), outputs, groups);
+        }
+    }
+
+    private final Generations generations;
+    private final List<GenerationParams> outputs;
+    private final Object lock = new Object();
+    // Held while writing to the client: one write at a time, and none after the first that failed.
+    private final Object writes = new Object();
+    // Guarded by lock: the generations submitted (by output index; prompt runs apart), what was aborted, how it ended.
+    private final Map<Integer, Generation> started = new LinkedHashMap<>();
+    private final List<Generation> promptRuns = new ArrayList<>();
+    private final List<AutoCloseable> names = new ArrayList<>();
+    private final Set<Integer> abortedOutputs = new HashSet<>();
+    private boolean aborted;
+    private boolean failed;
+    private boolean clientGone;
+
+    private GenerationGroup(Generations generations, List<GenerationParams> outputs)
+    {
+        this.generations = generations;
+        this.outputs = List.copyOf(outputs);
+    }
+
+    /**
+     * Expands {@code prompts} (each prompt's generation as the request asks for it, with the request's first room)
+     * into the group's outputs, runs the prompt runs where they share a prompt's KV, and submits every output.
+     * Throws the {@link ApiError} of a refusal (before any output ran, so it is still a plain HTTP error).
+     */
+    static GenerationGroup start(Generations generations, Bootstrap bootstrap, List<GenerationParams> prompts, OutputCount count, Rids rids)
+            throws InterruptedException
+    {
+        requireNonNull(generations, "generations is null");
+        if (prompts.size() != count.prompts() || rids.outputs().size() != count.total()) {
+            throw new IllegalArgumentException(prompts.size() + " prompts and " + rids.outputs().size() + " rids for " + count);
+        }
+        List<GenerationParams> outputs = new ArrayList<>();
+        for (int i = 0; i < count.total(); i++) {
+            GenerationParams prompt = prompts.get(i / count.perPrompt());
+            outputs.add(prompt.forOutput(rids.outputs().get(i), i % count.perPrompt(), Bootstrap.forOutput(prompt.ticket(), i)));
+        }
+        GenerationGroup group = new GenerationGroup(generations, outputs);
+        try {
+            for (Map.Entry<String, List<Integer>> name : rids.groups().entrySet()) {
+                List<Integer> indexes = name.getValue();
+                AutoCloseable handle = generations.nameGroup(name.getKey(), () -> group.abort(indexes));
+                synchronized (group.lock) {
+                    group.names.add(handle);
+                }
+            }
+            if (count.perPrompt() > 1 && bootstrap.computesPrompts()) {
+                group.runPrompts(prompts);
+            }
+            for (int i = 0; i < outputs.size(); i++) {
+                group.submit(i);
+            }
+            return group;
+        }
+        catch (RuntimeException | InterruptedException e) {
+            group.close();
+            throw e;
+        }
+    }
+
+    /** Each prompt once, concurrently, to its end; a prompt run that fails is the group's failure. */
+    private void runPrompts(List<GenerationParams> prompts)
+            throws InterruptedException
+    {
+        for (GenerationParams prompt : prompts) {
+            Generation run = generations.start(prompt.promptRun("prompt-" + generations.newRid()));
+            boolean abortNow;
+            synchronized (lock) {
+                promptRuns.add(run);
+                abortNow = aborted;
+            }
+            if (abortNow) {
+                run.abort();
+            }
+        }
+        List<Generation> runs;
+        synchronized (lock) {
+            runs = List.copyOf(promptRuns);
+        }
+        try {
+            for (Generation run : runs) {
+                Generation.Outcome outcome = run.run(Generation.Sink.NONE);
+                if (outcome.failed()) {
+                    throw outcome.failure();
+                }
+            }
+        }
+        finally {
+            // their pages back and their rids out of the books before the outputs start
+            runs.forEach(Generation::close);
+            synchronized (lock) {
+                promptRuns.clear();
+            }
+        }
+    }
+
+    private void submit(int index)
+    {
+        Generation generation = generations.start(outputs.get(index));
+        boolean abortNow;
+        synchronized (lock) {
+            started.put(index, generation);
+            abortNow = aborted || abortedOutputs.contains(index);
+        }
+        if (abortNow) {
+            generation.abort();
+        }
+    }
+
+    /** Aborts every output: {@link #run} then reports them {@code ABORT}. */
+    void abort()
+    {
+        List<Generation> all = new ArrayList<>();
+        synchronized (lock) {
+            aborted = true;
+            all.addAll(promptRuns);
+            all.addAll(started.values());
+        }
+        all.forEach(Generation::abort);
+    }
+
+    /** Aborts the outputs at {@code indexes} (those of one prompt of a batch, named by its rid). */
+    private void abort(List<Integer> indexes)
+    {
+        List<Generation> all = new ArrayList<>();
+        synchronized (lock) {
+            abortedOutputs.addAll(indexes);
+            indexes.stream().map(started::get).filter(java.util.Objects::nonNull).forEach(all::add);
+        }
+        all.forEach(Generation::abort);
+    }
+
+    /** Runs every output to its end (concurrently when there are several), feeding {@code sink}. */
+    Result run(Sink sink)
+            throws InterruptedException
+    {
+        requireNonNull(sink, "sink is null");
+        List<Generation> generations;
+        synchronized (lock) {
+            generations = List.copyOf(started.values());
+        }
+        Generation.Outcome[] outcomes = new Generation.Outcome[generations.size()];
+        if (generations.size() == 1) {
+            outcomes[0] = runOne(0, generations.get(0), sink);
+        }
+        else {
+            List<Thread> threads = new ArrayList<>();
+            for (int i = 0; i < generations.size(); i++) {
+                int index = i;
+                threads.add(Thread.ofVirtual().name("generation-" + generations.get(i).rid()).start(() -> {
+                    try {
+                        outcomes[index] = runOne(index, generations.get(index), sink);
+                    }
+                    catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }));
+            }
+            try {
+                for (Thread thread : threads) {
+                    thread.join();
+                }
+            }
+            catch (InterruptedException e) {
+                abort();
+                threads.forEach(Thread::interrupt);
+                throw e;
+            }
+        }
+        Optional<ApiError> failure = Arrays.stream(outcomes).filter(outcome -> outcome != null && outcome.failed()).findFirst()
+                .map(Generation.Outcome::failure);
+        synchronized (lock) {
+            return new Result(Arrays.asList(outcomes), failure, clientGone);
+        }
+    }
+
+    private Generation.Outcome runOne(int index, Generation generation, Sink sink)
+            throws InterruptedException
+    {
+        Generation.Outcome outcome = generation.run(g -> deliver(() -> sink.onToken(index, g)));
+        if (outcome.failed()) {
+            synchronized (lock) {
+                failed = true;
+            }
+            abort();
+            return outcome;
+        }
+        synchronized (lock) {
+            if (failed || clientGone || outcome.clientGone()) {
+                return outcome;
+            }
+        }
+        try {
+            deliver(() -> sink.onEnd(index, outcome));
+        }
+        catch (IOException e) {
+            // the client is gone: every output is aborted already
+        }
+        return outcome;
+    }
+
+    private interface Delivery
+    {
+        void run()
+                throws IOException;
+    }
+
+    /** One write to the client at a time; the first that fails aborts every output, and no write follows it. */
+    private void deliver(Delivery delivery)
+            throws IOException
+    {
+        synchronized (writes) {
+            synchronized (lock) {
+                if (clientGone) {
+                    throw new IOException("the client disconnected");
+                }
+            }
+            try {
+                delivery.run();
+                return;
+            }
+            catch (IOException e) {
+                synchronized (lock) {
+                    clientGone = true;
+                }
+            }
+        }
+        abort();
+        throw new IOException("the client disconnected");
+    }
+
+    /** Ends every generation for the server (waiting for their pages, see {@link Generation#close}) and drops the group's names. */
+    @Override
+    public void close()
+    {
+        List<Generation> generations = new ArrayList<>();
+        List<AutoCloseable> handles;
+        synchronized (lock) {
+            generations.addAll(promptRuns);
+            generations.addAll(started.values());
+            handles = List.copyOf(names);
+        }
+        generations.forEach(Generation::close);
+        for (AutoCloseable handle : handles) {
+            try {
+                handle.close();
+            }
+            catch (Exception e) {
+                throw new IllegalStateException("dropping a group name failed", e);
+            }
+        }
+    }
+}

@@ -1,0 +1,242 @@
+package io.handoff.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Several outputs for one request over real HTTP and the real scheduler: batched {@code /generate}, OpenAI prompt
+ * lists and {@code n}, their order, indexes, seeds, usage, bound, prompt sharing and abort by the request's rid.
+ */
+class SeveralOutputsTest
+{
+    private static LocalServer local;
+
+    @BeforeAll
+    static void start()
+            throws IOException
+    {
+        local = LocalServer.standard();
+    }
+
+    @AfterAll
+    static void stop()
+    {
+        local.close();
+    }
+
+    @AfterEach
+    void nothingIsLeftInFlightAndNoPageIsHeldByARequest()
+    {
+        local.awaitStats(stats -> stats.running() == 0 && stats.waiting() == 0 && LocalServer.requestPages(stats) == 0
+                && local.server.inFlight() == 0, "every request to end and return its pages");
+    }
+
+    @Test
+    void aBatchAnswersAListInPromptOrderEachAsItsOwnRequestWouldBe()
+    {
+        JsonNode batch = ok("/generate", "{\"text\": [\"one two\", \"three four\", \"five\"], \"sampling_params\": {\"max_new_tokens\": 6, "
+                + "\"temperature\": 0.9, \"seed\": 11}}");
+
+        assertThat(batch.isArray()).isTrue();
+        assertThat(batch).hasSize(3);
+        String[] prompts = {"one two", "three four", "five"};
+        for (int i = 0; i < prompts.length; i++) {
+            JsonNode single = ok("/generate", "{\"text\": \"" + prompts[i] + "\", \"sampling_params\": {\"max_new_tokens\": 6, \"temperature\": 0.9, "
+                    + "\"seed\": 11}}");
+            assertThat(batch.get(i).get("output_ids")).as("prompt %d", i).isEqualTo(single.get("output_ids"));
+            assertThat(batch.get(i).get("text")).isEqualTo(single.get("text"));
+            assertThat(batch.get(i).has("index")).isFalse();
+        }
+        JsonNode ids = ok("/generate", "{\"input_ids\": [[256, 104, 105], [256, 111]], \"sampling_params\": {\"max_new_tokens\": 3, \"temperature\": 0}}");
+        assertThat(ids).hasSize(2);
+        assertThat(ids.get(1).get("output_ids")).isEqualTo(ok("/generate", "{\"input_ids\": [256, 111], \"sampling_params\": "
+                + "{\"max_new_tokens\": 3, \"temperature\": 0}}").get("output_ids"));
+    }
+
+    @Test
+    void nOutputsPerPromptArePromptMajorAndOutputJSamplesWithSeedPlusJ()
+    {
+        JsonNode outputs = ok("/generate", "{\"text\": [\"alpha\", \"beta\"], \"rid\": \"grp\", \"sampling_params\": {\"n\": 2, "
+                + "\"max_new_tokens\": 8, \"temperature\": 1.0, \"seed\": 5}}");
+
+        assertThat(outputs).hasSize(4);
+        String[] prompts = {"alpha", "beta"};
+        for (int i = 0; i < 4; i++) {
+            JsonNode single = ok("/generate", "{\"text\": \"" + prompts[i / 2] + "\", \"sampling_params\": {\"max_new_tokens\": 8, "
+                    + "\"temperature\": 1.0, \"seed\": " + (5 + i % 2) + "}}");
+            assertThat(outputs.get(i).get("output_ids")).as("output %d", i).isEqualTo(single.get("output_ids"));
+            assertThat(outputs.get(i).at("/meta_info/id").textValue()).isEqualTo("grp-" + i);
+        }
+        // seeds 5 and 6 draw differently: the two outputs of a prompt are two samples, not one twice
+        assertThat(outputs.get(0).get("output_ids")).isNotEqualTo(outputs.get(1).get("output_ids"));
+    }
+
+    @Test
+    void aRidListNamesEachPromptsOutputs()
+    {
+        JsonNode outputs = ok("/generate", "{\"text\": [\"x\", \"y\"], \"rid\": [\"first\", \"second\"], \"sampling_params\": {\"max_new_tokens\": 2}}");
+        assertThat(outputs.get(0).at("/meta_info/id").textValue()).isEqualTo("first");
+        assertThat(outputs.get(1).at("/meta_info/id").textValue()).isEqualTo("second");
+        JsonNode withN = ok("/generate", "{\"text\": [\"x\", \"y\"], \"rid\": [\"a\", \"b\"], \"sampling_params\": {\"max_new_tokens\": 2, \"n\": 2}}");
+        assertThat(withN.findValuesAsText("id")).containsExactly("a-0", "a-1", "b-0", "b-1");
+        refused("/generate", "{\"text\": [\"x\", \"y\"], \"rid\": [\"a\"]}", "rid", "rid lists 1 ids for 2 prompts");
+        refused("/generate", "{\"text\": [\"x\", \"y\"], \"rid\": [\"a\", \"a\"]}", "rid", "appears twice");
+    }
+
+    @Test
+    void aBatchStreamMarksEveryEventWithItsOutputAndEndsWithOneDone()
+    {
+        String body = "{\"text\": [\"one two\", \"three four\"], \"stream\": true, \"sampling_params\": {\"n\": 2, \"max_new_tokens\": 5, "
+                + "\"temperature\": 0.8, \"seed\": 3, \"ignore_eos\": true}}";
+        JsonNode whole = ok("/generate", body.replace("\"stream\": true", "\"stream\": false"));
+        HttpResponse<Stream<String>> response = local.stream("/generate", body);
+        assertThat(response.statusCode()).isEqualTo(200);
+        List<String> data = response.body().filter(line -> line.startsWith("data: ")).map(line -> line.substring(6)).toList();
+
+        assertThat(data.getLast()).isEqualTo("[DONE]");
+        assertThat(data.stream().filter("[DONE]"::equals)).hasSize(1);
+        Map<Integer, JsonNode> last = new HashMap<>();
+        Map<Integer, Integer> events = new HashMap<>();
+        for (String event : data.subList(0, data.size() - 1)) {
+            JsonNode chunk = LocalServer.json(event);
+            int index = chunk.get("index").intValue();
+            assertThat(last.containsKey(index) && !last.get(index).at("/meta_info/finish_reason").isNull())
+                    .as("an event of output %d after its finish", index).isFalse();
+            last.put(index, chunk);
+            events.merge(index, 1, Integer::sum);
+        }
+        assertThat(last.keySet()).containsExactlyInAnyOrder(0, 1, 2, 3);
+        for (int i = 0; i < 4; i++) {
+            assertThat(last.get(i).get("output_ids")).as("output %d", i).isEqualTo(whole.get(i).get("output_ids"));
+            assertThat(last.get(i).at("/meta_info/finish_reason/type").textValue()).isEqualTo("length");
+            assertThat(events.get(i)).isEqualTo(6); // a chunk per token, then the last one
+        }
+    }
+
+    @Test
+    void completionsOfAPromptListAreIndexedPromptMajorAndUsageCountsEachPromptOnce()
+    {
+        JsonNode response = ok("/v1/completions", "{\"prompt\": [\"red\", \"green blue\"], \"n\": 2, \"max_tokens\": 4, \"temperature\": 0.7, "
+                + "\"seed\": 2, \"ignore_eos\": true}");
+
+        JsonNode choices = response.get("choices");
+        assertThat(choices).hasSize(4);
+        String[] prompts = {"red", "green blue"};
+        for (int i = 0; i < 4; i++) {
+            assertThat(choices.get(i).get("index").intValue()).isEqualTo(i);
+            JsonNode single = ok("/v1/completions", "{\"prompt\": \"" + prompts[i / 2] + "\", \"max_tokens\": 4, \"temperature\": 0.7, \"seed\": "
+                    + (2 + i % 2) + ", \"ignore_eos\": true}");
+            assertThat(choices.get(i).get("text")).as("choice %d", i).isEqualTo(single.at("/choices/0/text"));
+        }
+        // BOS + bytes: 4 and 11 tokens, each counted once though each has two completions
+        assertThat(response.at("/usage/prompt_tokens").intValue()).isEqualTo(4 + 11);
+        assertThat(response.at("/usage/completion_tokens").intValue()).isEqualTo(16);
+        assertThat(response.at("/usage/total_tokens").intValue()).isEqualTo(31);
+        JsonNode tokens = ok("/v1/completions", "{\"prompt\": [[256, 104], [256, 105, 106]], \"max_tokens\": 2, \"temperature\": 0}");
+        assertThat(tokens.get("choices")).hasSize(2);
+        assertThat(tokens.at("/usage/prompt_tokens").intValue()).isEqualTo(5);
+    }
+
+    @Test
+    void streamedChoicesCarryTheirIndexAndTheUsageSumsThem()
+    {
+        HttpResponse<Stream<String>> response = local.stream("/v1/completions", "{\"prompt\": \"abc\", \"n\": 3, \"max_tokens\": 3, \"stream\": true, "
+                + "\"ignore_eos\": true, \"stream_options\": {\"include_usage\": true}}");
+        List<String> data = response.body().filter(line -> line.startsWith("data: ")).map(line -> line.substring(6)).toList();
+
+        assertThat(data.getLast()).isEqualTo("[DONE]");
+        JsonNode usage = LocalServer.json(data.get(data.size() - 2));
+        assertThat(usage.get("choices")).isEmpty();
+        assertThat(usage.at("/usage/prompt_tokens").intValue()).isEqualTo(4);
+        assertThat(usage.at("/usage/completion_tokens").intValue()).isEqualTo(9);
+        Map<Integer, String> finish = new HashMap<>();
+        for (String event : data.subList(0, data.size() - 2)) {
+            JsonNode choice = LocalServer.json(event).at("/choices/0");
+            if (!choice.get("finish_reason").isNull()) {
+                finish.put(choice.get("index").intValue(), choice.get("finish_reason").textValue());
+            }
+        }
+        assertThat(finish).containsExactlyInAnyOrderEntriesOf(Map.of(0, "length", 1, "length", 2, "length"));
+    }
+
+    @Test
+    void aPromptsOutputsShareItsKvThroughThePrefixCache()
+    {
+        // 3 pages and a bit: computed once, then every output finds its whole pages cached
+        String prompt = "A prompt of several pages, written once for this test and shared by its outputs!";
+        JsonNode outputs = ok("/generate", "{\"text\": \"" + prompt + "\", \"sampling_params\": {\"n\": 3, \"max_new_tokens\": 2}}");
+
+        assertThat(outputs).hasSize(3);
+        for (int i = 0; i < 3; i++) {
+            assertThat(outputs.get(i).at("/meta_info/cached_tokens").intValue()).as("output %d", i)
+                    .isEqualTo(prompt.length() / LocalServer.PAGE_SIZE * LocalServer.PAGE_SIZE).isPositive();
+        }
+    }
+
+    @Test
+    void moreOutputsThanTheBoundAreRefusedNamingTheField()
+    {
+        refused("/generate", "{\"text\": \"x\", \"sampling_params\": {\"n\": 65}}", "sampling_params.n", "sampling_params.n must be in 1..64");
+        String prompts = "\"p\", ".repeat(32) + "\"p\"";
+        refused("/generate", "{\"text\": [" + prompts + "], \"sampling_params\": {\"n\": 2}}", "sampling_params.n",
+                "33 prompt(s) × 2 output(s) = 66 generations; one request may ask for at most 64");
+        refused("/v1/completions", "{\"prompt\": [" + prompts + ", " + prompts + "]}", "prompt", "66 prompt(s) × 1 output(s) = 66 generations");
+        refused("/v1/completions", "{\"prompt\": \"x\", \"n\": 2, \"best_of\": 1}", "best_of", "best_of (1) must be at least n (2)");
+        refused("/generate", "{\"text\": []}", "text", "the list of prompts is empty");
+        refused("/generate", "{\"text\": [\"x\", 3]}", "text[1]", "text[1] must be a string");
+    }
+
+    @Test
+    void abortingTheRequestsRidAbortsAllItsOutputs()
+    {
+        HttpResponse<Stream<String>> response = local.stream("/generate", "{\"text\": \"go on\", \"rid\": \"many\", \"stream\": true, "
+                + "\"sampling_params\": {\"n\": 2, \"max_new_tokens\": 2000, \"ignore_eos\": true}}");
+        Iterator<String> lines = response.body().iterator();
+        assertThat(lines.next()).startsWith("data: ");
+
+        HttpResponse<String> abort = local.post("/abort_request", "{\"rid\": \"many\"}");
+
+        assertThat(abort.statusCode()).as(abort.body()).isEqualTo(200);
+        List<String> finishes = new ArrayList<>();
+        while (lines.hasNext()) {
+            String line = lines.next();
+            if (line.startsWith("data: {")) {
+                JsonNode reason = LocalServer.json(line.substring(6)).at("/meta_info/finish_reason");
+                if (!reason.isNull()) {
+                    finishes.add(reason.get("type").textValue());
+                }
+            }
+        }
+        assertThat(finishes).containsExactly("abort", "abort");
+    }
+
+    private static JsonNode ok(String path, String body)
+    {
+        HttpResponse<String> response = local.post(path, body);
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        return LocalServer.json(response);
+    }
+
+    private static void refused(String path, String body, String param, String message)
+    {
+        HttpResponse<String> response = local.post(path, body);
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(400);
+        JsonNode error = LocalServer.json(response).get("error");
+        assertThat(error.get("param").textValue()).isEqualTo(param);
+        assertThat(error.get("message").textValue()).contains(message);
+    }
+}
