@@ -75,8 +75,9 @@ final class CompletionsApi
         }
         Optional<RoomTicket> ticket = bootstrap.ticket(body, exchange);
         List<GenerationParams> params = new ArrayList<>();
-        for (int[] prompt : prompts(body, count)) {
-            params.add(parse(body, prompt, ticket));
+        List<int[]> prompts = prompts(body, count);
+        for (int i = 0; i < prompts.size(); i++) {
+            params.add(parse(body, prompts.get(i), count.batched() ? "prompt[" + i + "]" : "prompt", ticket));
         }
         GenerationGroup.Rids rids = GenerationGroup.Rids.of(body.raw("rid"), count, generations::newRid);
         String id = "cmpl-" + rids.name();
@@ -136,8 +137,8 @@ final class CompletionsApi
         }
     }
 
-    /** Parses one prompt's generation: {@code prompt} with every option of the body. */
-    private GenerationParams parse(JsonFields body, int[] prompt, Optional<RoomTicket> ticket)
+    /** Parses one prompt's generation: {@code prompt} (named {@code promptField} in errors) with every option of the body. */
+    private GenerationParams parse(JsonFields body, int[] prompt, String promptField, Optional<RoomTicket> ticket)
     {
         body.onlyNeutral("echo", BooleanNode.FALSE, "the prompt is not echoed");
         body.onlyNeutral("logprobs", null, "log probabilities are not returned");
@@ -147,7 +148,7 @@ final class CompletionsApi
         body.onlyNeutral("suffix", null, "suffixes are not implemented");
         body.string("user");
         int maxTokens = body.integer("max_tokens", 1, model.maxContext()).map(Long::intValue).orElse(DEFAULT_MAX_TOKENS);
-        generations.checkContext(prompt.length, "prompt", maxTokens, "max_tokens");
+        generations.checkContext(prompt.length, promptField, maxTokens, "max_tokens");
         SamplingParams sampling = new SamplingParams(
                 body.number("temperature", 0, false, 2).orElse(1.0).floatValue(),
                 body.number("top_p", 0, true, 1).orElse(1.0).floatValue(),

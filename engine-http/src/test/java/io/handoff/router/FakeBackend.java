@@ -198,7 +198,7 @@ final class FakeBackend
                     latch(abortLatches, rid).countDown();
                     json(exchange, 200, JSON.createObjectNode().put("rid", rid).put("aborted", true));
                 }
-                case "/generate", "/v1/completions" -> {
+                case "/generate", "/v1/completions", "/v1/chat/completions" -> {
                     ObjectNode body = (ObjectNode) JSON.readTree(bytes);
                     Received request = new Received(exchange.getRequestURI().getPath(), body, bytes,
                             exchange.getRequestHeaders().getFirst("Authorization"), exchange.getRequestHeaders().getFirst("X-Handoff-Cluster-Auth"));
