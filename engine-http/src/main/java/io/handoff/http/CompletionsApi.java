@@ -77,7 +77,8 @@ final class CompletionsApi
         List<GenerationParams> params = new ArrayList<>();
         List<int[]> prompts = prompts(body, count);
         for (int i = 0; i < prompts.size(); i++) {
-            params.add(parse(body, prompts.get(i), count.batched() ? "prompt[" + i + "]" : "prompt", ticket));
+            // the rids are the group's to give (GenerationGroup.Rids)
+            params.add(generation(body, prompts.get(i), count.batched() ? "prompt[" + i + "]" : "prompt", "", ticket));
         }
         GenerationGroup.Rids rids = GenerationGroup.Rids.of(body.raw("rid"), count, generations::newRid);
         String id = "cmpl-" + rids.name();
@@ -137,8 +138,8 @@ final class CompletionsApi
         }
     }
 
-    /** Parses one prompt's generation: {@code prompt} (named {@code promptField} in errors) with every option of the body. */
-    private GenerationParams parse(JsonFields body, int[] prompt, String promptField, Optional<RoomTicket> ticket)
+    /** One generation of {@code prompt} (named {@code promptField} in errors) as the body's per-generation fields ask for it. */
+    private GenerationParams generation(JsonFields body, int[] prompt, String promptField, String rid, Optional<RoomTicket> ticket)
     {
         body.onlyNeutral("echo", BooleanNode.FALSE, "the prompt is not echoed");
         body.onlyNeutral("logprobs", null, "log probabilities are not returned");
@@ -153,9 +154,8 @@ final class CompletionsApi
                 body.number("temperature", 0, false, 2).orElse(1.0).floatValue(),
                 body.number("top_p", 0, true, 1).orElse(1.0).floatValue(),
                 body.integer("seed", Long.MIN_VALUE, Long.MAX_VALUE).orElse(0L));
-        // the rid is the group's to give (GenerationGroup.Rids)
         return new GenerationParams(
-                "",
+                rid,
                 prompt,
                 bootstrap.maxNewTokens(maxTokens),
                 sampling,

@@ -64,7 +64,8 @@ final class GenerateApi
         Optional<RoomTicket> ticket = bootstrap.ticket(body, exchange);
         List<GenerationParams> params = new ArrayList<>();
         for (Prompt prompt : prompts) {
-            params.add(parse(body, prompt, ticket));
+            // the rids are the group's to give (GenerationGroup.Rids)
+            params.add(generation(body, prompt.ids(), prompt.field(), "", ticket));
         }
         GenerationGroup.Rids rids = GenerationGroup.Rids.of(body.raw("rid"), count, generations::newRid);
         try (GenerationGroup group = GenerationGroup.start(generations, bootstrap, params, count, rids)) {
@@ -121,8 +122,8 @@ final class GenerateApi
     /** One prompt of the request, and the field that names it in an error. */
     private record Prompt(int[] ids, String field) {}
 
-    /** Parses one prompt's generation: {@code prompt} with every option of the body. */
-    private GenerationParams parse(JsonFields body, Prompt prompt, Optional<RoomTicket> ticket)
+    /** One generation of {@code prompt} as the body's per-generation fields (sampling, logprobs) ask for it. */
+    private GenerationParams generation(JsonFields body, int[] prompt, String promptField, String rid, Optional<RoomTicket> ticket)
     {
         body.onlyNeutral("return_logprob", BooleanNode.FALSE, "log probabilities are not returned");
         JsonFields sampling = body.object("sampling_params").orElse(null);
@@ -149,9 +150,8 @@ final class GenerateApi
             stopIds = sampling.intArray("stop_token_ids", 0, model.vocabSize()).map(GenerateApi::boxed).orElse(Set.of());
             ignoreEos = sampling.bool("ignore_eos").orElse(false);
         }
-        generations.checkContext(prompt.ids().length, prompt.field(), maxNewTokens, "sampling_params.max_new_tokens");
-        // the rid is the group's to give (GenerationGroup.Rids); this is the request's until then
-        return new GenerationParams("", prompt.ids(), bootstrap.maxNewTokens(maxNewTokens), samplingParams, stops, stopIds, ignoreEos, ticket);
+        generations.checkContext(prompt.length, promptField, maxNewTokens, "sampling_params.max_new_tokens");
+        return new GenerationParams(rid, prompt, bootstrap.maxNewTokens(maxNewTokens), samplingParams, stops, stopIds, ignoreEos, ticket);
     }
 
     /** The prompts: {@code text} or {@code input_ids}, one or (as {@code count} found) a list of them. */

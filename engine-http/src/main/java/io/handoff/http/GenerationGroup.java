@@ -338,28 +338,30 @@ final class GenerationGroup
                 throws IOException;
     }
 
-    /** One write to the client at a time; the first that fails aborts every output, and no write follows it. */
+    /**
+     * One write to the client at a time; the first that fails aborts every output, and no write follows it. Only that
+     * write's generation sees the failure (and counts the disconnect): the others are aborted, and write nothing more.
+     */
     private void deliver(Delivery delivery)
             throws IOException
     {
         synchronized (writes) {
             synchronized (lock) {
                 if (clientGone) {
-                    throw new IOException("the client disconnected");
+                    return;
                 }
             }
             try {
                 delivery.run();
-                return;
             }
             catch (IOException e) {
                 synchronized (lock) {
                     clientGone = true;
                 }
+                abort();
+                throw e;
             }
         }
-        abort();
-        throw new IOException("the client disconnected");
     }
 
     /** Ends every generation for the server (waiting for their pages, see {@link Generation#close}) and drops the group's names. */

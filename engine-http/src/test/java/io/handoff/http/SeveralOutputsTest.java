@@ -6,7 +6,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -222,6 +227,40 @@ class SeveralOutputsTest
             }
         }
         assertThat(finishes).containsExactly("abort", "abort");
+    }
+
+    @Test
+    void aClientThatLeavesMidStreamHasEveryOutputAbortedAndCountsOnce()
+            throws IOException
+    {
+        double before = disconnects();
+        byte[] body = "{\"text\": [\"bye\", \"ciao\"], \"stream\": true, \"sampling_params\": {\"n\": 2, \"max_new_tokens\": 3000, \"ignore_eos\": true}}"
+                .getBytes(StandardCharsets.UTF_8);
+        try (Socket socket = new Socket("127.0.0.1", local.server.address().getPort())) {
+            OutputStream out = socket.getOutputStream();
+            out.write(("POST /generate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " + body.length
+                    + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.write(body);
+            out.flush();
+            BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+            String line;
+            do {
+                line = in.readLine();
+                assertThat(line).as("the stream ended before its first token").isNotNull();
+            }
+            while (!line.startsWith("data: {"));
+        }
+
+        local.awaitStats(s -> s.running() == 0 && LocalServer.requestPages(s) == 0 && local.server.inFlight() == 0,
+                "the abandoned outputs to be aborted");
+        assertThat(disconnects()).isEqualTo(before + 1);
+    }
+
+    private static double disconnects()
+    {
+        String metrics = local.get("/metrics").body();
+        return metrics.lines().filter(line -> line.startsWith("handoff_client_disconnects_total ")).mapToDouble(line -> Double.parseDouble(line.split(" ")[1]))
+                .findFirst().orElseThrow();
     }
 
     private static JsonNode ok(String path, String body)
