@@ -1,6 +1,7 @@
 package io.handoff.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.handoff.core.scheduler.SchedulerConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -254,6 +255,23 @@ class SeveralOutputsTest
         local.awaitStats(s -> s.running() == 0 && LocalServer.requestPages(s) == 0 && local.server.inFlight() == 0,
                 "the abandoned outputs to be aborted");
         assertThat(disconnects()).isEqualTo(before + 1);
+    }
+
+    @Test
+    void anOutputTheSchedulerRefusesRefusesTheRequestAndEndsTheOthers()
+            throws IOException
+    {
+        // one running and one waiting request at most: the third output of three cannot be queued
+        try (LocalServer small = new LocalServer(new SchedulerConfig(1, 256, 1, true, 2), ServerConfig.loopback(), 256)) {
+            HttpResponse<String> response = small.post("/generate", "{\"text\": \"busy\", \"sampling_params\": {\"n\": 3, "
+                    + "\"max_new_tokens\": 2000, \"ignore_eos\": true}}");
+
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(503);
+            assertThat(response.headers().firstValue("Retry-After")).isPresent();
+            assertThat(LocalServer.json(response).at("/error/message").textValue()).contains("the waiting queue is full");
+            small.awaitStats(s -> s.running() == 0 && s.waiting() == 0 && LocalServer.requestPages(s) == 0 && small.server.inFlight() == 0,
+                    "the outputs already submitted to be aborted");
+        }
     }
 
     private static double disconnects()
