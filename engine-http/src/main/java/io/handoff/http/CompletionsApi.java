@@ -23,7 +23,8 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * {@code POST /v1/completions}, a subset of OpenAI's legacy completions API: a prompt (a string or token ids)
- * or a list of them, {@code n} completions per prompt (choices indexed prompt-major), {@code max_tokens}, {@code temperature}, {@code top_p}, {@code seed}, {@code stop},
+ * or a list of them, {@code n} completions per prompt (choices indexed prompt-major; with {@code best_of}, the
+ * {@code n} most likely of that many candidates), {@code max_tokens}, {@code temperature}, {@code top_p}, {@code seed}, {@code stop},
  * {@code stream} (+ {@code stream_options.include_usage}), and SGLang's extensions {@code ignore_eos},
  * {@code stop_token_ids} and {@code rid}. Options it does not implement are accepted only at their
  * neutral value, so a client never silently gets something other than what it asked for.
@@ -69,9 +70,10 @@ final class CompletionsApi
             includeUsage = options.bool("include_usage").orElse(false);
         }
         OutputCount count = OutputCount.of("/v1/completions", body.copy());
-        if (count.perPrompt() > count.returned()) {
-            throw ApiError.invalid("unsupported", "best_of", "best_of = " + count.perPrompt() + " > n = " + count.returned()
-                    + " is not supported yet (choosing the best needs log probabilities); leave it out or set it to n");
+        boolean bestOf = count.perPrompt() > count.returned();
+        if (bestOf && stream) {
+            throw ApiError.invalid("invalid_value", "best_of", "best_of = " + count.perPrompt() + " > n = " + count.returned()
+                    + " cannot be streamed (the best are known only at the end, as OpenAI says): set stream to false, or best_of to n");
         }
         Optional<RoomTicket> ticket = bootstrap.ticket(body, exchange);
         List<GenerationParams> params = new ArrayList<>();
@@ -90,8 +92,10 @@ final class CompletionsApi
                 }
                 ObjectNode response = envelope(id, "text_completion");
                 ArrayNode choices = response.putArray("choices");
-                for (int i = 0; i < result.outcomes().size(); i++) {
-                    Generation.Outcome outcome = result.outcomes().get(i);
+                // with best_of, each prompt's n most likely candidates, most likely first; usage counts every candidate
+                List<Integer> returned = bestOf ? result.best(count) : java.util.stream.IntStream.range(0, count.total()).boxed().toList();
+                for (int i = 0; i < returned.size(); i++) {
+                    Generation.Outcome outcome = result.outcomes().get(returned.get(i));
                     choice(choices, i, outcome.text(), outcome);
                 }
                 usage(response, result.outcomes(), count);

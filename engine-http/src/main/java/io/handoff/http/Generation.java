@@ -3,7 +3,10 @@ package io.handoff.http;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.scheduler.FinishReason;
+import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.GenerateResult;
+import io.handoff.core.scheduler.LogprobRequest;
+import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.scheduler.TokenListener;
 
@@ -86,6 +89,9 @@ final class Generation
 
     private record Done(GenerateResult result, Throwable failure) implements Event {}
 
+    /** What a scored generation asks for when its client asked for no log probabilities: the output's, no alternatives. */
+    private static final LogprobRequest OUTPUT_LOGPROBS = new LogprobRequest(0, -1);
+
     private final GenerationParams params;
     private final Scheduler scheduler;
     private final ServerMetrics metrics;
@@ -94,15 +100,19 @@ final class Generation
     private final OutputText text;
     private final Set<Integer> eosTokenIds;
     private final int[] ids;
+    private final boolean scored;
     private volatile CompletableFuture<GenerateResult> result;
     private volatile boolean abortRequested;
     // Exchange-thread state.
     private Outcome outcome;
+    private double cumulativeLogprob = Double.NaN;
     private boolean clientGone;
     private long previousToken;
 
-    Generation(GenerationParams params, Scheduler scheduler, Tokenizer tokenizer, ServerMetrics metrics, Runnable onClose)
+    /** @param scored the output's log probabilities are wanted (whether or not the client asked for them), for {@link #cumulativeLogprob} */
+    Generation(GenerationParams params, Scheduler scheduler, Tokenizer tokenizer, ServerMetrics metrics, Runnable onClose, boolean scored)
     {
+        this.scored = scored;
         this.eosTokenIds = tokenizer.eosTokenIds();
         this.params = requireNonNull(params, "params is null");
         this.scheduler = requireNonNull(scheduler, "scheduler is null");
@@ -116,7 +126,11 @@ final class Generation
     void submit()
     {
         TokenListener listener = (index, tokenId) -> events.add(new Token(tokenId, System.nanoTime()));
-        result = scheduler.submit(params.toRequest(), listener).result();
+        GenerateRequest request = params.toRequest();
+        if (scored && request.logprobs().isEmpty()) {
+            request = request.withLogprobs(OUTPUT_LOGPROBS);
+        }
+        result = scheduler.submit(request, listener).result();
         result.whenComplete((done, failure) -> events.add(new Done(done, failure)));
         if (abortRequested) {
             scheduler.abort(params.rid());
@@ -206,11 +220,33 @@ final class Generation
                 case Done done -> {
                     text.finish();
                     outcome = outcome(done, clientGone);
+                    cumulativeLogprob = done.result() == null ? Double.NaN : cumulative(done.result().logprobs(), outcome.outputIds().length);
                     metrics.finished(outcome);
                     return Optional.of(outcome);
                 }
             }
         }
+    }
+
+    /**
+     * The sum of the output tokens' log probabilities (how likely the model found this output), once {@link #run}
+     * returned for a scored generation; NaN when the engine returned fewer log probabilities than output tokens.
+     */
+    double cumulativeLogprob()
+    {
+        return cumulativeLogprob;
+    }
+
+    private static double cumulative(Logprobs logprobs, int outputs)
+    {
+        if (logprobs.output().size() < outputs) {
+            return Double.NaN;
+        }
+        double sum = 0;
+        for (int i = 0; i < outputs; i++) {
+            sum += logprobs.output().get(i).logprob();
+        }
+        return sum;
     }
 
     private Outcome outcome(Done done, boolean clientGone)

@@ -50,13 +50,39 @@ final class GenerationGroup
      * @param outcomes every output's outcome, by index
      * @param failure the error of the lowest-index output that failed; the client is told this
      * @param clientGone the client disconnected, and every output was aborted for it
+     * @param cumulativeLogprobs each output's {@link Generation#cumulativeLogprob} (NaN unless the group was scored)
      */
-    record Result(List<Generation.Outcome> outcomes, Optional<ApiError> failure, boolean clientGone)
+    record Result(List<Generation.Outcome> outcomes, Optional<ApiError> failure, boolean clientGone, List<Double> cumulativeLogprobs)
     {
         Result
         {
             outcomes = List.copyOf(outcomes);
             requireNonNull(failure, "failure is null");
+            cumulativeLogprobs = List.copyOf(cumulativeLogprobs);
+        }
+
+        /**
+         * OpenAI's {@code best_of}: of each prompt's {@code count.perPrompt()} candidates, the indexes of the
+         * {@code count.returned()} with the highest cumulative log probability, most likely first (ties: the lower index).
+         */
+        List<Integer> best(OutputCount count)
+        {
+            List<Integer> chosen = new ArrayList<>();
+            for (int prompt = 0; prompt < count.prompts(); prompt++) {
+                List<Integer> candidates = new ArrayList<>();
+                for (int j = 0; j < count.perPrompt(); j++) {
+                    int index = prompt * count.perPrompt() + j;
+                    if (Double.isNaN(cumulativeLogprobs.get(index))) {
+                        throw ApiError.internal("best_of ranks completions by their log probability, and the engine returned none for candidate "
+                                + index + "; send the request without best_of");
+                    }
+                    candidates.add(index);
+                }
+                candidates.sort(java.util.Comparator.comparingDouble((Integer index) -> -cumulativeLogprobs.get(index))
+                        .thenComparingInt(index -> index));
+                chosen.addAll(candidates.subList(0, count.returned()));
+            }
+            return chosen;
         }
     }
 
@@ -133,6 +159,8 @@ final class GenerationGroup
 
     private final Generations generations;
     private final List<GenerationParams> outputs;
+    // best_of: every output's log probabilities are computed, to rank them
+    private final boolean scored;
     private final Object lock = new Object();
     // Held while writing to the client: one write at a time, and none after the first that failed.
     private final Object writes = new Object();
@@ -145,10 +173,11 @@ final class GenerationGroup
     private boolean failed;
     private boolean clientGone;
 
-    private GenerationGroup(Generations generations, List<GenerationParams> outputs)
+    private GenerationGroup(Generations generations, List<GenerationParams> outputs, boolean scored)
     {
         this.generations = generations;
         this.outputs = List.copyOf(outputs);
+        this.scored = scored;
     }
 
     /**
@@ -168,7 +197,7 @@ final class GenerationGroup
             GenerationParams prompt = prompts.get(i / count.perPrompt());
             outputs.add(prompt.forOutput(rids.outputs().get(i), i % count.perPrompt(), Bootstrap.forOutput(prompt.ticket(), i)));
         }
-        GenerationGroup group = new GenerationGroup(generations, outputs);
+        GenerationGroup group = new GenerationGroup(generations, outputs, count.perPrompt() > count.returned());
         try {
             for (Map.Entry<String, List<Integer>> name : rids.groups().entrySet()) {
                 List<Integer> indexes = name.getValue();
@@ -229,7 +258,7 @@ final class GenerationGroup
 
     private void submit(int index)
     {
-        Generation generation = generations.start(outputs.get(index));
+        Generation generation = generations.start(outputs.get(index), scored);
         boolean abortNow;
         synchronized (lock) {
             started.put(index, generation);
@@ -302,8 +331,9 @@ final class GenerationGroup
         }
         Optional<ApiError> failure = Arrays.stream(outcomes).filter(outcome -> outcome != null && outcome.failed()).findFirst()
                 .map(Generation.Outcome::failure);
+        List<Double> scores = generations.stream().map(Generation::cumulativeLogprob).toList();
         synchronized (lock) {
-            return new Result(Arrays.asList(outcomes), failure, clientGone);
+            return new Result(Arrays.asList(outcomes), failure, clientGone, scores);
         }
     }
 

@@ -84,7 +84,13 @@ final class Generations
     /** Registers and submits a request; the caller must close the returned generation. */
     Generation start(GenerationParams params)
     {
-        Generation generation = new Generation(params, scheduler, tokenizer, metrics, () -> remove(params.rid()));
+        return start(params, false);
+    }
+
+    /** {@link #start(GenerationParams)}, with the output's log probabilities computed when {@code scored} ({@link Generation#cumulativeLogprob}). */
+    Generation start(GenerationParams params, boolean scored)
+    {
+        Generation generation = new Generation(params, scheduler, tokenizer, metrics, () -> remove(params.rid()), scored);
         synchronized (active) {
             if (draining) {
                 metrics.rejected(RequestRejectedException.Kind.SHUTTING_DOWN);

@@ -1,7 +1,14 @@
 package io.handoff.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.handoff.core.model.ByteTokenizer;
+import io.handoff.core.model.SamplingParams;
+import io.handoff.core.scheduler.GenerateRequest;
+import io.handoff.core.scheduler.GenerateResult;
+import io.handoff.core.scheduler.LogprobRequest;
 import io.handoff.core.scheduler.SchedulerConfig;
+import io.handoff.core.scheduler.TokenListener;
+import io.handoff.core.scheduler.TokenLogprob;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -19,9 +26,11 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Several outputs for one request over real HTTP and the real scheduler: batched {@code /generate}, OpenAI prompt
@@ -194,6 +203,34 @@ class SeveralOutputsTest
     }
 
     @Test
+    void bestOfReturnsTheNMostLikelyOfItsCandidatesAndCountsThemAll()
+    {
+        int[] prompt = new ByteTokenizer().encode("abc", true);
+        List<double[]> candidates = new ArrayList<>(); // {cumulative logprob, seed}
+        List<int[]> outputs = new ArrayList<>();
+        for (int j = 0; j < 4; j++) {
+            GenerateResult result = local.scheduler.submit(new GenerateRequest("best-" + j, prompt, 6, new SamplingParams(1f, 1f, 7 + j), Set.of(), true,
+                    false).withLogprobs(new LogprobRequest(0, -1)), TokenListener.NONE).result().join();
+            assumeTrue(result.logprobs().output().size() == result.outputIds().length, "this engine computes no log probabilities yet");
+            candidates.add(new double[] {result.logprobs().output().stream().mapToDouble(TokenLogprob::logprob).sum(), j});
+            outputs.add(result.outputIds());
+        }
+        candidates.sort((a, b) -> a[0] != b[0] ? Double.compare(b[0], a[0]) : Double.compare(a[1], b[1]));
+
+        JsonNode response = ok("/v1/completions", "{\"prompt\": \"abc\", \"n\": 2, \"best_of\": 4, \"max_tokens\": 6, \"temperature\": 1.0, "
+                + "\"seed\": 7, \"ignore_eos\": true}");
+
+        assertThat(response.get("choices")).hasSize(2);
+        for (int k = 0; k < 2; k++) {
+            assertThat(response.at("/choices/" + k + "/index").intValue()).isEqualTo(k);
+            assertThat(response.at("/choices/" + k + "/text").textValue()).as("choice %d", k)
+                    .isEqualTo(new ByteTokenizer().decode(outputs.get((int) candidates.get(k)[1])));
+        }
+        assertThat(response.at("/usage/completion_tokens").intValue()).isEqualTo(24);
+        assertThat(response.at("/usage/prompt_tokens").intValue()).isEqualTo(4);
+    }
+
+    @Test
     void moreOutputsThanTheBoundAreRefusedNamingTheField()
     {
         refused("/generate", "{\"text\": \"x\", \"sampling_params\": {\"n\": 65}}", "sampling_params.n", "sampling_params.n must be in 1..64");
@@ -202,6 +239,7 @@ class SeveralOutputsTest
                 "33 prompt(s) × 2 output(s) = 66 generations; one request may ask for at most 64");
         refused("/v1/completions", "{\"prompt\": [" + prompts + ", " + prompts + "]}", "prompt", "66 prompt(s) × 1 output(s) = 66 generations");
         refused("/v1/completions", "{\"prompt\": \"x\", \"n\": 2, \"best_of\": 1}", "best_of", "best_of (1) must be at least n (2)");
+        refused("/v1/completions", "{\"prompt\": \"x\", \"best_of\": 2, \"stream\": true}", "best_of", "cannot be streamed");
         refused("/generate", "{\"text\": []}", "text", "the list of prompts is empty");
         refused("/generate", "{\"text\": [\"x\", 3]}", "text[1]", "text[1] must be a string");
     }
