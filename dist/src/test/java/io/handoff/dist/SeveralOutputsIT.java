@@ -46,13 +46,22 @@ class SeveralOutputsIT
                 + "\"ignore_eos\": true}";
         String chat = "{\"messages\": [{\"role\": \"user\", \"content\": \"Say something\"}], \"n\": 2, \"max_tokens\": 5, \"temperature\": 0.7, "
                 + "\"seed\": 2}";
+        String bestOf = "{\"prompt\": \"Pick the best\", \"n\": 2, \"best_of\": 3, \"max_tokens\": 5, \"temperature\": 1.0, \"seed\": 4, "
+                + "\"ignore_eos\": true}";
         JsonNode colocatedBatch;
         JsonNode colocatedCompletions;
         JsonNode colocatedChat;
+        HttpResponse<String> colocatedBestOf;
         try (ServerProcess colocated = ServerProcess.serve(temp, "colocated", path)) {
             colocatedBatch = ok(colocated, "/generate", batch);
             colocatedCompletions = ok(colocated, "/v1/completions", completions);
             colocatedChat = ok(colocated, "/v1/chat/completions", chat);
+            colocatedBestOf = colocated.post("/v1/completions", bestOf);
+        }
+        // best_of ranks candidates by their log probabilities: an engine that computes none says so
+        boolean ranked = colocatedBestOf.statusCode() == 200;
+        if (!ranked) {
+            assertThat(colocatedBestOf.body()).contains("the engine returned none");
         }
         assertThat(colocatedBatch).hasSize(4);
         // two samples of one prompt differ (seeds 3 and 4)
@@ -73,8 +82,13 @@ class SeveralOutputsIT
             assertThat(routedChat.get("choices")).hasSize(2);
             assertThat(texts(routedChat, "message")).isEqualTo(texts(colocatedChat, "message"));
             assertThat(routedChat.get("usage")).isEqualTo(colocatedChat.get("usage"));
-            // one room per generation: 4 + 4 (streamed) + 4 + 2
-            assertThat(decode.metric("handoff_disagg_rooms_total{outcome=\"success\"}")).isEqualTo(14);
+            if (ranked) {
+                JsonNode routedBestOf = ok(router, "/v1/completions", bestOf);
+                assertThat(texts(routedBestOf, "text")).isEqualTo(texts(ServerProcess.json(colocatedBestOf.body()), "text"));
+                assertThat(routedBestOf.get("usage")).isEqualTo(ServerProcess.json(colocatedBestOf.body()).get("usage"));
+            }
+            // one room per generation: 4 + 4 (streamed) + 4 + 2 (+ 3 candidates)
+            assertThat(decode.metric("handoff_disagg_rooms_total{outcome=\"success\"}")).isEqualTo(ranked ? 17 : 14);
             prefill.assertNoPagesLeaked();
             decode.assertNoPagesLeaked();
         }
