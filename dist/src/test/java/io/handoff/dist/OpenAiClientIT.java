@@ -55,6 +55,13 @@ class OpenAiClientIT
             assertThat(routed.get("completion")).isEqualTo(colocated.get("completion"));
             JsonNode info = ServerProcess.json(router.get("/get_model_info").body());
             assertThat(info.get("model_path").asText()).isEqualTo("chat-llama");
+            // the router's server info is a decode's, and says so; a prefill's names its role and transfer backend
+            var routedInfo = router.get("/get_server_info");
+            assertThat(routedInfo.headers().firstValue("X-Handoff-Backend")).contains("http://127.0.0.1:" + decode.port);
+            assertThat(ServerProcess.json(routedInfo.body()).get("disaggregation_mode").asText()).isEqualTo("decode");
+            JsonNode prefillInfo = ServerProcess.json(prefill.get("/get_server_info").body());
+            assertThat(prefillInfo.get("disaggregation_mode").asText()).isEqualTo("prefill");
+            assertThat(prefillInfo.get("disaggregation_transfer_backend").asText()).isNotEmpty();
             // every request has released its pages (a prefill's wait for the decode's word included): the flush is not refused
             prefill.assertNoPagesLeaked();
             decode.assertNoPagesLeaked();

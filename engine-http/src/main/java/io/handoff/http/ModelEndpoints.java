@@ -8,6 +8,7 @@ import io.handoff.core.model.tokenizer.Tokenizer;
 
 import java.io.IOException;
 import java.util.Map;
+import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
 
@@ -39,6 +40,17 @@ public final class ModelEndpoints
                 MODEL, new HttpRoutes.Route("GET", this::one),
                 "/get_model_info", new HttpRoutes.Route("GET", this::modelInfo),
                 "/version", new HttpRoutes.Route("GET", ModelEndpoints::version));
+    }
+
+    /** Refuses a request's {@code model} naming another model than the one {@code served}: 404 {@code model_not_found}. */
+    public static void checkServed(Optional<String> requested, String served)
+    {
+        requested.ifPresent(name -> {
+            if (!name.equals(served)) {
+                throw ApiError.notFound("model_not_found", "model", "model '" + shown(name) + "' is not served here; this server serves '"
+                        + served + "' (GET /v1/models)");
+            }
+        });
     }
 
     /** The id of {@code GET /v1/models/{id}}, from the path (an id may hold slashes, as {@code org/name} does). */

@@ -1,5 +1,6 @@
 package io.handoff.http;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.http.chat.ChatCompletionsApi;
 import io.handoff.http.chat.ChatModel;
@@ -39,12 +40,7 @@ final class ResponsesApi
             throws IOException, InterruptedException
     {
         ResponsesRequest request = ResponsesRequest.parse(exchange.json(), model.maxContext());
-        request.model().ifPresent(name -> {
-            if (!name.equals(model.id())) {
-                throw ApiError.notFound("model_not_found", "model", "model '" + name + "' is not served here; this server serves '"
-                        + model.id() + "' (GET /v1/models)");
-            }
-        });
+        ModelEndpoints.checkServed(request.model(), model.id());
         ChatTemplate template = model.template().orElseThrow(() -> ApiError.invalid("no_chat_template", "input",
                 "model " + model.id() + " has no chat template to render input with; use /v1/completions with a prompt you format yourself"));
         String rid = ridPrefix + nextRid.incrementAndGet();
@@ -117,7 +113,7 @@ final class ResponsesApi
             node.putArray("tools");
             node.put("store", false);
             node.putObject("text").putObject("format").put("type", "text");
-            var output = node.putArray("output");
+            ArrayNode output = node.putArray("output");
             outcome.filter(o -> !o.finishReason().equals("error")).ifPresent(o -> output.add(message(o.text(), "completed")));
             outcome.ifPresentOrElse(o -> {
                 ObjectNode usage = node.putObject("usage");
@@ -135,7 +131,7 @@ final class ResponsesApi
             item.put("id", messageId);
             item.put("status", status);
             item.put("role", "assistant");
-            var content = item.putArray("content");
+            ArrayNode content = item.putArray("content");
             if (text != null) {
                 content.add(part(text));
             }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.http.chat.ChatMessage;
 
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -102,7 +103,7 @@ record ResponsesRequest(Optional<String> model, Optional<String> instructions, L
 
     private static ChatMessage message(String path, ObjectNode item)
     {
-        for (var names = item.fieldNames(); names.hasNext(); ) {
+        for (Iterator<String> names = item.fieldNames(); names.hasNext(); ) {
             String name = names.next();
             if (!ITEM_FIELDS.contains(name)) {
                 throw ApiError.invalid("unknown_field", path + "." + name, "unknown field '" + path + "." + name + "' of a message item; known fields: "

@@ -139,11 +139,6 @@ final class TokenizeEndpoints
 
     private void checkModel(JsonFields body)
     {
-        body.string("model").ifPresent(name -> {
-            if (!name.equals(model.name())) {
-                throw ApiError.notFound("model_not_found", "model", "model '" + name + "' is not served here; this server serves '"
-                        + model.name() + "' (GET /v1/models)");
-            }
-        });
+        ModelEndpoints.checkServed(body.string("model"), model.name());
     }
 }
