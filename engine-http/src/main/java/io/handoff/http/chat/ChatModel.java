@@ -78,17 +78,33 @@ public interface ChatModel
             outcomes = List.copyOf(outcomes);
             requireNonNull(failure, "failure is null");
         }
+
+        /** The one choice of an {@code n = 1} request; when the request failed, an {@code error} outcome that says why. */
+        public Outcome single()
+        {
+            if (failure.isPresent()) {
+                return new Outcome("", "error", 0, 0, Optional.of(failure.get().getMessage()));
+            }
+            return outcomes.getFirst();
+        }
     }
 
     /**
-     * @param finishReason OpenAI's word: {@code stop}, {@code length} or {@code abort}
+     * @param finishReason OpenAI's word: {@code stop}, {@code length}, {@code abort}, or {@code error} (only from
+     *        {@link Result#single}; then {@code error} says why)
      */
-    record Outcome(String text, String finishReason, int promptTokens, int completionTokens)
+    record Outcome(String text, String finishReason, int promptTokens, int completionTokens, Optional<String> error)
     {
         public Outcome
         {
             requireNonNull(text, "text is null");
             requireNonNull(finishReason, "finishReason is null");
+            requireNonNull(error, "error is null");
+        }
+
+        public Outcome(String text, String finishReason, int promptTokens, int completionTokens)
+        {
+            this(text, finishReason, promptTokens, completionTokens, Optional.empty());
         }
     }
 }
