@@ -278,7 +278,7 @@ public final class ApiServer
                 GenerationParams params = new GenerationParams(request.rid(), request.promptIds(), bootstrap.maxNewTokens(request.maxTokens()),
                         new SamplingParams(request.temperature(), request.topP(), request.seed()), request.stops(), Set.of(), false, request.ticket());
                 OutputCount count = new OutputCount(1, false, request.n(), request.n());
-                GenerationGroup.Rids rids = GenerationGroup.Rids.of(Optional.of(TextNode.valueOf(request.rid())), count, generations::newRid);
+                OutputRids rids = OutputRids.of(Optional.of(TextNode.valueOf(request.rid())), count, generations::newRid);
                 try (GenerationGroup group = GenerationGroup.start(generations, bootstrap, List.of(params), count, rids)) {
                     GenerationGroup.Result result = group.run((index, generation) -> sink.onText(index, generation.stableText()));
                     List<Outcome> outcomes = result.outcomes().stream()

@@ -79,10 +79,10 @@ final class CompletionsApi
         List<GenerationParams> params = new ArrayList<>();
         List<int[]> prompts = prompts(body, count);
         for (int i = 0; i < prompts.size(); i++) {
-            // the rids are the group's to give (GenerationGroup.Rids)
+            // the rids are the group's to give (OutputRids)
             params.add(generation(body, prompts.get(i), count.batched() ? "prompt[" + i + "]" : "prompt", "", ticket));
         }
-        GenerationGroup.Rids rids = GenerationGroup.Rids.of(body.raw("rid"), count, generations::newRid);
+        OutputRids rids = OutputRids.of(body.raw("rid"), count, generations::newRid);
         String id = "cmpl-" + rids.name();
         try (GenerationGroup group = GenerationGroup.start(generations, bootstrap, params, count, rids)) {
             if (!stream) {

@@ -64,10 +64,10 @@ final class GenerateApi
         Optional<RoomTicket> ticket = bootstrap.ticket(body, exchange);
         List<GenerationParams> params = new ArrayList<>();
         for (Prompt prompt : prompts) {
-            // the rids are the group's to give (GenerationGroup.Rids)
+            // the rids are the group's to give (OutputRids)
             params.add(generation(body, prompt.ids(), prompt.field(), "", ticket));
         }
-        GenerationGroup.Rids rids = GenerationGroup.Rids.of(body.raw("rid"), count, generations::newRid);
+        OutputRids rids = OutputRids.of(body.raw("rid"), count, generations::newRid);
         try (GenerationGroup group = GenerationGroup.start(generations, bootstrap, params, count, rids)) {
             if (!stream) {
                 GenerationGroup.Result result = group.run(GenerationGroup.Sink.NONE);

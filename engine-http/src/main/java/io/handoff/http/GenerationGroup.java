@@ -1,7 +1,5 @@
 package io.handoff.http;
 
-import com.fasterxml.jackson.databind.JsonNode;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -11,7 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Supplier;
 
 import static java.util.Objects.requireNonNull;
 
@@ -86,77 +83,6 @@ final class GenerationGroup
         }
     }
 
-    /**
-     * The rids of a request's generations and the names that abort several of them. One generation keeps the
-     * request's rid; otherwise a rid {@code r} gives {@code r-<i>}, and a rid list (one per prompt of a batch)
-     * gives each prompt's outputs its entry ({@code <entry>-<j>} when the prompt has several).
-     *
-     * @param name the request's rid (the first of a list), for the ids of its answers
-     */
-    record Rids(String name, List<String> outputs, Map<String, List<Integer>> groups)
-    {
-        Rids
-        {
-            requireNonNull(name, "name is null");
-            outputs = List.copyOf(outputs);
-            groups = Map.copyOf(groups);
-        }
-
-        static Rids of(Optional<JsonNode> rid, OutputCount count, Supplier<String> newRid)
-        {
-            if (rid.isPresent() && rid.get().isArray()) {
-                return ofList(rid.get(), count);
-            }
-            if (rid.isPresent() && !rid.get().isTextual()) {
-                throw ApiError.invalid("invalid_type", "rid", "rid must be a string" + (count.batched() ? " or a list of strings, one per prompt" : "")
-                        + ", got " + JsonFields.describe(rid.get()));
-            }
-            String name = rid.map(JsonNode::textValue).orElseGet(newRid);
-            if (count.single()) {
-                return new Rids(name, List.of(name), Map.of());
-            }
-            List<String> outputs = new ArrayList<>();
-            List<Integer> all = new ArrayList<>();
-            for (int i = 0; i < count.total(); i++) {
-                outputs.add(name + "-" + i);
-                all.add(i);
-            }
-            return new Rids(name, outputs, Map.of(name, all));
-        }
-
-        private static Rids ofList(JsonNode list, OutputCount count)
-        {
-            if (!count.batched()) {
-                throw ApiError.invalid("invalid_type", "rid", "rid is a list, but the prompt is not: send one rid as a string");
-            }
-            if (list.size() != count.prompts()) {
-                throw ApiError.invalid("invalid_value", "rid", "rid lists " + list.size() + " ids for " + count.prompts()
-                        + " prompts; send one per prompt (or one string)");
-            }
-            List<String> outputs = new ArrayList<>();
-            Map<String, List<Integer>> groups = new LinkedHashMap<>();
-            Set<String> seen = new HashSet<>();
-            for (int p = 0; p < list.size(); p++) {
-                JsonNode entry = list.get(p);
-                if (!entry.isTextual() || entry.textValue().isEmpty()) {
-                    throw ApiError.invalid("invalid_type", "rid", "rid[" + p + "] must be a non-empty string, got " + JsonFields.describe(entry));
-                }
-                if (!seen.add(entry.textValue())) {
-                    throw ApiError.invalid("invalid_value", "rid", "rid[" + p + "] = '" + entry.textValue() + "' appears twice; rids must be unique");
-                }
-                List<Integer> indexes = new ArrayList<>();
-                for (int j = 0; j < count.perPrompt(); j++) {
-                    outputs.add(count.perPrompt() == 1 ? entry.textValue() : entry.textValue() + "-" + j);
-                    indexes.add(p * count.perPrompt() + j);
-                }
-                if (count.perPrompt() > 1) {
-                    groups.put(entry.textValue(), indexes);
-                }
-            }
-            return new Rids(list.get(0).textValue(), outputs, groups);
-        }
-    }
-
     private final Generations generations;
     private final List<GenerationParams> outputs;
     // best_of: every output's log probabilities are computed, to rank them
@@ -185,7 +111,7 @@ final class GenerationGroup
      * into the group's outputs, runs the prompt runs where they share a prompt's KV, and submits every output.
      * Throws the {@link ApiError} of a refusal (before any output ran, so it is still a plain HTTP error).
      */
-    static GenerationGroup start(Generations generations, Bootstrap bootstrap, List<GenerationParams> prompts, OutputCount count, Rids rids)
+    static GenerationGroup start(Generations generations, Bootstrap bootstrap, List<GenerationParams> prompts, OutputCount count, OutputRids rids)
             throws InterruptedException
     {
         requireNonNull(generations, "generations is null");
