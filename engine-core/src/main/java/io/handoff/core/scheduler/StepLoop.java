@@ -182,7 +182,7 @@ final class StepLoop
         switch (command) {
             case SchedulerCommand.Submit submit -> waiting.add(submit.request());
             case SchedulerCommand.Abort abort -> abortRequest(abort.rid(), abort.cause(), abort.error());
-            case SchedulerCommand.KvArrived arrived -> kvArrived(arrived.rid(), arrived.firstToken());
+            case SchedulerCommand.KvArrived arrived -> kvArrived(arrived.rid(), arrived.firstToken(), arrived.logprobs());
             case SchedulerCommand.KvFailed failed ->
                     findRunning(failed.rid()).ifPresent(r -> finish(r, FinishReason.ERROR, failed.reason(), failed.cause()));
             case SchedulerCommand.Wake ignored -> { }
@@ -294,7 +294,7 @@ final class StepLoop
             request.computedPromptTokens = chunk.to();
             request.timeline.record(TimelineEvent.FORWARD_DONE, "step=" + plan.step() + " tokens=" + chunk.from() + ".." + chunk.to() + (chunk.last() ? " last" : ""));
             parts.handoff().chunkComputed(view(request), chunk.from(), chunk.to(), plan.fence(), chunk.last(),
-                    chunk.last() ? request.outputs[0] : -1);
+                    chunk.last() ? request.outputs[0] : -1, chunk.last() ? request.prefillLogprobs() : Optional.empty());
             if (chunk.last()) {
                 produced(request, 0);
             }
@@ -336,7 +336,7 @@ final class StepLoop
             request.timeline.record(TimelineEvent.FIRST_TOKEN, "token=" + token);
         }
         try {
-            request.listener.onToken(index, token);
+            request.listener.onToken(index, token, request.outputLogprobs == null ? null : request.outputLogprobs[index]);
         }
         catch (RuntimeException e) {
             log.warn("token listener of request {} failed; aborting it", request.request.rid(), e);
@@ -393,7 +393,7 @@ final class StepLoop
         }
     }
 
-    private void kvArrived(String rid, int firstToken)
+    private void kvArrived(String rid, int firstToken, Optional<Logprobs> logprobs)
     {
         Optional<ScheduledRequest> found = findRunning(rid);
         if (found.isEmpty() || !found.get().receivingPrompt) {
@@ -403,6 +403,11 @@ final class StepLoop
         ScheduledRequest request = found.get();
         parts.reservations().promptReceived(request);
         request.computedPromptTokens = request.promptLength();
+        if (!request.receivedLogprobs(logprobs)) {
+            // the decode's handoff checks their shape against the request before it commits: this is a bug, not a peer's doing
+            finish(request, FinishReason.ERROR, "the prefill's log probabilities do not fit the request", FailureCause.ENGINE);
+            return;
+        }
         request.outputs[0] = firstToken;
         request.scheduledOutputs = 1;
         produced(request, 0);
