@@ -90,6 +90,20 @@ final class ScheduledRequest
         return request.logprobs().map(LogprobRequest::topN).orElse(0);
     }
 
+    /** Compute thread: output {@code index}'s log probability, when the request asked, from the raw logits it was sampled from. */
+    void outputLogprob(int index, float[] rawLogits)
+    {
+        if (outputLogprobs != null) {
+            outputLogprobs[index] = TokenLogprobs.of(rawLogits, outputs[index], topLogprobs());
+        }
+    }
+
+    /** Compute thread: the log probability of prompt token {@code position + 1}, from the logits at {@code position}. */
+    void promptLogprob(int position, float[] logits)
+    {
+        inputLogprobs[position + 1 - inputFrom] = TokenLogprobs.of(logits, request.promptIds()[position + 1], topLogprobs());
+    }
+
     /** Whether a step that computes prompt position {@code position} must keep its logits: the next token's log probability. */
     boolean needsPromptLogits(int position)
     {

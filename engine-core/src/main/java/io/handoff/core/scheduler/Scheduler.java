@@ -100,7 +100,7 @@ public final class Scheduler
         StepExecutor executor = new StepExecutor(model, kv, attention, faults,
                 new DecodeMetadataProbe(config.decodeMetadataProbe(), kv.view(), attention::numKvSplits));
         this.reservations = new PageReservations(model.config(), pageSize, kv.pagePool(), reqToToken, prefixCache, handoff, inbox::add);
-        BatchPlanner planner = new BatchPlanner(config.chunkedPrefillSize(), pageSize, probe, reqToToken, handoff);
+        BatchPlanner planner = new BatchPlanner(config.chunkedPrefillSize(), pageSize, probe, reqToToken, handoff, vocabSize);
         this.loop = new StepLoop(new StepLoop.Parts(config.overlap(), faults, stream, executor, planner, reservations, handoff,
                 pageSize, kv.pagePool(), reqToToken, prefixCache, Set.copyOf(eosTokenIds)), inbox, queued);
         this.thread = Thread.ofPlatform().name("handoff-scheduler").daemon().unstarted(loop);

@@ -78,14 +78,11 @@ final class StepExecutor
     private static int promptLogprobs(StepPlan.Chunk chunk, float[][] logits, int row)
     {
         ScheduledRequest request = chunk.request();
-        int[] prompt = request.request.promptIds();
-        for (int position = PromptLogitRows.firstNeeded(chunk); position < chunk.to(); position++) {
-            if (position < chunk.to() - 1) {
-                request.inputLogprobs[position + 1 - request.inputFrom] = TokenLogprobs.of(logits[row++], prompt[position + 1], request.topLogprobs());
-            }
-            else if (request.needsPromptLogits(position)) {
-                request.inputLogprobs[position + 1 - request.inputFrom] = TokenLogprobs.of(logits[row], prompt[position + 1], request.topLogprobs());
-            }
+        for (int position = PromptLogitRows.firstNeeded(chunk); position < chunk.to() - 1; position++) {
+            request.promptLogprob(position, logits[row++]);
+        }
+        if (request.needsPromptLogits(chunk.to() - 1)) {
+            request.promptLogprob(chunk.to() - 1, logits[row]);
         }
         return row;
     }
@@ -93,10 +90,7 @@ final class StepExecutor
     private static void sample(ScheduledRequest request, int index, float[] logits)
     {
         request.outputs[index] = Sampler.sample(logits, request.request.sampling(), index);
-        if (request.outputLogprobs != null) {
-            // of the raw logits, whatever the sampling rules did with them
-            request.outputLogprobs[index] = TokenLogprobs.of(logits, request.outputs[index], request.topLogprobs());
-        }
+        request.outputLogprob(index, logits);
         if (request.request.returnLogits()) {
             synchronized (request.logits) {
                 while (request.logits.size() <= index) {
