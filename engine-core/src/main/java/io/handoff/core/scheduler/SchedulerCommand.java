@@ -18,6 +18,9 @@ sealed interface SchedulerCommand
 
     record Audit(CompletableFuture<Void> done) implements SchedulerCommand {}
 
+    /** Drop every cached prefix, unless requests run or wait (then touch nothing); the outcome completes {@code done}. */
+    record FlushCache(CompletableFuture<CacheFlush> done) implements SchedulerCommand {}
+
     record Shutdown() implements SchedulerCommand {}
 
     /** The prompt's KV arrived; {@code logprobs}: the prefill's (first token and prompt), present iff the request asked. */
