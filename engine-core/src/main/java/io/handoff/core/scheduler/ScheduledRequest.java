@@ -4,8 +4,10 @@ import io.handoff.core.prefix.PrefixNode;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -31,6 +33,8 @@ final class ScheduledRequest
     final long submittedNanos;
     final int[] outputs;
     final List<float[]> logits;
+    /** The ids that end it: its stop token ids, and the model's EOS ids unless it ignores EOS. */
+    final Set<Integer> endIds;
 
     Phase phase = Phase.WAITING;
     long admittedNanos;
@@ -62,13 +66,25 @@ final class ScheduledRequest
     /** Its transitions, for /debug/requests (set once at submission, before the scheduler thread sees it). */
     RequestTimeline timeline = RequestTimeline.NONE;
 
-    ScheduledRequest(GenerateRequest request, TokenListener listener, long submittedNanos)
+    /** @param eosTokenIds the model's end-of-sequence ids */
+    ScheduledRequest(GenerateRequest request, TokenListener listener, long submittedNanos, Set<Integer> eosTokenIds)
     {
         this.request = request;
         this.listener = listener;
         this.submittedNanos = submittedNanos;
         this.outputs = new int[request.maxNewTokens()];
         this.logits = request.returnLogits() ? new ArrayList<>() : List.of();
+        this.endIds = endIds(request, eosTokenIds);
+    }
+
+    private static Set<Integer> endIds(GenerateRequest request, Set<Integer> eosTokenIds)
+    {
+        if (request.ignoreEos() || eosTokenIds.isEmpty()) {
+            return request.stopTokenIds();
+        }
+        Set<Integer> ids = new HashSet<>(request.stopTokenIds());
+        ids.addAll(eosTokenIds);
+        return Set.copyOf(ids);
     }
 
     int promptLength()

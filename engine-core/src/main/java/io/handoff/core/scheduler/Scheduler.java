@@ -53,6 +53,7 @@ public final class Scheduler
     private final Thread thread;
     private final Timelines timelines;
     private final KvHandoff handoff;
+    private final Set<Integer> eosTokenIds;
     private boolean accepting = true;
 
     public Scheduler(SchedulerConfig config, ModelRunner model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
@@ -87,6 +88,7 @@ public final class Scheduler
         requireNonNull(attention, "attention is null");
         requireNonNull(faults, "faults is null");
         this.handoff = requireNonNull(handoff, "handoff is null");
+        this.eosTokenIds = Set.copyOf(eosTokenIds);
         int pageSize = kv.geometry().pageSize();
         if (config.chunkedPrefillSize() < pageSize) {
             throw new IllegalArgumentException("chunked-prefill-size " + config.chunkedPrefillSize() + " is smaller than the page size "
@@ -100,7 +102,7 @@ public final class Scheduler
         this.reservations = new PageReservations(model.config(), pageSize, kv.pagePool(), reqToToken, prefixCache, handoff, inbox::add);
         BatchPlanner planner = new BatchPlanner(config.chunkedPrefillSize(), pageSize, probe, reqToToken, handoff);
         this.loop = new StepLoop(new StepLoop.Parts(config.overlap(), faults, stream, executor, planner, reservations, handoff,
-                pageSize, kv.pagePool(), reqToToken, prefixCache, Set.copyOf(eosTokenIds)), inbox, queued);
+                pageSize, kv.pagePool(), reqToToken, prefixCache), inbox, queued);
         this.thread = Thread.ofPlatform().name("handoff-scheduler").daemon().unstarted(loop);
         thread.start();
     }
@@ -114,7 +116,7 @@ public final class Scheduler
         requireNonNull(request, "request is null");
         requireNonNull(listener, "listener is null");
         reservations.checkAdmissible(request);
-        ScheduledRequest scheduled = new ScheduledRequest(request, listener, System.nanoTime());
+        ScheduledRequest scheduled = new ScheduledRequest(request, listener, System.nanoTime(), eosTokenIds);
         synchronized (submitLock) {
             if (!accepting) {
                 throw new RequestRejectedException(RequestRejectedException.Kind.SHUTTING_DOWN, "the engine is shutting down");
