@@ -4,7 +4,8 @@ import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.fault.FaultPlan;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.core.scheduler.GenerateResult;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.util.Map;
 
@@ -19,17 +20,22 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class SampledDisaggregationIT
 {
-    private static final SamplingParams EVERY_RULE = new SamplingParams(0.8f, 0.9f, 20, 0.05f, 1.1f, 0.2f, 0.1f, 4, 7);
-
-    @Test
-    void penalizedSeededSamplingGivesTheColocatedTokens()
+    @ParameterizedTest(name = "temperature {0}, top_k {2}, repetition {4}, min_new_tokens {7}")
+    @CsvSource({
+            // what clients send (and the acceptance check uses)
+            "0.8, 0.9, 20, 0.05, 1.1, 0.2, 0.1, 4, 7",
+            // penalties at their limits, hot, and EOS held back for the whole output: the rules surely change the tokens
+            "1.5, 0.95, 40, 0.01, 2.0, 2.0, 2.0, 12, 7"})
+    void penalizedSeededSamplingGivesTheColocatedTokens(float temperature, float topP, int topK, float minP, float repetition,
+            float frequency, float presence, int minNewTokens, long seed)
             throws Exception
     {
-        int[] reference = colocated(EVERY_RULE);
-        assertThat(reference).as("min_new_tokens holds EOS back").hasSizeGreaterThanOrEqualTo(4);
-        assertThat(reference).as("the rules change the tokens").isNotEqualTo(colocated(new SamplingParams(0.8f, 0.9f, 7)));
+        SamplingParams rules = new SamplingParams(temperature, topP, topK, minP, repetition, frequency, presence, minNewTokens, seed);
+        int[] reference = colocated(rules);
+        assertThat(reference).as("min_new_tokens holds EOS back").hasSizeGreaterThanOrEqualTo(minNewTokens);
+        assertThat(reference).as("the rules change the tokens").isNotEqualTo(colocated(new SamplingParams(temperature, topP, seed)));
         try (InProcessPd pd = new InProcessPd(Map.of(), new FaultPlan(), Disaggregation.Options.DEFAULT)) {
-            GenerateResult result = await(pd.start(1, EVERY_RULE));
+            GenerateResult result = await(pd.start(1, rules));
 
             assertThat(result.error()).isEmpty();
             assertThat(result.outputIds()).isEqualTo(reference);
