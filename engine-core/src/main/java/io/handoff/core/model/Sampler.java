@@ -112,32 +112,31 @@ public final class Sampler
             total += probs[i];
         }
         // The kept tokens are a prefix of the ranking (descending probability, ties toward the lower id), cut by
-        // top-k, the nucleus and min-p; the ranking is taken lazily, so only the kept ones are ordered.
+        // top-k, the nucleus and min-p; the ranking is taken lazily, so only what is read of it is ordered.
         TokenRanking ranking = new TokenRanking(probs);
         int limit = params.topK() == -1 ? vocab : Math.min(params.topK(), vocab);
         double threshold = params.topP() * total;
-        double floor = params.minP() * probs[ranking.peek()];
-        int[] kept = new int[limit];
+        double floor = params.minP() * ranking.weight(0);
         double mass = 0;
         int keep = 0;
         while (keep < limit) {
-            double p = probs[ranking.peek()];
+            double p = ranking.weight(keep);
             // a token of probability 0 (an end id below min_new_tokens, an underflow) is never drawn
             if (keep > 0 && (mass >= threshold || p < floor || p == 0)) {
                 break;
             }
-            kept[keep++] = ranking.next();
+            keep++;
             mass += p;
         }
         double u = new SplittableRandom(mix(params.seed(), tokenIndex)).nextDouble() * mass;
         double cumulative = 0;
         for (int i = 0; i < keep; i++) {
-            cumulative += probs[kept[i]];
+            cumulative += ranking.weight(i);
             if (u < cumulative) {
-                return kept[i];
+                return ranking.id(i);
             }
         }
-        return kept[keep - 1];
+        return ranking.id(keep - 1);
     }
 
     private static long mix(long seed, int tokenIndex)

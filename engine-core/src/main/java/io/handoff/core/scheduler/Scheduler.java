@@ -69,7 +69,7 @@ public final class Scheduler
         this(config, model, kv, prefixCache, attention, faults, handoff, Set.of(ByteTokenizer.EOS));
     }
 
-    /** @param eosTokenIds the model's end-of-sequence ids: a request stops on one unless it ignores EOS */
+    /** @param eosTokenIds the model's end-of-sequence ids: a request stops on one (and cannot sample one below its min_new_tokens) unless it ignores EOS */
     public Scheduler(SchedulerConfig config, ModelRunner model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
             FaultInjector faults, KvHandoff handoff, Set<Integer> eosTokenIds)
     {
