@@ -162,6 +162,29 @@ public final class Scheduler
                 requireNonNull(reason, "reason is null")));
     }
 
+    /**
+     * Flushes the prefix cache on the scheduler thread: every cached page goes back to the free pool, unless requests
+     * are running (on a decode: receiving their prompt's KV too) or waiting, in which case nothing is dropped. The
+     * future completes once the scheduler thread got to it, with the stats already showing the pages free; it fails
+     * when the scheduler has stopped.
+     */
+    public CompletableFuture<CacheFlush> flushCache()
+    {
+        CompletableFuture<CacheFlush> done = new CompletableFuture<>();
+        if (!thread.isAlive()) {
+            done.completeExceptionally(new IllegalStateException("the scheduler has stopped"));
+            return done;
+        }
+        inbox.add(new SchedulerCommand.FlushCache(done));
+        return done;
+    }
+
+    /** How it batches. */
+    public SchedulerConfig config()
+    {
+        return config;
+    }
+
     public SchedulerStats stats()
     {
         return loop.stats();

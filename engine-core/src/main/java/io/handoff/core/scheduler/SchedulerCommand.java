@@ -17,6 +17,9 @@ sealed interface SchedulerCommand
 
     record Audit(CompletableFuture<Void> done) implements SchedulerCommand {}
 
+    /** Drop every cached prefix, unless requests run or wait (then touch nothing); the outcome completes {@code done}. */
+    record FlushCache(CompletableFuture<CacheFlush> done) implements SchedulerCommand {}
+
     record Shutdown() implements SchedulerCommand {}
 
     record KvArrived(String rid, int firstToken) implements SchedulerCommand {}

@@ -113,7 +113,7 @@ final class StepLoop
                 publish();
             }
         }
-        // after the shutdown command only audits can still arrive (submits are refused under submitLock)
+        // after the shutdown command only audits and cache flushes can still arrive (submits are refused under submitLock)
         for (SchedulerCommand command = inbox.poll(); command != null; command = inbox.poll()) {
             handle(command);
         }
@@ -197,6 +197,15 @@ final class StepLoop
                     audit.done().completeExceptionally(e);
                 }
             }
+            case SchedulerCommand.FlushCache flush -> {
+                try {
+                    flush.done().complete(flushCache());
+                }
+                catch (RuntimeException e) {
+                    flush.done().completeExceptionally(e);
+                    throw e;
+                }
+            }
             case SchedulerCommand.Shutdown ignored -> {
                 shuttingDown = true;
                 for (ScheduledRequest request : List.copyOf(waiting)) {
@@ -207,6 +216,25 @@ final class StepLoop
                 }
             }
         }
+    }
+
+    /**
+     * Drops every cached prefix while nothing runs or waits; else touches nothing. A request still releasing counts as
+     * running: it holds a lock on its prefix, and on a prefill a transfer may still read its pages. The stats are
+     * published at once, so the pages show as free when the flush's caller learns of it.
+     */
+    private CacheFlush flushCache()
+    {
+        int admitted = running.size() + releasing.size();
+        // queued counts submits still in the inbox too: they would be admitted into a cache they expect to reuse
+        int notAdmitted = Math.max(waiting.size(), queued.get());
+        if (admitted > 0 || notAdmitted > 0) {
+            return CacheFlush.refused(admitted, notAdmitted, parts.pagePool().freePages());
+        }
+        int dropped = parts.prefixCache().evict(parts.prefixCache().cachedPages());
+        stats = snapshot();
+        log.info("prefix cache flushed: {} page(s) back in the free pool", dropped);
+        return CacheFlush.done(dropped, parts.pagePool().freePages());
     }
 
     /** Publishes the stats, then delivers the results of requests released since: a result never runs ahead of the stats. */

@@ -9,6 +9,7 @@ import io.handoff.http.JsonFields;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static java.util.Objects.requireNonNull;
@@ -47,7 +48,7 @@ public final class ChatCompletionsApi
         });
         ChatTemplate template = model.template().orElseThrow(() -> ApiError.invalid("no_chat_template", "messages",
                 "model " + model.id() + " has no chat template; use /v1/completions with a prompt you format yourself"));
-        String prompt = render(template, request);
+        String prompt = render(template, request.messages());
         String rid = ridPrefix + nextRid.incrementAndGet();
         ChatModel.Request generation = new ChatModel.Request(rid, model.encode(prompt),
                 request.maxTokens().orElse(Math.min(model.defaultMaxTokens(), model.maxContext())),
@@ -71,10 +72,11 @@ public final class ChatCompletionsApi
         exchange.sendJson(200, response);
     }
 
-    private static String render(ChatTemplate template, ChatRequest request)
+    /** {@code messages} as the model's prompt, with the generation prompt; a template that cannot render them is a 400. */
+    public static String render(ChatTemplate template, List<ChatMessage> messages)
     {
         try {
-            return template.render(request.messages(), true);
+            return template.render(messages, true);
         }
         catch (ChatTemplateException e) {
             throw ApiError.invalid("chat_template_error", "messages", e.raised() ? e.getMessage()
