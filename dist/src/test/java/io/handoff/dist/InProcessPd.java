@@ -84,6 +84,15 @@ final class InProcessPd
         return startDecode(roomId, decode, PROMPT, TokenListener.NONE);
     }
 
+    /** A request sampled by {@code sampling}, stopping on EOS, sent to the prefill and the first decode; the decode's handle. */
+    RequestHandle start(long roomId, SamplingParams sampling)
+    {
+        Optional<RoomTicket> prefillTicket = Optional.of(new RoomTicket(new RoomKey(roomId, 0), ""));
+        prefill.scheduler().submit(request("r" + roomId, PROMPT, 1, sampling, false, prefillTicket), TokenListener.NONE);
+        Optional<RoomTicket> decodeTicket = Optional.of(new RoomTicket(new RoomKey(roomId, 0), prefillDisaggregation().controlAddress().orElseThrow()));
+        return decodes.getFirst().scheduler().submit(request("r" + roomId, PROMPT, NEW_TOKENS, sampling, false, decodeTicket), TokenListener.NONE);
+    }
+
     /** The prefill's half of a request of {@code prompt}, as the router sends it. */
     RequestHandle startPrefill(long roomId, int[] prompt)
     {
@@ -102,6 +111,35 @@ final class InProcessPd
     {
         return decodes.get(decode).scheduler().submit(request("r" + roomId, prompt, NEW_TOKENS,
                 Optional.of(new RoomTicket(new RoomKey(roomId, 0), control))), listener);
+    }
+
+    /** The prefill's half of {@code request} (one new token, in room {@code roomId}), as the router sends it. */
+    RequestHandle startPrefill(long roomId, GenerateRequest request)
+    {
+        return prefill.scheduler().submit(resized(request, 1).withTicket(new RoomTicket(new RoomKey(roomId, 0), "")), TokenListener.NONE);
+    }
+
+    /** The first decode's half of {@code request}, whose prefill is this one's; {@code listener} hears its tokens. */
+    RequestHandle startDecode(long roomId, GenerateRequest request, TokenListener listener)
+    {
+        String control = prefillDisaggregation().controlAddress().orElseThrow();
+        return decodes.getFirst().scheduler().submit(request.withTicket(new RoomTicket(new RoomKey(roomId, 0), control)), listener);
+    }
+
+    /** {@code request} on a colocated engine with the same settings. */
+    static GenerateResult colocated(GenerateRequest request)
+            throws Exception
+    {
+        try (Engine engine = Engine.start(new ConfigSource(Optional.empty(), common(), Map.of()));
+                ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
+            return await(compute.scheduler().submit(request, TokenListener.NONE));
+        }
+    }
+
+    private static GenerateRequest resized(GenerateRequest request, int maxNewTokens)
+    {
+        return new GenerateRequest(request.rid(), request.promptIds(), maxNewTokens, request.sampling(), request.stopTokenIds(),
+                request.ignoreEos(), request.returnLogits(), request.ticket(), request.logprobs());
     }
 
     /** The prefill's half of a request on another prefill, {@code other}. */
@@ -153,15 +191,25 @@ final class InProcessPd
     static int[] colocated(int[] prompt)
             throws Exception
     {
-        try (Engine engine = Engine.start(new ConfigSource(Optional.empty(), common(), Map.of()));
-                ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
-            return await(compute.scheduler().submit(request("reference", prompt, NEW_TOKENS, Optional.empty()), TokenListener.NONE)).outputIds();
-        }
+        return colocated(request("reference", prompt, NEW_TOKENS, Optional.empty())).outputIds();
+    }
+
+    /** What {@link #start(long, SamplingParams)} must reproduce, on a colocated engine. */
+    static int[] colocated(SamplingParams sampling)
+            throws Exception
+    {
+        return colocated(request("reference", PROMPT, NEW_TOKENS, sampling, false, Optional.empty())).outputIds();
     }
 
     private static GenerateRequest request(String rid, int[] prompt, int maxNewTokens, Optional<RoomTicket> ticket)
     {
-        return new GenerateRequest(rid, prompt, maxNewTokens, SamplingParams.GREEDY, Set.of(), true, false, ticket);
+        return request(rid, prompt, maxNewTokens, SamplingParams.GREEDY, true, ticket);
+    }
+
+    private static GenerateRequest request(String rid, int[] prompt, int maxNewTokens, SamplingParams sampling, boolean ignoreEos,
+            Optional<RoomTicket> ticket)
+    {
+        return new GenerateRequest(rid, prompt, maxNewTokens, sampling, Set.of(), ignoreEos, false, ticket);
     }
 
     @Override

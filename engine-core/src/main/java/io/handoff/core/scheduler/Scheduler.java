@@ -53,6 +53,8 @@ public final class Scheduler
     private final Thread thread;
     private final Timelines timelines;
     private final KvHandoff handoff;
+    private final int vocabSize;
+    private final Set<Integer> eosTokenIds;
     private boolean accepting = true;
 
     public Scheduler(SchedulerConfig config, ModelRunner model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
@@ -68,7 +70,7 @@ public final class Scheduler
         this(config, model, kv, prefixCache, attention, faults, handoff, Set.of(ByteTokenizer.EOS));
     }
 
-    /** @param eosTokenIds the model's end-of-sequence ids: a request stops on one unless it ignores EOS */
+    /** @param eosTokenIds the model's end-of-sequence ids: a request stops on one (and cannot sample one below its min_new_tokens) unless it ignores EOS */
     public Scheduler(SchedulerConfig config, ModelRunner model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
             FaultInjector faults, KvHandoff handoff, Set<Integer> eosTokenIds)
     {
@@ -87,7 +89,9 @@ public final class Scheduler
         requireNonNull(attention, "attention is null");
         requireNonNull(faults, "faults is null");
         this.handoff = requireNonNull(handoff, "handoff is null");
+        this.eosTokenIds = Set.copyOf(eosTokenIds);
         int pageSize = kv.geometry().pageSize();
+        this.vocabSize = model.config().vocabSize();
         if (config.chunkedPrefillSize() < pageSize) {
             throw new IllegalArgumentException("chunked-prefill-size " + config.chunkedPrefillSize() + " is smaller than the page size "
                     + pageSize + ": non-last chunks are page-aligned, so a chunk must hold at least one page");
@@ -98,9 +102,9 @@ public final class Scheduler
         StepExecutor executor = new StepExecutor(model, kv, attention, faults,
                 new DecodeMetadataProbe(config.decodeMetadataProbe(), kv.view(), attention::numKvSplits));
         this.reservations = new PageReservations(model.config(), pageSize, kv.pagePool(), reqToToken, prefixCache, handoff, inbox::add);
-        BatchPlanner planner = new BatchPlanner(config.chunkedPrefillSize(), pageSize, probe, reqToToken, handoff);
+        BatchPlanner planner = new BatchPlanner(config.chunkedPrefillSize(), pageSize, probe, reqToToken, handoff, vocabSize);
         this.loop = new StepLoop(new StepLoop.Parts(config.overlap(), faults, stream, executor, planner, reservations, handoff,
-                pageSize, kv.pagePool(), reqToToken, prefixCache, Set.copyOf(eosTokenIds)), inbox, queued);
+                pageSize, kv.pagePool(), reqToToken, prefixCache), inbox, queued);
         this.thread = Thread.ofPlatform().name("handoff-scheduler").daemon().unstarted(loop);
         thread.start();
     }
@@ -114,7 +118,8 @@ public final class Scheduler
         requireNonNull(request, "request is null");
         requireNonNull(listener, "listener is null");
         reservations.checkAdmissible(request);
-        ScheduledRequest scheduled = new ScheduledRequest(request, listener, System.nanoTime());
+        handoff.checkTransferable(request);
+        ScheduledRequest scheduled = new ScheduledRequest(request, listener, System.nanoTime(), vocabSize, eosTokenIds);
         synchronized (submitLock) {
             if (!accepting) {
                 throw new RequestRejectedException(RequestRejectedException.Kind.SHUTTING_DOWN, "the engine is shutting down");
@@ -150,7 +155,17 @@ public final class Scheduler
     /** Decode: the prompt KV of {@code rid} arrived and was verified; {@code firstToken} was sampled by the prefill. */
     public void promptKvArrived(String rid, int firstToken)
     {
-        inbox.add(new SchedulerCommand.KvArrived(requireNonNull(rid, "rid is null"), firstToken));
+        promptKvArrived(rid, firstToken, Optional.empty());
+    }
+
+    /**
+     * Decode: as {@link #promptKvArrived(String, int)}, with the log probabilities the prefill computed (the first token's
+     * as the only output entry, and the prompt's), present iff the request asked for them and already checked against it.
+     */
+    public void promptKvArrived(String rid, int firstToken, Optional<Logprobs> prefillLogprobs)
+    {
+        inbox.add(new SchedulerCommand.KvArrived(requireNonNull(rid, "rid is null"), firstToken,
+                requireNonNull(prefillLogprobs, "prefillLogprobs is null")));
     }
 
     /** Decode: the prompt KV of {@code rid} will not arrive; the request fails with {@code cause} and {@code reason}. */

@@ -2,6 +2,7 @@ package io.handoff.core.scheduler;
 
 import io.handoff.core.kv.ReleaseProof;
 
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -22,7 +23,8 @@ sealed interface SchedulerCommand
 
     record Shutdown() implements SchedulerCommand {}
 
-    record KvArrived(String rid, int firstToken) implements SchedulerCommand {}
+    /** The prompt's KV arrived; {@code logprobs}: the prefill's (first token and prompt), present iff the request asked. */
+    record KvArrived(String rid, int firstToken, Optional<Logprobs> logprobs) implements SchedulerCommand {}
 
     record KvFailed(String rid, FailureCause cause, String reason) implements SchedulerCommand {}
 

@@ -17,7 +17,6 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.TimeUnit;
@@ -42,7 +41,7 @@ final class StepLoop
     /** Collaborators of the loop; all used on the scheduler thread only. */
     record Parts(boolean overlap, FaultInjector faults, ComputeStream stream, StepExecutor executor, BatchPlanner planner,
             PageReservations reservations, KvHandoff handoff, int pageSize, PagePool pagePool, ReqToTokenTable reqToToken,
-            PrefixCache prefixCache, Set<Integer> eosTokenIds)
+            PrefixCache prefixCache)
     {
         Parts
         {
@@ -182,7 +181,7 @@ final class StepLoop
         switch (command) {
             case SchedulerCommand.Submit submit -> waiting.add(submit.request());
             case SchedulerCommand.Abort abort -> abortRequest(abort.rid(), abort.cause(), abort.error());
-            case SchedulerCommand.KvArrived arrived -> kvArrived(arrived.rid(), arrived.firstToken());
+            case SchedulerCommand.KvArrived arrived -> kvArrived(arrived.rid(), arrived.firstToken(), arrived.logprobs());
             case SchedulerCommand.KvFailed failed ->
                     findRunning(failed.rid()).ifPresent(r -> finish(r, FinishReason.ERROR, failed.reason(), failed.cause()));
             case SchedulerCommand.Wake ignored -> { }
@@ -322,7 +321,7 @@ final class StepLoop
             request.computedPromptTokens = chunk.to();
             request.timeline.record(TimelineEvent.FORWARD_DONE, "step=" + plan.step() + " tokens=" + chunk.from() + ".." + chunk.to() + (chunk.last() ? " last" : ""));
             parts.handoff().chunkComputed(view(request), chunk.from(), chunk.to(), plan.fence(), chunk.last(),
-                    chunk.last() ? request.outputs[0] : -1);
+                    chunk.last() ? request.outputs[0] : -1, chunk.last() ? request.prefillLogprobs() : Optional.empty());
             if (chunk.last()) {
                 produced(request, 0);
             }
@@ -364,15 +363,14 @@ final class StepLoop
             request.timeline.record(TimelineEvent.FIRST_TOKEN, "token=" + token);
         }
         try {
-            request.listener.onToken(index, token);
+            request.listener.onToken(index, token, request.outputLogprobs == null ? null : request.outputLogprobs[index]);
         }
         catch (RuntimeException e) {
             log.warn("token listener of request {} failed; aborting it", request.request.rid(), e);
             finish(request, FinishReason.ABORT, "its token listener failed: " + e, FailureCause.ENGINE);
             return;
         }
-        boolean stop = request.request.stopTokenIds().contains(token) || (parts.eosTokenIds().contains(token) && !request.request.ignoreEos());
-        if (stop) {
+        if (request.endIds.contains(token)) {
             finish(request, FinishReason.STOP, null, null);
         }
         else if (request.producedOutputs == request.request.maxNewTokens()) {
@@ -421,7 +419,7 @@ final class StepLoop
         }
     }
 
-    private void kvArrived(String rid, int firstToken)
+    private void kvArrived(String rid, int firstToken, Optional<Logprobs> logprobs)
     {
         Optional<ScheduledRequest> found = findRunning(rid);
         if (found.isEmpty() || !found.get().receivingPrompt) {
@@ -431,6 +429,11 @@ final class StepLoop
         ScheduledRequest request = found.get();
         parts.reservations().promptReceived(request);
         request.computedPromptTokens = request.promptLength();
+        if (!request.receivedLogprobs(logprobs)) {
+            // the decode's handoff checks their shape against the request before it commits: this is a bug, not a peer's doing
+            finish(request, FinishReason.ERROR, "the prefill's log probabilities do not fit the request", FailureCause.ENGINE);
+            return;
+        }
         request.outputs[0] = firstToken;
         request.scheduledOutputs = 1;
         produced(request, 0);
