@@ -1,47 +1,43 @@
 package io.handoff.http;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.BooleanNode;
-import com.fasterxml.jackson.databind.node.DoubleNode;
 import com.fasterxml.jackson.databind.node.IntNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.core.model.SamplingParams;
-import io.handoff.core.scheduler.FinishReason;
+import io.handoff.core.scheduler.RoomTicket;
 
 import java.io.IOException;
-import java.util.HashSet;
-import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * {@code POST /generate}, a subset of SGLang's native API: {@code text} or {@code input_ids},
- * {@code sampling_params}, {@code rid}, {@code stream}. Streaming sends SGLang-style cumulative chunks
- * ({@code text} and {@code output_ids} so far), then a last chunk with the finish reason, then
- * {@code data: [DONE]}.
+ * {@code POST /generate}, SGLang's native API: {@code text} or {@code input_ids}, {@code sampling_params}
+ * ({@link SamplingFields}), {@code rid}, {@code stream}, and the log probabilities ({@link LogprobFields#sglang}) in
+ * {@code meta_info}. Streaming sends SGLang-style cumulative chunks ({@code text}, {@code output_ids} and the output's
+ * log probabilities so far), then a last chunk with the finish reason (and the prompt's log probabilities), then
+ * {@code data: [DONE]}. Fields of features this engine lacks are accepted only when they ask for nothing ({@link UnusedFields}).
  */
 final class GenerateApi
 {
-    static final int MAX_STOP_STRINGS = 16;
-    private static final Set<String> FIELDS = Set.of("text", "input_ids", "sampling_params", "rid", "stream", "return_logprob",
-            "bootstrap_room", "bootstrap_generation", "bootstrap_host");
-    private static final Set<String> SAMPLING_FIELDS = Set.of("max_new_tokens", "temperature", "top_p", "seed", "stop", "stop_token_ids",
-            "ignore_eos", "n", "top_k", "min_p", "frequency_penalty", "presence_penalty", "repetition_penalty", "no_stop_trim",
-            "skip_special_tokens");
+    private static final Set<String> FIELDS = JsonFields.fieldNames(Set.of("text", "input_ids", "sampling_params", "rid", "stream", "stream_options",
+            "bootstrap_room", "bootstrap_generation", "bootstrap_host"), LogprobFields.SGLANG, UnusedFields.generateNames());
+    private static final Set<String> SAMPLING_FIELDS = JsonFields.fieldNames(Set.of("max_new_tokens", "n"), SamplingFields.names(SamplingFields.Spelling.SGLANG));
     private static final int DEFAULT_MAX_NEW_TOKENS = 128;
 
     private final Generations generations;
     private final ModelConfig model;
     private final Bootstrap bootstrap;
     private final Tokenizer tokenizer;
+    private final TokenTexts texts;
 
     GenerateApi(Generations generations, ModelConfig model, Tokenizer tokenizer, Bootstrap bootstrap)
     {
         this.generations = requireNonNull(generations, "generations is null");
         this.tokenizer = requireNonNull(tokenizer, "tokenizer is null");
+        this.texts = TokenTexts.of(tokenizer);
         this.bootstrap = requireNonNull(bootstrap, "bootstrap is null");
         this.model = requireNonNull(model, "model is null");
     }
@@ -74,37 +70,29 @@ final class GenerateApi
     private GenerationParams parse(JsonFields body, Exchange exchange)
     {
         body.allowOnly(FIELDS);
-        body.onlyNeutral("return_logprob", BooleanNode.FALSE, "log probabilities are not returned");
         int[] prompt = prompt(body);
         String rid = body.string("rid").orElseGet(generations::newRid);
-        JsonFields sampling = body.object("sampling_params").orElse(null);
-        int maxNewTokens = DEFAULT_MAX_NEW_TOKENS;
-        SamplingParams samplingParams = new SamplingParams(1f, 1f, 0L);
-        List<String> stops = List.of();
-        Set<Integer> stopIds = Set.of();
-        boolean ignoreEos = false;
-        if (sampling != null) {
-            sampling.allowOnly(SAMPLING_FIELDS);
-            sampling.onlyNeutral("n", IntNode.valueOf(1), "one output per request");
-            sampling.onlyNeutral("top_k", IntNode.valueOf(-1), "top-k sampling is not implemented");
-            sampling.onlyNeutral("min_p", DoubleNode.valueOf(0), "min-p sampling is not implemented");
-            sampling.onlyNeutral("frequency_penalty", DoubleNode.valueOf(0), "penalties are not implemented");
-            sampling.onlyNeutral("presence_penalty", DoubleNode.valueOf(0), "penalties are not implemented");
-            sampling.onlyNeutral("repetition_penalty", DoubleNode.valueOf(1), "penalties are not implemented");
-            sampling.onlyNeutral("no_stop_trim", BooleanNode.FALSE, "the text always ends before a stop string");
-            sampling.onlyNeutral("skip_special_tokens", BooleanNode.TRUE, "special tokens have no text");
-            maxNewTokens = sampling.integer("max_new_tokens", 1, model.maxContext()).map(Long::intValue).orElse(DEFAULT_MAX_NEW_TOKENS);
-            samplingParams = new SamplingParams(
-                    sampling.number("temperature", 0, false, 100).orElse(1.0).floatValue(),
-                    sampling.number("top_p", 0, true, 1).orElse(1.0).floatValue(),
-                    sampling.integer("seed", Long.MIN_VALUE, Long.MAX_VALUE).orElse(0L));
-            stops = sampling.strings("stop", MAX_STOP_STRINGS);
-            stopIds = sampling.intArray("stop_token_ids", 0, model.vocabSize()).map(GenerateApi::boxed).orElse(Set.of());
-            ignoreEos = sampling.bool("ignore_eos").orElse(false);
-        }
-        generations.checkContext(prompt.length, body.has("text") ? "text" : "input_ids", maxNewTokens, "sampling_params.max_new_tokens");
-        return new GenerationParams(rid, prompt, bootstrap.maxNewTokens(maxNewTokens), samplingParams, stops, stopIds, ignoreEos,
-                bootstrap.ticket(body, exchange));
+        return generation(body, prompt, body.has("text") ? "text" : "input_ids", rid, bootstrap.ticket(body, exchange));
+    }
+
+    /** One generation of {@code prompt} as the body's per-generation fields (sampling, logprobs) ask for it. */
+    private GenerationParams generation(JsonFields body, int[] prompt, String promptField, String rid, Optional<RoomTicket> ticket)
+    {
+        UnusedFields.checkGenerate(body);
+        body.object("stream_options").ifPresent(options -> {
+            // meta_info carries the usage in every chunk, so both are always satisfied
+            options.allowOnly(Set.of("include_usage", "continuous_usage_stats"));
+            options.bool("include_usage");
+            options.bool("continuous_usage_stats");
+        });
+        Optional<LogprobOptions> logprobs = LogprobFields.sglang(body, prompt.length);
+        JsonFields sampling = body.object("sampling_params").orElse(JsonFields.of(JsonFields.MAPPER.createObjectNode()));
+        sampling.allowOnly(SAMPLING_FIELDS);
+        sampling.onlyNeutral("n", IntNode.valueOf(1), "one output per request");
+        int maxNewTokens = sampling.integer("max_new_tokens", 1, model.maxContext()).map(Long::intValue).orElse(DEFAULT_MAX_NEW_TOKENS);
+        generations.checkContext(prompt.length, promptField, maxNewTokens, "sampling_params.max_new_tokens");
+        SamplingOptions options = SamplingFields.parse(sampling, SamplingFields.Spelling.SGLANG, maxNewTokens, model.vocabSize());
+        return new GenerationParams(rid, prompt, bootstrap.maxNewTokens(maxNewTokens), options, logprobs, ticket);
     }
 
     private int[] prompt(JsonFields body)
@@ -129,16 +117,7 @@ final class GenerateApi
         return body.intArray("input_ids", 0, model.vocabSize()).orElseThrow();
     }
 
-    static Set<Integer> boxed(int[] ids)
-    {
-        Set<Integer> set = new HashSet<>();
-        for (int id : ids) {
-            set.add(id);
-        }
-        return set;
-    }
-
-    private static ObjectNode chunk(Generation generation)
+    private ObjectNode chunk(Generation generation)
     {
         ObjectNode chunk = JsonFields.MAPPER.createObjectNode();
         chunk.put("text", generation.stableText());
@@ -152,10 +131,12 @@ final class GenerateApi
         meta.putNull("finish_reason");
         meta.put("prompt_tokens", generation.params().promptIds().length);
         meta.put("completion_tokens", outputIds.length);
+        generation.logprobsSoFar().ifPresent(trace -> LogprobJson.sglang(meta, trace, outputIds, outputIds.length, false, texts));
         return chunk;
     }
 
-    private static ObjectNode response(Generation.Outcome outcome)
+    /** The whole answer for one outcome: its text, ids and {@code meta_info} (with the log probabilities asked for). */
+    ObjectNode response(Generation.Outcome outcome)
     {
         ObjectNode response = JsonFields.MAPPER.createObjectNode();
         response.put("text", outcome.text());
@@ -172,6 +153,7 @@ final class GenerateApi
         meta.put("queue_time", outcome.queueNanos() / 1e9);
         meta.put("ttft", outcome.firstTokenNanos() / 1e9);
         meta.put("e2e_latency", outcome.totalNanos() / 1e9);
+        outcome.logprobs().ifPresent(trace -> LogprobJson.sglang(meta, trace, outcome.outputIds(), outcome.outputIds().length, true, texts));
         return response;
     }
 

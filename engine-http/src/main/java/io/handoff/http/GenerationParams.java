@@ -1,6 +1,5 @@
 package io.handoff.http;
 
-import io.handoff.core.model.SamplingParams;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.RoomTicket;
 
@@ -11,33 +10,40 @@ import java.util.Set;
 import static java.util.Objects.requireNonNull;
 
 /**
- * One generation as either API asks for it, after validation.
- *
- * @param stops stop strings: the output ends before the first one (matched in the decoded text)
- * @param stopTokenIds token ids that end the output (not part of its text)
+ * One generation as any API asks for it, after validation: one prompt, how to sample and stop, and the log
+ * probabilities to return.
  */
 record GenerationParams(
         String rid,
         int[] promptIds,
         int maxNewTokens,
-        SamplingParams sampling,
-        List<String> stops,
-        Set<Integer> stopTokenIds,
-        boolean ignoreEos,
+        SamplingOptions options,
+        Optional<LogprobOptions> logprobs,
         Optional<RoomTicket> ticket)
 {
     GenerationParams
     {
         requireNonNull(rid, "rid is null");
         requireNonNull(promptIds, "promptIds is null");
-        requireNonNull(sampling, "sampling is null");
-        stops = List.copyOf(requireNonNull(stops, "stops is null"));
-        stopTokenIds = Set.copyOf(requireNonNull(stopTokenIds, "stopTokenIds is null"));
+        requireNonNull(options, "options is null");
+        requireNonNull(logprobs, "logprobs is null");
         requireNonNull(ticket, "ticket is null");
+    }
+
+    List<String> stops()
+    {
+        return options.stops();
+    }
+
+    Set<Integer> stopTokenIds()
+    {
+        return options.stopTokenIds();
     }
 
     GenerateRequest toRequest()
     {
-        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, false, ticket);
+        GenerateRequest request = new GenerateRequest(rid, promptIds, maxNewTokens, options.sampling(), options.stopTokenIds(),
+                options.ignoreEos(), false, ticket);
+        return logprobs.map(wanted -> request.withLogprobs(wanted.request(promptIds.length))).orElse(request);
     }
 }

@@ -5,10 +5,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
+import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SeededWeights;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.prefix.RadixCache;
+import io.handoff.core.runtime.ChatTemplateText;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.core.scheduler.SchedulerStats;
@@ -22,6 +24,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
@@ -55,12 +58,19 @@ final class LocalServer
     LocalServer(SchedulerConfig schedulerConfig, ServerConfig serverConfig, int pages, Transformer shared)
             throws IOException
     {
+        this(schedulerConfig, serverConfig, pages, shared, Optional.empty());
+    }
+
+    /** Like {@link #LocalServer(SchedulerConfig, ServerConfig, int, Transformer)}, rendering {@code chatTemplate} for chat. */
+    LocalServer(SchedulerConfig schedulerConfig, ServerConfig serverConfig, int pages, Transformer shared, Optional<ChatTemplateText> chatTemplate)
+            throws IOException
+    {
         kv = KvPool.allocate(KvGeometry.of(model.attentionGeometry(), model.layers(), KvDtype.F32, PAGE_SIZE), pages);
         ownsTransformer = shared == null;
         transformer = shared != null ? shared : newModel();
         scheduler = new Scheduler(schedulerConfig, transformer, kv, new RadixCache(PAGE_SIZE, kv.pagePool()),
                 new ReferenceAttention(model.attentionGeometry(), kv.view()), FaultInjector.NONE);
-        server = ApiServer.start(serverConfig, scheduler, model);
+        server = ApiServer.start(serverConfig, scheduler, model, new ByteTokenizer(), chatTemplate, Optional.empty());
     }
 
     static Transformer newModel()

@@ -1,5 +1,10 @@
 package io.handoff.http.chat;
 
+import io.handoff.core.scheduler.TokenLogprob;
+import io.handoff.http.LogprobOptions;
+import io.handoff.http.SamplingOptions;
+import io.handoff.http.TokenTexts;
+
 import java.io.IOException;
 import java.util.List;
 import java.util.Optional;
@@ -21,6 +26,12 @@ public interface ChatModel
     /** The rendered prompt as token ids, adding no BOS (the template writes it). */
     int[] encode(String prompt);
 
+    /** Token ids are below this. */
+    int vocabSize();
+
+    /** How log-probability entries show a token. */
+    TokenTexts tokenTexts();
+
     /** The output tokens to produce when the request does not say. */
     default int defaultMaxTokens()
     {
@@ -28,8 +39,8 @@ public interface ChatModel
     }
 
     /**
-     * Runs one generation to its end, telling {@code sink} the output text (stop-string prefixes held back)
-     * as it grows; a sink's {@link IOException} means the client is gone: abort and return with
+     * Runs one generation to its end, telling {@code sink} the output text (stop-string prefixes held back), tokens and
+     * (when asked for) their log probabilities as they grow; a sink's {@link IOException} means the client is gone: abort and return with
      * {@link Outcome#clientGone()}. Throws {@link io.handoff.http.ApiError} when refused (context, overload).
      */
     Outcome generate(Request request, TextSink sink)
@@ -38,30 +49,47 @@ public interface ChatModel
     @FunctionalInterface
     interface TextSink
     {
-        void onText(String textSoFar)
+        /** @param logprobsSoFar one per output token so far; empty when the request asked for none */
+        void onText(String textSoFar, int[] outputIdsSoFar, List<TokenLogprob> logprobsSoFar)
                 throws IOException;
     }
 
-    record Request(String rid, int[] promptIds, int maxTokens, float temperature, float topP, long seed, List<String> stops)
+    /** One generation: how to sample and stop, and the log probabilities to return (the output's). */
+    record Request(String rid, int[] promptIds, int maxTokens, SamplingOptions sampling, Optional<LogprobOptions> logprobs)
     {
         public Request
         {
             requireNonNull(rid, "rid is null");
             requireNonNull(promptIds, "promptIds is null");
-            stops = List.copyOf(requireNonNull(stops, "stops is null"));
+            requireNonNull(sampling, "sampling is null");
+            requireNonNull(logprobs, "logprobs is null");
+        }
+
+        public List<String> stops()
+        {
+            return sampling.stops();
         }
     }
 
     /**
      * @param finishReason OpenAI's word: {@code stop}, {@code length}, {@code abort}, or {@code error} (then {@code error} says why)
+     * @param logprobs one per output token when the request asked for them (an entry the engine did not deliver is null)
      */
-    record Outcome(String text, String finishReason, int promptTokens, int completionTokens, Optional<String> error, boolean clientGone)
+    record Outcome(String text, String finishReason, int promptTokens, int[] outputIds, Optional<String> error, boolean clientGone,
+            List<TokenLogprob> logprobs)
     {
         public Outcome
         {
             requireNonNull(text, "text is null");
             requireNonNull(finishReason, "finishReason is null");
+            requireNonNull(outputIds, "outputIds is null");
             requireNonNull(error, "error is null");
+            requireNonNull(logprobs, "logprobs is null");
+        }
+
+        public int completionTokens()
+        {
+            return outputIds.length;
         }
     }
 }

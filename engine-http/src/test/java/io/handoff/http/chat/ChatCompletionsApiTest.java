@@ -3,9 +3,11 @@ package io.handoff.http.chat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
+import io.handoff.core.scheduler.TokenLogprob;
 import io.handoff.http.HttpRequestCounts;
 import io.handoff.http.HttpRoutes;
 import io.handoff.http.ServerConfig;
+import io.handoff.http.TokenTexts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -18,6 +20,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -82,34 +86,64 @@ class ChatCompletionsApiTest
         }
 
         @Override
+        public int vocabSize()
+        {
+            return 256;
+        }
+
+        @Override
+        public TokenTexts tokenTexts()
+        {
+            return id -> new byte[] {(byte) id};
+        }
+
+        /** Token {@code i} of the reply has log probability {@code -i/8}, and the next byte up is its one alternative. */
+        static TokenLogprob logprob(int i)
+        {
+            int id = REPLY.charAt(i);
+            return new TokenLogprob(id, -i / 8f, new int[] {id, id + 1}, new float[] {-i / 8f, -i / 8f - 1});
+        }
+
+        @Override
         public synchronized Outcome generate(Request request, TextSink sink)
         {
             requests.add(request);
             StringBuilder text = new StringBuilder();
+            List<TokenLogprob> logprobs = new ArrayList<>();
             for (int i = 0; i < REPLY.length(); i++) {
                 if (i == request.maxTokens()) {
-                    return new Outcome(text.toString(), "length", request.promptIds().length, i, Optional.empty(), false);
+                    return outcome(request, text.toString(), "length", i, logprobs, false);
                 }
                 text.append(REPLY.charAt(i));
+                if (request.logprobs().isPresent()) {
+                    logprobs.add(logprob(i));
+                }
                 for (String stop : request.stops()) {
                     int at = text.indexOf(stop);
                     if (at >= 0) {
-                        return new Outcome(text.substring(0, at), "stop", request.promptIds().length, i + 1, Optional.empty(), false);
+                        return outcome(request, text.substring(0, at), "stop", i + 1, logprobs, false);
                     }
                 }
                 try {
-                    sink.onText(text.toString());
+                    sink.onText(text.toString(), REPLY.substring(0, i + 1).chars().toArray(), logprobs);
                 }
                 catch (IOException e) {
-                    return new Outcome(text.toString(), "abort", request.promptIds().length, i + 1, Optional.empty(), true);
+                    return outcome(request, text.toString(), "abort", i + 1, logprobs, true);
                 }
             }
-            return new Outcome(text.toString(), "stop", request.promptIds().length, REPLY.length(), Optional.empty(), false);
+            return outcome(request, text.toString(), "stop", REPLY.length(), logprobs, false);
+        }
+
+        private static Outcome outcome(Request request, String text, String reason, int tokens, List<TokenLogprob> logprobs, boolean gone)
+        {
+            return new Outcome(text, reason, request.promptIds().length, REPLY.substring(0, tokens).chars().toArray(), Optional.empty(), gone,
+                    logprobs);
         }
     }
 
     private final ChatTemplate template = ChatTemplate.parse(TEMPLATE, "", "<|im_end|>");
     private final ScriptedModel model = new ScriptedModel(Optional.of(template));
+    private final MutableClock clock = new MutableClock(Instant.ofEpochSecond(1_700_000_000L));
     private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     private HttpServer server;
@@ -133,7 +167,7 @@ class ChatCompletionsApiTest
     {
         HttpServer http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         http.setExecutor(executor);
-        ChatCompletionsApi api = new ChatCompletionsApi(served, 1_700_000_000L);
+        ChatCompletionsApi api = new ChatCompletionsApi(served, clock);
         HttpRoutes routes = new HttpRoutes(Map.of("/v1/chat/completions", new HttpRoutes.Route("POST", api::handle)), ServerConfig.loopback(),
                 new HttpRequestCounts());
         http.createContext("/", routes::dispatch);
@@ -178,8 +212,8 @@ class ChatCompletionsApiTest
         assertThat(new String(bytes(sent.promptIds()), StandardCharsets.UTF_8))
                 .isEqualTo("<|im_start|>system\nBe kind<|im_end|>\n<|im_start|>user\nHi ü<|im_end|>\n<|im_start|>assistant\n");
         assertThat(sent.maxTokens()).isEqualTo(64);
-        assertThat(sent.temperature()).isEqualTo(0.25f);
-        assertThat(sent.seed()).isEqualTo(9);
+        assertThat(sent.sampling().sampling().temperature()).isEqualTo(0.25f);
+        assertThat(sent.sampling().sampling().seed()).isEqualTo(9);
     }
 
     @Test
@@ -293,6 +327,29 @@ class ChatCompletionsApiTest
         assertThat(JSON.readTree(allEmpty.body()).at("/error/message").textValue())
                 .isEqualTo("every message's content is empty; send at least one message with text");
         assertThat(model.requests).isEmpty();
+    }
+
+    /** A clock a test moves by hand. */
+    static final class MutableClock
+            implements InstantSource
+    {
+        private volatile Instant now;
+
+        MutableClock(Instant start)
+        {
+            now = start;
+        }
+
+        void advance(long seconds)
+        {
+            now = now.plusSeconds(seconds);
+        }
+
+        @Override
+        public Instant instant()
+        {
+            return now;
+        }
     }
 
     private static byte[] bytes(int[] ids)
