@@ -329,6 +329,45 @@ class ChatCompletionsApiTest
         assertThat(model.requests).isEmpty();
     }
 
+    @Test
+    void createdIsTheTimeEachRequestArrived()
+            throws Exception
+    {
+        String request = "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 1}";
+        JsonNode first = JSON.readTree(post(server, request).body());
+        clock.advance(5);
+        JsonNode second = JSON.readTree(post(server, request).body());
+
+        assertThat(first.get("created").longValue()).isEqualTo(1_700_000_000L);
+        assertThat(second.get("created").longValue()).isEqualTo(1_700_000_005L);
+    }
+
+    @Test
+    void logprobsGiveEachTokensTextBytesLogprobAndAlternativesInWholeAndStreamedAnswers()
+            throws Exception
+    {
+        String request = "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 3, \"logprobs\": true, \"top_logprobs\": 1";
+        JsonNode whole = JSON.readTree(post(server, request + "}").body()).at("/choices/0/logprobs");
+        assertThat(whole).isEqualTo(JSON.readTree("""
+                {"content": [
+                  {"token": "H", "logprob": 0.0, "bytes": [72], "top_logprobs": [{"token": "H", "logprob": 0.0, "bytes": [72]}]},
+                  {"token": "e", "logprob": -0.125, "bytes": [101], "top_logprobs": [{"token": "e", "logprob": -0.125, "bytes": [101]}]},
+                  {"token": "l", "logprob": -0.25, "bytes": [108], "top_logprobs": [{"token": "l", "logprob": -0.25, "bytes": [108]}]}],
+                 "refusal": null}"""));
+        assertThat(model.requests.getFirst().logprobs()).contains(new io.handoff.http.LogprobOptions(1, -1, true));
+
+        List<JsonNode> content = new ArrayList<>();
+        for (String event : post(server, request + ", \"stream\": true}").body().split("\n\n")) {
+            if (!event.equals("data: [DONE]")) {
+                JsonNode chunk = JSON.readTree(event.substring("data: ".length()));
+                chunk.at("/choices/0/logprobs/content").forEach(content::add);
+            }
+        }
+        assertThat(content).containsExactlyElementsOf(whole.get("content"));
+        JsonNode without = JSON.readTree(post(server, "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 3}").body());
+        assertThat(without.at("/choices/0/logprobs").isNull()).isTrue();
+    }
+
     /** A clock a test moves by hand. */
     static final class MutableClock
             implements InstantSource
