@@ -11,7 +11,7 @@ public final class LogprobFields
     /** SGLang's top-level fields on {@code /generate}. */
     public static final Set<String> SGLANG = Set.of("return_logprob", "top_logprobs_num", "logprob_start_len", "return_text_in_logprobs",
             "token_ids_logprob");
-    /** OpenAI's completions takes at most this many alternatives ({@code logprobs}); vLLM and SGLang take as many as chat. */
+    /** The most alternatives per position any API takes (OpenAI's chat limit; vLLM and SGLang take as many in completions). */
     public static final int MAX_TOP_N = LogprobRequest.MAX_TOP_N;
 
     private LogprobFields() {}

@@ -75,8 +75,8 @@ public final class SamplingFields
         NOT_RUN.forEach((name, why) -> body.onlyNeutral(name, null, why));
         body.raw("logit_bias").ifPresent(bias -> {
             if (!bias.isObject()) {
-                throw ApiError.invalid("invalid_type", body.path("logit_bias"), body.path("logit_bias") + " must be an object of token id to bias, got "
-                        + JsonFields.describe(bias));
+                throw ApiError.invalid("invalid_type", body.path("logit_bias"), body.path("logit_bias")
+                        + " must be an object of token id to bias, got " + JsonFields.describe(bias));
             }
             if (!bias.isEmpty()) {
                 throw ApiError.invalid("unsupported", body.path("logit_bias"), body.path("logit_bias")

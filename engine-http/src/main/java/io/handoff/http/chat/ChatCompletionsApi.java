@@ -164,8 +164,10 @@ public final class ChatCompletionsApi
             events.send(Exchange.errorBody(ApiError.internal("generation failed: " + outcome.error().orElse("unknown error"))));
         }
         else {
-            if (outcome.text().length() > sent[0] || reply.sentTokens < outcome.outputIds().length && reply.request.logprobs().isPresent()) {
-                events.send(reply.delta(outcome.text().substring(Math.min(sent[0], outcome.text().length())), outcome.outputIds(), outcome.logprobs()));
+            boolean logprobsLeft = reply.request.logprobs().isPresent() && reply.sentTokens < outcome.outputIds().length;
+            if (outcome.text().length() > sent[0] || logprobsLeft) {
+                String rest = outcome.text().substring(Math.min(sent[0], outcome.text().length()));
+                events.send(reply.delta(rest, outcome.outputIds(), outcome.logprobs()));
             }
             ObjectNode last = reply.chunk();
             last.withArray("choices").addObject().put("index", 0).put("finish_reason", outcome.finishReason()).putObject("delta");
