@@ -28,7 +28,8 @@ public final class LogprobJson
     public static void sglang(ObjectNode meta, LogprobTrace trace, int[] outputIds, int outputCount, boolean withPrompt, TokenTexts texts)
     {
         boolean text = trace.options().tokenText();
-        boolean top = trace.options().topN() > 0;
+        int topN = trace.options().topN();
+        boolean top = topN > 0;
         if (withPrompt) {
             ArrayNode input = meta.putArray("input_token_logprobs");
             ArrayNode inputTop = top ? meta.putArray("input_top_logprobs") : null;
@@ -36,7 +37,7 @@ public final class LogprobJson
                 TokenLogprob entry = trace.promptAt(p);
                 triple(input, entry == null ? null : entry.logprob(), trace.promptIds()[p], text, texts);
                 if (top) {
-                    topTriples(inputTop, entry, text, texts);
+                    topTriples(inputTop, entry, topN, text, texts);
                 }
             }
         }
@@ -46,7 +47,7 @@ public final class LogprobJson
             TokenLogprob entry = outputAt(trace, i);
             triple(output, entry == null ? null : entry.logprob(), outputIds[i], text, texts);
             if (top) {
-                topTriples(outputTop, entry, text, texts);
+                topTriples(outputTop, entry, topN, text, texts);
             }
         }
     }
@@ -68,13 +69,13 @@ public final class LogprobJson
         if (withPrompt) {
             for (int p = trace.promptFrom(); p < trace.promptIds().length; p++) {
                 int id = trace.promptIds()[p];
-                completionEntry(tokens, values, tops, id, trace.promptAt(p), texts);
+                completionEntry(tokens, values, tops, id, trace.promptAt(p), trace.options().topN(), texts);
                 offsets.add(at);
                 at += promptWidth.applyAsInt(id);
             }
         }
         for (int i = from; i < to; i++) {
-            completionEntry(tokens, values, tops, outputIds[i], outputAt(trace, i), texts);
+            completionEntry(tokens, values, tops, outputIds[i], outputAt(trace, i), trace.options().topN(), texts);
             offsets.add(at);
             at += outputWidth.applyAsInt(outputIds[i]);
         }
@@ -112,7 +113,8 @@ public final class LogprobJson
     }
 
     /** One position: the token, its log probability, and the alternatives with the chosen token among them (as OpenAI returns). */
-    private static void completionEntry(ArrayNode tokens, ArrayNode values, ArrayNode tops, int id, TokenLogprob entry, TokenTexts texts)
+    private static void completionEntry(ArrayNode tokens, ArrayNode values, ArrayNode tops, int id, TokenLogprob entry, int topN,
+            TokenTexts texts)
     {
         tokens.add(texts.text(id));
         if (entry == null) {
@@ -122,7 +124,7 @@ public final class LogprobJson
         }
         values.add(clamped(entry.logprob()));
         ObjectNode top = tops.addObject();
-        for (int k = 0; k < entry.topIds().length; k++) {
+        for (int k = 0; k < Math.min(topN, entry.topIds().length); k++) {
             top.put(texts.text(entry.topIds()[k]), clamped(entry.topLogprobs()[k]));
         }
         if (!top.has(texts.text(id))) {
@@ -148,14 +150,14 @@ public final class LogprobJson
         }
     }
 
-    private static void topTriples(ArrayNode into, TokenLogprob entry, boolean text, TokenTexts texts)
+    private static void topTriples(ArrayNode into, TokenLogprob entry, int topN, boolean text, TokenTexts texts)
     {
         if (entry == null) {
             into.addNull();
             return;
         }
         ArrayNode position = into.addArray();
-        for (int k = 0; k < entry.topIds().length; k++) {
+        for (int k = 0; k < Math.min(topN, entry.topIds().length); k++) {
             triple(position, entry.topLogprobs()[k], entry.topIds()[k], text, texts);
         }
     }
