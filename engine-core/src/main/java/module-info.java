@@ -12,7 +12,7 @@ module handoff.core {
     requires org.apache.logging.log4j.core;
     requires jdk.incubator.vector;
 
-    exports io.handoff.core to handoff.cli;
+    exports io.handoff.core to handoff.http, handoff.cli;
     exports io.handoff.core.config to handoff.http, handoff.cli, handoff.testkit;
     exports io.handoff.core.runtime to handoff.http, handoff.cli;
     exports io.handoff.core.plugin to handoff.http, handoff.cli;

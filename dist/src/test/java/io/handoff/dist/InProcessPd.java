@@ -104,6 +104,35 @@ final class InProcessPd
                 Optional.of(new RoomTicket(new RoomKey(roomId, 0), control))), listener);
     }
 
+    /** The prefill's half of {@code request} (one new token, in room {@code roomId}), as the router sends it. */
+    RequestHandle startPrefill(long roomId, GenerateRequest request)
+    {
+        return prefill.scheduler().submit(resized(request, 1).withTicket(new RoomTicket(new RoomKey(roomId, 0), "")), TokenListener.NONE);
+    }
+
+    /** The first decode's half of {@code request}, whose prefill is this one's; {@code listener} hears its tokens. */
+    RequestHandle startDecode(long roomId, GenerateRequest request, TokenListener listener)
+    {
+        String control = prefillDisaggregation().controlAddress().orElseThrow();
+        return decodes.getFirst().scheduler().submit(request.withTicket(new RoomTicket(new RoomKey(roomId, 0), control)), listener);
+    }
+
+    /** {@code request} on a colocated engine with the same settings. */
+    static GenerateResult colocated(GenerateRequest request)
+            throws Exception
+    {
+        try (Engine engine = Engine.start(new ConfigSource(Optional.empty(), common(), Map.of()));
+                ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
+            return await(compute.scheduler().submit(request, TokenListener.NONE));
+        }
+    }
+
+    private static GenerateRequest resized(GenerateRequest request, int maxNewTokens)
+    {
+        return new GenerateRequest(request.rid(), request.promptIds(), maxNewTokens, request.sampling(), request.stopTokenIds(),
+                request.ignoreEos(), request.returnLogits(), request.ticket(), request.logprobs());
+    }
+
     /** The prefill's half of a request on another prefill, {@code other}. */
     static RequestHandle startPrefill(ComputeEngine other, long roomId, int[] prompt)
     {

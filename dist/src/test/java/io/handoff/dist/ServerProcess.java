@@ -83,6 +83,31 @@ final class ServerProcess
         throw new AssertionError(String.join(" ", command) + " did not listen within 2 minutes:\n" + Files.readString(log));
     }
 
+    /**
+     * {@code handoff router} in front of {@code prefill} and {@code decode}, polling their health every 200 ms, once it
+     * reports both healthy (at most a minute).
+     */
+    static ServerProcess router(Path workDir, ServerProcess prefill, ServerProcess decode)
+            throws IOException
+    {
+        ServerProcess router = launch(workDir, "router", List.of("router", "--port", "0", "--prefill", "http://127.0.0.1:" + prefill.port,
+                "--decode", "http://127.0.0.1:" + decode.port, "-Dhandoff.router.health-interval=200ms", "-Dhandoff.router.health-timeout=1s"));
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (true) {
+            int healthy = 0;
+            for (JsonNode backend : json(router.get("/backends").body())) {
+                healthy += backend.get("healthy").asBoolean() ? 1 : 0;
+            }
+            if (healthy == 2) {
+                return router;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("router backends not healthy: " + router.get("/backends").body() + "\n" + router.logText());
+            }
+            LockSupport.parkNanos(50_000_000); // waiting for the router's first health polls: bounded
+        }
+    }
+
     String logText()
     {
         try {

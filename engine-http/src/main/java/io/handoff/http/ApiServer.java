@@ -30,9 +30,10 @@ import java.util.concurrent.Executors;
 import static java.util.Objects.requireNonNull;
 
 /**
- * The colocated HTTP API over one scheduler: SGLang's {@code /generate}, OpenAI's {@code /v1/completions}
- * and {@code /v1/models}, {@code /abort_request}, {@code /health}, {@code /health_generate} and
- * Prometheus {@code /metrics}.
+ * The colocated HTTP API over one scheduler: SGLang's {@code /generate}, OpenAI's {@code /v1/completions},
+ * {@code /v1/chat/completions}, {@code /v1/responses} and {@code /v1/models}, {@code /abort_request}, {@code /health},
+ * {@code /health_generate}, Prometheus {@code /metrics}, and SGLang's admin endpoints ({@code /get_model_info},
+ * {@code /get_server_info}, {@code /flush_cache}, {@code /tokenize}, {@code /detokenize}, {@code /version}).
  *
  * <p>The JDK's HTTP server runs each exchange on its own virtual thread, so a streaming response may
  * simply block waiting for the next token; memory stays bounded because the scheduler's waiting queue is
@@ -70,18 +71,17 @@ public final class ApiServer
         this.generations = new Generations(scheduler, model, tokenizer, metrics, config.retryAfter(), config.limits().maxPromptTokens());
         GenerateApi generate = new GenerateApi(generations, model, tokenizer, bootstrap);
         CompletionsApi completions = new CompletionsApi(generations, model, tokenizer, InstantSource.system(), bootstrap);
-        this.routes = HttpRoutes.union(new TimelineEndpoint(scheduler.timelines(), bootstrap.roleName()).routes(), Map.of(
+        ChatModel chat = chatModel(generations, model, tokenizer, chatTemplate);
+        this.routes = HttpRoutes.union(HttpRoutes.union(new TimelineEndpoint(scheduler.timelines(), bootstrap.roleName()).routes(), Map.of(
                 "/generate", new Route("POST", generate::handle),
                 "/v1/completions", new Route("POST", completions::handle),
-                "/v1/chat/completions", new Route("POST", new ChatCompletionsApi(chatModel(generations, model, tokenizer, chatTemplate),
-                        InstantSource.system())::handle),
-                "/v1/models", new Route("GET", this::models),
+                "/v1/chat/completions", new Route("POST", new ChatCompletionsApi(chat, InstantSource.system())::handle),
                 "/abort_request", new Route("POST", exchange -> AbortRequest.handle(exchange, generations::abort, "")),
                 // open: load balancers and the router probe it without a key; it tells nothing but "ok" or "shutting down"
                 "/health", new Route("GET", this::health, HttpRoutes.Access.OPEN),
                 "/health_generate", new Route("GET", this::healthGenerate),
                 "/metrics", new Route("GET", this::metrics),
-                "/bootstrap", new Route("GET", this::bootstrap)));
+                "/bootstrap", new Route("GET", this::bootstrap))), adminRoutes(chat, tokenizer, disaggregation));
         JdkHttpServerLimits.apply(config.limits());
         this.server = HttpServer.create(new InetSocketAddress(config.host(), config.port()), 0);
         server.setExecutor(executor);
@@ -133,21 +133,15 @@ public final class ApiServer
         return generations.inFlight();
     }
 
-    private void models(Exchange exchange)
-            throws IOException
+    /** SGLang's admin endpoints, the model's description, tokenization and {@code /v1/responses}. */
+    private Map<String, Route> adminRoutes(ChatModel chat, Tokenizer tokenizer, Optional<Disaggregation> disaggregation)
     {
-        ObjectNode body = JsonFields.MAPPER.createObjectNode();
-        body.put("object", "list");
-        ObjectNode entry = body.putArray("data").addObject();
-        entry.put("id", model.name());
-        entry.put("object", "model");
-        entry.put("created", created);
-        entry.put("owned_by", "handoff");
-        entry.put("root", model.name());
-        entry.put("max_model_len", model.maxContext());
-        // token-id prompts (e.g. handoff bench serving's) stay valid when every id is below this
-        entry.put("vocab_size", model.vocabSize());
-        exchange.sendJson(200, body);
+        ServerInfo serverInfo = new ServerInfo(config, this::address, scheduler, model, disaggregation, bootstrap.roleName());
+        return HttpRoutes.union(HttpRoutes.union(new ModelEndpoints(model, tokenizer, created).routes(), new TokenizeEndpoints(model, tokenizer).routes()),
+                Map.of(
+                        "/v1/responses", new Route("POST", new ResponsesApi(chat, created)::handle),
+                        "/get_server_info", new Route("GET", serverInfo::handle),
+                        "/flush_cache", new Route("GET, POST", new FlushCache(scheduler)::handle)));
     }
 
     private void health(Exchange exchange)

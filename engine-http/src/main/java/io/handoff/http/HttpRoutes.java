@@ -6,6 +6,7 @@ import org.apache.logging.log4j.Logger;
 
 import java.io.IOException;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 
@@ -40,6 +41,7 @@ public final class HttpRoutes
         DEBUG
     }
 
+    /** @param method the HTTP method it answers, or several as the {@code Allow} header lists them ({@code "GET, POST"}) */
     public record Route(String method, Handler handler, Access access)
     {
         public Route
@@ -47,6 +49,11 @@ public final class HttpRoutes
             requireNonNull(method, "method is null");
             requireNonNull(handler, "handler is null");
             requireNonNull(access, "access is null");
+        }
+
+        boolean allows(String requested)
+        {
+            return List.of(method.split(", ")).contains(requested);
         }
 
         public Route(String method, Handler handler)
@@ -102,7 +109,7 @@ public final class HttpRoutes
             if (route == null) {
                 throw ApiError.notFound("not_found", null, "no endpoint " + path + "; endpoints: " + String.join(", ", new TreeSet<>(routes.keySet())));
             }
-            if (!route.method().equals(exchange.method())) {
+            if (!route.allows(exchange.method())) {
                 exchange.setHeader("Allow", route.method());
                 throw ApiError.methodNotAllowed(exchange.method(), path, route.method());
             }

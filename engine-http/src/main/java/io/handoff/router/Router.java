@@ -38,10 +38,10 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * {@code handoff router}: one HTTP endpoint in front of prefill and decode servers. It answers the same
- * API as a colocated server ({@code /generate}, {@code /v1/completions}, {@code /v1/models},
- * {@code /abort_request}, {@code /health}, {@code /metrics}, with the same errors), pairs each generation
- * request with a healthy prefill and decode ({@link PairedRequests}), and lists its servers at
- * {@code GET /backends}.
+ * API as a colocated server ({@code /generate}, {@code /v1/completions}, {@code /abort_request}, {@code /health},
+ * {@code /metrics}, with the same errors), pairs each generation request with a healthy prefill and decode
+ * ({@link PairedRequests}), answers the model and admin queries from its servers ({@link BackendQueries}), and lists
+ * its servers at {@code GET /backends}.
  *
  * <p>Like the server, each exchange runs on its own virtual thread, and so do the calls to the servers.
  */
@@ -76,16 +76,16 @@ public final class Router
         this.upstream = new Upstream(config, executor, serverConfig.access().apiKeys().ownKey(), serverConfig.access().routerSigner());
         this.healthCheck = new HealthCheck(upstream, config.healthTimeout(), config.unhealthyAfterTimeouts());
         this.requests = new PairedRequests(pool, upstream, metrics, RoomIds.random(), timelines);
-        Map<String, Route> routes = HttpRoutes.union(new TimelineEndpoint(timelines, "router").routes(), Map.of(
+        BackendQueries queries = new BackendQueries(pool, upstream, config.healthTimeout());
+        Map<String, Route> routes = HttpRoutes.union(HttpRoutes.union(new TimelineEndpoint(timelines, "router").routes(), Map.of(
                 "/generate", new Route("POST", requests::forward),
                 "/v1/completions", new Route("POST", requests::forward),
-                "/v1/models", new Route("GET", this::models),
                 "/abort_request", new Route("POST", exchange -> AbortRequest.handle(exchange, requests::abort, " through this router")),
                 // open, as on the servers: a load balancer probes it without a key
                 "/health", new Route("GET", this::health, HttpRoutes.Access.OPEN),
                 "/health_generate", new Route("GET", this::healthGenerate),
                 "/backends", new Route("GET", this::backends),
-                "/metrics", new Route("GET", this::metrics)));
+                "/metrics", new Route("GET", this::metrics))), queryRoutes(queries));
         server.setExecutor(executor);
         server.createContext("/", new HttpRoutes(routes, serverConfig, metrics.httpRequests())::dispatch);
         AccessNotice.log(serverConfig, false);
@@ -241,19 +241,18 @@ public final class Router
         exchange.sendJson(200, body);
     }
 
-    /** A decode's {@code /v1/models}: every server of one deployment serves the same model. */
-    private void models(Exchange exchange)
-            throws IOException, InterruptedException
+    /** What a decode answers for the whole deployment, and the cache flush every server does. */
+    private static Map<String, Route> queryRoutes(BackendQueries queries)
     {
-        Backend decode = pool.anyHealthy(BackendRole.DECODE).orElseThrow(() -> pool.noneHealthy(BackendRole.DECODE));
-        HttpResponse<byte[]> response;
-        try {
-            response = upstream.get(decode, "/v1/models", config.healthTimeout());
+        Map<String, Route> routes = new java.util.HashMap<>();
+        for (String path : List.of("/v1/models", "/v1/models/*", "/get_model_info", "/get_server_info", "/version")) {
+            routes.put(path, new Route("GET", queries::fromDecode));
         }
-        catch (IOException e) {
-            throw upstream.failure(decode, e);
+        for (String path : List.of("/tokenize", "/detokenize", "/v1/tokenize", "/v1/detokenize")) {
+            routes.put(path, new Route("POST", queries::fromDecode));
         }
-        exchange.send(response.statusCode(), response.headers().firstValue("Content-Type").orElse("application/json"), response.body());
+        routes.put("/flush_cache", new Route("GET, POST", queries::flushAll));
+        return Map.copyOf(routes);
     }
 
     private void backends(Exchange exchange)

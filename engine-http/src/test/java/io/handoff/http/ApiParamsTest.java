@@ -7,6 +7,7 @@ import io.handoff.core.runtime.ChatTemplateText;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.GenerateResult;
 import io.handoff.core.scheduler.LogprobRequest;
+import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.core.scheduler.TokenListener;
 import org.junit.jupiter.api.AfterAll;
@@ -46,7 +47,7 @@ class ApiParamsTest
     static void start()
             throws IOException
     {
-        local = new LocalServer(new SchedulerConfig(8, 256, 64, true, 2), ServerConfig.loopback(), 512, null,
+        local = new LocalServer(new SchedulerConfig(8, 256, 64, true, 2), ServerConfig.loopback(), 512, null, KvHandoff.NONE,
                 Optional.of(new ChatTemplateText(TEMPLATE, "", "")));
     }
 

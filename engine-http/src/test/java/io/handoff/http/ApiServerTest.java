@@ -310,7 +310,7 @@ class ApiServerTest
         HttpResponse<String> wrongMethod = local.get("/generate");
 
         assertThat(unknown.statusCode()).isEqualTo(404);
-        assertError(LocalServer.json(unknown), "not_found", "", "no endpoint /v2/chat; endpoints: /abort_request, /bootstrap, /generate");
+        assertError(LocalServer.json(unknown), "not_found", "", "no endpoint /v2/chat; endpoints: /abort_request, /bootstrap, /detokenize, /flush_cache, /generate");
         assertThat(wrongMethod.statusCode()).isEqualTo(405);
         assertThat(wrongMethod.headers().firstValue("Allow")).contains("POST");
         assertError(LocalServer.json(wrongMethod), "method_not_allowed", "", "GET is not allowed on /generate; use POST");

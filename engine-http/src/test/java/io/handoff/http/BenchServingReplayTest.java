@@ -3,6 +3,7 @@ package io.handoff.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.runtime.ChatTemplateText;
+import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.SchedulerConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -33,7 +34,7 @@ class BenchServingReplayTest
     static void start()
             throws IOException
     {
-        local = new LocalServer(new SchedulerConfig(8, 256, 64, true, 2), ServerConfig.loopback(), 512, null,
+        local = new LocalServer(new SchedulerConfig(8, 256, 64, true, 2), ServerConfig.loopback(), 512, null, KvHandoff.NONE,
                 Optional.of(new ChatTemplateText(ApiParamsTest.TEMPLATE, "", "")));
     }
 

@@ -11,6 +11,7 @@ import io.handoff.core.model.SeededWeights;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.prefix.RadixCache;
 import io.handoff.core.runtime.ChatTemplateText;
+import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.core.scheduler.SchedulerStats;
@@ -58,18 +59,19 @@ final class LocalServer
     LocalServer(SchedulerConfig schedulerConfig, ServerConfig serverConfig, int pages, Transformer shared)
             throws IOException
     {
-        this(schedulerConfig, serverConfig, pages, shared, Optional.empty());
+        this(schedulerConfig, serverConfig, pages, shared, KvHandoff.NONE, Optional.empty());
     }
 
-    /** Like {@link #LocalServer(SchedulerConfig, ServerConfig, int, Transformer)}, rendering {@code chatTemplate} for chat. */
-    LocalServer(SchedulerConfig schedulerConfig, ServerConfig serverConfig, int pages, Transformer shared, Optional<ChatTemplateText> chatTemplate)
+    /** With the scheduler's {@code handoff} (a stand-in for a prefill's or a decode's) and the model's {@code chatTemplate}. */
+    LocalServer(SchedulerConfig schedulerConfig, ServerConfig serverConfig, int pages, Transformer shared, KvHandoff handoff,
+            Optional<ChatTemplateText> chatTemplate)
             throws IOException
     {
         kv = KvPool.allocate(KvGeometry.of(model.attentionGeometry(), model.layers(), KvDtype.F32, PAGE_SIZE), pages);
         ownsTransformer = shared == null;
         transformer = shared != null ? shared : newModel();
         scheduler = new Scheduler(schedulerConfig, transformer, kv, new RadixCache(PAGE_SIZE, kv.pagePool()),
-                new ReferenceAttention(model.attentionGeometry(), kv.view()), FaultInjector.NONE);
+                new ReferenceAttention(model.attentionGeometry(), kv.view()), FaultInjector.NONE, handoff);
         server = ApiServer.start(serverConfig, scheduler, model, new ByteTokenizer(), chatTemplate, Optional.empty());
     }
 

@@ -73,6 +73,9 @@ final class FakeBackend
     final List<Received> received = new CopyOnWriteArrayList<>();
     final List<String> aborted = new CopyOnWriteArrayList<>();
     final AtomicInteger bootstrapCalls = new AtomicInteger();
+    /** What {@code /flush_cache} answers (400: requests in flight); {@link #flushes} counts the calls. */
+    volatile int flushStatus = 200;
+    final AtomicInteger flushes = new AtomicInteger();
     /** The {@code Authorization} header of every call but generation requests (those are in {@link #received}), "-" when absent. */
     final List<String> otherAuthorizations = new CopyOnWriteArrayList<>();
     private final ConcurrentMap<String, CountDownLatch> abortLatches = new ConcurrentHashMap<>();
@@ -143,6 +146,18 @@ final class FakeBackend
         return latch(receivedLatches, rid).await(WAIT_SECONDS, TimeUnit.SECONDS);
     }
 
+    /** What a query endpoint answers here: who answered, the raw path and method it got, and the JSON body if any. */
+    private ObjectNode query(HttpExchange exchange, byte[] bytes)
+            throws IOException
+    {
+        ObjectNode answer = JSON.createObjectNode().put("server", name).put("method", exchange.getRequestMethod())
+                .put("raw_path", exchange.getRequestURI().getRawPath());
+        if (bytes.length > 0) {
+            answer.set("body", JSON.readTree(bytes));
+        }
+        return answer;
+    }
+
     private static CountDownLatch latch(ConcurrentMap<String, CountDownLatch> latches, String rid)
     {
         return latches.computeIfAbsent(rid, key -> new CountDownLatch(1));
@@ -206,7 +221,19 @@ final class FakeBackend
                     latch(receivedLatches, request.rid()).countDown();
                     generator.generate(this, exchange, body);
                 }
-                default -> json(exchange, 404, JSON.createObjectNode().put("error", "no such endpoint"));
+                case "/flush_cache" -> {
+                    flushes.incrementAndGet();
+                    json(exchange, flushStatus, JSON.createObjectNode().put("server", name).put("flushed", flushStatus == 200));
+                }
+                case "/get_model_info", "/get_server_info", "/version", "/tokenize", "/detokenize", "/v1/tokenize", "/v1/detokenize" ->
+                        json(exchange, 200, query(exchange, bytes));
+                default -> {
+                    if (path.startsWith("/v1/models/")) {
+                        json(exchange, 404, query(exchange, bytes));
+                        return;
+                    }
+                    json(exchange, 404, JSON.createObjectNode().put("error", "no such endpoint"));
+                }
             }
         }
         catch (InterruptedException e) {

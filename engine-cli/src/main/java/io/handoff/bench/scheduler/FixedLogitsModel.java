@@ -13,7 +13,7 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * The benchmark's model that does no math: its forward returns at once, the same fixed logits row for every
- * request (greedy sampling then always picks {@link #token()}), and writes no KV. With it a step costs only what
+ * row asked for (greedy sampling then always picks {@link #token()}), and writes no KV. With it a step costs only what
  * the scheduler does around the model: admission, page allocation and release, radix match and insert, batch
  * building, sampling and token delivery. Only {@code handoff bench scheduler} builds one; it is no
  * {@code handoff.model.name} and cannot be served.
@@ -46,9 +46,9 @@ final class FixedLogitsModel
     }
 
     @Override
-    public float[][] forward(ForwardBatch batch, KvCacheView kv, AttentionBackend attention, Transformer.LayerHook hook)
+    public float[][] forwardRows(ForwardBatch batch, KvCacheView kv, AttentionBackend attention, Transformer.LayerHook hook, int[] logitRows)
     {
-        float[][] rows = new float[batch.requests()][];
+        float[][] rows = new float[logitRows.length][];
         Arrays.fill(rows, logits);
         return rows;
     }

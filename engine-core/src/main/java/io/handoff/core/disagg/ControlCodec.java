@@ -14,6 +14,10 @@ import io.handoff.core.disagg.ControlMessage.RoomClaim;
 import io.handoff.core.disagg.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.ControlMessage.RoomRequest;
 import io.handoff.core.scheduler.FailureCause;
+import io.handoff.core.scheduler.LogprobRequest;
+import io.handoff.core.scheduler.Logprobs;
+import io.handoff.core.scheduler.TokenLogprob;
+import io.handoff.core.scheduler.TokenLogprobs;
 import io.handoff.core.security.PeerText;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferCapability;
@@ -25,7 +29,10 @@ import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 import static java.util.Objects.requireNonNull;
@@ -33,7 +40,10 @@ import static java.util.Objects.requireNonNull;
 /**
  * The bytes of a {@link ControlMessage}: one type byte, then the fields in declaration order, big-endian
  * ({@link DataOutputStream}); strings as modified UTF-8 with a 16-bit length, arrays as an int count then
- * the elements. A frame on the wire is an int length followed by these bytes ({@link ControlChannel}).
+ * the elements; an optional part as a boolean, then the part when present. An aux record's log probabilities are
+ * {@code inputFrom}, then the input and the output entries (a count, then per entry its token id, its value as a float,
+ * a byte counting its alternatives, and each alternative's id and value). A frame on the wire is an int length followed by
+ * these bytes ({@link ControlChannel}).
  *
  * <p>Decoding trusts nothing: every count is checked against the bytes that remain before anything is
  * allocated, trailing bytes are an error, and every failure is a {@link MalformedFrameException} that says
@@ -44,6 +54,8 @@ public final class ControlCodec
     /** The largest frame either side sends or accepts (a 1M-page room request is 4 MiB). */
     public static final int MAX_FRAME_BYTES = 16 << 20;
     private static final int MAX_CAUSE_CHARS = 32;
+    /** A log probability entry without alternatives: id, value, count of alternatives (each alternative adds 8). */
+    private static final int LOGPROB_ENTRY_BYTES = 4 + 4 + 1;
 
     static final byte HELLO = 1;
     private static final byte HELLO_RESULT = 2;
@@ -92,7 +104,8 @@ public final class ControlCodec
             case REGISTER_REGIONS -> 4 << 20;
             // a transport name (a 16-bit UTF string), capability names, a reason
             case REGIONS_REGISTERED -> 128 << 10;
-            // page lists and checksum lists: 4 bytes per page of a room, up to the frame limit
+            // page lists and checksum lists: 4 bytes per page of a room, up to the frame limit; an aux record's log
+            // probabilities too (auxRecordBytes: a request whose record would not fit is refused before it runs)
             case ROOM_REQUEST, AUX_RECORD -> MAX_FRAME_BYTES;
             case CHUNK_DONE -> 1 + 12 + 12;
             // a cause label is a short ASCII word
@@ -168,6 +181,10 @@ public final class ControlCodec
                     out.writeInt(m.firstToken());
                     out.writeInt(m.promptLength());
                     writeInts(out, m.pageChecksums());
+                    out.writeBoolean(m.logprobs().isPresent());
+                    if (m.logprobs().isPresent()) {
+                        writeLogprobs(out, m.logprobs().get());
+                    }
                 }
                 case RoomFailed m -> {
                     out.writeByte(ROOM_FAILED);
@@ -228,7 +245,8 @@ public final class ControlCodec
                 case REGIONS_REGISTERED -> new RegionsRegistered(in.readBoolean(), in.readUTF(), readCapabilities(in, bytes), in.readUTF());
                 case ROOM_REQUEST -> new RoomRequest(readRoom(in), in.readUTF(), in.readInt(), readInts(in, bytes));
                 case CHUNK_DONE -> new ChunkDone(readRoom(in), in.readInt(), in.readInt(), in.readInt());
-                case AUX_RECORD -> new AuxRecord(readRoom(in), in.readInt(), in.readInt(), readInts(in, bytes));
+                case AUX_RECORD -> new AuxRecord(readRoom(in), in.readInt(), in.readInt(), readInts(in, bytes),
+                        in.readBoolean() ? Optional.of(readLogprobs(in, bytes)) : Optional.empty());
                 case ROOM_FAILED -> new RoomFailed(readRoom(in), readCause(in), in.readUTF());
                 case DRAIN_REQUEST -> new DrainRequest(readRoom(in));
                 case DRAIN_ACK -> new DrainAck(readRoom(in), in.readUnsignedByte());
@@ -303,6 +321,71 @@ public final class ControlCodec
             values[i] = in.readInt();
         }
         return values;
+    }
+
+    /** {@code inputFrom}, then the input entries and the output entries, each list as a count then its entries. */
+    private static void writeLogprobs(DataOutputStream out, Logprobs logprobs)
+            throws IOException
+    {
+        out.writeInt(logprobs.inputFrom());
+        for (List<TokenLogprob> entries : List.of(logprobs.input(), logprobs.output())) {
+            out.writeInt(entries.size());
+            for (TokenLogprob entry : entries) {
+                out.writeInt(entry.tokenId());
+                out.writeFloat(entry.logprob());
+                out.writeByte(entry.topIds().length);
+                for (int i = 0; i < entry.topIds().length; i++) {
+                    out.writeInt(entry.topIds()[i]);
+                    out.writeFloat(entry.topLogprobs()[i]);
+                }
+            }
+        }
+    }
+
+    private static Logprobs readLogprobs(DataInputStream in, ByteArrayInputStream remaining)
+            throws IOException
+    {
+        int inputFrom = in.readInt();
+        List<TokenLogprob> input = readLogprobEntries(in, remaining);
+        return new Logprobs(inputFrom, input, readLogprobEntries(in, remaining));
+    }
+
+    private static List<TokenLogprob> readLogprobEntries(DataInputStream in, ByteArrayInputStream remaining)
+            throws IOException
+    {
+        int count = readCount(in, remaining, LOGPROB_ENTRY_BYTES);
+        List<TokenLogprob> entries = new ArrayList<>(count);
+        for (int e = 0; e < count; e++) {
+            int tokenId = in.readInt();
+            float logprob = in.readFloat();
+            int top = in.readUnsignedByte();
+            if (top > LogprobRequest.MAX_TOP_N) {
+                throw new MalformedFrameException("a log probability entry with " + top + " alternatives; at most " + LogprobRequest.MAX_TOP_N);
+            }
+            int[] topIds = new int[top];
+            float[] topLogprobs = new float[top];
+            for (int i = 0; i < top; i++) {
+                topIds[i] = in.readInt();
+                topLogprobs[i] = in.readFloat();
+            }
+            entries.add(new TokenLogprob(tokenId, logprob, topIds, topLogprobs));
+        }
+        return entries;
+    }
+
+    /**
+     * The bytes of the largest aux record of a room whose prompt is {@code promptLength} tokens on pages of {@code pageSize}
+     * tokens, for a request that asks {@code logprobs} of it: what one frame must hold, so a request it exceeds
+     * {@link #MAX_FRAME_BYTES} for cannot run disaggregated ({@link AuxLogprobs#checkFits}).
+     */
+    public static long auxRecordBytes(int promptLength, int pageSize, Optional<LogprobRequest> logprobs)
+    {
+        long bytes = 1 + 12 + 4 + 4 + 4 + 4L * Math.ceilDiv(promptLength, pageSize) + 1;
+        if (logprobs.isEmpty()) {
+            return bytes;
+        }
+        long entries = 1 + promptLength - TokenLogprobs.inputFrom(logprobs.get(), promptLength);
+        return bytes + 4 + 4 + 4 + entries * (LOGPROB_ENTRY_BYTES + 8L * logprobs.get().topN());
     }
 
     private static byte[] readBytes(DataInputStream in, ByteArrayInputStream remaining)

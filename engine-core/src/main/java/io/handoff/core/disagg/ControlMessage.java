@@ -1,11 +1,16 @@
 package io.handoff.core.disagg;
 
 import io.handoff.core.scheduler.FailureCause;
+import io.handoff.core.scheduler.LogprobRequest;
+import io.handoff.core.scheduler.Logprobs;
+import io.handoff.core.scheduler.TokenLogprob;
 import io.handoff.core.security.PeerText;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferCapability;
 
 import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 import static java.util.Objects.requireNonNull;
@@ -26,7 +31,7 @@ import static java.util.Objects.requireNonNull;
 public sealed interface ControlMessage
 {
     /** Bumped on any change to the messages or their encoding; peers must match exactly. */
-    int PROTOCOL_VERSION = 3;
+    int PROTOCOL_VERSION = 4;
     /** The highest sender rank a drain ack may name (a room has at most this many + 1 senders). */
     int MAX_SENDER_RANK = 255;
     /** Longest reason text kept; a longer one is clipped, so a message always fits its frame. */
@@ -205,23 +210,49 @@ public sealed interface ControlMessage
     }
 
     /**
-     * The room's commit record, sent after its last data: the first output token (sampled on prefill) and
-     * one CRC32C per room page taken on prefill after the fence, or none when checksums are off.
+     * The room's commit record, sent after its last data: the first output token (sampled on prefill),
+     * one CRC32C per room page taken on prefill after the fence, or none when checksums are off, and, when the request
+     * asked for log probabilities, the prefill's: the first token's as the only output entry, and the prompt's
+     * ({@link Logprobs#input} from {@link Logprobs#inputFrom}), so that the decode reports what a colocated engine would.
+     * Each entry has at most {@link LogprobRequest#MAX_TOP_N} alternatives; the decode checks the rest of the shape against
+     * its own copy of the request ({@link AuxLogprobs}), and a request whose record could not fit one frame is refused
+     * before it runs ({@link AuxLogprobs#checkFits}).
      */
-    record AuxRecord(RoomKey room, int firstToken, int promptLength, int[] pageChecksums)
+    record AuxRecord(RoomKey room, int firstToken, int promptLength, int[] pageChecksums, Optional<Logprobs> logprobs)
             implements RoomMessage
     {
         public AuxRecord
         {
             requireNonNull(room, "room is null");
             requireNonNull(pageChecksums, "pageChecksums is null");
+            requireNonNull(logprobs, "logprobs is null");
+            logprobs.ifPresent(AuxRecord::checkTopBound);
+        }
+
+        /** A record without log probabilities. */
+        public AuxRecord(RoomKey room, int firstToken, int promptLength, int[] pageChecksums)
+        {
+            this(room, firstToken, promptLength, pageChecksums, Optional.empty());
+        }
+
+        private static void checkTopBound(Logprobs logprobs)
+        {
+            for (List<TokenLogprob> entries : List.of(logprobs.input(), logprobs.output())) {
+                for (TokenLogprob entry : entries) {
+                    if (entry.topIds().length > LogprobRequest.MAX_TOP_N) {
+                        throw new IllegalArgumentException("a log probability entry has " + entry.topIds().length + " alternatives; at most "
+                                + LogprobRequest.MAX_TOP_N + " travel in an aux record");
+                    }
+                }
+            }
         }
 
         @Override
         public boolean equals(Object o)
         {
             return o instanceof AuxRecord other && room.equals(other.room) && firstToken == other.firstToken
-                    && promptLength == other.promptLength && Arrays.equals(pageChecksums, other.pageChecksums);
+                    && promptLength == other.promptLength && Arrays.equals(pageChecksums, other.pageChecksums)
+                    && logprobs.equals(other.logprobs);
         }
 
         @Override
@@ -234,7 +265,8 @@ public sealed interface ControlMessage
         public String toString()
         {
             return "AuxRecord[room=" + room + ", firstToken=" + firstToken + ", promptLength=" + promptLength + ", checksums="
-                    + pageChecksums.length + "]";
+                    + pageChecksums.length + logprobs.map(l -> ", logprobs from " + l.inputFrom() + ": " + l.input().size() + " input, "
+                    + l.output().size() + " output").orElse("") + "]";
         }
     }
 

@@ -6,6 +6,7 @@ import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.kv.ReleaseProof;
 import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.scheduler.FinishReason;
+import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.HandoffRequest;
 import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.RoomTicket;
@@ -33,7 +34,7 @@ import static java.util.Objects.requireNonNull;
  * The decode side of disaggregation: one {@link ReceiverRoom} per request, over the connections
  * {@link PrefillLinks} keeps to the prefills (one per prefill, regions registered once). A room's prompt
  * pages were marked RECEIVING by the scheduler at admission; a valid aux record hands the request back
- * to the scheduler with its first token, a failure fails it, and the room's release policy decides when
+ * to the scheduler with its first token (and the prefill's log probabilities, when it asked for them), a failure fails it, and the room's release policy decides when
  * its pages may be reused (invariant I2).
  */
 public final class DecodeHandoff
@@ -222,6 +223,12 @@ public final class DecodeHandoff
     }
 
     @Override
+    public void checkTransferable(GenerateRequest request)
+    {
+        AuxLogprobs.checkFits(request);
+    }
+
+    @Override
     public void admitted(HandoffRequest request)
     {
         if (request.ticket().isEmpty()) {
@@ -231,7 +238,8 @@ public final class DecodeHandoff
         PrefillLinks.Link<Room> link = links.to(request.ticket().get().bootstrap());
         int[] promptPages = Arrays.copyOf(request.pages(), request.promptPages());
         ReceiverRoom machine = new ReceiverRoom(key, request.rid(), request.promptIds().length, promptPages, link.address(),
-                config.deadlines(), config.checksums() ? Optional.of(verifier(key)) : Optional.empty(), clock.nanos());
+                config.deadlines(), config.checksums() ? Optional.of(verifier(key)) : Optional.empty(), AuxLogprobs.expected(request),
+                clock.nanos());
         Room room = new Room(machine, request.rid(), link);
         machine.onWritesSettled(() -> drive(room, new RoomEvent.WritesSettled()));
         List<RoomMessage> early;
@@ -366,7 +374,7 @@ public final class DecodeHandoff
             case RoomEffect.Commit ignored -> { }
             case RoomEffect.Complete complete -> {
                 stats.roomEnded(true);
-                scheduler.promptKvArrived(room.rid, complete.firstToken());
+                scheduler.promptKvArrived(room.rid, complete.firstToken(), complete.logprobs());
             }
             case RoomEffect.Fail fail -> {
                 stats.roomEnded(false);

@@ -7,9 +7,11 @@ import io.handoff.core.disagg.ControlMessage.RoomMessage;
 import io.handoff.core.disagg.RoomEvent.ChunkForwarded;
 import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.scheduler.FinishReason;
+import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.HandoffRequest;
 import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.KvHandoff.HandoffFailure;
+import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.transfer.PlanListener;
 import io.handoff.core.transfer.TransferHooks;
@@ -244,7 +246,7 @@ public final class PrefillHandoff
         Room room = found.get();
         forwardPrefix(room, request, from);
         if (room.pendingFrom >= 0) {
-            forward(room, request, room.pendingFrom, room.pendingTo, room.pendingFence, false, -1);
+            forward(room, request, room.pendingFrom, room.pendingTo, room.pendingFence, false, -1, Optional.empty());
         }
         room.pendingFrom = from;
         room.pendingTo = to;
@@ -252,7 +254,14 @@ public final class PrefillHandoff
     }
 
     @Override
-    public void chunkComputed(HandoffRequest request, int from, int to, io.handoff.core.scheduler.Fence fence, boolean last, int firstToken)
+    public void checkTransferable(GenerateRequest request)
+    {
+        AuxLogprobs.checkFits(request);
+    }
+
+    @Override
+    public void chunkComputed(HandoffRequest request, int from, int to, io.handoff.core.scheduler.Fence fence, boolean last, int firstToken,
+            Optional<Logprobs> logprobs)
     {
         Optional<Room> found = room(request);
         if (found.isEmpty()) {
@@ -263,12 +272,12 @@ public final class PrefillHandoff
             // non-last chunks went (or go) out when the next chunk is scheduled; the last one goes now
             if (last) {
                 room.pendingFrom = -1;
-                forward(room, request, from, to, fence, true, firstToken);
+                forward(room, request, from, to, fence, true, firstToken, logprobs);
             }
             return;
         }
         forwardPrefix(room, request, from);
-        forward(room, request, from, to, fence, last, firstToken);
+        forward(room, request, from, to, fence, last, firstToken, logprobs);
     }
 
     private void forwardPrefix(Room room, HandoffRequest request, int from)
@@ -283,7 +292,8 @@ public final class PrefillHandoff
         }
     }
 
-    private void forward(Room room, HandoffRequest request, int from, int to, ProducerFence fence, boolean last, int firstToken)
+    private void forward(Room room, HandoffRequest request, int from, int to, ProducerFence fence, boolean last, int firstToken,
+            Optional<Logprobs> logprobs)
     {
         int firstPage = from / pageSize;
         int endPage = last ? Math.ceilDiv(to, pageSize) : to / pageSize;
@@ -292,7 +302,7 @@ public final class PrefillHandoff
             room.lastForwardNanos = System.nanoTime();
         }
         drive(room, last
-                ? ChunkForwarded.last(room.nextChunk++, firstPage, pages, fence, firstToken)
+                ? ChunkForwarded.last(room.nextChunk++, firstPage, pages, fence, firstToken, logprobs)
                 : ChunkForwarded.middle(room.nextChunk++, firstPage, pages, fence));
         room.lastComputed |= last;
     }

@@ -45,7 +45,8 @@ import static java.util.Objects.requireNonNull;
 /**
  * The decode side of one room: advertises the request's destination pages once the connection to the
  * prefill is ready, tracks which pages landed, and commits only on an aux record whose room, generation,
- * prompt length and per-page checksums match (invariant I3). One transition function, no I/O: {@link #on}
+ * prompt length and per-page checksums match (invariant I3), and whose log probabilities have the shape the request
+ * implies ({@link AuxLogprobs}). One transition function, no I/O: {@link #on}
  * returns the effects for the caller to execute in order.
  *
  * <p>After a failure the pages follow the connection's {@link ReleasePolicy} (invariant I2): released at
@@ -66,6 +67,7 @@ public final class ReceiverRoom
     private final RoomDeadlines deadlines;
     private final Optional<IntUnaryOperator> pageChecksum;
     private final int senderRanks;
+    private final AuxLogprobs logprobs;
 
     private final BitSet landed;
     // the sender ranks whose drain ack arrived: the pages go back only once every rank acked (or the peer is fenced)
@@ -101,6 +103,20 @@ public final class ReceiverRoom
     public ReceiverRoom(RoomKey room, String requestId, int promptLength, int[] pages, String peer, RoomDeadlines deadlines,
             Optional<IntUnaryOperator> pageChecksum, int senderRanks, long nowNanos)
     {
+        this(room, requestId, promptLength, pages, peer, deadlines, pageChecksum, senderRanks, AuxLogprobs.none(), nowNanos);
+    }
+
+    /** A room of one sender rank whose aux record must carry {@code logprobs}' shape of log probabilities. */
+    ReceiverRoom(RoomKey room, String requestId, int promptLength, int[] pages, String peer, RoomDeadlines deadlines,
+            Optional<IntUnaryOperator> pageChecksum, AuxLogprobs logprobs, long nowNanos)
+    {
+        this(room, requestId, promptLength, pages, peer, deadlines, pageChecksum, 1, logprobs, nowNanos);
+    }
+
+    private ReceiverRoom(RoomKey room, String requestId, int promptLength, int[] pages, String peer, RoomDeadlines deadlines,
+            Optional<IntUnaryOperator> pageChecksum, int senderRanks, AuxLogprobs logprobs, long nowNanos)
+    {
+        this.logprobs = requireNonNull(logprobs, "logprobs is null");
         if (senderRanks < 1 || senderRanks > ControlMessage.MAX_SENDER_RANK + 1) {
             throw new IllegalArgumentException("room " + room + " needs 1 to " + (ControlMessage.MAX_SENDER_RANK + 1) + " sender ranks, got "
                     + senderRanks);
@@ -356,7 +372,7 @@ public final class ReceiverRoom
         phase = SUCCESS;
         stopWrites();
         effects.add(new Commit(pages.clone()));
-        effects.add(new Complete(heldAux.firstToken()));
+        effects.add(new Complete(heldAux.firstToken(), heldAux.logprobs()));
     }
 
     private record Invalid(FailureCause cause, String reason) {}
@@ -366,6 +382,10 @@ public final class ReceiverRoom
     {
         if (aux.promptLength() != promptLength) {
             return new Invalid(FailureCause.TRANSPORT_FAILURE, "aux record for a prompt of " + aux.promptLength() + " tokens; this decode expects " + promptLength);
+        }
+        Optional<String> badLogprobs = logprobs.violation(aux.firstToken(), aux.logprobs());
+        if (badLogprobs.isPresent()) {
+            return new Invalid(FailureCause.TRANSPORT_FAILURE, "protocol violation: " + badLogprobs.get());
         }
         int[] expected = aux.pageChecksums();
         if (pageChecksum.isEmpty()) {

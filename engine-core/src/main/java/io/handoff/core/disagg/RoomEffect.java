@@ -2,10 +2,13 @@ package io.handoff.core.disagg;
 
 import io.handoff.core.kv.ReleaseProof;
 import io.handoff.core.scheduler.FailureCause;
+import io.handoff.core.scheduler.Logprobs;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
 
 import java.util.Arrays;
+
+import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
 
@@ -201,9 +204,23 @@ public sealed interface RoomEffect
         }
     }
 
-    /** The room succeeded. Decode: join the request to decoding with this first token, without recomputing the prompt. */
-    record Complete(int firstToken)
-            implements SenderEffect, ReceiverEffect {}
+    /**
+     * The room succeeded. Decode: join the request to decoding with this first token (and the prefill's log probabilities,
+     * checked against the request, when it asked for them), without recomputing the prompt.
+     */
+    record Complete(int firstToken, Optional<Logprobs> logprobs)
+            implements SenderEffect, ReceiverEffect
+    {
+        public Complete
+        {
+            requireNonNull(logprobs, "logprobs is null");
+        }
+
+        public Complete(int firstToken)
+        {
+            this(firstToken, Optional.empty());
+        }
+    }
 
     /** The room failed: fail the request with this reason and cause. Emitted exactly once per room. */
     record Fail(String reason, FailureCause cause)

@@ -2,8 +2,11 @@ package io.handoff.core.disagg;
 
 import io.handoff.core.disagg.ControlMessage.RoomMessage;
 import io.handoff.core.scheduler.FailureCause;
+import io.handoff.core.scheduler.Logprobs;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.TransferPlan;
+
+import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
 
@@ -76,17 +79,25 @@ public sealed interface RoomEvent
     /**
      * Prefill: a chunk's forward wrote room-relative pages {@code firstPageIndex ..}, held in
      * {@code sourcePages}; a non-last chunk covers whole pages only, and chunks come in order.
-     * {@code firstToken} (sampled on prefill) is read only for the last chunk. The {@code fence} travels
+     * {@code firstToken} (sampled on prefill) and {@code logprobs} (the first token's and the prompt's, when the request
+     * asked for them) are read only for the last chunk. The {@code fence} travels
      * in every plan (invariant I1): deliver this event before the fence is done only when the peer's
      * backend honours fences ({@code FORWARD_SYNC} or {@code STAGING}); otherwise deliver it after.
      */
-    record ChunkForwarded(int chunk, int firstPageIndex, int[] sourcePages, ProducerFence fence, boolean last, int firstToken)
+    record ChunkForwarded(int chunk, int firstPageIndex, int[] sourcePages, ProducerFence fence, boolean last, int firstToken,
+            Optional<Logprobs> logprobs)
             implements ForSender
     {
         public ChunkForwarded
         {
             requireNonNull(sourcePages, "sourcePages is null");
             requireNonNull(fence, "fence is null");
+            requireNonNull(logprobs, "logprobs is null");
+        }
+
+        public ChunkForwarded(int chunk, int firstPageIndex, int[] sourcePages, ProducerFence fence, boolean last, int firstToken)
+        {
+            this(chunk, firstPageIndex, sourcePages, fence, last, firstToken, Optional.empty());
         }
 
         public static ChunkForwarded middle(int chunk, int firstPageIndex, int[] sourcePages, ProducerFence fence)
@@ -96,7 +107,13 @@ public sealed interface RoomEvent
 
         public static ChunkForwarded last(int chunk, int firstPageIndex, int[] sourcePages, ProducerFence fence, int firstToken)
         {
-            return new ChunkForwarded(chunk, firstPageIndex, sourcePages, fence, true, firstToken);
+            return last(chunk, firstPageIndex, sourcePages, fence, firstToken, Optional.empty());
+        }
+
+        public static ChunkForwarded last(int chunk, int firstPageIndex, int[] sourcePages, ProducerFence fence, int firstToken,
+                Optional<Logprobs> logprobs)
+        {
+            return new ChunkForwarded(chunk, firstPageIndex, sourcePages, fence, true, firstToken, logprobs);
         }
     }
 

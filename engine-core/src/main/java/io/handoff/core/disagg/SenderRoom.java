@@ -25,6 +25,7 @@ import io.handoff.core.disagg.RoomEvent.PlanFailed;
 import io.handoff.core.disagg.RoomEvent.Received;
 import io.handoff.core.disagg.RoomEvent.Tick;
 import io.handoff.core.scheduler.FailureCause;
+import io.handoff.core.scheduler.Logprobs;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
 
@@ -78,6 +79,7 @@ public final class SenderRoom
     private int nextPageIndex;
     private boolean lastForwarded;
     private int firstToken;
+    private Optional<Logprobs> logprobs = Optional.empty();
     private int pagesLanded;
     private boolean postedAny;
     private boolean draining;
@@ -289,6 +291,7 @@ public final class SenderRoom
         if (chunk.last()) {
             lastForwarded = true;
             firstToken = chunk.firstToken();
+            logprobs = chunk.logprobs();
         }
         if (destinationPages == null) {
             unposted.add(chunk);
@@ -347,9 +350,9 @@ public final class SenderRoom
             return values;
         }).orElse(new int[0]);
         phase = SUCCESS;
-        effects.add(new Send(new AuxRecord(room, firstToken, promptLength, checksums)));
+        effects.add(new Send(new AuxRecord(room, firstToken, promptLength, checksums, logprobs)));
         releaseSources(effects);
-        effects.add(new Complete(firstToken));
+        effects.add(new Complete(firstToken, logprobs));
     }
 
     private String unclaimed()

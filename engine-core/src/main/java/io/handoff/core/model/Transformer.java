@@ -110,9 +110,15 @@ public final class Transformer
     }
 
     @Override
-    public float[][] forward(ForwardBatch batch, KvCacheView kv, AttentionBackend attention, LayerHook hook)
+    public float[][] forwardRows(ForwardBatch batch, KvCacheView kv, AttentionBackend attention, LayerHook hook, int[] logitRows)
     {
-        return run(batch, kv, attention, hook, batch.lastTokenRows());
+        requireNonNull(batch, "batch is null");
+        for (int row : requireNonNull(logitRows, "logitRows is null")) {
+            if (row < 0 || row >= batch.size()) {
+                throw new IllegalArgumentException("logit row " + row + " is outside the batch's " + batch.size() + " tokens");
+            }
+        }
+        return run(batch, kv, attention, hook, logitRows);
     }
 
     /** Like {@link #forward} but returns the logits at every token of the batch, {@code [tokens][vocab]}. */

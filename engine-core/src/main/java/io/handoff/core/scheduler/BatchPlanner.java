@@ -16,6 +16,9 @@ import static java.util.Objects.requireNonNull;
 final class BatchPlanner
 {
     private static final int[] NO_PAGES = new int[0];
+    // logits a step may keep for prompt log probabilities (256 MiB of floats: 512 positions of a 128k vocabulary); how a
+    // prompt is chunked does not change what it computes
+    static final int LOGIT_FLOATS_PER_STEP = 1 << 26;
 
     private final int chunkedPrefillSize;
     private final int pageSize;
@@ -23,10 +26,13 @@ final class BatchPlanner
     private final boolean probe;
     private final ReqToTokenTable reqToToken;
     private final KvHandoff handoff;
+    // positions whose logits a step may keep for prompt log probabilities (at least a page, so one such request runs)
+    private final int maxLogitRows;
 
     /** {@code chunkedPrefillSize} is at least {@code pageSize} (the scheduler checks it), so a chunk always holds a page. */
-    BatchPlanner(int chunkedPrefillSize, int pageSize, boolean probe, ReqToTokenTable reqToToken, KvHandoff handoff)
+    BatchPlanner(int chunkedPrefillSize, int pageSize, boolean probe, ReqToTokenTable reqToToken, KvHandoff handoff, int vocabSize)
     {
+        this.maxLogitRows = Math.max(pageSize, LOGIT_FLOATS_PER_STEP / vocabSize);
         this.chunkedPrefillSize = chunkedPrefillSize;
         this.pageSize = pageSize;
         this.probe = probe;
@@ -69,13 +75,15 @@ final class BatchPlanner
     {
         List<StepPlan.Chunk> chunks = new ArrayList<>();
         int budget = chunkedPrefillSize;
+        int logitRows = maxLogitRows;
         for (ScheduledRequest request : running) {
             if (request.prefillScheduled() || budget == 0) {
                 continue;
             }
             int from = request.scheduledPromptTokens;
             int remaining = request.promptLength() - from;
-            int length = Math.min(remaining, budget);
+            boolean keepsLogits = request.needsPromptLogits(request.promptLength() - 2);
+            int length = Math.min(remaining, keepsLogits ? Math.min(budget, logitRows) : budget);
             if (length < remaining) {
                 // Non-last chunks end on a page boundary, so every chunk's pages are whole (what transfers send).
                 length -= (from + length) % pageSize;
@@ -93,6 +101,9 @@ final class BatchPlanner
             }
             request.lastStep = step;
             budget -= length;
+            if (keepsLogits) {
+                logitRows -= length;
+            }
         }
         return chunks;
     }

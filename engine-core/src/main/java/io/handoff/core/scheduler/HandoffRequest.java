@@ -4,9 +4,11 @@ import java.util.Optional;
 
 /**
  * What a {@link KvHandoff} sees of a request: its id, room, prompt, and the pages the scheduler gave it
- * (its whole page list from position 0; a copy).
+ * (its whole page list from position 0; a copy), the log probabilities it asked for, and the model's vocabulary size
+ * (what a decode checks the token ids a prefill sends against).
  */
-public record HandoffRequest(String rid, Optional<RoomTicket> ticket, int[] promptIds, int[] pages, int pageSize)
+public record HandoffRequest(String rid, Optional<RoomTicket> ticket, int[] promptIds, int[] pages, int pageSize,
+        Optional<LogprobRequest> logprobs, int vocabSize)
 {
     /** Pages that hold the prompt's KV. */
     public int promptPages()

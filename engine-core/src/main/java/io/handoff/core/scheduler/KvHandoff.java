@@ -45,8 +45,20 @@ public interface KvHandoff
     {
     }
 
-    /** Prefill: the forward that wrote positions {@code [from, to)} completed; {@code firstToken} is set on the last chunk, else -1. */
-    default void chunkComputed(HandoffRequest request, int from, int to, Fence fence, boolean last, int firstToken)
+    /**
+     * Prefill: the forward that wrote positions {@code [from, to)} completed; {@code firstToken} is set on the last chunk, else -1,
+     * and so is {@code logprobs} when the request asked for log probabilities: the first token's (the only output entry) and
+     * the prompt's, which travel to the decode with the KV. Empty otherwise.
+     */
+    default void chunkComputed(HandoffRequest request, int from, int to, Fence fence, boolean last, int firstToken, Optional<Logprobs> logprobs)
+    {
+    }
+
+    /**
+     * Throws {@link RequestRejectedException} when this handoff cannot carry what the request needs between the nodes (e.g. its
+     * prompt's log probabilities exceed what one control frame holds). Called on the submitting thread, before it is queued.
+     */
+    default void checkTransferable(GenerateRequest request)
     {
     }
 

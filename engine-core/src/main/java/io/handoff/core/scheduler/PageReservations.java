@@ -99,7 +99,7 @@ final class PageReservations
         boolean receives = handoff.receivesPrompt(request.handoffView(pageSize));
         // Leave at least one prompt token to compute: its logits give the first output token. A decode
         // that receives its prompt's KV takes it all from the peer.
-        PrefixMatch match = receives ? prefixCache.match(prompt, 0) : prefixCache.match(prompt, prompt.length - 1);
+        PrefixMatch match = prefixCache.match(prompt, receives ? 0 : reusablePrefix(request));
         pagePool.retain(match.pages());
         prefixCache.lock(match.node());
         int needed = pagesFor(request.kvPositions()) - match.pageCount();
@@ -130,6 +130,16 @@ final class PageReservations
             request.scheduledPromptTokens = prompt.length;
         }
         return true;
+    }
+
+    /**
+     * The most cached prompt tokens the request may reuse: all but the last, whose logits give the first output token, and
+     * none of the positions whose logits give a prompt token's log probability ({@code inputFrom - 1} on), which this
+     * request must compute itself.
+     */
+    private static int reusablePrefix(ScheduledRequest request)
+    {
+        return Math.min(request.promptLength() - 1, request.inputFrom - 1);
     }
 
     /** Decode: the peer's prompt KV landed in the request's RECEIVING pages; they become ordinary pages. */

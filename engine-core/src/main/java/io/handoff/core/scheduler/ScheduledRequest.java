@@ -12,7 +12,8 @@ import java.util.concurrent.CompletableFuture;
  * A request's state inside the scheduler. Owned by the scheduler thread, except {@link #outputs}: the
  * compute thread writes output {@code k} while running the step that samples it, and later steps (on
  * the same compute thread) read it as their input; the scheduler thread reads it only after that step's
- * fence has completed.
+ * fence has completed. {@link #outputLogprobs} and {@link #inputLogprobs} are written the same way: output
+ * {@code k}'s with output {@code k}, a prompt token's in the step that computes the position before it.
  */
 final class ScheduledRequest
 {
@@ -29,8 +30,16 @@ final class ScheduledRequest
     final TokenListener listener;
     final CompletableFuture<GenerateResult> result = new CompletableFuture<>();
     final long submittedNanos;
+    /** The model's vocabulary, for what a handoff checks of token ids a peer sends. */
+    final int vocabSize;
     final int[] outputs;
     final List<float[]> logits;
+    /** Output {@code k}'s log probability at index {@code k}, when the request asked for them; null otherwise. */
+    final TokenLogprob[] outputLogprobs;
+    /** The first prompt position {@link #inputLogprobs} covers (the prompt's length when it asked for none). */
+    final int inputFrom;
+    /** Prompt token {@code inputFrom + i}'s log probability at index {@code i}; empty when none were asked for. */
+    final TokenLogprob[] inputLogprobs;
 
     Phase phase = Phase.WAITING;
     long admittedNanos;
@@ -62,13 +71,43 @@ final class ScheduledRequest
     /** Its transitions, for /debug/requests (set once at submission, before the scheduler thread sees it). */
     RequestTimeline timeline = RequestTimeline.NONE;
 
-    ScheduledRequest(GenerateRequest request, TokenListener listener, long submittedNanos)
+    ScheduledRequest(GenerateRequest request, TokenListener listener, long submittedNanos, int vocabSize)
     {
         this.request = request;
         this.listener = listener;
         this.submittedNanos = submittedNanos;
+        this.vocabSize = vocabSize;
         this.outputs = new int[request.maxNewTokens()];
         this.logits = request.returnLogits() ? new ArrayList<>() : List.of();
+        this.outputLogprobs = request.logprobs().isPresent() ? new TokenLogprob[request.maxNewTokens()] : null;
+        this.inputFrom = request.logprobs().map(l -> TokenLogprobs.inputFrom(l, promptLength())).orElse(promptLength());
+        this.inputLogprobs = new TokenLogprob[promptLength() - inputFrom];
+    }
+
+    /** Alternatives per position the request asked for; meaningful only when it asked for log probabilities. */
+    int topLogprobs()
+    {
+        return request.logprobs().map(LogprobRequest::topN).orElse(0);
+    }
+
+    /** Compute thread: output {@code index}'s log probability, when the request asked, from the raw logits it was sampled from. */
+    void outputLogprob(int index, float[] rawLogits)
+    {
+        if (outputLogprobs != null) {
+            outputLogprobs[index] = TokenLogprobs.of(rawLogits, outputs[index], topLogprobs());
+        }
+    }
+
+    /** Compute thread: the log probability of prompt token {@code position + 1}, from the logits at {@code position}. */
+    void promptLogprob(int position, float[] logits)
+    {
+        inputLogprobs[position + 1 - inputFrom] = TokenLogprobs.of(logits, request.promptIds()[position + 1], topLogprobs());
+    }
+
+    /** Whether a step that computes prompt position {@code position} must keep its logits: the next token's log probability. */
+    boolean needsPromptLogits(int position)
+    {
+        return position >= inputFrom - 1 && position < promptLength() - 1;
     }
 
     int promptLength()
@@ -90,7 +129,7 @@ final class ScheduledRequest
     /** What a {@link KvHandoff} sees of this request now (its page list is a copy). */
     HandoffRequest handoffView(int pageSize)
     {
-        return new HandoffRequest(request.rid(), request.ticket(), request.promptIds(), pages.clone(), pageSize);
+        return new HandoffRequest(request.rid(), request.ticket(), request.promptIds(), pages.clone(), pageSize, request.logprobs(), vocabSize);
     }
 
     /** Tokens whose KV is final in the pool: what may be cached when the request ends. */
@@ -116,6 +155,44 @@ final class ScheduledRequest
                 admittedNanos == 0 ? nowNanos - submittedNanos : admittedNanos - submittedNanos,
                 firstTokenNanos == 0 ? 0 : firstTokenNanos - submittedNanos,
                 nowNanos - submittedNanos,
-                Optional.ofNullable(cause));
+                Optional.ofNullable(cause), logprobs());
+    }
+
+    /** Prefill: the first token's log probability and the prompt's, as the decode gets them; empty when none were asked for. */
+    Optional<Logprobs> prefillLogprobs()
+    {
+        if (outputLogprobs == null) {
+            return Optional.empty();
+        }
+        return Optional.of(new Logprobs(inputFrom, Arrays.asList(inputLogprobs), List.of(outputLogprobs[0])));
+    }
+
+    /** Decode: takes the log probabilities the prefill computed, in place of computing them here; false when they do not fit. */
+    boolean receivedLogprobs(Optional<Logprobs> received)
+    {
+        if (received.isEmpty() || outputLogprobs == null) {
+            return received.isEmpty() == (outputLogprobs == null);
+        }
+        Logprobs logprobs = received.get();
+        if (logprobs.inputFrom() != inputFrom || logprobs.input().size() != inputLogprobs.length || logprobs.output().size() != 1) {
+            return false;
+        }
+        logprobs.input().toArray(inputLogprobs);
+        outputLogprobs[0] = logprobs.output().getFirst();
+        return true;
+    }
+
+    /** What the result reports: every produced output's, and the prompt's once all of them are computed (or received). */
+    private Logprobs logprobs()
+    {
+        if (outputLogprobs == null) {
+            return Logprobs.NONE;
+        }
+        List<TokenLogprob> input = Arrays.asList(inputLogprobs).contains(null) ? List.of() : Arrays.asList(inputLogprobs);
+        List<TokenLogprob> output = new ArrayList<>();
+        for (int k = 0; k < producedOutputs && outputLogprobs[k] != null; k++) {
+            output.add(outputLogprobs[k]);
+        }
+        return new Logprobs(inputFrom, input, output);
     }
 }

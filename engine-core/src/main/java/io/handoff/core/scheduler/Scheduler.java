@@ -53,6 +53,7 @@ public final class Scheduler
     private final Thread thread;
     private final Timelines timelines;
     private final KvHandoff handoff;
+    private final int vocabSize;
     private boolean accepting = true;
 
     public Scheduler(SchedulerConfig config, ModelRunner model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
@@ -88,6 +89,7 @@ public final class Scheduler
         requireNonNull(faults, "faults is null");
         this.handoff = requireNonNull(handoff, "handoff is null");
         int pageSize = kv.geometry().pageSize();
+        this.vocabSize = model.config().vocabSize();
         if (config.chunkedPrefillSize() < pageSize) {
             throw new IllegalArgumentException("chunked-prefill-size " + config.chunkedPrefillSize() + " is smaller than the page size "
                     + pageSize + ": non-last chunks are page-aligned, so a chunk must hold at least one page");
@@ -98,7 +100,7 @@ public final class Scheduler
         StepExecutor executor = new StepExecutor(model, kv, attention, faults,
                 new DecodeMetadataProbe(config.decodeMetadataProbe(), kv.view(), attention::numKvSplits));
         this.reservations = new PageReservations(model.config(), pageSize, kv.pagePool(), reqToToken, prefixCache, handoff, inbox::add);
-        BatchPlanner planner = new BatchPlanner(config.chunkedPrefillSize(), pageSize, probe, reqToToken, handoff);
+        BatchPlanner planner = new BatchPlanner(config.chunkedPrefillSize(), pageSize, probe, reqToToken, handoff, vocabSize);
         this.loop = new StepLoop(new StepLoop.Parts(config.overlap(), faults, stream, executor, planner, reservations, handoff,
                 pageSize, kv.pagePool(), reqToToken, prefixCache, Set.copyOf(eosTokenIds)), inbox, queued);
         this.thread = Thread.ofPlatform().name("handoff-scheduler").daemon().unstarted(loop);
@@ -114,7 +116,8 @@ public final class Scheduler
         requireNonNull(request, "request is null");
         requireNonNull(listener, "listener is null");
         reservations.checkAdmissible(request);
-        ScheduledRequest scheduled = new ScheduledRequest(request, listener, System.nanoTime());
+        handoff.checkTransferable(request);
+        ScheduledRequest scheduled = new ScheduledRequest(request, listener, System.nanoTime(), vocabSize);
         synchronized (submitLock) {
             if (!accepting) {
                 throw new RequestRejectedException(RequestRejectedException.Kind.SHUTTING_DOWN, "the engine is shutting down");
@@ -150,7 +153,17 @@ public final class Scheduler
     /** Decode: the prompt KV of {@code rid} arrived and was verified; {@code firstToken} was sampled by the prefill. */
     public void promptKvArrived(String rid, int firstToken)
     {
-        inbox.add(new SchedulerCommand.KvArrived(requireNonNull(rid, "rid is null"), firstToken));
+        promptKvArrived(rid, firstToken, Optional.empty());
+    }
+
+    /**
+     * Decode: as {@link #promptKvArrived(String, int)}, with the log probabilities the prefill computed (the first token's
+     * as the only output entry, and the prompt's), present iff the request asked for them and already checked against it.
+     */
+    public void promptKvArrived(String rid, int firstToken, Optional<Logprobs> prefillLogprobs)
+    {
+        inbox.add(new SchedulerCommand.KvArrived(requireNonNull(rid, "rid is null"), firstToken,
+                requireNonNull(prefillLogprobs, "prefillLogprobs is null")));
     }
 
     /** Decode: the prompt KV of {@code rid} will not arrive; the request fails with {@code cause} and {@code reason}. */
@@ -158,6 +171,29 @@ public final class Scheduler
     {
         inbox.add(new SchedulerCommand.KvFailed(requireNonNull(rid, "rid is null"), requireNonNull(cause, "cause is null"),
                 requireNonNull(reason, "reason is null")));
+    }
+
+    /**
+     * Flushes the prefix cache on the scheduler thread: every cached page goes back to the free pool, unless requests
+     * are running (on a decode: receiving their prompt's KV too) or waiting, in which case nothing is dropped. The
+     * future completes once the scheduler thread got to it, with the stats already showing the pages free; it fails
+     * when the scheduler has stopped.
+     */
+    public CompletableFuture<CacheFlush> flushCache()
+    {
+        CompletableFuture<CacheFlush> done = new CompletableFuture<>();
+        if (!thread.isAlive()) {
+            done.completeExceptionally(new IllegalStateException("the scheduler has stopped"));
+            return done;
+        }
+        inbox.add(new SchedulerCommand.FlushCache(done));
+        return done;
+    }
+
+    /** How it batches. */
+    public SchedulerConfig config()
+    {
+        return config;
     }
 
     public SchedulerStats stats()

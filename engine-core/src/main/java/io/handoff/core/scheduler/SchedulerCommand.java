@@ -2,6 +2,7 @@ package io.handoff.core.scheduler;
 
 import io.handoff.core.kv.ReleaseProof;
 
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -17,9 +18,13 @@ sealed interface SchedulerCommand
 
     record Audit(CompletableFuture<Void> done) implements SchedulerCommand {}
 
+    /** Drop every cached prefix, unless requests run or wait (then touch nothing); the outcome completes {@code done}. */
+    record FlushCache(CompletableFuture<CacheFlush> done) implements SchedulerCommand {}
+
     record Shutdown() implements SchedulerCommand {}
 
-    record KvArrived(String rid, int firstToken) implements SchedulerCommand {}
+    /** The prompt's KV arrived; {@code logprobs}: the prefill's (first token and prompt), present iff the request asked. */
+    record KvArrived(String rid, int firstToken, Optional<Logprobs> logprobs) implements SchedulerCommand {}
 
     record KvFailed(String rid, FailureCause cause, String reason) implements SchedulerCommand {}
 

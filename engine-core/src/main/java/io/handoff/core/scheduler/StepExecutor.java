@@ -6,6 +6,7 @@ import io.handoff.core.kv.KvPool;
 import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.Sampler;
 import io.handoff.core.model.ModelRunner;
+import io.handoff.core.model.Transformer;
 import io.handoff.spi.attention.AttentionBackend;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -52,9 +53,13 @@ final class StepExecutor
             // On this thread every earlier step has finished, so the rows the probe samples are final.
             probe.inspect(step, batch, plan.decodes()).forEach(log::info);
         }
-        float[][] logits = model.forward(batch, kv.view(), attention, layer -> faults.hit(FaultPoint.FORWARD_AFTER_LAYER, step, layer));
+        Transformer.LayerHook hook = layer -> faults.hit(FaultPoint.FORWARD_AFTER_LAYER, step, layer);
+        PromptLogitRows rows = PromptLogitRows.of(plan, batch);
+        float[][] logits = rows.any() ? model.forwardRows(batch, kv.view(), attention, hook, rows.rows())
+                : model.forward(batch, kv.view(), attention, hook);
         int row = 0;
         for (StepPlan.Chunk chunk : plan.chunks()) {
+            row = promptLogprobs(chunk, logits, row);
             if (chunk.last()) {
                 sample(chunk.request(), 0, logits[row]);
             }
@@ -65,9 +70,27 @@ final class StepExecutor
         }
     }
 
+    /**
+     * The log probabilities of the prompt tokens that follow this chunk's positions, from the rows {@link PromptLogitRows} put
+     * before the chunk's last-token row (and from that row itself on a chunk that is not the prompt's last); returns the
+     * index of the last-token row.
+     */
+    private static int promptLogprobs(StepPlan.Chunk chunk, float[][] logits, int row)
+    {
+        ScheduledRequest request = chunk.request();
+        for (int position = PromptLogitRows.firstNeeded(chunk); position < chunk.to() - 1; position++) {
+            request.promptLogprob(position, logits[row++]);
+        }
+        if (request.needsPromptLogits(chunk.to() - 1)) {
+            request.promptLogprob(chunk.to() - 1, logits[row]);
+        }
+        return row;
+    }
+
     private static void sample(ScheduledRequest request, int index, float[] logits)
     {
         request.outputs[index] = Sampler.sample(logits, request.request.sampling(), index);
+        request.outputLogprob(index, logits);
         if (request.request.returnLogits()) {
             synchronized (request.logits) {
                 while (request.logits.size() <= index) {

@@ -114,7 +114,7 @@ final class StepLoop
                 publish();
             }
         }
-        // after the shutdown command only audits can still arrive (submits are refused under submitLock)
+        // after the shutdown command only audits and cache flushes can still arrive (submits are refused under submitLock)
         for (SchedulerCommand command = inbox.poll(); command != null; command = inbox.poll()) {
             handle(command);
         }
@@ -182,7 +182,7 @@ final class StepLoop
         switch (command) {
             case SchedulerCommand.Submit submit -> waiting.add(submit.request());
             case SchedulerCommand.Abort abort -> abortRequest(abort.rid(), abort.cause(), abort.error());
-            case SchedulerCommand.KvArrived arrived -> kvArrived(arrived.rid(), arrived.firstToken());
+            case SchedulerCommand.KvArrived arrived -> kvArrived(arrived.rid(), arrived.firstToken(), arrived.logprobs());
             case SchedulerCommand.KvFailed failed ->
                     findRunning(failed.rid()).ifPresent(r -> finish(r, FinishReason.ERROR, failed.reason(), failed.cause()));
             case SchedulerCommand.Wake ignored -> { }
@@ -198,6 +198,15 @@ final class StepLoop
                     audit.done().completeExceptionally(e);
                 }
             }
+            case SchedulerCommand.FlushCache flush -> {
+                try {
+                    flush.done().complete(flushCache());
+                }
+                catch (RuntimeException e) {
+                    flush.done().completeExceptionally(e);
+                    throw e;
+                }
+            }
             case SchedulerCommand.Shutdown ignored -> {
                 shuttingDown = true;
                 for (ScheduledRequest request : List.copyOf(waiting)) {
@@ -208,6 +217,25 @@ final class StepLoop
                 }
             }
         }
+    }
+
+    /**
+     * Drops every cached prefix while nothing runs or waits; else touches nothing. A request still releasing counts as
+     * running: it holds a lock on its prefix, and on a prefill a transfer may still read its pages. The stats are
+     * published at once, so the pages show as free when the flush's caller learns of it.
+     */
+    private CacheFlush flushCache()
+    {
+        int admitted = running.size() + releasing.size();
+        // queued counts submits still in the inbox too: they would be admitted into a cache they expect to reuse
+        int notAdmitted = Math.max(waiting.size(), queued.get());
+        if (admitted > 0 || notAdmitted > 0) {
+            return CacheFlush.refused(admitted, notAdmitted, parts.pagePool().freePages());
+        }
+        int dropped = parts.prefixCache().evict(parts.prefixCache().cachedPages());
+        stats = snapshot();
+        log.info("prefix cache flushed: {} page(s) back in the free pool", dropped);
+        return CacheFlush.done(dropped, parts.pagePool().freePages());
     }
 
     /** Publishes the stats, then delivers the results of requests released since: a result never runs ahead of the stats. */
@@ -294,7 +322,7 @@ final class StepLoop
             request.computedPromptTokens = chunk.to();
             request.timeline.record(TimelineEvent.FORWARD_DONE, "step=" + plan.step() + " tokens=" + chunk.from() + ".." + chunk.to() + (chunk.last() ? " last" : ""));
             parts.handoff().chunkComputed(view(request), chunk.from(), chunk.to(), plan.fence(), chunk.last(),
-                    chunk.last() ? request.outputs[0] : -1);
+                    chunk.last() ? request.outputs[0] : -1, chunk.last() ? request.prefillLogprobs() : Optional.empty());
             if (chunk.last()) {
                 produced(request, 0);
             }
@@ -336,7 +364,7 @@ final class StepLoop
             request.timeline.record(TimelineEvent.FIRST_TOKEN, "token=" + token);
         }
         try {
-            request.listener.onToken(index, token);
+            request.listener.onToken(index, token, request.outputLogprobs == null ? null : request.outputLogprobs[index]);
         }
         catch (RuntimeException e) {
             log.warn("token listener of request {} failed; aborting it", request.request.rid(), e);
@@ -393,7 +421,7 @@ final class StepLoop
         }
     }
 
-    private void kvArrived(String rid, int firstToken)
+    private void kvArrived(String rid, int firstToken, Optional<Logprobs> logprobs)
     {
         Optional<ScheduledRequest> found = findRunning(rid);
         if (found.isEmpty() || !found.get().receivingPrompt) {
@@ -403,6 +431,11 @@ final class StepLoop
         ScheduledRequest request = found.get();
         parts.reservations().promptReceived(request);
         request.computedPromptTokens = request.promptLength();
+        if (!request.receivedLogprobs(logprobs)) {
+            // the decode's handoff checks their shape against the request before it commits: this is a bug, not a peer's doing
+            finish(request, FinishReason.ERROR, "the prefill's log probabilities do not fit the request", FailureCause.ENGINE);
+            return;
+        }
         request.outputs[0] = firstToken;
         request.scheduledOutputs = 1;
         produced(request, 0);

@@ -15,6 +15,12 @@ import io.handoff.core.disagg.ControlMessage.RoomClaim;
 import io.handoff.core.disagg.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.ControlMessage.RoomRequest;
 import io.handoff.core.scheduler.FailureCause;
+import io.handoff.core.scheduler.GenerateRequest;
+import io.handoff.core.scheduler.LogprobRequest;
+import io.handoff.core.scheduler.Logprobs;
+import io.handoff.core.scheduler.RequestRejectedException;
+import io.handoff.core.scheduler.RoomTicket;
+import io.handoff.core.scheduler.TokenLogprob;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferCapability;
 import org.junit.jupiter.api.Test;
@@ -22,9 +28,11 @@ import org.junit.jupiter.api.Test;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 
@@ -33,6 +41,27 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class ControlCodecTest
 {
+    /** {@code inputs} prompt entries from {@code inputFrom} and one output entry, each with {@code topN} alternatives. */
+    static Logprobs logprobs(int inputFrom, int inputs, int topN)
+    {
+        List<TokenLogprob> input = new ArrayList<>();
+        for (int i = 0; i < inputs; i++) {
+            input.add(entry(inputFrom + i, topN));
+        }
+        return new Logprobs(inputFrom, input, List.of(entry(7, topN)));
+    }
+
+    private static TokenLogprob entry(int tokenId, int topN)
+    {
+        int[] ids = new int[topN];
+        float[] values = new float[topN];
+        for (int i = 0; i < topN; i++) {
+            ids[i] = tokenId + i;
+            values[i] = -0.5f * (i + 1) - tokenId;
+        }
+        return new TokenLogprob(tokenId, -0.25f - tokenId, ids, values);
+    }
+
     static final RoomKey ROOM = new RoomKey(-3_000_000_000L, 7);
     static final Compatibility COMPATIBILITY = new Compatibility("tiny-mla", "seed:42", "MLA 2 layers, key row 12, value row 8 (in key row)",
             "BF16", 16, ControlMessage.PROTOCOL_VERSION);
@@ -56,6 +85,9 @@ class ControlCodecTest
                 new ChunkDone(ROOM, 3, 12, 4),
                 new AuxRecord(ROOM, 128_000, 4097, new int[] {0xdeadbeef, 0, -1, 42}),
                 new AuxRecord(ROOM, -1, 1, new int[0]),
+                new AuxRecord(ROOM, 7, 5, new int[] {1, 2}, Optional.of(logprobs(2, 3, 2))),
+                new AuxRecord(ROOM, 7, 1, new int[0], Optional.of(new Logprobs(1, List.of(),
+                        List.of(new TokenLogprob(7, Float.NEGATIVE_INFINITY, new int[0], new float[0]))))),
                 new RoomFailed(ROOM, FailureCause.CHECKSUM_MISMATCH, "KV checksum mismatch on room page 2"),
                 new DrainRequest(ROOM),
                 new DrainAck(new RoomKey(0, 0)),
@@ -245,5 +277,54 @@ class ControlCodecTest
         assertThat(ControlCodec.decode(frame)).isEqualTo(longest);
         assertThatThrownBy(() -> new RoomClaim(ROOM, "r".repeat(Compatibility.MAX_FIELD_CHARS + 1)))
                 .hasMessage("request id is longer than " + Compatibility.MAX_FIELD_CHARS + " characters");
+    }
+
+    @Test
+    void anAuxRecordsLogprobEntryWithMoreAlternativesThanAnyRequestMayAskForIsMalformed()
+    {
+        byte[] frame = ControlCodec.encode(new AuxRecord(ROOM, 7, 2, new int[0], Optional.of(logprobs(1, 1, 1))));
+        // type, room, first token, prompt length, checksum count, presence, inputFrom, input count, token id, value: the count of alternatives
+        int at = 1 + 12 + 4 + 4 + 4 + 1 + 4 + 4 + 4 + 4;
+        assertThat(frame[at]).isEqualTo((byte) 1);
+        frame[at] = (byte) (LogprobRequest.MAX_TOP_N + 1);
+        assertThatThrownBy(() -> ControlCodec.decode(frame))
+                .isInstanceOf(MalformedFrameException.class)
+                .hasMessage("a log probability entry with 21 alternatives; at most 20");
+        assertThatThrownBy(() -> new AuxRecord(ROOM, 7, 2, new int[0], Optional.of(logprobs(1, 1, LogprobRequest.MAX_TOP_N + 1))))
+                .hasMessageContaining("at most 20 travel in an aux record");
+    }
+
+    @Test
+    void anAuxRecordsBoundIsTheSizeOfTheLargestRecordOfItsRequest()
+    {
+        int prompt = 300;
+        int pageSize = 16;
+        for (int topN : new int[] {0, 3, LogprobRequest.MAX_TOP_N}) {
+            int[] checksums = new int[Math.ceilDiv(prompt, pageSize)];
+            AuxRecord largest = new AuxRecord(ROOM, 7, prompt, checksums, Optional.of(logprobs(1, prompt - 1, topN)));
+            assertThat((long) ControlCodec.encode(largest).length)
+                    .isEqualTo(ControlCodec.auxRecordBytes(prompt, pageSize, Optional.of(new LogprobRequest(topN, 0))));
+        }
+        assertThat((long) ControlCodec.encode(new AuxRecord(ROOM, 7, prompt, new int[19])).length)
+                .isEqualTo(ControlCodec.auxRecordBytes(prompt, pageSize, Optional.empty()));
+        // the default context fits with every alternative; a prompt of about 100k tokens with all of them does not
+        assertThat(ControlCodec.auxRecordBytes(4096, 1, Optional.of(new LogprobRequest(LogprobRequest.MAX_TOP_N, 0)))).isLessThan(ControlCodec.MAX_FRAME_BYTES);
+        assertThat(ControlCodec.auxRecordBytes(100_000, 1, Optional.of(new LogprobRequest(LogprobRequest.MAX_TOP_N, 0)))).isGreaterThan(ControlCodec.MAX_FRAME_BYTES);
+    }
+
+    @Test
+    void aDisaggregatedRequestWhosePromptLogprobsCannotFitOneFrameIsRefusedBeforeItRuns()
+    {
+        RoomTicket ticket = new RoomTicket(ROOM, "");
+        GenerateRequest huge = GenerateRequest.greedy("r", new int[100_000], 2).withTicket(ticket);
+        AuxLogprobs.checkFits(huge);
+        AuxLogprobs.checkFits(huge.withLogprobs(new LogprobRequest(LogprobRequest.MAX_TOP_N, -1)));
+        AuxLogprobs.checkFits(huge.withLogprobs(new LogprobRequest(0, 0)));
+        GenerateRequest colocated = GenerateRequest.greedy("r", new int[100_000], 2).withLogprobs(new LogprobRequest(LogprobRequest.MAX_TOP_N, 0));
+        AuxLogprobs.checkFits(colocated);
+        assertThatThrownBy(() -> AuxLogprobs.checkFits(huge.withLogprobs(new LogprobRequest(LogprobRequest.MAX_TOP_N, 0))))
+                .isInstanceOf(RequestRejectedException.class)
+                .hasMessageContaining("more than one control frame holds")
+                .hasMessageContaining("ask for fewer alternatives or start the prompt's log probabilities later");
     }
 }

@@ -163,7 +163,7 @@ class DecodeMetadataProbeTest
 
     private static StepPlan.Decode decode(String rid, int[] pages, int position)
     {
-        ScheduledRequest request = new ScheduledRequest(greedy(rid, new int[] {1, 2, 3}, 4), TokenListener.NONE, 0);
+        ScheduledRequest request = new ScheduledRequest(greedy(rid, new int[] {1, 2, 3}, 4), TokenListener.NONE, 0, 256);
         return new StepPlan.Decode(request, 1, position, new int[0], pages);
     }
 }

@@ -54,7 +54,7 @@ public final class ChatCompletionsApi
         });
         ChatTemplate template = model.template().orElseThrow(() -> ApiError.invalid("no_chat_template", "messages",
                 "model " + model.id() + " has no chat template; use /v1/completions with a prompt you format yourself"));
-        String prompt = render(template, request);
+        String prompt = render(template, request.messages());
         String rid = ridPrefix + nextRid.incrementAndGet();
         ChatModel.Request generation = new ChatModel.Request(rid, model.encode(prompt), request.maxTokens().orElse(defaultMaxTokens),
                 request.sampling(), request.logprobs());
@@ -134,10 +134,11 @@ public final class ChatCompletionsApi
         }
     }
 
-    private static String render(ChatTemplate template, ChatRequest request)
+    /** {@code messages} as the model's prompt, with the generation prompt; a template that cannot render them is a 400. */
+    public static String render(ChatTemplate template, List<ChatMessage> messages)
     {
         try {
-            return template.render(request.messages(), true);
+            return template.render(messages, true);
         }
         catch (ChatTemplateException e) {
             throw ApiError.invalid("chat_template_error", "messages", e.raised() ? e.getMessage()
