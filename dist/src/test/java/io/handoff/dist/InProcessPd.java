@@ -84,6 +84,15 @@ final class InProcessPd
         return startDecode(roomId, decode, PROMPT, TokenListener.NONE);
     }
 
+    /** A request sampled by {@code sampling}, stopping on EOS, sent to the prefill and the first decode; the decode's handle. */
+    RequestHandle start(long roomId, SamplingParams sampling)
+    {
+        Optional<RoomTicket> prefillTicket = Optional.of(new RoomTicket(new RoomKey(roomId, 0), ""));
+        prefill.scheduler().submit(request("r" + roomId, PROMPT, 1, sampling, false, prefillTicket), TokenListener.NONE);
+        Optional<RoomTicket> decodeTicket = Optional.of(new RoomTicket(new RoomKey(roomId, 0), prefillDisaggregation().controlAddress().orElseThrow()));
+        return decodes.getFirst().scheduler().submit(request("r" + roomId, PROMPT, NEW_TOKENS, sampling, false, decodeTicket), TokenListener.NONE);
+    }
+
     /** The prefill's half of a request of {@code prompt}, as the router sends it. */
     RequestHandle startPrefill(long roomId, int[] prompt)
     {
@@ -182,15 +191,25 @@ final class InProcessPd
     static int[] colocated(int[] prompt)
             throws Exception
     {
-        try (Engine engine = Engine.start(new ConfigSource(Optional.empty(), common(), Map.of()));
-                ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
-            return await(compute.scheduler().submit(request("reference", prompt, NEW_TOKENS, Optional.empty()), TokenListener.NONE)).outputIds();
-        }
+        return colocated(request("reference", prompt, NEW_TOKENS, Optional.empty())).outputIds();
+    }
+
+    /** What {@link #start(long, SamplingParams)} must reproduce, on a colocated engine. */
+    static int[] colocated(SamplingParams sampling)
+            throws Exception
+    {
+        return colocated(request("reference", PROMPT, NEW_TOKENS, sampling, false, Optional.empty())).outputIds();
     }
 
     private static GenerateRequest request(String rid, int[] prompt, int maxNewTokens, Optional<RoomTicket> ticket)
     {
-        return new GenerateRequest(rid, prompt, maxNewTokens, SamplingParams.GREEDY, Set.of(), true, false, ticket);
+        return request(rid, prompt, maxNewTokens, SamplingParams.GREEDY, true, ticket);
+    }
+
+    private static GenerateRequest request(String rid, int[] prompt, int maxNewTokens, SamplingParams sampling, boolean ignoreEos,
+            Optional<RoomTicket> ticket)
+    {
+        return new GenerateRequest(rid, prompt, maxNewTokens, sampling, Set.of(), ignoreEos, false, ticket);
     }
 
     @Override

@@ -4,15 +4,98 @@ import java.util.Arrays;
 import java.util.SplittableRandom;
 
 /**
- * Picks the next token from logits. Deterministic: greedy breaks ties toward the lowest id, and a sampled
- * token depends only on the logits, the parameters and the token's index in the request's output, so it
- * does not change with batching or with which node (prefill or decode) samples it.
+ * Picks the next token from logits by the rules of {@link SamplingParams}. Deterministic: greedy breaks ties toward
+ * the lowest id, and a sampled token depends only on the logits, the parameters and the {@link SamplingContext} (the
+ * token's index, the output before it, the end ids), so it does not change with batching or with which node (prefill
+ * or decode) samples it.
  */
 public final class Sampler
 {
     private Sampler() {}
 
+    /** Samples output token {@code context.tokenIndex()}; {@code logits} is not modified. */
+    public static int sample(float[] logits, SamplingParams params, SamplingContext context)
+    {
+        return pick(adjustedLogits(logits, params, context), params, context.tokenIndex());
+    }
+
+    /**
+     * Samples with no history: for callers that know neither the earlier output tokens nor the end ids. Refuses
+     * parameters whose rules would need them (penalties past the first token, {@code minNewTokens} not yet reached)
+     * rather than silently leaving those rules out.
+     */
     public static int sample(float[] logits, SamplingParams params, int tokenIndex)
+    {
+        if ((params.penalized() && tokenIndex > 0) || tokenIndex < params.minNewTokens()) {
+            throw new IllegalArgumentException("token " + tokenIndex + " of " + params
+                    + " depends on the earlier output tokens or the end ids: pass them in a SamplingContext");
+        }
+        return pick(logits, params, tokenIndex);
+    }
+
+    /**
+     * The logits the draw sees: end ids at negative infinity below {@code minNewTokens}, then the penalties over the
+     * earlier output tokens. {@code logits} itself when no rule applies (every rule off computes exactly what plain
+     * temperature sampling does), otherwise a new array.
+     */
+    static float[] adjustedLogits(float[] logits, SamplingParams params, SamplingContext context)
+    {
+        boolean suppress = context.tokenIndex() < params.minNewTokens() && !context.endIds().isEmpty();
+        boolean penalize = params.penalized() && context.tokenIndex() > 0;
+        if (!suppress && !penalize) {
+            return logits;
+        }
+        float[] adjusted = logits.clone();
+        if (suppress) {
+            for (int id : context.endIds()) {
+                if (id >= 0 && id < adjusted.length) {
+                    adjusted[id] = Float.NEGATIVE_INFINITY;
+                }
+            }
+        }
+        if (penalize) {
+            penalize(adjusted, params, context.outputs(), context.tokenIndex());
+        }
+        return adjusted;
+    }
+
+    /** The highest logit's id; the lowest id among equal maxima. NaN logits never win. */
+    public static int argmax(float[] logits)
+    {
+        int best = 0;
+        for (int i = 1; i < logits.length; i++) {
+            if (logits[i] > logits[best] || Float.isNaN(logits[best])) {
+                best = i;
+            }
+        }
+        return best;
+    }
+
+    // Per distinct earlier token: repetition (divide a positive logit, multiply a negative one), then frequency (per
+    // occurrence), then presence (once). An off penalty (1, 0, 0) leaves the float unchanged, so all three always run.
+    private static void penalize(float[] logits, SamplingParams params, int[] outputs, int count)
+    {
+        int[] earlier = Arrays.copyOf(outputs, count);
+        Arrays.sort(earlier);
+        int start = 0;
+        while (start < count) {
+            int token = earlier[start];
+            int end = start + 1;
+            while (end < count && earlier[end] == token) {
+                end++;
+            }
+            if (token >= 0 && token < logits.length) {
+                float logit = logits[token];
+                logit = logit > 0 ? logit / params.repetitionPenalty() : logit * params.repetitionPenalty();
+                logit -= params.frequencyPenalty() * (end - start);
+                logit -= params.presencePenalty();
+                logits[token] = logit;
+            }
+            start = end;
+        }
+    }
+
+    private static int pick(float[] logits, SamplingParams params, int tokenIndex)
     {
         if (params.greedy()) {
             return argmax(logits);
@@ -28,37 +111,32 @@ public final class Sampler
             probs[i] = StrictMath.exp((logits[i] - max) / params.temperature());
             total += probs[i];
         }
-        // descending probability, ties toward the lower id: a total order, so the nucleus is unique
-        Integer[] order = new Integer[vocab];
-        Arrays.setAll(order, i -> i);
-        Arrays.sort(order, (a, b) -> probs[a] != probs[b] ? Double.compare(probs[b], probs[a]) : Integer.compare(a, b));
+        // The kept tokens are a prefix of the ranking (descending probability, ties toward the lower id), cut by
+        // top-k, the nucleus and min-p; the ranking is taken lazily, so only what is read of it is ordered.
+        TokenRanking ranking = new TokenRanking(probs);
+        int limit = params.topK() == -1 ? vocab : Math.min(params.topK(), vocab);
         double threshold = params.topP() * total;
+        double floor = params.minP() * ranking.weight(0);
         double mass = 0;
         int keep = 0;
-        while (keep < vocab && (keep == 0 || mass < threshold)) {
-            mass += probs[order[keep++]];
+        while (keep < limit) {
+            double p = ranking.weight(keep);
+            // a token of probability 0 (an end id below min_new_tokens, an underflow) is never drawn
+            if (keep > 0 && (mass >= threshold || p < floor || p == 0)) {
+                break;
+            }
+            keep++;
+            mass += p;
         }
         double u = new SplittableRandom(mix(params.seed(), tokenIndex)).nextDouble() * mass;
         double cumulative = 0;
         for (int i = 0; i < keep; i++) {
-            cumulative += probs[order[i]];
+            cumulative += ranking.weight(i);
             if (u < cumulative) {
-                return order[i];
+                return ranking.id(i);
             }
         }
-        return order[keep - 1];
-    }
-
-    /** The highest logit's id; the lowest id among equal maxima. NaN logits never win. */
-    public static int argmax(float[] logits)
-    {
-        int best = 0;
-        for (int i = 1; i < logits.length; i++) {
-            if (logits[i] > logits[best] || Float.isNaN(logits[best])) {
-                best = i;
-            }
-        }
-        return best;
+        return ranking.id(keep - 1);
     }
 
     private static long mix(long seed, int tokenIndex)

@@ -4,18 +4,22 @@ package io.handoff.core.model;
  * How a request picks its next token, in the order the {@link Sampler} applies them:
  * <ol>
  * <li>below {@code minNewTokens} output tokens, the ids that would end the request (EOS unless ignored, and the
- *     request's stop token ids) cannot be picked;</li>
- * <li>penalties over the tokens of the output so far (as SGLang applies them: the prompt does not count):
- *     {@code repetitionPenalty} divides a positive logit of a token that already appeared and multiplies a negative
- *     one (1 is off); {@code frequencyPenalty} subtracts its value once per earlier occurrence, {@code presencePenalty}
- *     once if the token appeared at all (0 is off);</li>
- * <li>a temperature of 0 is greedy (the highest penalized logit, ties toward the lowest id); otherwise the logits are
- *     divided by the temperature and turned into probabilities, then only the {@code topK} most likely tokens
- *     ({@code -1}: all), of those the smallest most-likely set whose probability reaches {@code topP}, and of those
- *     the ones at least {@code minP} times as likely as the most likely token, may be drawn;</li>
- * <li>the draw's randomness comes from {@code seed} and the token's index in the output, never from the batch it ran
- *     in or the node (prefill or decode) that ran it.</li>
+ *     request's stop token ids) cannot be picked: their logits become negative infinity;</li>
+ * <li>penalties over the tokens of the output so far (as SGLang applies them: the prompt does not count), on the float
+ *     logits, for each distinct earlier token in turn: {@code repetitionPenalty} divides its logit if positive and
+ *     multiplies it otherwise (1 is off); {@code frequencyPenalty} times the number of earlier occurrences is
+ *     subtracted, then {@code presencePenalty} once (0 is off);</li>
+ * <li>a temperature of 0 is greedy (the highest penalized logit, ties toward the lowest id; the rules below cannot
+ *     change it); otherwise the logits are divided by the temperature and turned into probabilities, and the tokens
+ *     that may be drawn are a prefix of them ranked by probability (ties toward the lower id) cut three ways: only
+ *     the {@code topK} most likely ({@code -1}: all); only the smallest most-likely set whose probability, out of the
+ *     whole distribution, reaches {@code topP}; only those at least {@code minP} times as likely as the most likely
+ *     token ({@code 0} is off). The most likely token is always kept, and a token of probability 0 is never drawn;</li>
+ * <li>the draw, proportional to the kept tokens' probabilities, takes its randomness from {@code seed} and the
+ *     token's index in the output, never from the batch it ran in or the node (prefill or decode) that ran it.</li>
  * </ol>
+ * With every rule but temperature, {@code topP} and {@code seed} off, a token is exactly what plain nucleus sampling
+ * picks.
  */
 public record SamplingParams(
         float temperature,

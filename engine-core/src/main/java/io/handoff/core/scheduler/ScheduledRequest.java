@@ -4,8 +4,10 @@ import io.handoff.core.prefix.PrefixNode;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -40,6 +42,8 @@ final class ScheduledRequest
     final int inputFrom;
     /** Prompt token {@code inputFrom + i}'s log probability at index {@code i}; empty when none were asked for. */
     final TokenLogprob[] inputLogprobs;
+    /** The ids that end it: its stop token ids, and the model's EOS ids unless it ignores EOS. */
+    final Set<Integer> endIds;
 
     Phase phase = Phase.WAITING;
     long admittedNanos;
@@ -71,7 +75,8 @@ final class ScheduledRequest
     /** Its transitions, for /debug/requests (set once at submission, before the scheduler thread sees it). */
     RequestTimeline timeline = RequestTimeline.NONE;
 
-    ScheduledRequest(GenerateRequest request, TokenListener listener, long submittedNanos, int vocabSize)
+    /** @param eosTokenIds the model's end-of-sequence ids */
+    ScheduledRequest(GenerateRequest request, TokenListener listener, long submittedNanos, int vocabSize, Set<Integer> eosTokenIds)
     {
         this.request = request;
         this.listener = listener;
@@ -82,6 +87,7 @@ final class ScheduledRequest
         this.outputLogprobs = request.logprobs().isPresent() ? new TokenLogprob[request.maxNewTokens()] : null;
         this.inputFrom = request.logprobs().map(l -> TokenLogprobs.inputFrom(l, promptLength())).orElse(promptLength());
         this.inputLogprobs = new TokenLogprob[promptLength() - inputFrom];
+        this.endIds = endIds(request, eosTokenIds);
     }
 
     /** Alternatives per position the request asked for; meaningful only when it asked for log probabilities. */
@@ -108,6 +114,16 @@ final class ScheduledRequest
     boolean needsPromptLogits(int position)
     {
         return position >= inputFrom - 1 && position < promptLength() - 1;
+    }
+
+    private static Set<Integer> endIds(GenerateRequest request, Set<Integer> eosTokenIds)
+    {
+        if (request.ignoreEos() || eosTokenIds.isEmpty()) {
+            return request.stopTokenIds();
+        }
+        Set<Integer> ids = new HashSet<>(request.stopTokenIds());
+        ids.addAll(eosTokenIds);
+        return Set.copyOf(ids);
     }
 
     int promptLength()

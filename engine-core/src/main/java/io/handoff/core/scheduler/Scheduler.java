@@ -54,6 +54,7 @@ public final class Scheduler
     private final Timelines timelines;
     private final KvHandoff handoff;
     private final int vocabSize;
+    private final Set<Integer> eosTokenIds;
     private boolean accepting = true;
 
     public Scheduler(SchedulerConfig config, ModelRunner model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
@@ -69,7 +70,7 @@ public final class Scheduler
         this(config, model, kv, prefixCache, attention, faults, handoff, Set.of(ByteTokenizer.EOS));
     }
 
-    /** @param eosTokenIds the model's end-of-sequence ids: a request stops on one unless it ignores EOS */
+    /** @param eosTokenIds the model's end-of-sequence ids: a request stops on one (and cannot sample one below its min_new_tokens) unless it ignores EOS */
     public Scheduler(SchedulerConfig config, ModelRunner model, KvPool kv, PrefixCache prefixCache, AttentionBackend attention,
             FaultInjector faults, KvHandoff handoff, Set<Integer> eosTokenIds)
     {
@@ -88,6 +89,7 @@ public final class Scheduler
         requireNonNull(attention, "attention is null");
         requireNonNull(faults, "faults is null");
         this.handoff = requireNonNull(handoff, "handoff is null");
+        this.eosTokenIds = Set.copyOf(eosTokenIds);
         int pageSize = kv.geometry().pageSize();
         this.vocabSize = model.config().vocabSize();
         if (config.chunkedPrefillSize() < pageSize) {
@@ -102,7 +104,7 @@ public final class Scheduler
         this.reservations = new PageReservations(model.config(), pageSize, kv.pagePool(), reqToToken, prefixCache, handoff, inbox::add);
         BatchPlanner planner = new BatchPlanner(config.chunkedPrefillSize(), pageSize, probe, reqToToken, handoff, vocabSize);
         this.loop = new StepLoop(new StepLoop.Parts(config.overlap(), faults, stream, executor, planner, reservations, handoff,
-                pageSize, kv.pagePool(), reqToToken, prefixCache, Set.copyOf(eosTokenIds)), inbox, queued);
+                pageSize, kv.pagePool(), reqToToken, prefixCache), inbox, queued);
         this.thread = Thread.ofPlatform().name("handoff-scheduler").daemon().unstarted(loop);
         thread.start();
     }
@@ -117,7 +119,7 @@ public final class Scheduler
         requireNonNull(listener, "listener is null");
         reservations.checkAdmissible(request);
         handoff.checkTransferable(request);
-        ScheduledRequest scheduled = new ScheduledRequest(request, listener, System.nanoTime(), vocabSize);
+        ScheduledRequest scheduled = new ScheduledRequest(request, listener, System.nanoTime(), vocabSize, eosTokenIds);
         synchronized (submitLock) {
             if (!accepting) {
                 throw new RequestRejectedException(RequestRejectedException.Kind.SHUTTING_DOWN, "the engine is shutting down");

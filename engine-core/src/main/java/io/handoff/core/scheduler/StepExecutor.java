@@ -5,6 +5,7 @@ import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.Sampler;
+import io.handoff.core.model.SamplingContext;
 import io.handoff.core.model.ModelRunner;
 import io.handoff.core.model.Transformer;
 import io.handoff.spi.attention.AttentionBackend;
@@ -89,7 +90,7 @@ final class StepExecutor
 
     private static void sample(ScheduledRequest request, int index, float[] logits)
     {
-        request.outputs[index] = Sampler.sample(logits, request.request.sampling(), index);
+        request.outputs[index] = Sampler.sample(logits, request.request.sampling(), new SamplingContext(request.outputs, index, request.endIds));
         request.outputLogprob(index, logits);
         if (request.request.returnLogits()) {
             synchronized (request.logits) {

@@ -17,7 +17,6 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.TimeUnit;
@@ -42,7 +41,7 @@ final class StepLoop
     /** Collaborators of the loop; all used on the scheduler thread only. */
     record Parts(boolean overlap, FaultInjector faults, ComputeStream stream, StepExecutor executor, BatchPlanner planner,
             PageReservations reservations, KvHandoff handoff, int pageSize, PagePool pagePool, ReqToTokenTable reqToToken,
-            PrefixCache prefixCache, Set<Integer> eosTokenIds)
+            PrefixCache prefixCache)
     {
         Parts
         {
@@ -371,8 +370,7 @@ final class StepLoop
             finish(request, FinishReason.ABORT, "its token listener failed: " + e, FailureCause.ENGINE);
             return;
         }
-        boolean stop = request.request.stopTokenIds().contains(token) || (parts.eosTokenIds().contains(token) && !request.request.ignoreEos());
-        if (stop) {
+        if (request.endIds.contains(token)) {
             finish(request, FinishReason.STOP, null, null);
         }
         else if (request.producedOutputs == request.request.maxNewTokens()) {

@@ -13,6 +13,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.function.IntUnaryOperator;
 import java.util.stream.IntStream;
 
@@ -163,7 +164,7 @@ class DecodeMetadataProbeTest
 
     private static StepPlan.Decode decode(String rid, int[] pages, int position)
     {
-        ScheduledRequest request = new ScheduledRequest(greedy(rid, new int[] {1, 2, 3}, 4), TokenListener.NONE, 0, 256);
+        ScheduledRequest request = new ScheduledRequest(greedy(rid, new int[] {1, 2, 3}, 4), TokenListener.NONE, 0, 256, Set.of());
         return new StepPlan.Decode(request, 1, position, new int[0], pages);
     }
 }

@@ -100,6 +100,26 @@ class SchedulerDeterminismTest
         assertThat(logitBits(batched.get(1))[0]).isEqualTo(logitBits(alone)[0]);
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"tiny-mla", "tiny-gqa"})
+    void everySamplingRuleTogetherIsTheSameAloneAndBatched(String model)
+    {
+        SamplingParams rules = new SamplingParams(0.8f, 0.9f, 20, 0.05f, 1.1f, 0.2f, 0.1f, 4, 7);
+        GenerateRequest sampled = new GenerateRequest("sampled", prompt(30, 21), 12, rules, Set.of(), false, true);
+        GenerateRequest plain = new GenerateRequest("plain", prompt(30, 21), 12, new SamplingParams(0.8f, 0.9f, 7), Set.of(), false, true);
+        List<GenerateRequest> batch = new ArrayList<>(List.of(sampled, plain));
+        for (int i = 0; i < 6; i++) {
+            batch.add(new GenerateRequest("mate-" + i, prompt(10 + 9 * i, 300 + i), 4 + i, rules.withSeed(i), Set.of(), true, false));
+        }
+        GenerateResult alone = run(model, 16, KvDtype.F32, 4096, false, List.of(sampled)).getFirst();
+        List<GenerateResult> batched = run(model, 16, KvDtype.F32, 32, true, batch);
+
+        assertThat(batched.getFirst().outputIds()).isEqualTo(alone.outputIds());
+        assertThat(logitBits(batched.getFirst())).isDeepEqualTo(logitBits(alone));
+        // the rules are what differs: the same seed without them samples other tokens
+        assertThat(batched.get(1).outputIds()).isNotEqualTo(alone.outputIds());
+    }
+
     private static List<GenerateResult> run(String model, int pageSize, KvDtype dtype, int chunk, boolean overlap, List<GenerateRequest> requests)
     {
         try (SchedulerFixture fixture = SchedulerFixture.builder(model).pageSize(pageSize).dtype(dtype).pages(4096 / pageSize)

@@ -1,6 +1,7 @@
 package io.handoff.core.scheduler;
 
 import io.handoff.core.model.ByteTokenizer;
+import io.handoff.core.model.Sampler;
 import io.handoff.core.model.SamplingParams;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -106,6 +107,39 @@ class SchedulerFinishTest
         }
     }
 
+    @ParameterizedTest(name = "overlap {0}")
+    @ValueSource(booleans = {false, true})
+    void minNewTokensSuppressesEosAndStopIdsUntilReached(boolean overlap)
+    {
+        int[] prompt = prompt(10, 17);
+        // a model that makes EOS the greedy choice at every position
+        try (SchedulerFixture fixture = SchedulerFixture.builder(MODEL).overlap(overlap).favour(ByteTokenizer.EOS).build()) {
+            GenerateResult eager = fixture.run(new GenerateRequest("eager", prompt, 12, SamplingParams.GREEDY, Set.of(), false, false));
+            assertThat(eager.outputIds()).containsExactly(ByteTokenizer.EOS);
+            assertThat(eager.finishReason()).isEqualTo(FinishReason.STOP);
+            // held back once: the best other token, then EOS
+            int[] once = fixture.run(new GenerateRequest("once", prompt, 12, atLeast(1), Set.of(), false, false)).outputIds();
+            assertThat(once).hasSize(2).endsWith(ByteTokenizer.EOS);
+            int stopId = once[0];
+
+            GenerateResult held = fixture.run(new GenerateRequest("held", prompt, 12, atLeast(5), Set.of(stopId), false, true));
+            assertThat(held.finishReason()).isEqualTo(FinishReason.STOP);
+            assertThat(held.outputIds()).hasSize(6).endsWith(ByteTokenizer.EOS);
+            for (int i = 0; i < 5; i++) {
+                // exactly the greedy choice once EOS and the stop id are out of the running
+                float[] logits = held.logits().get(i).clone();
+                logits[ByteTokenizer.EOS] = Float.NEGATIVE_INFINITY;
+                logits[stopId] = Float.NEGATIVE_INFINITY;
+                assertThat(held.outputIds()[i]).as("output %d", i).isEqualTo(Sampler.argmax(logits)).isNotEqualTo(stopId);
+            }
+            // an ignored EOS ends nothing, so nothing holds it back: only the stop id is suppressed
+            GenerateResult ignoring = fixture.run(new GenerateRequest("ignoring", prompt, 4, atLeast(3), Set.of(stopId), true, false));
+            assertThat(ignoring.outputIds()).containsExactly(ByteTokenizer.EOS, ByteTokenizer.EOS, ByteTokenizer.EOS, ByteTokenizer.EOS);
+            assertThat(ignoring.finishReason()).isEqualTo(FinishReason.LENGTH);
+            fixture.assertIdleAndAccountedFor();
+        }
+    }
+
     @Test
     void sampledOutputDependsOnlyOnTheSeed()
     {
@@ -117,6 +151,11 @@ class SchedulerFinishTest
             assertThat(again.outputIds()).isEqualTo(first.outputIds());
             assertThat(greedy.outputIds()).isNotEqualTo(first.outputIds());
         }
+    }
+
+    private static SamplingParams atLeast(int minNewTokens)
+    {
+        return new SamplingParams(0f, 1f, -1, 0f, 1f, 0f, 0f, minNewTokens, 0);
     }
 
     private static boolean contains(int[] values, int value)

@@ -4,13 +4,18 @@ import io.handoff.core.fault.FaultPlan;
 import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
+import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.ModelRunner;
+import io.handoff.core.model.Sampler;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.core.model.SeededWeights;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.prefix.ChunkCache;
 import io.handoff.core.prefix.PrefixCache;
 import io.handoff.core.prefix.RadixCache;
+import io.handoff.spi.attention.AttentionBackend;
+import io.handoff.spi.attention.KvCacheView;
 import io.handoff.spi.attention.KvDtype;
 import io.handoff.core.model.ReferenceAttention;
 
@@ -42,7 +47,7 @@ final class SchedulerFixture
     private static final int MODEL_THREADS = 2;
     private static final Map<String, Transformer> MODELS = new ConcurrentHashMap<>();
 
-    final Transformer model;
+    final ModelRunner model;
     final KvPool kv;
     final PrefixCache prefixCache;
     final FaultPlan faults = new FaultPlan();
@@ -51,7 +56,8 @@ final class SchedulerFixture
 
     private SchedulerFixture(Builder builder)
     {
-        this.model = model(builder.model);
+        Transformer transformer = model(builder.model);
+        this.model = builder.favoured < 0 ? transformer : favouring(transformer, builder.favoured);
         ModelConfig config = model.config();
         this.kv = KvPool.allocate(KvGeometry.of(config.attentionGeometry(), config.layers(), builder.dtype, builder.pageSize), builder.pages);
         this.prefixCache = builder.radix ? new RadixCache(builder.pageSize, kv.pagePool()) : new ChunkCache(builder.pageSize);
@@ -69,6 +75,29 @@ final class SchedulerFixture
     static Transformer model(String name)
     {
         return MODELS.computeIfAbsent(name, n -> new Transformer(ModelConfig.byName(n), new SeededWeights(ModelConfig.byName(n).weightsSeed()), MODEL_THREADS));
+    }
+
+    /** {@code model}, with {@code token}'s logit raised above every other: greedy picks it at every position. */
+    private static ModelRunner favouring(Transformer model, int token)
+    {
+        return new ModelRunner()
+        {
+            @Override
+            public ModelConfig config()
+            {
+                return model.config();
+            }
+
+            @Override
+            public float[][] forwardRows(ForwardBatch batch, KvCacheView kv, AttentionBackend attention, Transformer.LayerHook hook, int[] logitRows)
+            {
+                float[][] rows = model.forwardRows(batch, kv, attention, hook, logitRows);
+                for (float[] row : rows) {
+                    row[token] = row[Sampler.argmax(row)] + 10;
+                }
+                return rows;
+            }
+        };
     }
 
     /** {@code length} byte tokens drawn from {@code seed}. */
@@ -205,6 +234,7 @@ final class SchedulerFixture
         private boolean radix = true;
         private KvHandoff handoff = KvHandoff.NONE;
         private DecodeMetadataProbe.Mode probe = DecodeMetadataProbe.Mode.OFF;
+        private int favoured = -1;
 
         private Builder(String model)
         {
@@ -262,6 +292,13 @@ final class SchedulerFixture
         Builder overlap(boolean overlap)
         {
             this.overlap = overlap;
+            return this;
+        }
+
+        /** The model with {@code token} raised above every other logit, so that greedy sampling picks it at once. */
+        Builder favour(int token)
+        {
+            this.favoured = token;
             return this;
         }
 
