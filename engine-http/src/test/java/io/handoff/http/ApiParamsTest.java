@@ -168,6 +168,21 @@ class ApiParamsTest
     }
 
     @Test
+    void topKOfOneAndMinPOfOneSampleTheGreedyToken()
+    {
+        String greedy = LocalServer.json(local.post("/v1/completions", "{\"prompt\": \"Once\", \"max_tokens\": 10, \"temperature\": 0, "
+                + "\"ignore_eos\": true}")).at("/choices/0/text").asText();
+        String sampled = "{\"prompt\": \"Once\", \"max_tokens\": 10, \"temperature\": 1.5, \"seed\": 3, \"ignore_eos\": true";
+
+        assertThat(LocalServer.json(local.post("/v1/completions", sampled + "}")).at("/choices/0/text").asText()).isNotEqualTo(greedy);
+        assertThat(LocalServer.json(local.post("/v1/completions", sampled + ", \"top_k\": 1}")).at("/choices/0/text").asText()).isEqualTo(greedy);
+        assertThat(LocalServer.json(local.post("/v1/completions", sampled + ", \"min_p\": 1}")).at("/choices/0/text").asText()).isEqualTo(greedy);
+        JsonNode generate = LocalServer.json(local.post("/generate", "{\"text\": \"Once\", \"sampling_params\": {\"max_new_tokens\": 10, "
+                + "\"temperature\": 1.5, \"sampling_seed\": 3, \"ignore_eos\": true, \"top_k\": 1}}"));
+        assertThat(generate.get("text").asText()).isEqualTo(greedy);
+    }
+
+    @Test
     void chatSamplesWithTheSameFieldsAsTheOtherApis()
     {
         int[] prompt = TOKENIZER.encode("<|user|>Hi\n<|assistant|>", false);
