@@ -12,7 +12,6 @@ import io.handoff.http.chat.ChatTemplate;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.core.model.SamplingParams;
 import com.fasterxml.jackson.databind.node.TextNode;
 import io.handoff.core.scheduler.FinishReason;
 import io.handoff.core.scheduler.RoomTicket;
@@ -23,10 +22,10 @@ import org.apache.logging.log4j.Logger;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
@@ -73,12 +72,12 @@ public final class ApiServer
         this.model = requireNonNull(model, "model is null");
         this.generations = new Generations(scheduler, model, tokenizer, metrics, config.retryAfter(), config.limits().maxPromptTokens());
         GenerateApi generate = new GenerateApi(generations, model, tokenizer, bootstrap);
-        CompletionsApi completions = new CompletionsApi(generations, model, tokenizer, created, bootstrap);
+        CompletionsApi completions = new CompletionsApi(generations, model, tokenizer, InstantSource.system(), bootstrap);
         ChatModel chat = chatModel(generations, model, tokenizer, chatTemplate, bootstrap);
         this.routes = HttpRoutes.union(HttpRoutes.union(new TimelineEndpoint(scheduler.timelines(), bootstrap.roleName()).routes(), Map.of(
                 "/generate", new Route("POST", generate::handle),
                 "/v1/completions", new Route("POST", completions::handle),
-                "/v1/chat/completions", new Route("POST", new ChatCompletionsApi(chat, created)::handle),
+                "/v1/chat/completions", new Route("POST", new ChatCompletionsApi(chat, InstantSource.system())::handle),
                 "/abort_request", new Route("POST", exchange -> AbortRequest.handle(exchange, generations::abort, "")),
                 // open: load balancers and the router probe it without a key; it tells nothing but "ok" or "shutting down"
                 "/health", new Route("GET", this::health, HttpRoutes.Access.OPEN),
@@ -169,7 +168,7 @@ public final class ApiServer
         // the prompt a model starts every request with (its BOS); token 0 for a model that has none
         int[] prompt = tokenizer.encodePrompt("");
         GenerationParams params = new GenerationParams("health-" + generations.newRid(), prompt.length > 0 ? prompt : new int[] {0}, 1,
-                SamplingParams.GREEDY, List.of(), Set.of(), true, Optional.empty());
+                SamplingOptions.HEALTH, Optional.empty(), Optional.empty());
         try (Generation generation = generations.start(params)) {
             Optional<Generation.Outcome> outcome = generation.run(Generation.Sink.NONE, config.healthGenerateTimeout());
             if (outcome.isEmpty()) {
@@ -262,12 +261,15 @@ public final class ApiServer
             Bootstrap bootstrap)
     {
         Optional<ChatTemplate> template = chatTemplate.map(text -> ChatTemplate.parse(text.template(), text.bosToken(), text.eosToken()));
+        TokenTexts texts = TokenTexts.of(tokenizer);
         return new ChatModel()
         {
             @Override public String id() { return model.name(); }
             @Override public Optional<ChatTemplate> template() { return template; }
             @Override public int maxContext() { return model.maxContext(); }
             @Override public int[] encode(String prompt) { return tokenizer.encode(prompt, false); }
+            @Override public int vocabSize() { return model.vocabSize(); }
+            @Override public TokenTexts tokenTexts() { return texts; }
             @Override public Optional<RoomTicket> ticket(JsonFields body, Exchange exchange) { return bootstrap.ticket(body, exchange); }
 
             @Override
@@ -276,14 +278,16 @@ public final class ApiServer
             {
                 generations.checkContext(request.promptIds().length, "messages", request.maxTokens(), "max_completion_tokens");
                 GenerationParams params = new GenerationParams(request.rid(), request.promptIds(), bootstrap.maxNewTokens(request.maxTokens()),
-                        new SamplingParams(request.temperature(), request.topP(), request.seed()), request.stops(), Set.of(), false, request.ticket());
+                        request.sampling(), request.logprobs(), request.ticket());
                 OutputCount count = new OutputCount(1, false, request.n(), request.n());
                 OutputRids rids = OutputRids.of(Optional.of(TextNode.valueOf(request.rid())), count, generations::newRid);
                 try (GenerationGroup group = GenerationGroup.start(generations, bootstrap, List.of(params), count, rids)) {
-                    GenerationGroup.Result result = group.run((index, generation) -> sink.onText(index, generation.stableText()));
+                    GenerationGroup.Result result = group.run((index, g) -> sink.onText(index, g.stableText(), g.outputIds(),
+                            g.logprobsSoFar().map(LogprobTrace::output).orElse(List.of())));
                     List<Outcome> outcomes = result.outcomes().stream()
                             .map(outcome -> new Outcome(outcome.text(), outcome.reason().name().toLowerCase(java.util.Locale.ROOT),
-                                    outcome.promptTokens(), outcome.outputIds().length))
+                                    outcome.promptTokens(), outcome.outputIds(), outcome.error(), outcome.clientGone(),
+                                    outcome.logprobs().map(LogprobTrace::output).orElse(List.of())))
                             .toList();
                     return new Result(outcomes, result.failure(), result.clientGone());
                 }

@@ -1,59 +1,62 @@
 package io.handoff.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.BooleanNode;
-import com.fasterxml.jackson.databind.node.DoubleNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.core.model.SamplingParams;
-import io.handoff.core.scheduler.FinishReason;
-
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.handoff.core.scheduler.RoomTicket;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.IntStream;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * {@code POST /v1/completions}, a subset of OpenAI's legacy completions API: a prompt (a string or token ids)
- * or a list of them, {@code n} completions per prompt (choices indexed prompt-major; with {@code best_of}, the
- * {@code n} most likely of that many candidates), {@code max_tokens}, {@code temperature}, {@code top_p}, {@code seed}, {@code stop},
- * {@code stream} (+ {@code stream_options.include_usage}), and SGLang's extensions {@code ignore_eos},
- * {@code stop_token_ids} and {@code rid}. Options it does not implement are accepted only at their
- * neutral value, so a client never silently gets something other than what it asked for.
+ * {@code POST /v1/completions}, OpenAI's legacy completions API: a prompt (a string or token ids) or a list of them,
+ * {@code n} completions per prompt (choices indexed prompt-major; with {@code best_of}, the {@code n} most likely of that
+ * many candidates), {@code max_tokens},
+ * the sampling fields of {@link SamplingFields} (OpenAI's and the vLLM/SGLang extensions: {@code top_k},
+ * {@code min_tokens}, {@code stop_token_ids}, {@code ignore_eos}...), {@code logprobs} and {@code echo}, {@code stream}
+ * (+ {@code stream_options.include_usage}) and SGLang's {@code rid}. {@code created} is when the request arrived.
+ * Options it does not implement are accepted only at their neutral value, so a client never silently gets something
+ * other than what it asked for.
  */
 final class CompletionsApi
 {
-    private static final Set<String> FIELDS = Set.of("model", "prompt", "max_tokens", "temperature", "top_p", "seed", "stop", "stream",
-            "stream_options", "n", "best_of", "echo", "logprobs", "frequency_penalty", "presence_penalty", "logit_bias", "suffix", "user",
-            "ignore_eos", "stop_token_ids", "rid", "bootstrap_room", "bootstrap_generation", "bootstrap_host");
+    private static final Set<String> FIELDS = JsonFields.fieldNames(Set.of("model", "prompt", "max_tokens", "stream", "stream_options", "n",
+            "best_of", "echo", "logprobs", "suffix", "user", "rid", "bootstrap_room", "bootstrap_generation", "bootstrap_host"),
+            SamplingFields.names(SamplingFields.Spelling.OPENAI), UnusedFields.openAiNames());
     private static final int DEFAULT_MAX_TOKENS = 16;
 
     private final Generations generations;
     private final ModelConfig model;
-    private final long created;
+    private final InstantSource clock;
     private final Bootstrap bootstrap;
     private final Tokenizer tokenizer;
+    private final TokenTexts texts;
 
-    CompletionsApi(Generations generations, ModelConfig model, Tokenizer tokenizer, long createdEpochSeconds, Bootstrap bootstrap)
+    CompletionsApi(Generations generations, ModelConfig model, Tokenizer tokenizer, InstantSource clock, Bootstrap bootstrap)
     {
         this.generations = requireNonNull(generations, "generations is null");
         this.tokenizer = requireNonNull(tokenizer, "tokenizer is null");
+        this.texts = TokenTexts.of(tokenizer);
         this.bootstrap = requireNonNull(bootstrap, "bootstrap is null");
         this.model = requireNonNull(model, "model is null");
-        this.created = createdEpochSeconds;
+        this.clock = requireNonNull(clock, "clock is null");
     }
 
     void handle(Exchange exchange)
             throws IOException, InterruptedException
     {
+        long created = clock.instant().getEpochSecond();
         JsonFields body = exchange.json();
         body.allowOnly(FIELDS);
         body.string("model").ifPresent(name -> {
@@ -69,6 +72,7 @@ final class CompletionsApi
             options.allowOnly(Set.of("include_usage"));
             includeUsage = options.bool("include_usage").orElse(false);
         }
+        boolean echo = body.bool("echo").orElse(false);
         OutputCount count = OutputCount.of("/v1/completions", body.copy());
         boolean bestOf = count.perPrompt() > count.returned();
         if (bestOf && stream) {
@@ -76,11 +80,15 @@ final class CompletionsApi
                     + " cannot be streamed (the best are known only at the end, as OpenAI says): set stream to false, or best_of to n");
         }
         Optional<RoomTicket> ticket = bootstrap.ticket(body, exchange);
-        List<GenerationParams> params = new ArrayList<>();
         List<int[]> prompts = prompts(body, count);
+        List<GenerationParams> params = new ArrayList<>();
         for (int i = 0; i < prompts.size(); i++) {
             // the rids are the group's to give (OutputRids)
             params.add(generation(body, prompts.get(i), count.batched() ? "prompt[" + i + "]" : "prompt", "", ticket));
+        }
+        if (stream && echo && params.getFirst().logprobs().isPresent()) {
+            throw ApiError.invalid("unsupported", "echo", "echo with logprobs is not streamed (the prompt's log probabilities come with the "
+                    + "end of the generation); send \"stream\": false, or leave out echo or logprobs");
         }
         OutputRids rids = OutputRids.of(body.raw("rid"), count, generations::newRid);
         String id = "cmpl-" + rids.name();
@@ -90,40 +98,38 @@ final class CompletionsApi
                 if (result.failure().isPresent()) {
                     throw result.failure().get();
                 }
-                ObjectNode response = envelope(id, "text_completion");
+                ObjectNode response = JsonFields.openAiEnvelope(id, "text_completion", created, model.name());
                 ArrayNode choices = response.putArray("choices");
                 // with best_of, each prompt's n most likely candidates, most likely first; usage counts every candidate
-                List<Integer> returned = bestOf ? result.best(count) : java.util.stream.IntStream.range(0, count.total()).boxed().toList();
-                for (int i = 0; i < returned.size(); i++) {
-                    Generation.Outcome outcome = result.outcomes().get(returned.get(i));
-                    choice(choices, i, outcome.text(), outcome);
+                List<Integer> returned = bestOf ? result.best(count) : IntStream.range(0, count.total()).boxed().toList();
+                for (int k = 0; k < returned.size(); k++) {
+                    int index = returned.get(k);
+                    choices.add(choice(result.outcomes().get(index), params.get(index / count.perPrompt()).options(), echo).put("index", k));
                 }
                 usage(response, result.outcomes(), count);
                 exchange.sendJson(200, response);
                 return;
             }
             Exchange.EventStream events = exchange.events();
-            int[] sent = new int[count.total()];
+            List<ChoiceStream> streams = new ArrayList<>();
+            for (int i = 0; i < count.total(); i++) {
+                GenerationParams prompt = params.get(i / count.perPrompt());
+                streams.add(new ChoiceStream(echo ? echoText(prompt.promptIds()) : "", prompt.options()));
+            }
             GenerationGroup.Result result = group.run(new GenerationGroup.Sink()
             {
                 @Override
                 public void onToken(int index, Generation generation)
                         throws IOException
                 {
-                    String text = generation.stableText();
-                    ObjectNode chunk = envelope(id, "text_completion");
-                    choice(chunk.putArray("choices"), index, text.substring(sent[index]), null);
-                    sent[index] = text.length();
-                    events.send(chunk);
+                    events.send(chunk(id, created, streams.get(index).next(generation).put("index", index)));
                 }
 
                 @Override
                 public void onEnd(int index, Generation.Outcome outcome)
                         throws IOException
                 {
-                    ObjectNode last = envelope(id, "text_completion");
-                    choice(last.putArray("choices"), index, outcome.text().substring(Math.min(sent[index], outcome.text().length())), outcome);
-                    events.send(last);
+                    events.send(chunk(id, created, streams.get(index).last(outcome).put("index", index)));
                 }
             });
             if (result.clientGone()) {
@@ -133,7 +139,7 @@ final class CompletionsApi
                 events.send(Exchange.errorBody(result.failure().get()));
             }
             else if (includeUsage) {
-                ObjectNode usage = envelope(id, "text_completion");
+                ObjectNode usage = JsonFields.openAiEnvelope(id, "text_completion", created, model.name());
                 usage.putArray("choices");
                 usage(usage, result.outcomes(), count);
                 events.send(usage);
@@ -142,31 +148,17 @@ final class CompletionsApi
         }
     }
 
-    /** One generation of {@code prompt} (named {@code promptField} in errors) as the body's per-generation fields ask for it. */
+    /** One generation of {@code prompt} as the body's per-generation fields (sampling, logprobs, echo) ask for it. */
     private GenerationParams generation(JsonFields body, int[] prompt, String promptField, String rid, Optional<RoomTicket> ticket)
     {
-        body.onlyNeutral("echo", BooleanNode.FALSE, "the prompt is not echoed");
-        body.onlyNeutral("logprobs", null, "log probabilities are not returned");
-        body.onlyNeutral("frequency_penalty", DoubleNode.valueOf(0), "penalties are not implemented");
-        body.onlyNeutral("presence_penalty", DoubleNode.valueOf(0), "penalties are not implemented");
-        body.onlyNeutral("logit_bias", JsonFields.MAPPER.createObjectNode(), "logit bias is not implemented");
-        body.onlyNeutral("suffix", null, "suffixes are not implemented");
+        body.onlyNeutral("suffix", null, "fill-in-the-middle is not supported: the completion only continues the prompt");
         body.string("user");
+        UnusedFields.checkOpenAi(body);
         int maxTokens = body.integer("max_tokens", 1, model.maxContext()).map(Long::intValue).orElse(DEFAULT_MAX_TOKENS);
         generations.checkContext(prompt.length, promptField, maxTokens, "max_tokens");
-        SamplingParams sampling = new SamplingParams(
-                body.number("temperature", 0, false, 2).orElse(1.0).floatValue(),
-                body.number("top_p", 0, true, 1).orElse(1.0).floatValue(),
-                body.integer("seed", Long.MIN_VALUE, Long.MAX_VALUE).orElse(0L));
-        return new GenerationParams(
-                rid,
-                prompt,
-                bootstrap.maxNewTokens(maxTokens),
-                sampling,
-                body.strings("stop", GenerateApi.MAX_STOP_STRINGS),
-                body.intArray("stop_token_ids", 0, model.vocabSize()).map(GenerateApi::boxed).orElse(Set.of()),
-                body.bool("ignore_eos").orElse(false),
-                ticket);
+        SamplingOptions options = SamplingFields.parse(body, SamplingFields.Spelling.OPENAI, maxTokens, model.vocabSize());
+        Optional<LogprobOptions> logprobs = LogprobFields.completions(body, body.bool("echo").orElse(false));
+        return new GenerationParams(rid, prompt, bootstrap.maxNewTokens(maxTokens), options, logprobs, ticket);
     }
 
     /** The prompts: a string (BOS + its bytes, as {@code handoff generate} encodes it) or token ids, or (a batch) a list of either. */
@@ -205,22 +197,112 @@ final class CompletionsApi
         return JsonFields.intArray(field, prompt, 0, model.vocabSize());
     }
 
-    private ObjectNode envelope(String id, String object)
+    /** The prompt's text as echo shows it: its tokens decoded (a BOS adds nothing), which is the string a text prompt was. */
+    private String echoText(int[] promptIds)
     {
-        return JsonFields.openAiEnvelope(id, object, created, model.name());
+        return tokenizer.decode(promptIds);
     }
 
-    /** Adds choice {@code index}; {@code outcome} null means the output goes on (a stream chunk). */
-    private static void choice(ArrayNode choices, int index, String text, Generation.Outcome outcome)
+    /** {@code choices[0]} of a whole answer: the text (after the prompt's with echo), its log probabilities, the finish reason. */
+    ObjectNode choice(Generation.Outcome outcome, SamplingOptions options, boolean echo)
     {
-        ObjectNode choice = choices.addObject();
-        choice.put("index", index);
+        String prefix = echo ? echoText(outcome.promptIds()) : "";
+        ObjectNode choice = choiceNode(prefix + outcome.text());
+        outcome.logprobs().ifPresentOrElse(
+                trace -> choice.set("logprobs", LogprobJson.completions(trace, outcome.outputIds(), 0, outcome.outputIds().length, echo, 0,
+                        this::promptWidth, id -> outputWidth(id, options), texts)),
+                () -> choice.putNull("logprobs"));
+        finish(choice, outcome);
+        return choice;
+    }
+
+    private ObjectNode chunk(String id, long created, ObjectNode choice)
+    {
+        ObjectNode chunk = JsonFields.openAiEnvelope(id, "text_completion", created, model.name());
+        chunk.putArray("choices").add(choice);
+        return chunk;
+    }
+
+    private static ObjectNode choiceNode(String text)
+    {
+        ObjectNode choice = JsonFields.MAPPER.createObjectNode();
+        choice.put("index", 0);
         choice.put("text", text);
-        choice.putNull("logprobs");
-        if (outcome == null) {
-            choice.putNull("finish_reason");
-            return;
+        return choice;
+    }
+
+    /** The choices of one streamed completion: each chunk carries the text and the tokens' log probabilities since the last. */
+    private final class ChoiceStream
+    {
+        private String prefix;
+        private final SamplingOptions options;
+        private int sentChars;
+        private int sentTokens;
+        private int offset;
+
+        ChoiceStream(String echoed, SamplingOptions options)
+        {
+            this.prefix = echoed;
+            this.options = options;
+            this.offset = echoed.codePointCount(0, echoed.length());
         }
+
+        ObjectNode next(Generation generation)
+        {
+            String text = generation.stableText();
+            ObjectNode choice = choiceNode(prefix + text.substring(sentChars));
+            prefix = "";
+            sentChars = text.length();
+            int[] ids = generation.outputIds();
+            logprobs(choice, generation.logprobsSoFar(), ids);
+            choice.putNull("finish_reason");
+            return choice;
+        }
+
+        ObjectNode last(Generation.Outcome outcome)
+        {
+            String text = outcome.text();
+            ObjectNode choice = choiceNode(prefix + text.substring(Math.min(sentChars, text.length())));
+            logprobs(choice, outcome.logprobs(), outcome.outputIds());
+            finish(choice, outcome);
+            return choice;
+        }
+
+        private void logprobs(ObjectNode choice, Optional<LogprobTrace> trace, int[] ids)
+        {
+            if (trace.isEmpty()) {
+                choice.putNull("logprobs");
+                return;
+            }
+            choice.set("logprobs", LogprobJson.completions(trace.get(), ids, sentTokens, ids.length, false, offset, id -> 0,
+                    id -> outputWidth(id, options), texts));
+            for (int i = sentTokens; i < ids.length; i++) {
+                offset += outputWidth(ids[i], options);
+            }
+            sentTokens = Math.max(sentTokens, ids.length);
+        }
+    }
+
+    /** A prompt token's characters in the echoed text (a special token has none there). */
+    private int promptWidth(int id)
+    {
+        return width(tokenizer.tokenBytes(id));
+    }
+
+    /** An output token's characters in the text, as its options render it. */
+    private int outputWidth(int id, SamplingOptions options)
+    {
+        return width(options.skipSpecialTokens() ? tokenizer.tokenBytes(id) : texts.bytes(id));
+    }
+
+    private static int width(byte[] bytes)
+    {
+        String text = new String(bytes, StandardCharsets.UTF_8);
+        return text.codePointCount(0, text.length());
+    }
+
+    private static void finish(ObjectNode choice, Generation.Outcome outcome)
+    {
         choice.put("finish_reason", outcome.reason().name().toLowerCase(Locale.ROOT));
         switch (outcome.match().orElse(null)) {
             case OutputText.StopString stop -> choice.put("stop_reason", stop.stop());

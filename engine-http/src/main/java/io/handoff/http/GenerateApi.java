@@ -1,21 +1,14 @@
 package io.handoff.http;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.BooleanNode;
-import com.fasterxml.jackson.databind.node.DoubleNode;
-import com.fasterxml.jackson.databind.node.IntNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.core.model.SamplingParams;
-import io.handoff.core.scheduler.FinishReason;
-
-import com.fasterxml.jackson.databind.JsonNode;
 import io.handoff.core.scheduler.RoomTicket;
 
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -23,32 +16,35 @@ import java.util.Set;
 import static java.util.Objects.requireNonNull;
 
 /**
- * {@code POST /generate}, a subset of SGLang's native API: {@code text} or {@code input_ids} (one prompt, or a
- * list of them), {@code sampling_params} (with {@code n} outputs per prompt), {@code rid} (a string, or a list with
- * one per prompt), {@code stream}. Streaming sends SGLang-style cumulative chunks ({@code text} and
- * {@code output_ids} so far), then a last chunk with the finish reason, then {@code data: [DONE]}. Several outputs
- * (a batch or {@code n > 1}) answer as a list in SGLang's order (prompt-major); their stream's events carry the
- * output's place in that list as {@code index}, and {@code data: [DONE]} comes once, after all.
+ * {@code POST /generate}, SGLang's native API: {@code text} or {@code input_ids}, {@code sampling_params}
+ * ({@link SamplingFields}), {@code rid}, {@code stream}, and the log probabilities ({@link LogprobFields#sglang}) in
+ * {@code meta_info}. Streaming sends SGLang-style cumulative chunks ({@code text}, {@code output_ids} and the output's
+ * log probabilities so far), then a last chunk with the finish reason (and the prompt's log probabilities), then
+ * {@code data: [DONE]}. Fields of features this engine lacks are accepted only when they ask for nothing ({@link UnusedFields}).
+ *
+ * <p>Several outputs (a list of prompts, {@code sampling_params.n > 1}, both) answer as a list in SGLang's order
+ * (prompt-major), run as one {@link GenerationGroup}; their stream's events carry the output's place in that list
+ * as {@code index}, and {@code data: [DONE]} comes once, after all. {@code rid} may be a list, one per prompt.
  */
 final class GenerateApi
 {
-    static final int MAX_STOP_STRINGS = 16;
-    private static final Set<String> FIELDS = Set.of("text", "input_ids", "sampling_params", "rid", "stream", "return_logprob",
-            "bootstrap_room", "bootstrap_generation", "bootstrap_host");
-    private static final Set<String> SAMPLING_FIELDS = Set.of("max_new_tokens", "temperature", "top_p", "seed", "stop", "stop_token_ids",
-            "ignore_eos", "n", "top_k", "min_p", "frequency_penalty", "presence_penalty", "repetition_penalty", "no_stop_trim",
-            "skip_special_tokens");
+    private static final Set<String> FIELDS = JsonFields.fieldNames(Set.of("text", "input_ids", "sampling_params", "rid", "stream",
+            "stream_options", "bootstrap_room", "bootstrap_generation", "bootstrap_host"), LogprobFields.SGLANG, UnusedFields.generateNames());
+    private static final Set<String> SAMPLING_FIELDS = JsonFields.fieldNames(Set.of("max_new_tokens", "n"),
+            SamplingFields.names(SamplingFields.Spelling.SGLANG));
     private static final int DEFAULT_MAX_NEW_TOKENS = 128;
 
     private final Generations generations;
     private final ModelConfig model;
     private final Bootstrap bootstrap;
     private final Tokenizer tokenizer;
+    private final TokenTexts texts;
 
     GenerateApi(Generations generations, ModelConfig model, Tokenizer tokenizer, Bootstrap bootstrap)
     {
         this.generations = requireNonNull(generations, "generations is null");
         this.tokenizer = requireNonNull(tokenizer, "tokenizer is null");
+        this.texts = TokenTexts.of(tokenizer);
         this.bootstrap = requireNonNull(bootstrap, "bootstrap is null");
         this.model = requireNonNull(model, "model is null");
     }
@@ -125,33 +121,21 @@ final class GenerateApi
     /** One generation of {@code prompt} as the body's per-generation fields (sampling, logprobs) ask for it. */
     private GenerationParams generation(JsonFields body, int[] prompt, String promptField, String rid, Optional<RoomTicket> ticket)
     {
-        body.onlyNeutral("return_logprob", BooleanNode.FALSE, "log probabilities are not returned");
-        JsonFields sampling = body.object("sampling_params").orElse(null);
-        int maxNewTokens = DEFAULT_MAX_NEW_TOKENS;
-        SamplingParams samplingParams = new SamplingParams(1f, 1f, 0L);
-        List<String> stops = List.of();
-        Set<Integer> stopIds = Set.of();
-        boolean ignoreEos = false;
-        if (sampling != null) {
-            sampling.allowOnly(SAMPLING_FIELDS);
-            sampling.onlyNeutral("top_k", IntNode.valueOf(-1), "top-k sampling is not implemented");
-            sampling.onlyNeutral("min_p", DoubleNode.valueOf(0), "min-p sampling is not implemented");
-            sampling.onlyNeutral("frequency_penalty", DoubleNode.valueOf(0), "penalties are not implemented");
-            sampling.onlyNeutral("presence_penalty", DoubleNode.valueOf(0), "penalties are not implemented");
-            sampling.onlyNeutral("repetition_penalty", DoubleNode.valueOf(1), "penalties are not implemented");
-            sampling.onlyNeutral("no_stop_trim", BooleanNode.FALSE, "the text always ends before a stop string");
-            sampling.onlyNeutral("skip_special_tokens", BooleanNode.TRUE, "special tokens have no text");
-            maxNewTokens = sampling.integer("max_new_tokens", 1, model.maxContext()).map(Long::intValue).orElse(DEFAULT_MAX_NEW_TOKENS);
-            samplingParams = new SamplingParams(
-                    sampling.number("temperature", 0, false, 100).orElse(1.0).floatValue(),
-                    sampling.number("top_p", 0, true, 1).orElse(1.0).floatValue(),
-                    sampling.integer("seed", Long.MIN_VALUE, Long.MAX_VALUE).orElse(0L));
-            stops = sampling.strings("stop", MAX_STOP_STRINGS);
-            stopIds = sampling.intArray("stop_token_ids", 0, model.vocabSize()).map(GenerateApi::boxed).orElse(Set.of());
-            ignoreEos = sampling.bool("ignore_eos").orElse(false);
-        }
+        UnusedFields.checkGenerate(body);
+        body.object("stream_options").ifPresent(options -> {
+            // meta_info carries the usage in every chunk, so both are always satisfied
+            options.allowOnly(Set.of("include_usage", "continuous_usage_stats"));
+            options.bool("include_usage");
+            options.bool("continuous_usage_stats");
+        });
+        Optional<LogprobOptions> logprobs = LogprobFields.sglang(body, prompt.length);
+        JsonFields sampling = body.object("sampling_params").orElse(JsonFields.of(JsonFields.MAPPER.createObjectNode()));
+        sampling.allowOnly(SAMPLING_FIELDS);
+        // n is counted with the prompts (OutputCount): each of a prompt's outputs is one generation
+        int maxNewTokens = sampling.integer("max_new_tokens", 1, model.maxContext()).map(Long::intValue).orElse(DEFAULT_MAX_NEW_TOKENS);
         generations.checkContext(prompt.length, promptField, maxNewTokens, "sampling_params.max_new_tokens");
-        return new GenerationParams(rid, prompt, bootstrap.maxNewTokens(maxNewTokens), samplingParams, stops, stopIds, ignoreEos, ticket);
+        SamplingOptions options = SamplingFields.parse(sampling, SamplingFields.Spelling.SGLANG, maxNewTokens, model.vocabSize());
+        return new GenerationParams(rid, prompt, bootstrap.maxNewTokens(maxNewTokens), options, logprobs, ticket);
     }
 
     /** The prompts: {@code text} or {@code input_ids}, one or (as {@code count} found) a list of them. */
@@ -196,16 +180,7 @@ final class GenerateApi
         return tokenizer.encodePrompt(text);
     }
 
-    static Set<Integer> boxed(int[] ids)
-    {
-        Set<Integer> set = new HashSet<>();
-        for (int id : ids) {
-            set.add(id);
-        }
-        return set;
-    }
-
-    private static ObjectNode chunk(Generation generation)
+    private ObjectNode chunk(Generation generation)
     {
         ObjectNode chunk = JsonFields.MAPPER.createObjectNode();
         chunk.put("text", generation.stableText());
@@ -219,10 +194,12 @@ final class GenerateApi
         meta.putNull("finish_reason");
         meta.put("prompt_tokens", generation.params().promptIds().length);
         meta.put("completion_tokens", outputIds.length);
+        generation.logprobsSoFar().ifPresent(trace -> LogprobJson.sglang(meta, trace, outputIds, outputIds.length, false, texts));
         return chunk;
     }
 
-    private static ObjectNode response(Generation.Outcome outcome)
+    /** The whole answer for one outcome: its text, ids and {@code meta_info} (with the log probabilities asked for). */
+    ObjectNode response(Generation.Outcome outcome)
     {
         ObjectNode response = JsonFields.MAPPER.createObjectNode();
         response.put("text", outcome.text());
@@ -239,6 +216,7 @@ final class GenerateApi
         meta.put("queue_time", outcome.queueNanos() / 1e9);
         meta.put("ttft", outcome.firstTokenNanos() / 1e9);
         meta.put("e2e_latency", outcome.totalNanos() / 1e9);
+        outcome.logprobs().ifPresent(trace -> LogprobJson.sglang(meta, trace, outcome.outputIds(), outcome.outputIds().length, true, texts));
         return response;
     }
 

@@ -9,10 +9,13 @@ import io.handoff.core.scheduler.LogprobRequest;
 import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.scheduler.TokenListener;
+import io.handoff.core.scheduler.TokenLogprob;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -49,9 +52,11 @@ final class Generation
      * @param match the stop string or token that ended it, when {@code reason} is {@link FinishReason#STOP}
      * @param clientGone the client disconnected before the end, and the request was aborted for it
      * @param cause why it failed, when the engine named a cause
+     * @param logprobs the log probabilities asked for, output entries matching {@code outputIds}
      */
     record Outcome(
             String rid,
+            int[] promptIds,
             int[] outputIds,
             String text,
             FinishReason reason,
@@ -63,7 +68,8 @@ final class Generation
             long firstTokenNanos,
             long totalNanos,
             boolean clientGone,
-            Optional<FailureCause> cause)
+            Optional<FailureCause> cause,
+            Optional<LogprobTrace> logprobs)
     {
         /**
          * Whether the client is told the request failed: an error, or an abort the engine made for a cause of its own
@@ -85,7 +91,8 @@ final class Generation
     private sealed interface Event
             permits Token, Done {}
 
-    private record Token(int id, long nanos) implements Event {}
+    /** @param logprob null unless the request asked for log probabilities */
+    private record Token(int id, TokenLogprob logprob, long nanos) implements Event {}
 
     private record Done(GenerateResult result, Throwable failure) implements Event {}
 
@@ -101,6 +108,7 @@ final class Generation
     private final Set<Integer> eosTokenIds;
     private final int[] ids;
     private final boolean scored;
+    private final List<TokenLogprob> logprobs = new ArrayList<>();
     private volatile CompletableFuture<GenerateResult> result;
     private volatile boolean abortRequested;
     // Exchange-thread state.
@@ -118,14 +126,27 @@ final class Generation
         this.scheduler = requireNonNull(scheduler, "scheduler is null");
         this.metrics = requireNonNull(metrics, "metrics is null");
         this.onClose = requireNonNull(onClose, "onClose is null");
-        this.text = new OutputText(params.stops(), params.stopTokenIds(), tokenizer);
+        this.text = new OutputText(params.options(), tokenizer.eosTokenIds(), tokenizer);
         this.ids = new int[params.maxNewTokens()];
     }
 
     /** Submits the request; throws {@link io.handoff.core.scheduler.RequestRejectedException} when the scheduler refuses it. */
     void submit()
     {
-        TokenListener listener = (index, tokenId) -> events.add(new Token(tokenId, System.nanoTime()));
+        TokenListener listener = new TokenListener()
+        {
+            @Override
+            public void onToken(int index, int tokenId)
+            {
+                onToken(index, tokenId, null);
+            }
+
+            @Override
+            public void onToken(int index, int tokenId, TokenLogprob logprob)
+            {
+                events.add(new Token(tokenId, logprob, System.nanoTime()));
+            }
+        };
         GenerateRequest request = params.toRequest();
         if (scored && request.logprobs().isEmpty()) {
             request = request.withLogprobs(OUTPUT_LOGPROBS);
@@ -168,6 +189,12 @@ final class Generation
         return Arrays.copyOf(ids, text.tokens());
     }
 
+    /** The log probabilities so far (the output's; the prompt's come with the {@link Outcome}), when the request asked for them. */
+    Optional<LogprobTrace> logprobsSoFar()
+    {
+        return params.logprobs().map(options -> new LogprobTrace(options, params.promptIds(), Logprobs.NONE, logprobs));
+    }
+
     /** Blocks until the request has ended and its pages are back, feeding {@code sink} every token. */
     Outcome run(Sink sink)
             throws InterruptedException
@@ -202,6 +229,7 @@ final class Generation
                         continue; // produced before the abort for a stop string landed: not output
                     }
                     ids[text.tokens()] = token.id();
+                    logprobs.add(token.logprob());
                     if (text.append(token.id()) && text.match().orElseThrow() instanceof OutputText.StopString) {
                         scheduler.abort(params.rid()); // the scheduler does not know stop strings
                     }
@@ -252,8 +280,9 @@ final class Generation
     private Outcome outcome(Done done, boolean clientGone)
     {
         if (done.failure() != null) {
-            return new Outcome(params.rid(), new int[0], "", FinishReason.ERROR, Optional.empty(),
-                    Optional.of(String.valueOf(done.failure())), params.promptIds().length, 0, 0, 0, 0, clientGone, Optional.of(FailureCause.ENGINE));
+            return new Outcome(params.rid(), params.promptIds(), new int[0], "", FinishReason.ERROR, Optional.empty(),
+                    Optional.of(String.valueOf(done.failure())), params.promptIds().length, 0, 0, 0, 0, clientGone, Optional.of(FailureCause.ENGINE),
+                    Optional.empty());
         }
         GenerateResult result = done.result();
         Optional<OutputText.Match> match = text.match();
@@ -267,8 +296,17 @@ final class Generation
         else if (reason == FinishReason.STOP && ids.length > 0 && eosTokenIds.contains(ids[ids.length - 1])) {
             match = Optional.of(new OutputText.StopToken(ids[ids.length - 1]));
         }
-        return new Outcome(params.rid(), ids, text.text(), reason, match, result.error(), result.promptTokens(), result.cachedTokens(),
-                result.queueNanos(), result.firstTokenNanos(), result.totalNanos(), clientGone, result.cause());
+        return new Outcome(params.rid(), params.promptIds(), ids, text.text(), reason, match, result.error(), result.promptTokens(),
+                result.cachedTokens(), result.queueNanos(), result.firstTokenNanos(), result.totalNanos(), clientGone, result.cause(),
+                logprobs(result.logprobs(), ids.length));
+    }
+
+    /** The result's log probabilities, or (when it has fewer than the output) those the tokens brought, cut to the output. */
+    private Optional<LogprobTrace> logprobs(Logprobs computed, int outputs)
+    {
+        List<TokenLogprob> output = computed.output().size() >= outputs ? computed.output() : logprobs;
+        return params.logprobs().map(options -> new LogprobTrace(options, params.promptIds(), computed,
+                output.subList(0, Math.min(outputs, output.size()))));
     }
 
     /**

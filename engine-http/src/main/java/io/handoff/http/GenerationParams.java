@@ -1,6 +1,5 @@
 package io.handoff.http;
 
-import io.handoff.core.model.SamplingParams;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.RoomTicket;
 
@@ -11,29 +10,34 @@ import java.util.Set;
 import static java.util.Objects.requireNonNull;
 
 /**
- * One generation as either API asks for it, after validation.
- *
- * @param stops stop strings: the output ends before the first one (matched in the decoded text)
- * @param stopTokenIds token ids that end the output (not part of its text)
+ * One generation as any API asks for it, after validation: one prompt, how to sample and stop, and the log
+ * probabilities to return.
  */
 record GenerationParams(
         String rid,
         int[] promptIds,
         int maxNewTokens,
-        SamplingParams sampling,
-        List<String> stops,
-        Set<Integer> stopTokenIds,
-        boolean ignoreEos,
+        SamplingOptions options,
+        Optional<LogprobOptions> logprobs,
         Optional<RoomTicket> ticket)
 {
     GenerationParams
     {
         requireNonNull(rid, "rid is null");
         requireNonNull(promptIds, "promptIds is null");
-        requireNonNull(sampling, "sampling is null");
-        stops = List.copyOf(requireNonNull(stops, "stops is null"));
-        stopTokenIds = Set.copyOf(requireNonNull(stopTokenIds, "stopTokenIds is null"));
+        requireNonNull(options, "options is null");
+        requireNonNull(logprobs, "logprobs is null");
         requireNonNull(ticket, "ticket is null");
+    }
+
+    List<String> stops()
+    {
+        return options.stops();
+    }
+
+    Set<Integer> stopTokenIds()
+    {
+        return options.stopTokenIds();
     }
 
     /**
@@ -42,8 +46,9 @@ record GenerationParams(
      */
     GenerationParams forOutput(String outputRid, int seedOffset, Optional<RoomTicket> outputTicket)
     {
-        return new GenerationParams(outputRid, promptIds, maxNewTokens, sampling.withSeed(sampling.seed() + seedOffset), stops, stopTokenIds,
-                ignoreEos, outputTicket);
+        SamplingOptions seeded = new SamplingOptions(options.sampling().withSeed(options.sampling().seed() + seedOffset), options.stops(),
+                options.stopTokenIds(), options.ignoreEos(), options.noStopTrim(), options.skipSpecialTokens());
+        return new GenerationParams(outputRid, promptIds, maxNewTokens, seeded, logprobs, outputTicket);
     }
 
     /**
@@ -52,11 +57,13 @@ record GenerationParams(
      */
     GenerationParams promptRun(String runRid)
     {
-        return new GenerationParams(runRid, promptIds, 1, SamplingParams.GREEDY, List.of(), Set.of(), true, Optional.empty());
+        return new GenerationParams(runRid, promptIds, 1, SamplingOptions.HEALTH, Optional.empty(), Optional.empty());
     }
 
     GenerateRequest toRequest()
     {
-        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, false, ticket);
+        GenerateRequest request = new GenerateRequest(rid, promptIds, maxNewTokens, options.sampling(), options.stopTokenIds(),
+                options.ignoreEos(), false, ticket);
+        return logprobs.map(wanted -> request.withLogprobs(wanted.request(promptIds.length))).orElse(request);
     }
 }

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
@@ -76,6 +77,23 @@ public final class JsonFields
         if (!(tree instanceof ObjectNode object)) {
             throw ApiError.invalid("invalid_type", null, "the request body must be a JSON object, got " + describe(tree));
         }
+        return new JsonFields(object, "");
+    }
+
+    /** The known fields of an API made of several groups (its own, the sampling fields, ...), for {@link #allowOnly}. */
+    @SafeVarargs
+    public static Set<String> fieldNames(Set<String>... groups)
+    {
+        Set<String> names = new HashSet<>();
+        for (Set<String> group : groups) {
+            names.addAll(group);
+        }
+        return Set.copyOf(names);
+    }
+
+    /** Reads {@code object} (a body already parsed, or a part of one) with the same rules. */
+    public static JsonFields of(ObjectNode object)
+    {
         return new JsonFields(object, "");
     }
 
@@ -232,7 +250,7 @@ public final class JsonFields
      * Accepts an option this server does not implement only at the value that means "off"; with a null
      * {@code neutral}, only when absent (or null).
      */
-    void onlyNeutral(String name, JsonNode neutral, String what)
+    public void onlyNeutral(String name, JsonNode neutral, String what)
     {
         raw(name).ifPresent(value -> {
             boolean same = neutral != null

@@ -23,7 +23,9 @@ import static java.util.Objects.requireNonNull;
  * {@link Tokenizer#decode} would, so the streamed pieces add up to the text of the whole output. Stop strings are found in the
  * decoded text as it grows; the text ends before the first one. While streaming, the tail that could still
  * turn into a stop string is held back ({@link #stableLength}), so a client never sees part of a stop
- * string. A stop token id ends the output and is not part of the text.
+ * string. A stop token id ends the output and is not part of the text, nor is an EOS; with {@code noStopTrim} (SGLang's
+ * {@code no_stop_trim}) the stop string or token stays in the text. Special tokens add nothing to the text unless
+ * {@code skipSpecialTokens} is false; then they add how they are written ({@link Tokenizer#specialTokenText}).
  */
 final class OutputText
 {
@@ -37,6 +39,9 @@ final class OutputText
 
     private final List<String> stops;
     private final Set<Integer> stopIds;
+    private final Set<Integer> eosIds;
+    private final boolean keepStop;
+    private final boolean skipSpecialTokens;
     private final int longestStop;
     private final CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
             .onMalformedInput(CodingErrorAction.REPLACE)
@@ -56,9 +61,25 @@ final class OutputText
 
     OutputText(List<String> stops, Set<Integer> stopIds, Tokenizer tokenizer)
     {
+        this(stops, stopIds, Set.of(), false, true, tokenizer);
+    }
+
+    /** The text of an output sampled with {@code options}; {@code eosIds} are the ids that end it unless EOS is ignored. */
+    OutputText(SamplingOptions options, Set<Integer> eosIds, Tokenizer tokenizer)
+    {
+        this(options.stops(), options.stopTokenIds(), options.ignoreEos() ? Set.of() : eosIds, options.noStopTrim(), options.skipSpecialTokens(),
+                tokenizer);
+    }
+
+    private OutputText(List<String> stops, Set<Integer> stopIds, Set<Integer> eosIds, boolean keepStop, boolean skipSpecialTokens,
+            Tokenizer tokenizer)
+    {
         this.tokenizer = requireNonNull(tokenizer, "tokenizer is null");
         this.stops = List.copyOf(requireNonNull(stops, "stops is null"));
         this.stopIds = Set.copyOf(requireNonNull(stopIds, "stopIds is null"));
+        this.eosIds = Set.copyOf(requireNonNull(eosIds, "eosIds is null"));
+        this.keepStop = keepStop;
+        this.skipSpecialTokens = skipSpecialTokens;
         this.longestStop = this.stops.stream().mapToInt(String::length).max().orElse(0);
     }
 
@@ -72,23 +93,32 @@ final class OutputText
             return false;
         }
         tokens++;
-        if (stopIds.contains(tokenId)) {
+        boolean stopToken = stopIds.contains(tokenId);
+        if ((stopToken || eosIds.contains(tokenId)) && !keepStop) {
+            if (stopToken) {
+                match = new StopToken(tokenId);
+            }
+            return stopToken;
+        }
+        byte[] bytes = skipSpecialTokens || !tokenizer.isSpecial(tokenId) ? tokenizer.tokenBytes(tokenId)
+                : tokenizer.specialTokenText(tokenId).getBytes(StandardCharsets.UTF_8);
+        boolean stopped = false;
+        if (bytes.length > 0) {
+            if (pending.remaining() < bytes.length) {
+                ByteBuffer larger = ByteBuffer.allocate(pending.position() + bytes.length + 16);
+                larger.put(pending.flip());
+                pending = larger;
+            }
+            pending.put(bytes);
+            int before = text.length();
+            decode(false);
+            stopped = findStop(before);
+        }
+        if (stopToken && !stopped) {
             match = new StopToken(tokenId);
             return true;
         }
-        byte[] bytes = tokenizer.tokenBytes(tokenId);
-        if (bytes.length == 0) {
-            return false; // specials have no text
-        }
-        if (pending.remaining() < bytes.length) {
-            ByteBuffer larger = ByteBuffer.allocate(pending.position() + bytes.length + 16);
-            larger.put(pending.flip());
-            pending = larger;
-        }
-        pending.put(bytes);
-        int before = text.length();
-        decode(false);
-        return findStop(before);
+        return stopped;
     }
 
     /** The output ended (for whatever reason): the bytes still waiting in the decoder become text. */
@@ -151,7 +181,7 @@ final class OutputText
         if (first < 0) {
             return false;
         }
-        text.setLength(first);
+        text.setLength(keepStop ? first + matched.length() : first);
         match = new StopString(matched);
         return true;
     }

@@ -2,6 +2,7 @@ package io.handoff.http;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.model.SamplingParams;
 import io.handoff.http.chat.ChatCompletionsApi;
 import io.handoff.http.chat.ChatModel;
 import io.handoff.http.chat.ChatTemplate;
@@ -11,6 +12,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static java.util.Objects.requireNonNull;
@@ -46,13 +48,14 @@ final class ResponsesApi
         String rid = ridPrefix + nextRid.incrementAndGet();
         int maxTokens = request.maxOutputTokens().orElse(Math.min(model.defaultMaxTokens(), model.maxContext()));
         ChatModel.Request generation = new ChatModel.Request(rid, model.encode(ChatCompletionsApi.render(template, request.messages())), maxTokens,
-                (float) request.temperature(), (float) request.topP(), 0, List.of(), 1, Optional.empty());
+                new SamplingOptions(new SamplingParams((float) request.temperature(), (float) request.topP(), 0), List.of(), Set.of(), false, false,
+                        true), Optional.empty(), 1, Optional.empty());
         Shape shape = new Shape(model.id(), "resp_" + rid.replace('-', '_'), "msg_" + rid.replace('-', '_'), System.currentTimeMillis() / 1000, request, maxTokens);
         if (request.stream()) {
             stream(exchange, shape, generation);
             return;
         }
-        ChatModel.Outcome outcome = model.generate(generation, (index, text) -> {}).single();
+        ChatModel.Outcome outcome = model.generate(generation, (index, text, ids, logprobs) -> {}).single();
         if (outcome.finishReason().equals("error")) {
             throw ApiError.internal("generation failed: " + outcome.error().orElse("unknown error"));
         }
@@ -65,7 +68,7 @@ final class ResponsesApi
         // opened at the first output, so a generation refused up front (context, overload) is still a plain HTTP error
         Events events = new Events(exchange, shape);
         int[] sent = {0};
-        ChatModel.Result result = model.generate(generation, (index, text) -> {
+        ChatModel.Result result = model.generate(generation, (index, text, ids, logprobs) -> {
             if (text.length() > sent[0]) {
                 events.delta(text.substring(sent[0]));
                 sent[0] = text.length();

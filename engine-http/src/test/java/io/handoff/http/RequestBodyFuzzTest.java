@@ -43,14 +43,14 @@ class RequestBodyFuzzTest
             fields.number("temperature", 0, false, 2);
             fields.number("top_p", 0, true, 1);
             fields.integer("seed", Long.MIN_VALUE, Long.MAX_VALUE);
-            fields.strings("stop", GenerateApi.MAX_STOP_STRINGS);
+            fields.strings("stop", SamplingFields.MAX_STOP_STRINGS);
             fields.onlyNeutral("n", IntNode.valueOf(1), "one completion per request");
             fields.onlyNeutral("logprobs", null, "log probabilities are not returned");
             fields.raw("prompt").filter(p -> p.isArray()).ifPresent(p -> JsonFields.intArray("prompt", p, 0, VOCAB));
             fields.object("sampling_params").ifPresent(sampling -> {
                 sampling.integer("max_new_tokens", 1, MAX_CONTEXT);
                 sampling.intArray("stop_token_ids", 0, VOCAB);
-                sampling.strings("stop", GenerateApi.MAX_STOP_STRINGS);
+                sampling.strings("stop", SamplingFields.MAX_STOP_STRINGS);
                 sampling.bool("ignore_eos");
             });
             fields.allowOnly(Set.of("text", "rid", "stream", "input_ids", "max_tokens", "temperature", "top_p", "seed", "stop", "n",

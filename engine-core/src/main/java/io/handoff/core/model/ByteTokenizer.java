@@ -66,6 +66,21 @@ public final class ByteTokenizer
         return id < 256 ? new byte[] {(byte) id} : new byte[0];
     }
 
+    /** {@code <s>}, {@code </s>} and {@code <pad>}, as Llama-style vocabularies write them. */
+    @Override
+    public String specialTokenText(int id)
+    {
+        return switch (id) {
+            case BOS -> "<s>";
+            case EOS -> "</s>";
+            case PAD -> "<pad>";
+            default -> {
+                tokenBytes(id); // checks the id
+                yield "";
+            }
+        };
+    }
+
     @Override
     public Set<Integer> eosTokenIds()
     {

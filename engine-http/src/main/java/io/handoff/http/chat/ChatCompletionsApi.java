@@ -3,13 +3,16 @@ package io.handoff.http.chat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.scheduler.TokenLogprob;
 import io.handoff.http.ApiError;
 import io.handoff.http.Exchange;
 import io.handoff.http.JsonFields;
+import io.handoff.http.LogprobJson;
 
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.InstantSource;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -21,29 +24,32 @@ import static java.util.Objects.requireNonNull;
  * {@code chat.completion} with {@code n} choices, or with {@code stream} {@code chat.completion.chunk} events (each
  * choice's role, then content deltas marked with their choice's {@code index}, then each choice's finish reason, then
  * the usage if asked) and {@code data: [DONE]}. Through a router the body also carries its room, which this server
- * checks through {@link ChatModel#ticket}.
+ * checks through {@link ChatModel#ticket}. With {@code logprobs}, each
+ * choice (each delta) carries its tokens' log probabilities. {@code created} is when the request arrived.
  */
 public final class ChatCompletionsApi
 {
     private static final byte[] DONE = "data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8);
 
     private final ChatModel model;
-    private final long created;
+    private final InstantSource clock;
     private final String ridPrefix;
     private final AtomicLong nextRid = new AtomicLong();
 
-    public ChatCompletionsApi(ChatModel model, long createdEpochSeconds)
+    public ChatCompletionsApi(ChatModel model, InstantSource clock)
     {
         this.model = requireNonNull(model, "model is null");
-        this.created = createdEpochSeconds;
-        this.ridPrefix = "chat-" + Long.toHexString(createdEpochSeconds) + "-";
+        this.clock = requireNonNull(clock, "clock is null");
+        this.ridPrefix = "chat-" + Long.toHexString(clock.instant().getEpochSecond()) + "-";
     }
 
     public void handle(Exchange exchange)
             throws IOException, InterruptedException
     {
+        long created = clock.instant().getEpochSecond();
+        int defaultMaxTokens = Math.min(model.defaultMaxTokens(), model.maxContext());
         JsonFields body = exchange.json();
-        ChatRequest request = ChatRequest.parse(body.copy(), model.maxContext());
+        ChatRequest request = ChatRequest.parse(body.copy(), model.maxContext(), model.vocabSize(), defaultMaxTokens);
         request.model().ifPresent(name -> {
             if (!name.equals(model.id())) {
                 throw ApiError.notFound("model_not_found", "model", "model '" + name + "' is not served here; this server serves '"
@@ -54,31 +60,87 @@ public final class ChatCompletionsApi
                 "model " + model.id() + " has no chat template; use /v1/completions with a prompt you format yourself"));
         String prompt = render(template, request.messages());
         String rid = request.rid().orElseGet(() -> ridPrefix + nextRid.incrementAndGet());
-        ChatModel.Request generation = new ChatModel.Request(rid, model.encode(prompt),
-                request.maxTokens().orElse(Math.min(model.defaultMaxTokens(), model.maxContext())),
-                (float) request.temperature(), (float) request.topP(), request.seed(), request.stop(), request.n(),
-                model.ticket(body, exchange));
-        String id = "chatcmpl-" + rid;
+        ChatModel.Request generation = new ChatModel.Request(rid, model.encode(prompt), request.maxTokens().orElse(defaultMaxTokens),
+                request.sampling(), request.logprobs(), request.n(), model.ticket(body, exchange));
+        Reply reply = new Reply("chatcmpl-" + rid, created, generation);
         if (request.stream()) {
-            stream(exchange, id, generation, request.includeUsage());
+            stream(exchange, reply, request.includeUsage());
             return;
         }
-        ChatModel.Result result = model.generate(generation, (index, text) -> {});
+        ChatModel.Result result = model.generate(generation, (index, text, ids, logprobs) -> {});
         if (result.failure().isPresent()) {
             throw result.failure().get();
         }
-        ObjectNode response = envelope(id, "chat.completion");
+        ObjectNode response = reply.envelope("chat.completion");
         ArrayNode choices = response.putArray("choices");
         for (int i = 0; i < result.outcomes().size(); i++) {
-            ChatModel.Outcome outcome = result.outcomes().get(i);
-            ObjectNode choice = choices.addObject();
-            choice.put("index", i);
-            choice.putObject("message").put("role", "assistant").put("content", outcome.text());
-            choice.putNull("logprobs");
-            choice.put("finish_reason", outcome.finishReason());
+            choices.add(reply.choice(i, result.outcomes().get(i)));
         }
         usage(response, result.outcomes());
         exchange.sendJson(200, response);
+    }
+
+    /** One answer's id, time and request, and how its choices look. */
+    private final class Reply
+    {
+        private final String id;
+        private final long created;
+        private final ChatModel.Request request;
+        // per choice: the output tokens whose log probabilities went out
+        private final int[] sentTokens;
+
+        Reply(String id, long created, ChatModel.Request request)
+        {
+            this.id = id;
+            this.created = created;
+            this.request = request;
+            this.sentTokens = new int[request.n()];
+        }
+
+        ObjectNode envelope(String object)
+        {
+            return JsonFields.openAiEnvelope(id, object, created, model.id());
+        }
+
+        ObjectNode chunk()
+        {
+            ObjectNode chunk = envelope("chat.completion.chunk");
+            chunk.putArray("choices");
+            return chunk;
+        }
+
+        /** Choice {@code index} of the whole answer: the message, its log probabilities, the finish reason. */
+        ObjectNode choice(int index, ChatModel.Outcome outcome)
+        {
+            ObjectNode choice = JsonFields.MAPPER.createObjectNode();
+            choice.put("index", index);
+            choice.putObject("message").put("role", "assistant").put("content", outcome.text());
+            logprobs(index, choice, outcome.outputIds(), outcome.logprobs());
+            choice.put("finish_reason", outcome.finishReason());
+            return choice;
+        }
+
+        /** A chunk of choice {@code index} with the content since its last and the log probabilities of the tokens since its last. */
+        ObjectNode delta(int index, String content, int[] ids, List<TokenLogprob> logprobs)
+        {
+            ObjectNode chunk = chunk();
+            ObjectNode choice = chunk.withArray("choices").addObject().put("index", index);
+            choice.putObject("delta").put("content", content);
+            logprobs(index, choice, ids, logprobs);
+            choice.putNull("finish_reason");
+            return chunk;
+        }
+
+        private void logprobs(int index, ObjectNode choice, int[] ids, List<TokenLogprob> logprobs)
+        {
+            if (request.logprobs().isEmpty()) {
+                choice.putNull("logprobs");
+                return;
+            }
+            choice.set("logprobs", LogprobJson.chat(logprobs, ids, Math.min(sentTokens[index], ids.length), ids.length,
+                    request.logprobs().get().topN(), model.tokenTexts()));
+            sentTokens[index] = Math.max(sentTokens[index], ids.length);
+        }
     }
 
     /** {@code messages} as the model's prompt, with the generation prompt; a template that cannot render them is a 400. */
@@ -93,15 +155,15 @@ public final class ChatCompletionsApi
         }
     }
 
-    private void stream(Exchange exchange, String id, ChatModel.Request generation, boolean includeUsage)
+    private void stream(Exchange exchange, Reply reply, boolean includeUsage)
             throws IOException, InterruptedException
     {
         // Opened at the first output, so a generation refused up front (context, overload) is still a plain HTTP error.
-        Events events = new Events(exchange, id, generation.n());
-        int[] sent = new int[generation.n()];
-        ChatModel.Result result = model.generate(generation, (index, text) -> {
+        Events events = new Events(exchange, reply);
+        int[] sent = new int[reply.request.n()];
+        ChatModel.Result result = model.generate(reply.request, (index, text, ids, logprobs) -> {
             if (text.length() > sent[index]) {
-                events.send(delta(id, index, text.substring(sent[index])));
+                events.send(reply.delta(index, text.substring(sent[index]), ids, logprobs));
                 sent[index] = text.length();
             }
         });
@@ -114,15 +176,17 @@ public final class ChatCompletionsApi
         else {
             for (int i = 0; i < result.outcomes().size(); i++) {
                 ChatModel.Outcome outcome = result.outcomes().get(i);
-                if (outcome.text().length() > sent[i]) {
-                    events.send(delta(id, i, outcome.text().substring(sent[i])));
+                boolean logprobsLeft = reply.request.logprobs().isPresent() && reply.sentTokens[i] < outcome.outputIds().length;
+                if (outcome.text().length() > sent[i] || logprobsLeft) {
+                    String rest = outcome.text().substring(Math.min(sent[i], outcome.text().length()));
+                    events.send(reply.delta(i, rest, outcome.outputIds(), outcome.logprobs()));
                 }
-                ObjectNode last = chunk(id);
+                ObjectNode last = reply.chunk();
                 last.withArray("choices").addObject().put("index", i).put("finish_reason", outcome.finishReason()).putObject("delta");
                 events.send(last);
             }
             if (includeUsage) {
-                ObjectNode usage = chunk(id);
+                ObjectNode usage = reply.chunk();
                 usage.putArray("choices");
                 usage(usage, result.outcomes());
                 events.send(usage);
@@ -135,15 +199,13 @@ public final class ChatCompletionsApi
     private final class Events
     {
         private final Exchange exchange;
-        private final String id;
-        private final int choices;
+        private final Reply reply;
         private OutputStream out;
 
-        Events(Exchange exchange, String id, int choices)
+        Events(Exchange exchange, Reply reply)
         {
             this.exchange = exchange;
-            this.id = id;
-            this.choices = choices;
+            this.reply = reply;
         }
 
         void send(JsonNode event)
@@ -151,8 +213,8 @@ public final class ChatCompletionsApi
         {
             if (out == null) {
                 out = exchange.stream(200, "text/event-stream; charset=utf-8");
-                for (int i = 0; i < choices; i++) {
-                    ObjectNode first = chunk(id);
+                for (int i = 0; i < reply.request.n(); i++) {
+                    ObjectNode first = reply.chunk();
                     first.withArray("choices").addObject().put("index", i).putNull("finish_reason")
                             .putObject("delta").put("role", "assistant").put("content", "");
                     write(first);
@@ -179,27 +241,8 @@ public final class ChatCompletionsApi
         }
     }
 
-    private ObjectNode delta(String id, int index, String content)
-    {
-        ObjectNode chunk = chunk(id);
-        chunk.withArray("choices").addObject().put("index", index).putNull("finish_reason").putObject("delta").put("content", content);
-        return chunk;
-    }
-
-    private ObjectNode chunk(String id)
-    {
-        ObjectNode chunk = envelope(id, "chat.completion.chunk");
-        chunk.putArray("choices");
-        return chunk;
-    }
-
-    private ObjectNode envelope(String id, String object)
-    {
-        return JsonFields.openAiEnvelope(id, object, created, model.id());
-    }
-
     /** As OpenAI counts it: the prompt's tokens once, however many choices it has; every choice's completion tokens. */
-    private static void usage(ObjectNode node, java.util.List<ChatModel.Outcome> outcomes)
+    private static void usage(ObjectNode node, List<ChatModel.Outcome> outcomes)
     {
         int prompt = outcomes.getFirst().promptTokens();
         int completion = outcomes.stream().mapToInt(ChatModel.Outcome::completionTokens).sum();

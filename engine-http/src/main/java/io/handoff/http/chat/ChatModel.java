@@ -1,9 +1,13 @@
 package io.handoff.http.chat;
 
 import io.handoff.core.scheduler.RoomTicket;
+import io.handoff.core.scheduler.TokenLogprob;
 import io.handoff.http.ApiError;
 import io.handoff.http.Exchange;
 import io.handoff.http.JsonFields;
+import io.handoff.http.LogprobOptions;
+import io.handoff.http.SamplingOptions;
+import io.handoff.http.TokenTexts;
 
 import java.io.IOException;
 import java.util.List;
@@ -26,6 +30,12 @@ public interface ChatModel
     /** The rendered prompt as token ids, adding no BOS (the template writes it). */
     int[] encode(String prompt);
 
+    /** Token ids are below this. */
+    int vocabSize();
+
+    /** How log-probability entries show a token. */
+    TokenTexts tokenTexts();
+
     /** The output tokens to produce when the request does not say. */
     default int defaultMaxTokens()
     {
@@ -37,8 +47,9 @@ public interface ChatModel
 
     /**
      * Runs the request's {@code n} generations to their end, telling {@code sink} each one's output text (stop-string
-     * prefixes held back) as it grows; a sink's {@link IOException} means the client is gone: all are aborted and the
-     * result says {@link Result#clientGone()}. Throws {@link io.handoff.http.ApiError} when refused (context, overload).
+     * prefixes held back), tokens and (when asked for) their log probabilities as they grow; a sink's {@link IOException}
+     * means the client is gone: all are aborted and the result says {@link Result#clientGone()}. Throws
+     * {@link io.handoff.http.ApiError} when refused (context, overload).
      */
     Result generate(Request request, TextSink sink)
             throws InterruptedException;
@@ -46,23 +57,35 @@ public interface ChatModel
     @FunctionalInterface
     interface TextSink
     {
-        void onText(int index, String textSoFar)
+        /**
+         * @param index the choice
+         * @param logprobsSoFar one per output token so far; empty when the request asked for none
+         */
+        void onText(int index, String textSoFar, int[] outputIdsSoFar, List<TokenLogprob> logprobsSoFar)
                 throws IOException;
     }
 
     /**
+     * One request: how to sample and stop, and the log probabilities to return (the output's).
+     *
      * @param n how many choices, each from the same prompt; choice {@code j} samples with seed {@code seed + j}
      * @param ticket the room of the first choice (choice {@code j} has the next ones) on a prefill or decode
      */
-    record Request(String rid, int[] promptIds, int maxTokens, float temperature, float topP, long seed, List<String> stops, int n,
+    record Request(String rid, int[] promptIds, int maxTokens, SamplingOptions sampling, Optional<LogprobOptions> logprobs, int n,
             Optional<RoomTicket> ticket)
     {
         public Request
         {
             requireNonNull(rid, "rid is null");
             requireNonNull(promptIds, "promptIds is null");
-            stops = List.copyOf(requireNonNull(stops, "stops is null"));
+            requireNonNull(sampling, "sampling is null");
+            requireNonNull(logprobs, "logprobs is null");
             requireNonNull(ticket, "ticket is null");
+        }
+
+        public List<String> stops()
+        {
+            return sampling.stops();
         }
     }
 
@@ -83,28 +106,31 @@ public interface ChatModel
         public Outcome single()
         {
             if (failure.isPresent()) {
-                return new Outcome("", "error", 0, 0, Optional.of(failure.get().getMessage()));
+                return new Outcome("", "error", 0, new int[0], Optional.of(failure.get().getMessage()), false, List.of());
             }
             return outcomes.getFirst();
         }
     }
 
     /**
-     * @param finishReason OpenAI's word: {@code stop}, {@code length}, {@code abort}, or {@code error} (only from
-     *        {@link Result#single}; then {@code error} says why)
+     * @param finishReason OpenAI's word: {@code stop}, {@code length}, {@code abort}, or {@code error} (then {@code error} says why)
+     * @param logprobs one per output token when the request asked for them (an entry the engine did not deliver is null)
      */
-    record Outcome(String text, String finishReason, int promptTokens, int completionTokens, Optional<String> error)
+    record Outcome(String text, String finishReason, int promptTokens, int[] outputIds, Optional<String> error, boolean clientGone,
+            List<TokenLogprob> logprobs)
     {
         public Outcome
         {
             requireNonNull(text, "text is null");
             requireNonNull(finishReason, "finishReason is null");
+            requireNonNull(outputIds, "outputIds is null");
             requireNonNull(error, "error is null");
+            requireNonNull(logprobs, "logprobs is null");
         }
 
-        public Outcome(String text, String finishReason, int promptTokens, int completionTokens)
+        public int completionTokens()
         {
-            this(text, finishReason, promptTokens, completionTokens, Optional.empty());
+            return outputIds.length;
         }
     }
 }

@@ -3,7 +3,13 @@ package io.handoff.http.chat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.http.ApiError;
+import io.handoff.http.JsonFields;
+import io.handoff.http.LogprobFields;
+import io.handoff.http.LogprobOptions;
 import io.handoff.http.OutputCount;
+import io.handoff.http.SamplingFields;
+import io.handoff.http.SamplingOptions;
+import io.handoff.http.UnusedFields;
 
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -16,10 +22,11 @@ import java.util.TreeSet;
 import static java.util.Objects.requireNonNull;
 
 /**
- * A validated {@code POST /v1/chat/completions} body. Options this server does not implement are taken
- * only at their neutral value (penalties 0, no logprobs, no tools), so a client never
- * silently gets something other than what it asked for; every refusal is a 400 naming the field, the
- * value seen and what is allowed.
+ * A validated {@code POST /v1/chat/completions} body: the messages, the sampling fields every API takes
+ * ({@link SamplingFields}, OpenAI's spelling) and {@code logprobs} / {@code top_logprobs}. Options this server does not
+ * implement are taken only at their neutral value (no tools, no structured output), so a client never
+ * silently gets something other than what it asked for; every refusal is a 400 naming the field, the value seen and
+ * what is allowed.
  *
  * @param maxTokens {@code max_completion_tokens} or its older name {@code max_tokens}; empty: the server's default
  * @param includeUsage {@code stream_options.include_usage}: a last chunk with the usage before {@code [DONE]}
@@ -30,22 +37,19 @@ public record ChatRequest(
         Optional<String> model,
         List<ChatMessage> messages,
         OptionalInt maxTokens,
-        double temperature,
-        double topP,
-        long seed,
-        List<String> stop,
+        SamplingOptions sampling,
+        Optional<LogprobOptions> logprobs,
         boolean stream,
         boolean includeUsage,
         int n,
         Optional<String> rid)
 {
-    public static final int MAX_STOP_STRINGS = 16;
     static final Set<String> ROLES = Set.of("system", "user", "assistant", "tool");
-    private static final Set<String> FIELDS = Set.of("model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p",
-            "seed", "stop", "stream", "stream_options", "n", "user", "frequency_penalty", "presence_penalty", "logprobs", "top_logprobs",
-            "tools", "tool_choice", "parallel_tool_calls", "response_format", "logit_bias", "rid",
+    private static final Set<String> FIELDS = JsonFields.fieldNames(Set.of("model", "messages", "max_tokens", "max_completion_tokens", "stream",
+            "stream_options", "n", "user", "logprobs", "top_logprobs", "tools", "tool_choice", "parallel_tool_calls", "response_format", "rid",
             // a router's pairing of a prefill with a decode; the server checks them (and who sent them) itself
-            "bootstrap_room", "bootstrap_generation", "bootstrap_host");
+            "bootstrap_room", "bootstrap_generation", "bootstrap_host"),
+            SamplingFields.names(SamplingFields.Spelling.OPENAI), UnusedFields.openAiNames());
     private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name", "tool_call_id");
 
     public ChatRequest
@@ -53,20 +57,32 @@ public record ChatRequest(
         requireNonNull(model, "model is null");
         messages = List.copyOf(requireNonNull(messages, "messages is null"));
         requireNonNull(maxTokens, "maxTokens is null");
-        stop = List.copyOf(requireNonNull(stop, "stop is null"));
+        requireNonNull(sampling, "sampling is null");
+        requireNonNull(logprobs, "logprobs is null");
         requireNonNull(rid, "rid is null");
     }
 
-    /** Validates {@code body}; {@code maxContext} bounds the token limit. Throws a 400 {@link ApiError} for the first bad field. */
+    public List<String> stop()
+    {
+        return sampling.stops();
+    }
+
+    /** Validates {@code body} with no bound on token ids and the context as the default output limit. */
     public static ChatRequest parse(ObjectNode body, int maxContext)
     {
+        return parse(body, maxContext, Integer.MAX_VALUE, maxContext);
+    }
+
+    /**
+     * Validates {@code body}; {@code maxContext} bounds the token limit, {@code vocabSize} the stop token ids, and
+     * {@code defaultMaxTokens} is the output limit when the body sets none. Throws a 400 {@link ApiError} for the first bad field.
+     */
+    public static ChatRequest parse(ObjectNode body, int maxContext, int vocabSize, int defaultMaxTokens)
+    {
         allowOnly(body, "", FIELDS);
+        JsonFields fields = JsonFields.of(body);
         Optional<String> model = optional(body, "model").map(v -> string("model", v));
-        neutral(body, "frequency_penalty", v -> v.isNumber() && v.doubleValue() == 0, "0", "penalties are not implemented");
-        neutral(body, "presence_penalty", v -> v.isNumber() && v.doubleValue() == 0, "0", "penalties are not implemented");
-        neutral(body, "logprobs", v -> v.isBoolean() && !v.booleanValue(), "false", "log probabilities are not returned");
-        neutral(body, "top_logprobs", v -> v.isNumber() && v.doubleValue() == 0, "0", "log probabilities are not returned");
-        neutral(body, "logit_bias", v -> v.isObject() && v.isEmpty(), "{}", "logit bias is not implemented");
+        UnusedFields.checkOpenAi(fields);
         neutral(body, "tools", v -> v.isArray() && v.isEmpty(), "[]", "tool calling is not implemented");
         neutral(body, "tool_choice", v -> v.isTextual() && v.textValue().equals("none"), "\"none\"", "tool calling is not implemented");
         neutral(body, "parallel_tool_calls", JsonNode::isBoolean, "true or false", "tool calling is not implemented");
@@ -86,13 +102,13 @@ public record ChatRequest(
             allowOnly(object, "stream_options.", Set.of("include_usage"));
             includeUsage = optional(object, "include_usage").map(v -> bool("stream_options.include_usage", v)).orElse(false);
         }
-        return new ChatRequest(model, messages(body), maxTokens(body, maxContext),
-                number(body, "temperature", 0, false, 2).orElse(1.0),
-                number(body, "top_p", 0, true, 1).orElse(1.0),
-                optional(body, "seed").map(v -> integer("seed", v)).orElse(0L),
-                stop(body), stream, includeUsage, OutputCount.of("/v1/chat/completions", body).returned(),
-                optional(body, "rid").map(v -> string("rid", v)));
+        List<ChatMessage> messages = messages(body);
+        OptionalInt maxTokens = maxTokens(body, maxContext);
+        SamplingOptions sampling = SamplingFields.parse(fields, SamplingFields.Spelling.OPENAI, maxTokens.orElse(defaultMaxTokens), vocabSize);
+        return new ChatRequest(model, messages, maxTokens, sampling, LogprobFields.chat(fields), stream, includeUsage,
+                OutputCount.of("/v1/chat/completions", body).returned(), optional(body, "rid").map(v -> string("rid", v)));
     }
+
 
     private static List<ChatMessage> messages(ObjectNode body)
     {
@@ -172,35 +188,6 @@ public record ChatRequest(
         return current.or(() -> legacy).map(v -> OptionalInt.of(v.intValue())).orElse(OptionalInt.empty());
     }
 
-    private static List<String> stop(ObjectNode body)
-    {
-        Optional<JsonNode> value = optional(body, "stop");
-        if (value.isEmpty()) {
-            return List.of();
-        }
-        List<JsonNode> items = new ArrayList<>();
-        if (value.get().isArray()) {
-            value.get().forEach(items::add);
-        }
-        else {
-            items.add(value.get());
-        }
-        if (items.size() > MAX_STOP_STRINGS) {
-            throw ApiError.invalid("invalid_value", "stop", "stop takes at most " + MAX_STOP_STRINGS + " strings, got " + items.size());
-        }
-        List<String> stops = new ArrayList<>();
-        for (JsonNode item : items) {
-            if (!item.isTextual()) {
-                throw wrongType("stop", "a string or an array of strings", value.get());
-            }
-            if (item.textValue().isEmpty()) {
-                throw ApiError.invalid("invalid_value", "stop", "stop must not contain an empty string");
-            }
-            stops.add(item.textValue());
-        }
-        return stops;
-    }
-
     private static void allowOnly(ObjectNode node, String prefix, Set<String> known)
     {
         for (Iterator<String> names = node.fieldNames(); names.hasNext(); ) {
@@ -260,21 +247,6 @@ public record ChatRequest(
             throw ApiError.invalid("invalid_value", path, path + " must be in " + min + ".." + max + " (the model's context), got " + value);
         }
         return value;
-    }
-
-    private static Optional<Double> number(ObjectNode body, String name, double min, boolean minExclusive, double max)
-    {
-        return optional(body, name).map(value -> {
-            if (!value.isNumber()) {
-                throw wrongType(name, "a number", value);
-            }
-            double number = value.doubleValue();
-            if (!(minExclusive ? number > min : number >= min) || !(number <= max)) {
-                throw ApiError.invalid("invalid_value", name, name + " must be in " + (minExclusive ? "(" : "[") + min + ", " + max + "], got "
-                        + value);
-            }
-            return number;
-        });
     }
 
     private static ApiError wrongType(String path, String expected, JsonNode value)

@@ -4,11 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 import io.handoff.core.scheduler.RoomTicket;
+import io.handoff.core.scheduler.TokenLogprob;
 import io.handoff.http.Exchange;
 import io.handoff.http.HttpRequestCounts;
 import io.handoff.http.JsonFields;
 import io.handoff.http.HttpRoutes;
 import io.handoff.http.ServerConfig;
+import io.handoff.http.TokenTexts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -21,6 +23,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -85,6 +89,25 @@ class ChatCompletionsApiTest
         }
 
         @Override
+        public int vocabSize()
+        {
+            return 256;
+        }
+
+        @Override
+        public TokenTexts tokenTexts()
+        {
+            return id -> new byte[] {(byte) id};
+        }
+
+        /** Token {@code i} of the reply has log probability {@code -i/8}, and the next byte up is its one alternative. */
+        static TokenLogprob logprob(int i)
+        {
+            int id = REPLY.charAt(i);
+            return new TokenLogprob(id, -i / 8f, new int[] {id, id + 1}, new float[] {-i / 8f, -i / 8f - 1});
+        }
+
+        @Override
         public Optional<RoomTicket> ticket(JsonFields body, Exchange exchange)
         {
             return Optional.empty();
@@ -97,42 +120,53 @@ class ChatCompletionsApiTest
             requests.add(request);
             List<Outcome> outcomes = new ArrayList<>();
             for (int choice = 0; choice < request.n(); choice++) {
-                Optional<Outcome> outcome = reply(request, choice, sink);
-                if (outcome.isEmpty()) {
+                Outcome outcome = reply(request, choice, sink);
+                if (outcome.clientGone()) {
                     return new Result(outcomes, Optional.empty(), true);
                 }
-                outcomes.add(outcome.get());
+                outcomes.add(outcome);
             }
             return new Result(outcomes, Optional.empty(), false);
         }
 
-        private static Optional<Outcome> reply(Request request, int choice, TextSink sink)
+        private static Outcome reply(Request request, int choice, TextSink sink)
         {
             StringBuilder text = new StringBuilder();
+            List<TokenLogprob> logprobs = new ArrayList<>();
             for (int i = 0; i < REPLY.length(); i++) {
                 if (i == request.maxTokens()) {
-                    return Optional.of(new Outcome(text.toString(), "length", request.promptIds().length, i));
+                    return outcome(request, text.toString(), "length", i, logprobs, false);
                 }
                 text.append(REPLY.charAt(i));
+                if (request.logprobs().isPresent()) {
+                    logprobs.add(logprob(i));
+                }
                 for (String stop : request.stops()) {
                     int at = text.indexOf(stop);
                     if (at >= 0) {
-                        return Optional.of(new Outcome(text.substring(0, at), "stop", request.promptIds().length, i + 1));
+                        return outcome(request, text.substring(0, at), "stop", i + 1, logprobs, false);
                     }
                 }
                 try {
-                    sink.onText(choice, text.toString());
+                    sink.onText(choice, text.toString(), REPLY.substring(0, i + 1).chars().toArray(), logprobs);
                 }
                 catch (IOException e) {
-                    return Optional.empty();
+                    return outcome(request, text.toString(), "abort", i + 1, logprobs, true);
                 }
             }
-            return Optional.of(new Outcome(text.toString(), "stop", request.promptIds().length, REPLY.length()));
+            return outcome(request, text.toString(), "stop", REPLY.length(), logprobs, false);
+        }
+
+        private static Outcome outcome(Request request, String text, String reason, int tokens, List<TokenLogprob> logprobs, boolean gone)
+        {
+            return new Outcome(text, reason, request.promptIds().length, REPLY.substring(0, tokens).chars().toArray(), Optional.empty(), gone,
+                    logprobs);
         }
     }
 
     private final ChatTemplate template = ChatTemplate.parse(TEMPLATE, "", "<|im_end|>");
     private final ScriptedModel model = new ScriptedModel(Optional.of(template));
+    private final MutableClock clock = new MutableClock(Instant.ofEpochSecond(1_700_000_000L));
     private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     private HttpServer server;
@@ -156,7 +190,7 @@ class ChatCompletionsApiTest
     {
         HttpServer http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         http.setExecutor(executor);
-        ChatCompletionsApi api = new ChatCompletionsApi(served, 1_700_000_000L);
+        ChatCompletionsApi api = new ChatCompletionsApi(served, clock);
         HttpRoutes routes = new HttpRoutes(Map.of("/v1/chat/completions", new HttpRoutes.Route("POST", api::handle)), ServerConfig.loopback(),
                 new HttpRequestCounts());
         http.createContext("/", routes::dispatch);
@@ -201,8 +235,8 @@ class ChatCompletionsApiTest
         assertThat(new String(bytes(sent.promptIds()), StandardCharsets.UTF_8))
                 .isEqualTo("<|im_start|>system\nBe kind<|im_end|>\n<|im_start|>user\nHi ü<|im_end|>\n<|im_start|>assistant\n");
         assertThat(sent.maxTokens()).isEqualTo(64);
-        assertThat(sent.temperature()).isEqualTo(0.25f);
-        assertThat(sent.seed()).isEqualTo(9);
+        assertThat(sent.sampling().sampling().temperature()).isEqualTo(0.25f);
+        assertThat(sent.sampling().sampling().seed()).isEqualTo(9);
     }
 
     @Test
@@ -317,6 +351,68 @@ class ChatCompletionsApiTest
         assertThat(JSON.readTree(allEmpty.body()).at("/error/message").textValue())
                 .isEqualTo("every message's content is empty; send at least one message with text");
         assertThat(model.requests).isEmpty();
+    }
+
+    @Test
+    void createdIsTheTimeEachRequestArrived()
+            throws Exception
+    {
+        String request = "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 1}";
+        JsonNode first = JSON.readTree(post(server, request).body());
+        clock.advance(5);
+        JsonNode second = JSON.readTree(post(server, request).body());
+
+        assertThat(first.get("created").longValue()).isEqualTo(1_700_000_000L);
+        assertThat(second.get("created").longValue()).isEqualTo(1_700_000_005L);
+    }
+
+    @Test
+    void logprobsGiveEachTokensTextBytesLogprobAndAlternativesInWholeAndStreamedAnswers()
+            throws Exception
+    {
+        String request = "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 3, \"logprobs\": true, \"top_logprobs\": 1";
+        JsonNode whole = JSON.readTree(post(server, request + "}").body()).at("/choices/0/logprobs");
+        assertThat(whole).isEqualTo(JSON.readTree("""
+                {"content": [
+                  {"token": "H", "logprob": 0.0, "bytes": [72], "top_logprobs": [{"token": "H", "logprob": 0.0, "bytes": [72]}]},
+                  {"token": "e", "logprob": -0.125, "bytes": [101], "top_logprobs": [{"token": "e", "logprob": -0.125, "bytes": [101]}]},
+                  {"token": "l", "logprob": -0.25, "bytes": [108], "top_logprobs": [{"token": "l", "logprob": -0.25, "bytes": [108]}]}],
+                 "refusal": null}"""));
+        assertThat(model.requests.getFirst().logprobs()).contains(new io.handoff.http.LogprobOptions(1, -1, true));
+
+        List<JsonNode> content = new ArrayList<>();
+        for (String event : post(server, request + ", \"stream\": true}").body().split("\n\n")) {
+            if (!event.equals("data: [DONE]")) {
+                JsonNode chunk = JSON.readTree(event.substring("data: ".length()));
+                chunk.at("/choices/0/logprobs/content").forEach(content::add);
+            }
+        }
+        assertThat(content).containsExactlyElementsOf(whole.get("content"));
+        JsonNode without = JSON.readTree(post(server, "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 3}").body());
+        assertThat(without.at("/choices/0/logprobs").isNull()).isTrue();
+    }
+
+    /** A clock a test moves by hand. */
+    static final class MutableClock
+            implements InstantSource
+    {
+        private volatile Instant now;
+
+        MutableClock(Instant start)
+        {
+            now = start;
+        }
+
+        void advance(long seconds)
+        {
+            now = now.plusSeconds(seconds);
+        }
+
+        @Override
+        public Instant instant()
+        {
+            return now;
+        }
     }
 
     @Test

@@ -2,12 +2,16 @@ package io.handoff.http.chat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.model.SamplingParams;
 import io.handoff.http.ApiError;
+import io.handoff.http.LogprobOptions;
+import io.handoff.http.SamplingOptions;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -46,14 +50,16 @@ class ChatRequestTest
                 + "\"max_completion_tokens\": 7, \"max_tokens\": 7, \"temperature\": 0.5, \"top_p\": 0.9, \"seed\": 42, \"stop\": [\"x\", \"y\"], "
                 + "\"stream\": true, \"stream_options\": {\"include_usage\": true}, \"n\": 1, \"user\": \"u\", \"frequency_penalty\": 0}");
         assertThat(request).isEqualTo(new ChatRequest(Optional.of("m"), List.of(new ChatMessage("system", "S"), new ChatMessage("user", "a\nb"),
-                new ChatMessage("assistant", ""), new ChatMessage("tool", "r")), OptionalInt.of(7), 0.5, 0.9, 42, List.of("x", "y"), true, true, 1, Optional.empty()));
+                new ChatMessage("assistant", ""), new ChatMessage("tool", "r")), OptionalInt.of(7),
+                new SamplingOptions(new SamplingParams(0.5f, 0.9f, 42), List.of("x", "y"), Set.of(), false, false, true), Optional.empty(), true, true, 1, Optional.empty()));
     }
 
     @Test
     void aMinimalRequestTakesTheDefaults()
     {
         assertThat(parse("{" + USER + ", \"stop\": \"end\"}")).isEqualTo(new ChatRequest(Optional.empty(), List.of(new ChatMessage("user", "Hi")),
-                OptionalInt.empty(), 1.0, 1.0, 0, List.of("end"), false, false, 1, Optional.empty()));
+                OptionalInt.empty(), new SamplingOptions(new SamplingParams(1f, 1f, 0), List.of("end"), Set.of(), false, false, true), Optional.empty(),
+                false, false, 1, Optional.empty()));
         assertThat(parse("{" + USER + ", \"max_tokens\": 5}").maxTokens()).hasValue(5);
     }
 
@@ -107,11 +113,26 @@ class ChatRequestTest
     void unimplementedOptionsAreTakenOnlyAtTheirNeutralValue()
     {
         refused("{" + USER + ", \"n\": 0}", "n", "n must be in 1..64, got 0");
-        refused("{" + USER + ", \"presence_penalty\": 0.5}", "presence_penalty", "penalties are not implemented");
-        refused("{" + USER + ", \"logprobs\": true}", "logprobs", "log probabilities are not returned");
+        refused("{" + USER + ", \"logit_bias\": {\"5\": 1}}", "logit_bias", "logit bias is not implemented");
+        refused("{" + USER + ", \"lora_path\": \"adapter\"}", "lora_path", "LoRA adapters are not served");
         refused("{" + USER + ", \"tools\": [{}]}", "tools", "tool calling is not implemented");
         refused("{" + USER + ", \"response_format\": {\"type\": \"json_object\"}}", "response_format", "structured output is not implemented");
         refused("{" + USER + ", \"best_of\": 2}", "best_of", "unknown field 'best_of'; known fields: ");
         assertThat(parse("{" + USER + ", \"n\": 1, \"tools\": [], \"tool_choice\": \"none\", \"logprobs\": false}").messages()).hasSize(1);
+    }
+
+    @Test
+    void theSamplingFieldsAndLogprobsOfEveryApiAreTaken()
+    {
+        ChatRequest request = parse("{" + USER + ", \"max_tokens\": 9, \"top_k\": 5, \"min_p\": 0.1, \"repetition_penalty\": 1.2, "
+                + "\"frequency_penalty\": 0.3, \"presence_penalty\": -0.4, \"min_tokens\": 2, \"seed\": 4, \"ignore_eos\": true, "
+                + "\"stop_token_ids\": [7], \"no_stop_trim\": true, \"skip_special_tokens\": false, \"logprobs\": true, \"top_logprobs\": 3, "
+                + "\"lora_path\": null, \"logit_bias\": {}}");
+        assertThat(request.sampling()).isEqualTo(new SamplingOptions(new SamplingParams(1f, 1f, 5, 0.1f, 1.2f, 0.3f, -0.4f, 2, 4), List.of(),
+                Set.of(7), true, true, false));
+        assertThat(request.logprobs()).contains(new LogprobOptions(3, -1, true));
+        refused("{" + USER + ", \"top_logprobs\": 2}", "top_logprobs", "top_logprobs = 2 needs \"logprobs\": true");
+        refused("{" + USER + ", \"logprobs\": true, \"top_logprobs\": 21}", "top_logprobs", "top_logprobs must be in 0..20, got 21");
+        refused("{" + USER + ", \"max_tokens\": 3, \"min_tokens\": 4}", "min_tokens", "min_tokens = 4 exceeds the output limit of 3 tokens");
     }
 }

@@ -260,6 +260,14 @@ public final class BpeTokenizer
     }
 
     @Override
+    public String specialTokenText(int id)
+    {
+        checkId(id, "token");
+        AddedToken added = addedById.get(id);
+        return added != null && added.special() ? added.content() : "";
+    }
+
+    @Override
     public Set<Integer> eosTokenIds()
     {
         return eos;

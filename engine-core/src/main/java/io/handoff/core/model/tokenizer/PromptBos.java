@@ -54,6 +54,12 @@ public final class PromptBos
     }
 
     @Override
+    public String specialTokenText(int id)
+    {
+        return tokenizer.specialTokenText(id);
+    }
+
+    @Override
     public Set<Integer> eosTokenIds()
     {
         return tokenizer.eosTokenIds();

@@ -221,6 +221,13 @@ public final class SentencePieceTokenizer
         };
     }
 
+    @Override
+    public String specialTokenText(int id)
+    {
+        checkId(id, "token", false);
+        return types[id] == CONTROL || types[id] == UNKNOWN ? pieces[id] : "";
+    }
+
     /**
      * The text that {@link #encode} made {@code ids} from, as llama.cpp's {@code llama_detokenize} gives it: the
      * {@link #decode} of the ids less one leading space of the first token, which is the space encoding prefixed.

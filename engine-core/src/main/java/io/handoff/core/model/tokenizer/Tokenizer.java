@@ -28,6 +28,15 @@ public interface Tokenizer
     /** The bytes a token stands for in output text; empty for special tokens, which have no text. */
     byte[] tokenBytes(int id);
 
+    /**
+     * How a special token is written (e.g. {@code <|eot_id|>}), for output that shows special tokens (a request with
+     * {@code skip_special_tokens} false); empty for other tokens and for a special token that has no written form.
+     */
+    default String specialTokenText(int id)
+    {
+        return "";
+    }
+
     /** The text of {@code ids}, specials skipped, invalid UTF-8 replaced with U+FFFD. */
     default String decode(int[] ids)
     {
