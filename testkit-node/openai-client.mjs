@@ -3,14 +3,12 @@
 // node_modules folder a Java test names (HANDOFF_NODE_MODULES may point anywhere). Greedy, so a streamed answer must
 // add up to the one answered whole. Prints one JSON line of what it saw; exits 1 naming the first check that failed.
 //
-//   node openai-client.mjs NODE_MODULES BASE_URL MODEL chat|no-chat
-//
-// no-chat: the server does not route chat completions or responses (a router): they must be refused with a 404.
+//   node openai-client.mjs NODE_MODULES BASE_URL MODEL
 import {createRequire} from "node:module";
 import {join} from "node:path";
 import {pathToFileURL} from "node:url";
 
-const [modules, baseURL, model, chatMode] = process.argv.slice(2);
+const [modules, baseURL, model] = process.argv.slice(2);
 const entry = createRequire(join(modules, "resolve-from-here.js")).resolve("openai");
 const {default: OpenAI} = await import(pathToFileURL(entry).href);
 const client = new OpenAI({baseURL, apiKey: process.env.HANDOFF_API_KEY || "no-key", maxRetries: 0, timeout: 120_000});
@@ -59,47 +57,41 @@ seen.completion = completion.choices[0].text;
 
 // chat completions and responses
 const messages = [{role: "user", content: "Say hello"}];
-if (chatMode === "chat") {
-  const chat = await client.chat.completions.create({model, messages, max_tokens: 8, temperature: 0});
-  check(chat.object === "chat.completion" && chat.choices[0].message.role === "assistant", "a chat completion's shape", chat);
-  const content = chat.choices[0].message.content;
-  check(typeof content === "string", "a chat completion's content", chat.choices[0]);
-  let chatStreamed = "";
-  let sawUsage = false;
-  const chatStream = await client.chat.completions.create({model, messages, max_tokens: 8, temperature: 0, stream: true,
-    stream_options: {include_usage: true}});
-  for await (const chunk of chatStream) {
-    chatStreamed += chunk.choices[0]?.delta?.content ?? "";
-    sawUsage ||= chunk.usage?.completion_tokens === chat.usage.completion_tokens;
-  }
-  check(chatStreamed === content, "streamed chat content equals the whole one", {chatStreamed, content});
-  check(sawUsage, "the streamed chat's usage chunk", chat.usage);
-
-  const response = await client.responses.create({model, input: "Say hello", max_output_tokens: 8, temperature: 0});
-  check(response.object === "response" && response.output[0].type === "message", "a response's shape", response);
-  check(response.output_text === content, "a response renders its input as chat does", {output_text: response.output_text, content});
-  check(["completed", "incomplete"].includes(response.status), "a response's status", response.status);
-  const types = [];
-  let deltas = "";
-  let final;
-  for await (const event of await client.responses.create({model, input: "Say hello", max_output_tokens: 8, temperature: 0, stream: true})) {
-    types.push(event.type);
-    if (event.type === "response.output_text.delta") {
-      deltas += event.delta;
-    }
-    if (event.type === "response.completed" || event.type === "response.incomplete") {
-      final = event.response;
-    }
-  }
-  check(types[0] === "response.created" && final !== undefined, "the Responses event stream starts and ends", types);
-  check(deltas === response.output_text && final.output[0].content[0].text === deltas, "streamed response text equals the whole one",
-    {deltas, whole: response.output_text});
-  seen.chat = content;
-  seen.response = response.output_text;
-  seen.responseEvents = types;
-} else {
-  await refused("chat.completions through this server", () => client.chat.completions.create({model, messages, max_tokens: 4}), 404);
-  await refused("responses through this server", () => client.responses.create({model, input: "Hi", max_output_tokens: 4}), 404);
-  seen.chat = "refused with 404";
+const chat = await client.chat.completions.create({model, messages, max_tokens: 8, temperature: 0});
+check(chat.object === "chat.completion" && chat.choices[0].message.role === "assistant", "a chat completion's shape", chat);
+const content = chat.choices[0].message.content;
+check(typeof content === "string", "a chat completion's content", chat.choices[0]);
+let chatStreamed = "";
+let sawUsage = false;
+const chatStream = await client.chat.completions.create({model, messages, max_tokens: 8, temperature: 0, stream: true,
+  stream_options: {include_usage: true}});
+for await (const chunk of chatStream) {
+  chatStreamed += chunk.choices[0]?.delta?.content ?? "";
+  sawUsage ||= chunk.usage?.completion_tokens === chat.usage.completion_tokens;
 }
+check(chatStreamed === content, "streamed chat content equals the whole one", {chatStreamed, content});
+check(sawUsage, "the streamed chat's usage chunk", chat.usage);
+
+const response = await client.responses.create({model, input: "Say hello", max_output_tokens: 8, temperature: 0});
+check(response.object === "response" && response.output[0].type === "message", "a response's shape", response);
+check(response.output_text === content, "a response renders its input as chat does", {output_text: response.output_text, content});
+check(["completed", "incomplete"].includes(response.status), "a response's status", response.status);
+const types = [];
+let deltas = "";
+let final;
+for await (const event of await client.responses.create({model, input: "Say hello", max_output_tokens: 8, temperature: 0, stream: true})) {
+  types.push(event.type);
+  if (event.type === "response.output_text.delta") {
+    deltas += event.delta;
+  }
+  if (event.type === "response.completed" || event.type === "response.incomplete") {
+    final = event.response;
+  }
+}
+check(types[0] === "response.created" && final !== undefined, "the Responses event stream starts and ends", types);
+check(deltas === response.output_text && final.output[0].content[0].text === deltas, "streamed response text equals the whole one",
+  {deltas, whole: response.output_text});
+seen.chat = content;
+seen.response = response.output_text;
+seen.responseEvents = types;
 console.log(JSON.stringify(seen));

@@ -19,8 +19,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * The official OpenAI client (npm {@code openai}, pinned in {@code testkit-node}) against {@code handoff serve} of the
  * built distribution, serving a checkpoint with a chat template: completions and chat with and without streaming,
  * the model list and object, and the Responses API ({@code testkit-node/openai-client.mjs} checks what it gets); then
- * through a router in front of one prefill and one decode, where completions and the models work and chat and
- * responses, which the router does not route, are a clean 404. The package comes from {@code HANDOFF_NODE_MODULES}
+ * through a router in front of one prefill and one decode, where every one of them gives what the colocated server
+ * gave (disaggregated output is colocated output, through the official client too). The package comes from {@code HANDOFF_NODE_MODULES}
  * (CI sets it; then a missing package or node fails the test); without it the test is skipped, saying why.
  */
 class OpenAiClientIT
@@ -44,15 +44,18 @@ class OpenAiClientIT
         String[] serve = {"--model-path", model.toString()};
         JsonNode colocated;
         try (ServerProcess server = ServerProcess.start(temp, serve)) {
-            colocated = client(modules, server, "chat-llama", "chat");
+            colocated = client(modules, server, "chat-llama");
             assertThat(colocated.get("responseEvents").toString()).contains("response.output_text.done");
         }
         try (ServerProcess prefill = ServerProcess.serve(temp, "prefill", serve);
                 ServerProcess decode = ServerProcess.serve(temp, "decode", serve);
                 ServerProcess router = ServerProcess.router(temp, prefill, decode)) {
-            JsonNode routed = client(modules, router, "chat-llama", "no-chat");
+            JsonNode routed = client(modules, router, "chat-llama");
             // disaggregated output is the colocated output, through the official client too
             assertThat(routed.get("completion")).isEqualTo(colocated.get("completion"));
+            assertThat(routed.get("chat")).isEqualTo(colocated.get("chat"));
+            assertThat(routed.get("response")).isEqualTo(colocated.get("response"));
+            assertThat(routed.get("responseEvents")).isEqualTo(colocated.get("responseEvents"));
             JsonNode info = ServerProcess.json(router.get("/get_model_info").body());
             assertThat(info.get("model_path").asText()).isEqualTo("chat-llama");
             // the router's server info is a decode's, and says so; a prefill's names its role and transfer backend
@@ -76,13 +79,13 @@ class OpenAiClientIT
     }
 
     /** Runs the client script against {@code server}'s {@code /v1}; returns the JSON it printed, or fails with its output. */
-    private JsonNode client(Path modules, ServerProcess server, String model, String mode)
+    private JsonNode client(Path modules, ServerProcess server, String model)
             throws IOException, InterruptedException
     {
         Process node;
         try {
             node = new ProcessBuilder("node", testkit().resolve("openai-client.mjs").toString(), modules.toString(),
-                    "http://127.0.0.1:" + server.port + "/v1", model, mode).redirectErrorStream(true).start();
+                    "http://127.0.0.1:" + server.port + "/v1", model).redirectErrorStream(true).start();
         }
         catch (IOException e) {
             throw new AssertionError(MODULES_ENV + " is set but node cannot be started (" + e.getMessage() + "); install Node.js 20 or later", e);
@@ -90,7 +93,7 @@ class OpenAiClientIT
         node.getOutputStream().close();
         String output = new String(node.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(node.waitFor(5, TimeUnit.MINUTES)).as("the OpenAI client script finished").isTrue();
-        assertThat(node.exitValue()).as("the OpenAI client script (" + mode + ") against " + server.uri("/v1") + ":\n" + output
+        assertThat(node.exitValue()).as("the OpenAI client script against " + server.uri("/v1") + ":\n" + output
                 + "\nserver log:\n" + server.logText()).isZero();
         String[] lines = output.strip().split("\n");
         return ServerProcess.json(lines[lines.length - 1]);

@@ -41,15 +41,16 @@ final class ResponsesApi
     void handle(Exchange exchange)
             throws IOException, InterruptedException
     {
-        ResponsesRequest request = ResponsesRequest.parse(exchange.json(), model.maxContext());
+        JsonFields body = exchange.json();
+        ResponsesRequest request = ResponsesRequest.parse(body, model.maxContext());
         ModelEndpoints.checkServed(request.model(), model.id());
         ChatTemplate template = model.template().orElseThrow(() -> ApiError.invalid("no_chat_template", "input",
                 "model " + model.id() + " has no chat template to render input with; use /v1/completions with a prompt you format yourself"));
-        String rid = ridPrefix + nextRid.incrementAndGet();
+        String rid = request.rid().orElseGet(() -> ridPrefix + nextRid.incrementAndGet());
         int maxTokens = request.maxOutputTokens().orElse(Math.min(model.defaultMaxTokens(), model.maxContext()));
         ChatModel.Request generation = new ChatModel.Request(rid, model.encode(ChatCompletionsApi.render(template, request.messages())), maxTokens,
                 new SamplingOptions(new SamplingParams((float) request.temperature(), (float) request.topP(), 0), List.of(), Set.of(), false, false,
-                        true), Optional.empty(), 1, Optional.empty());
+                        true), Optional.empty(), 1, model.ticket(body, exchange));
         Shape shape = new Shape(model.id(), "resp_" + rid.replace('-', '_'), "msg_" + rid.replace('-', '_'), System.currentTimeMillis() / 1000, request, maxTokens);
         if (request.stream()) {
             stream(exchange, shape, generation);

@@ -24,12 +24,12 @@ import static java.util.Objects.requireNonNull;
  * @param maxOutputTokens {@code max_output_tokens}, when given
  */
 record ResponsesRequest(Optional<String> model, Optional<String> instructions, List<ChatMessage> messages, OptionalInt maxOutputTokens,
-        double temperature, double topP, boolean stream)
+        double temperature, double topP, boolean stream, Optional<String> rid)
 {
     static final int MAX_ITEMS = 256;
     private static final Set<String> FIELDS = Set.of("model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream",
             "store", "user", "tools", "tool_choice", "parallel_tool_calls", "text", "truncation", "previous_response_id", "background",
-            "include", "metadata");
+            "include", "metadata", "rid", "bootstrap_room", "bootstrap_generation", "bootstrap_host");
     private static final Set<String> ITEM_FIELDS = Set.of("type", "role", "content", "id", "status");
     private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");
 
@@ -37,6 +37,7 @@ record ResponsesRequest(Optional<String> model, Optional<String> instructions, L
     {
         requireNonNull(model, "model is null");
         requireNonNull(instructions, "instructions is null");
+        requireNonNull(rid, "rid is null");
         messages = List.copyOf(requireNonNull(messages, "messages is null"));
         requireNonNull(maxOutputTokens, "maxOutputTokens is null");
     }
@@ -70,7 +71,8 @@ record ResponsesRequest(Optional<String> model, Optional<String> instructions, L
                 body.integer("max_output_tokens", 1, maxContext).map(v -> OptionalInt.of(v.intValue())).orElse(OptionalInt.empty()),
                 body.number("temperature", 0, false, 2).orElse(1.0),
                 body.number("top_p", 0, true, 1).orElse(1.0),
-                body.bool("stream").orElse(false));
+                body.bool("stream").orElse(false),
+                body.string("rid"));
     }
 
     private static List<ChatMessage> input(JsonNode input)

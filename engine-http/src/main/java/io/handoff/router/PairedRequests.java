@@ -128,7 +128,7 @@ final class PairedRequests
     }
 
     /**
-     * {@code POST /generate}, {@code /v1/completions} and {@code /v1/chat/completions}: the body must be a JSON object
+     * {@code POST /generate}, {@code /v1/completions}, {@code /v1/chat/completions} and {@code /v1/responses}: the body must be a JSON object
      * with a rid (or rid list) and a count of generations the router can read; the servers check the rest.
      */
     void forward(Exchange exchange)
@@ -480,6 +480,7 @@ final class PairedRequests
             ObjectNode prefillBody = body.deepCopy();
             prefillBody.set("rid", pair.ridNode());
             prefillBody.put("stream", false);
+            prefillBody.remove("stream_options"); // a stream's options: chat refuses them on a request that does not stream
             prefillBody.put("bootstrap_room", pair.room());
             prefillBody.put("bootstrap_generation", pair.generation());
             ObjectNode decodeBody = body.deepCopy();

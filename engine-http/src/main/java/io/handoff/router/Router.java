@@ -38,7 +38,7 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * {@code handoff router}: one HTTP endpoint in front of prefill and decode servers. It answers the same
- * API as a colocated server ({@code /generate}, {@code /v1/completions}, {@code /v1/chat/completions}, {@code /abort_request}, {@code /health},
+ * API as a colocated server ({@code /generate}, {@code /v1/completions}, {@code /v1/chat/completions}, {@code /v1/responses}, {@code /abort_request}, {@code /health},
  * {@code /metrics}, with the same errors), pairs each generation request with a healthy prefill and decode
  * ({@link PairedRequests}), answers the model and admin queries from its servers ({@link BackendQueries}), and lists
  * its servers at {@code GET /backends}.
@@ -81,6 +81,7 @@ public final class Router
                 "/generate", new Route("POST", requests::forward),
                 "/v1/completions", new Route("POST", requests::forward),
                 "/v1/chat/completions", new Route("POST", requests::forward),
+                "/v1/responses", new Route("POST", requests::forward),
                 "/abort_request", new Route("POST", exchange -> AbortRequest.handle(exchange, requests::abort, " through this router")),
                 // open, as on the servers: a load balancer probes it without a key
                 "/health", new Route("GET", this::health, HttpRoutes.Access.OPEN),
