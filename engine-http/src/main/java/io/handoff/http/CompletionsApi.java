@@ -86,10 +86,6 @@ final class CompletionsApi
             // the rids are the group's to give (OutputRids)
             params.add(generation(body, prompts.get(i), count.batched() ? "prompt[" + i + "]" : "prompt", "", ticket));
         }
-        if (stream && echo && params.getFirst().logprobs().isPresent()) {
-            throw ApiError.invalid("unsupported", "echo", "echo with logprobs is not streamed (the prompt's log probabilities come with the "
-                    + "end of the generation); send \"stream\": false, or leave out echo or logprobs");
-        }
         OutputRids rids = OutputRids.of(body.raw("rid"), count, generations::newRid);
         String id = "cmpl-" + rids.name();
         try (GenerationGroup group = GenerationGroup.start(generations, bootstrap, params, count, rids)) {
@@ -114,7 +110,7 @@ final class CompletionsApi
             List<ChoiceStream> streams = new ArrayList<>();
             for (int i = 0; i < count.total(); i++) {
                 GenerationParams prompt = params.get(i / count.perPrompt());
-                streams.add(new ChoiceStream(echo ? echoText(prompt.promptIds()) : "", prompt.options()));
+                streams.add(new ChoiceStream(echo ? echoText(prompt.promptIds()) : "", echo, prompt.options()));
             }
             GenerationGroup.Result result = group.run(new GenerationGroup.Sink()
             {
@@ -231,20 +227,24 @@ final class CompletionsApi
         return choice;
     }
 
-    /** The choices of one streamed completion: each chunk carries the text and the tokens' log probabilities since the last. */
+    /**
+     * The choices of one streamed completion: each chunk carries the text and the tokens' log probabilities since the last;
+     * with echo, the first chunk's start with the prompt's (as a whole answer's do, so the text offsets match it).
+     */
     private final class ChoiceStream
     {
         private String prefix;
         private final SamplingOptions options;
+        private boolean promptPending;
         private int sentChars;
         private int sentTokens;
         private int offset;
 
-        ChoiceStream(String echoed, SamplingOptions options)
+        ChoiceStream(String echoed, boolean echo, SamplingOptions options)
         {
             this.prefix = echoed;
             this.options = options;
-            this.offset = echoed.codePointCount(0, echoed.length());
+            this.promptPending = echo;
         }
 
         ObjectNode next(Generation generation)
@@ -274,8 +274,16 @@ final class CompletionsApi
                 choice.putNull("logprobs");
                 return;
             }
-            choice.set("logprobs", LogprobJson.completions(trace.get(), ids, sentTokens, ids.length, false, offset, id -> 0,
-                    id -> outputWidth(id, options), texts));
+            LogprobTrace logprobs = trace.get();
+            choice.set("logprobs", LogprobJson.completions(logprobs, ids, sentTokens, ids.length, promptPending, offset,
+                    CompletionsApi.this::promptWidth, id -> outputWidth(id, options), texts));
+            if (promptPending) {
+                // the offsets count from the echoed prompt's start, as a whole answer's do
+                for (int p = logprobs.promptFrom(); p < logprobs.promptIds().length; p++) {
+                    offset += promptWidth(logprobs.promptIds()[p]);
+                }
+                promptPending = false;
+            }
             for (int i = sentTokens; i < ids.length; i++) {
                 offset += outputWidth(ids[i], options);
             }

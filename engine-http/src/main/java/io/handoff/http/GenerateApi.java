@@ -18,9 +18,9 @@ import static java.util.Objects.requireNonNull;
 /**
  * {@code POST /generate}, SGLang's native API: {@code text} or {@code input_ids}, {@code sampling_params}
  * ({@link SamplingFields}), {@code rid}, {@code stream}, and the log probabilities ({@link LogprobFields#sglang}) in
- * {@code meta_info}. Streaming sends SGLang-style cumulative chunks ({@code text}, {@code output_ids} and the output's
- * log probabilities so far), then a last chunk with the finish reason (and the prompt's log probabilities), then
- * {@code data: [DONE]}. Fields of features this engine lacks are accepted only when they ask for nothing ({@link UnusedFields}).
+ * {@code meta_info}. Streaming sends SGLang-style cumulative chunks ({@code text}, {@code output_ids} and the log
+ * probabilities so far: the prompt's from the first chunk on, the output's), then a last chunk with the finish reason,
+ * then {@code data: [DONE]}. Fields of features this engine lacks are accepted only when they ask for nothing ({@link UnusedFields}).
  *
  * <p>Several outputs (a list of prompts, {@code sampling_params.n > 1}, both) answer as a list in SGLang's order
  * (prompt-major), run as one {@link GenerationGroup}; their stream's events carry the output's place in that list
@@ -194,7 +194,7 @@ final class GenerateApi
         meta.putNull("finish_reason");
         meta.put("prompt_tokens", generation.params().promptIds().length);
         meta.put("completion_tokens", outputIds.length);
-        generation.logprobsSoFar().ifPresent(trace -> LogprobJson.sglang(meta, trace, outputIds, outputIds.length, false, texts));
+        generation.logprobsSoFar().ifPresent(trace -> LogprobJson.sglang(meta, trace, outputIds, outputIds.length, texts));
         return chunk;
     }
 
@@ -216,7 +216,7 @@ final class GenerateApi
         meta.put("queue_time", outcome.queueNanos() / 1e9);
         meta.put("ttft", outcome.firstTokenNanos() / 1e9);
         meta.put("e2e_latency", outcome.totalNanos() / 1e9);
-        outcome.logprobs().ifPresent(trace -> LogprobJson.sglang(meta, trace, outcome.outputIds(), outcome.outputIds().length, true, texts));
+        outcome.logprobs().ifPresent(trace -> LogprobJson.sglang(meta, trace, outcome.outputIds(), outcome.outputIds().length, texts));
         return response;
     }
 

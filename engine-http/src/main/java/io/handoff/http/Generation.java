@@ -89,7 +89,10 @@ final class Generation
     }
 
     private sealed interface Event
-            permits Token, Done {}
+            permits Prompt, Token, Done {}
+
+    /** The prompt's log probabilities, which the scheduler delivers just before the first token. */
+    private record Prompt(Logprobs logprobs) implements Event {}
 
     /** @param logprob null unless the request asked for log probabilities */
     private record Token(int id, TokenLogprob logprob, long nanos) implements Event {}
@@ -112,6 +115,7 @@ final class Generation
     private volatile CompletableFuture<GenerateResult> result;
     private volatile boolean abortRequested;
     // Exchange-thread state.
+    private Logprobs promptLogprobs = Logprobs.NONE;
     private Outcome outcome;
     private double cumulativeLogprob = Double.NaN;
     private boolean clientGone;
@@ -145,6 +149,12 @@ final class Generation
             public void onToken(int index, int tokenId, TokenLogprob logprob)
             {
                 events.add(new Token(tokenId, logprob, System.nanoTime()));
+            }
+
+            @Override
+            public void onPrompt(Logprobs prompt)
+            {
+                events.add(new Prompt(prompt));
             }
         };
         GenerateRequest request = params.toRequest();
@@ -189,10 +199,10 @@ final class Generation
         return Arrays.copyOf(ids, text.tokens());
     }
 
-    /** The log probabilities so far (the output's; the prompt's come with the {@link Outcome}), when the request asked for them. */
+    /** The log probabilities so far (the prompt's, known from the first token on, and the output's), when the request asked for them. */
     Optional<LogprobTrace> logprobsSoFar()
     {
-        return params.logprobs().map(options -> new LogprobTrace(options, params.promptIds(), Logprobs.NONE, logprobs));
+        return params.logprobs().map(options -> new LogprobTrace(options, params.promptIds(), promptLogprobs, logprobs));
     }
 
     /** Blocks until the request has ended and its pages are back, feeding {@code sink} every token. */
@@ -220,6 +230,7 @@ final class Generation
                 return Optional.empty();
             }
             switch (event) {
+                case Prompt prompt -> promptLogprobs = prompt.logprobs();
                 case Token token -> {
                     if (previousToken != 0) {
                         metrics.interToken(token.nanos() - previousToken);

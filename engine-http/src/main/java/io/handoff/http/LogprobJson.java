@@ -22,23 +22,21 @@ public final class LogprobJson
 
     /**
      * Adds SGLang's {@code input_token_logprobs} and {@code output_token_logprobs} (and, with alternatives asked for,
-     * {@code input_top_logprobs} and {@code output_top_logprobs}) for the first {@code outputCount} output tokens; the
-     * prompt's only when {@code withPrompt} (a stream's chunks before the last carry the output's alone).
+     * {@code input_top_logprobs} and {@code output_top_logprobs}) for the first {@code outputCount} output tokens. Every
+     * chunk of a stream carries them all so far, the prompt's included, as SGLang's cumulative {@code meta_info} does.
      */
-    public static void sglang(ObjectNode meta, LogprobTrace trace, int[] outputIds, int outputCount, boolean withPrompt, TokenTexts texts)
+    public static void sglang(ObjectNode meta, LogprobTrace trace, int[] outputIds, int outputCount, TokenTexts texts)
     {
         boolean text = trace.options().tokenText();
         int topN = trace.options().topN();
         boolean top = topN > 0;
-        if (withPrompt) {
-            ArrayNode input = meta.putArray("input_token_logprobs");
-            ArrayNode inputTop = top ? meta.putArray("input_top_logprobs") : null;
-            for (int p = trace.promptFrom(); p < trace.promptIds().length; p++) {
-                TokenLogprob entry = trace.promptAt(p);
-                triple(input, entry == null ? null : entry.logprob(), trace.promptIds()[p], text, texts);
-                if (top) {
-                    topTriples(inputTop, entry, topN, text, texts);
-                }
+        ArrayNode input = meta.putArray("input_token_logprobs");
+        ArrayNode inputTop = top ? meta.putArray("input_top_logprobs") : null;
+        for (int p = trace.promptFrom(); p < trace.promptIds().length; p++) {
+            TokenLogprob entry = trace.promptAt(p);
+            triple(input, entry == null ? null : entry.logprob(), trace.promptIds()[p], text, texts);
+            if (top) {
+                topTriples(inputTop, entry, topN, text, texts);
             }
         }
         ArrayNode output = meta.putArray("output_token_logprobs");

@@ -113,8 +113,6 @@ class ApiParamsTest
                 List.of("/v1/completions", "{\"prompt\": \"hello\", \"top_k\": 0}", "top_k", "top_k = 0 leaves no token to sample"),
                 List.of("/v1/completions", "{\"prompt\": \"hello\", \"temperature\": 2.5}", "temperature", "must be in [0.0, 2.0], got 2.5"),
                 List.of("/v1/completions", "{\"prompt\": \"hello\", \"presence_penalty\": 2.01}", "presence_penalty", "got 2.01"),
-                List.of("/v1/completions", "{\"prompt\": \"hello\", \"echo\": true, \"logprobs\": 1, \"stream\": true}", "echo",
-                        "echo with logprobs is not streamed"),
                 List.of("/v1/completions", "{\"prompt\": \"hello\", \"lora_path\": \"adapter\"}", "lora_path", "LoRA adapters are not served"),
                 List.of("/v1/completions", "{\"prompt\": \"hello\", \"regex\": \"a+\"}", "regex", "constrained decoding is not implemented"),
                 List.of("/v1/chat/completions", CHAT + ", \"top_logprobs\": 2}", "top_logprobs", "needs \"logprobs\": true"),
@@ -322,6 +320,59 @@ class ApiParamsTest
             assertThat(entry.get("top_logprobs")).hasSize(2);
             assertThat(entry.get("top_logprobs").get(0).get("token")).isEqualTo(entry.get("token"));
             assertThat(entry.get("bytes")).hasSize(1);
+        }
+    }
+
+    @Test
+    void generateStreamsThePromptsLogprobsFromTheFirstChunkEqualToTheWholeAnswers()
+    {
+        assumeTrue(engineComputesLogprobs(), "the engine does not compute log probabilities yet");
+        String request = "{\"text\": [\"The capital\", \"Hi\"], \"sampling_params\": {\"max_new_tokens\": 4, \"temperature\": 0, "
+                + "\"ignore_eos\": true, \"n\": 2}, \"return_logprob\": true, \"top_logprobs_num\": 2, \"logprob_start_len\": 0";
+        JsonNode whole = LocalServer.json(local.post("/generate", request + "}"));
+        List<JsonNode> chunks = events(local.stream("/generate", request + ", \"stream\": true}")).stream()
+                .filter(event -> !event.equals("[DONE]")).map(LocalServer::json).toList();
+
+        assertThat(whole).hasSize(4);
+        for (int index = 0; index < 4; index++) {
+            JsonNode meta = whole.get(index).get("meta_info");
+            int at = index;
+            List<JsonNode> own = chunks.stream().filter(chunk -> chunk.get("index").asInt() == at).toList();
+            assertThat(own).hasSize(4 + 1);
+            // every chunk, the first included, carries the prompt's entries (SGLang's meta_info is cumulative)
+            for (JsonNode chunk : own) {
+                assertThat(chunk.at("/meta_info/input_token_logprobs")).isEqualTo(meta.get("input_token_logprobs"));
+                assertThat(chunk.at("/meta_info/input_top_logprobs")).isEqualTo(meta.get("input_top_logprobs"));
+            }
+            assertThat(meta.get("input_token_logprobs").get(1).get(0).isNumber()).isTrue();
+            assertThat(own.getFirst().at("/meta_info/output_token_logprobs")).hasSize(1);
+        }
+    }
+
+    @Test
+    void streamedEchoWithLogprobsStartsEachChoiceWithItsPromptAsTheWholeAnswerDoes()
+    {
+        assumeTrue(engineComputesLogprobs(), "the engine does not compute log probabilities yet");
+        String request = "{\"prompt\": [\"Hello\", \"Hi\"], \"n\": 2, \"max_tokens\": 4, \"temperature\": 0, \"ignore_eos\": true, "
+                + "\"echo\": true, \"logprobs\": 2";
+        JsonNode whole = LocalServer.json(local.post("/v1/completions", request + "}"));
+        List<JsonNode> chunks = events(local.stream("/v1/completions", request + ", \"stream\": true}")).stream()
+                .filter(event -> !event.equals("[DONE]")).map(LocalServer::json).toList();
+
+        for (int index = 0; index < 4; index++) {
+            JsonNode choice = whole.at("/choices/" + index);
+            int at = index;
+            List<JsonNode> own = chunks.stream().map(chunk -> chunk.at("/choices/0")).filter(c -> c.get("index").asInt() == at).toList();
+            String prompt = index < 2 ? "Hello" : "Hi";
+            JsonNode first = own.getFirst();
+            assertThat(first.get("text").asText()).startsWith(prompt);
+            assertThat(first.at("/logprobs/token_logprobs/0").isNull()).isTrue();
+            assertThat(first.at("/logprobs/tokens")).hasSize(TOKENIZER.encodePrompt(prompt).length + 1);
+            assertThat(own.stream().map(c -> c.get("text").asText()).reduce("", String::concat)).isEqualTo(choice.get("text").asText());
+            for (String list : List.of("tokens", "token_logprobs", "top_logprobs", "text_offset")) {
+                assertThat(own.stream().flatMap(c -> stream(c.at("/logprobs/" + list))).toList())
+                        .as(list).isEqualTo(stream(choice.at("/logprobs/" + list)).toList());
+            }
         }
     }
 

@@ -44,7 +44,7 @@ class LogprobJsonTest
     void sglangTriplesPadTheFirstPromptPositionWithNullAndCarryTextOnlyWhenAsked()
     {
         ObjectNode meta = JsonFields.MAPPER.createObjectNode();
-        LogprobJson.sglang(meta, trace(2, 0, true), new int[] {200, 195}, 2, true, TEXTS);
+        LogprobJson.sglang(meta, trace(2, 0, true), new int[] {200, 195}, 2, TEXTS);
 
         assertThat(reparsed(meta)).isEqualTo(LocalServer.json("""
                 {"input_token_logprobs": [[null, 97, "a"], [-1.5, 98, "b"], [-2.5, 99, "c"]],
@@ -53,8 +53,9 @@ class LogprobJsonTest
                  "output_top_logprobs": [[[-0.25, 200, "é"], [-1.25, 195, "\uFFFD"]], [[-3.0, 113, "q"], [-4.0, 195, "\uFFFD"]]]}"""));
 
         ObjectNode plain = JsonFields.MAPPER.createObjectNode();
-        LogprobJson.sglang(plain, trace(0, 1, false), new int[] {200, 195}, 1, false, TEXTS);
-        assertThat(reparsed(plain)).isEqualTo(LocalServer.json("{\"output_token_logprobs\": [[-0.25, 200, null]]}"));
+        LogprobJson.sglang(plain, trace(0, 1, false), new int[] {200, 195}, 1, TEXTS);
+        assertThat(reparsed(plain)).isEqualTo(LocalServer.json("""
+                {"input_token_logprobs": [[null, 98, null], [-2.5, 99, null]], "output_token_logprobs": [[-0.25, 200, null]]}"""));
     }
 
     @Test

@@ -198,17 +198,23 @@ final class ScheduledRequest
         return true;
     }
 
+    /** The prompt's log probabilities alone (no output entries): all of them once computed (or received), none before. */
+    Logprobs promptLogprobs()
+    {
+        List<TokenLogprob> input = Arrays.asList(inputLogprobs).contains(null) ? List.of() : Arrays.asList(inputLogprobs);
+        return new Logprobs(inputFrom, input, List.of());
+    }
+
     /** What the result reports: every produced output's, and the prompt's once all of them are computed (or received). */
     private Logprobs logprobs()
     {
         if (outputLogprobs == null) {
             return Logprobs.NONE;
         }
-        List<TokenLogprob> input = Arrays.asList(inputLogprobs).contains(null) ? List.of() : Arrays.asList(inputLogprobs);
         List<TokenLogprob> output = new ArrayList<>();
         for (int k = 0; k < producedOutputs && outputLogprobs[k] != null; k++) {
             output.add(outputLogprobs[k]);
         }
-        return new Logprobs(inputFrom, input, output);
+        return new Logprobs(inputFrom, promptLogprobs().input(), output);
     }
 }

@@ -363,6 +363,9 @@ final class StepLoop
             request.timeline.record(TimelineEvent.FIRST_TOKEN, "token=" + token);
         }
         try {
+            if (index == 0 && request.outputLogprobs != null) {
+                request.listener.onPrompt(request.promptLogprobs());
+            }
             request.listener.onToken(index, token, request.outputLogprobs == null ? null : request.outputLogprobs[index]);
         }
         catch (RuntimeException e) {

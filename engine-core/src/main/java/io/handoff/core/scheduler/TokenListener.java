@@ -16,4 +16,12 @@ public interface TokenListener
     {
         onToken(index, tokenId);
     }
+
+    /**
+     * The prompt's log probabilities ({@link Logprobs#input()} from {@link Logprobs#inputFrom()}; no output entries),
+     * called once, just before the first token's {@code onToken}, when the request asked for log probabilities. They
+     * are known then on every path (computed here, or received from the prefill with the first token), so a stream
+     * can show them from its first chunk. Empty input when some were not computed. By default they are dropped.
+     */
+    default void onPrompt(Logprobs prompt) {}
 }
