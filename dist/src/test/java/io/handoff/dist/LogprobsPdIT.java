@@ -45,6 +45,7 @@ class LogprobsPdIT
         GenerateResult reference = InProcessPd.colocated(request("reference", NEW_TOKENS, asked));
         assertThat(reference.logprobs().input()).hasSize(PROMPT.length - 1);
         List<TokenLogprob> streamed = new ArrayList<>();
+        List<Logprobs> promptHeard = new ArrayList<>();
         try (InProcessPd pd = new InProcessPd(Map.of(), new FaultPlan(), Disaggregation.Options.DEFAULT)) {
             GenerateResult prefill;
             GenerateResult decode;
@@ -59,7 +60,15 @@ class LogprobsPdIT
                 @Override
                 public void onToken(int index, int tokenId, TokenLogprob logprob)
                 {
+                    assertThat(promptHeard).as("the prompt's log probabilities come before the first token").hasSize(1);
                     streamed.add(logprob);
+                }
+
+                @Override
+                public void onPrompt(Logprobs prompt)
+                {
+                    assertThat(streamed).isEmpty();
+                    promptHeard.add(prompt);
                 }
             });
             prefill = await(prefillHandle);
@@ -68,6 +77,8 @@ class LogprobsPdIT
             assertThat(decode.outputIds()).isEqualTo(reference.outputIds());
             assertThat(decode.logprobs()).isEqualTo(reference.logprobs());
             assertThat(streamed).isEqualTo(reference.logprobs().output());
+            // what the prefill sent with the first token, delivered to the decode's listener then
+            assertThat(promptHeard).containsExactly(new Logprobs(1, reference.logprobs().input(), List.of()));
             assertThat(prefill.logprobs().input()).isEqualTo(reference.logprobs().input());
 
             // output log probabilities only: the prefill may reuse the prompt's cached prefix, the result is the same

@@ -21,7 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Several outputs for one request through a prefill, a decode and a router (processes of the distribution), on a
  * checkpoint with a chat template: batched {@code /generate} (also streamed), {@code n = 2} completions and chat give
- * the colocated server's outputs, each generation in a room of its own.
+ * the colocated server's outputs, each generation in a room of its own; streamed log probabilities carry the prompt's
+ * from the first chunk ({@code /generate}, completions' echo) and equal the colocated server's whole answers.
  */
 class SeveralOutputsIT
 {
@@ -48,6 +49,13 @@ class SeveralOutputsIT
                 + "\"seed\": 2}";
         String bestOf = "{\"prompt\": \"Pick the best\", \"n\": 2, \"best_of\": 3, \"max_tokens\": 5, \"temperature\": 1.0, \"seed\": 4, "
                 + "\"ignore_eos\": true}";
+        // greedy, so the streamed answers can be compared with the whole ones to the token
+        String logprobBatch = "{\"text\": [\"Hello there\", \"Bye\"], \"sampling_params\": {\"max_new_tokens\": 4, \"temperature\": 0, "
+                + "\"ignore_eos\": true}, \"return_logprob\": true, \"top_logprobs_num\": 2, \"logprob_start_len\": 0}";
+        String echo = "{\"prompt\": [\"Hello\", \"Good morning\"], \"n\": 2, \"max_tokens\": 4, \"temperature\": 0, \"ignore_eos\": true, "
+                + "\"echo\": true, \"logprobs\": 2}";
+        JsonNode colocatedLogprobBatch;
+        JsonNode colocatedEcho;
         JsonNode colocatedBatch;
         JsonNode colocatedCompletions;
         JsonNode colocatedChat;
@@ -57,6 +65,8 @@ class SeveralOutputsIT
             colocatedCompletions = ok(colocated, "/v1/completions", completions);
             colocatedChat = ok(colocated, "/v1/chat/completions", chat);
             colocatedBestOf = ok(colocated, "/v1/completions", bestOf);
+            colocatedLogprobBatch = ok(colocated, "/generate", logprobBatch);
+            colocatedEcho = ok(colocated, "/v1/completions", echo);
         }
         assertThat(colocatedBatch).hasSize(4);
         // two samples of one prompt differ (seeds 3 and 4)
@@ -81,8 +91,36 @@ class SeveralOutputsIT
             JsonNode routedBestOf = ok(router, "/v1/completions", bestOf);
             assertThat(texts(routedBestOf, "text")).isEqualTo(texts(colocatedBestOf, "text"));
             assertThat(routedBestOf.get("usage")).isEqualTo(colocatedBestOf.get("usage"));
-            // one room per generation: 4 + 4 (streamed) + 4 + 2 + 3 candidates
-            assertThat(decode.metric("handoff_disagg_rooms_total{outcome=\"success\"}")).isEqualTo(17);
+            // a stream's every chunk carries the prompt's log probabilities, which the decode got with the first token
+            List<JsonNode> logprobChunks = streamed(router, "/generate", streaming(logprobBatch));
+            for (int i = 0; i < 2; i++) {
+                JsonNode whole = colocatedLogprobBatch.get(i).get("meta_info");
+                List<JsonNode> own = ofIndex(logprobChunks, i, "");
+                assertThat(own).hasSize(4 + 1);
+                for (JsonNode chunk : own) {
+                    assertThat(chunk.at("/meta_info/input_token_logprobs")).as("output %d", i).isEqualTo(whole.get("input_token_logprobs"));
+                    assertThat(chunk.at("/meta_info/input_top_logprobs")).as("output %d", i).isEqualTo(whole.get("input_top_logprobs"));
+                }
+                assertThat(own.getLast().at("/meta_info/output_token_logprobs")).isEqualTo(whole.get("output_token_logprobs"));
+            }
+            // streamed echo: each choice's first chunk starts with its prompt and its tokens; all chunks make the whole answer
+            List<JsonNode> echoChunks = streamed(router, "/v1/completions", streaming(echo));
+            for (int i = 0; i < 4; i++) {
+                JsonNode whole = colocatedEcho.at("/choices/" + i);
+                List<JsonNode> own = ofIndex(echoChunks, i, "/choices/0");
+                assertThat(own.getFirst().get("text").asText()).startsWith(i < 2 ? "Hello" : "Good morning");
+                assertThat(own.getFirst().at("/logprobs/token_logprobs/0").isNull()).isTrue();
+                assertThat(String.join("", own.stream().map(c -> c.get("text").asText()).toList())).isEqualTo(whole.get("text").asText());
+                for (String list : List.of("tokens", "token_logprobs", "top_logprobs", "text_offset")) {
+                    List<JsonNode> joined = new ArrayList<>();
+                    own.forEach(c -> c.at("/logprobs/" + list).forEach(joined::add));
+                    List<JsonNode> expected = new ArrayList<>();
+                    whole.at("/logprobs/" + list).forEach(expected::add);
+                    assertThat(joined).as("choice %d's %s", i, list).isEqualTo(expected);
+                }
+            }
+            // one room per generation: 4 + 4 (streamed) + 4 + 2 + 3 candidates + 2 + 4 (streamed log probabilities)
+            assertThat(decode.metric("handoff_disagg_rooms_total{outcome=\"success\"}")).isEqualTo(23);
             prefill.assertNoPagesLeaked();
             decode.assertNoPagesLeaked();
         }
@@ -104,20 +142,36 @@ class SeveralOutputsIT
         return texts;
     }
 
-    /** The last {@code output_ids} of each streamed output, by its {@code index}; the stream ends with one {@code [DONE]}. */
+    /** The last {@code output_ids} of each streamed output, by its {@code index}. */
     private static Map<Integer, JsonNode> streamedOutputs(ServerProcess server, String body)
     {
-        HttpResponse<Stream<String>> response = server.stream("/generate", body);
+        Map<Integer, JsonNode> last = new TreeMap<>();
+        for (JsonNode chunk : streamed(server, "/generate", body)) {
+            last.put(chunk.get("index").intValue(), chunk.get("output_ids"));
+        }
+        return last;
+    }
+
+    /** A stream's events before its one {@code [DONE]}, which ends it. */
+    private static List<JsonNode> streamed(ServerProcess server, String path, String body)
+    {
+        HttpResponse<Stream<String>> response = server.stream(path, body);
         assertThat(response.statusCode()).isEqualTo(200);
         List<String> data = response.body().filter(line -> line.startsWith("data: ")).map(line -> line.substring(6)).toList();
         assertThat(data.getLast()).isEqualTo("[DONE]");
         assertThat(data.stream().filter("[DONE]"::equals)).hasSize(1);
-        Map<Integer, JsonNode> last = new TreeMap<>();
-        for (String event : data.subList(0, data.size() - 1)) {
-            JsonNode chunk = ServerProcess.json(event);
-            last.put(chunk.get("index").intValue(), chunk.get("output_ids"));
-        }
-        return last;
+        return data.subList(0, data.size() - 1).stream().map(ServerProcess::json).toList();
+    }
+
+    /** The events (or their part at {@code pointer}) of the output at {@code index}, in order. */
+    private static List<JsonNode> ofIndex(List<JsonNode> events, int index, String pointer)
+    {
+        return events.stream().map(event -> event.at(pointer)).filter(event -> event.get("index").intValue() == index).toList();
+    }
+
+    private static String streaming(String body)
+    {
+        return "{\"stream\": true, " + body.substring(1);
     }
 
     private ServerProcess router(ServerProcess prefill, ServerProcess decode)

@@ -105,11 +105,29 @@ class SchedulerLogprobsTest
         int[] prompt = prompt(70, 2);
         float[][] all = allPositions(model, prompt);
         try (SchedulerFixture fixture = SchedulerFixture.builder(model).chunk(chunk).overlap(overlap).build()) {
-            GenerateResult result = fixture.run(greedy("r", prompt, 3).withLogprobs(new LogprobRequest(3, start)));
+            List<Object> heard = new ArrayList<>();
+            GenerateResult result = SchedulerFixture.await(fixture.scheduler.submit(greedy("r", prompt, 3).withLogprobs(new LogprobRequest(3, start)),
+                    new TokenListener()
+                    {
+                        @Override
+                        public void onToken(int index, int tokenId)
+                        {
+                            heard.add(tokenId);
+                        }
+
+                        @Override
+                        public void onPrompt(Logprobs prompt)
+                        {
+                            heard.add(prompt);
+                        }
+                    }));
             Logprobs logprobs = result.logprobs();
             int from = Math.max(1, start);
             assertThat(logprobs.inputFrom()).isEqualTo(from);
             assertThat(logprobs.input()).isEqualTo(expectedInput(all, prompt, from, 3));
+            // the prompt's, once, before the first token: what a stream shows from its first chunk
+            assertThat(heard).hasSize(1 + result.outputIds().length)
+                    .first().isEqualTo(new Logprobs(from, logprobs.input(), List.of()));
             // the last prompt position's logits are the first output token's
             assertThat(logprobs.output().getFirst()).isEqualTo(TokenLogprobs.of(all[prompt.length - 1], result.outputIds()[0], 3));
             fixture.assertIdleAndAccountedFor();
