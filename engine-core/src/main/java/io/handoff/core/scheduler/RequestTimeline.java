@@ -2,6 +2,7 @@ package io.handoff.core.scheduler;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
 
@@ -43,16 +44,33 @@ public final class RequestTimeline
             entries = List.copyOf(entries);
         }
 
+        /**
+         * Whether its latest attempt ended: a terminal entry since the last entry that starts one. Entries may follow
+         * the end (a prefill's answer the router records after the client had its own, a quarantine released later).
+         */
         public boolean ended()
         {
-            return !entries.isEmpty() && entries.getLast().event().terminal();
+            return lastEnd().isPresent();
         }
 
         /** Ended, and in failure: what a retry of the same rid continues. */
         public boolean failed()
         {
-            return ended() && (entries.getLast().event() == TimelineEvent.FAILED
-                    || entries.getLast().event() == TimelineEvent.ROUTED && !entries.getLast().detail().startsWith("status=2"));
+            return lastEnd().map(end -> end.event() == TimelineEvent.FAILED
+                    || end.event() == TimelineEvent.ROUTED && !end.detail().startsWith("status=2")).orElse(false);
+        }
+
+        private Optional<Entry> lastEnd()
+        {
+            for (Entry entry : entries.reversed()) {
+                if (entry.event().terminal()) {
+                    return Optional.of(entry);
+                }
+                if (entry.event().startsAttempt()) {
+                    return Optional.empty();
+                }
+            }
+            return Optional.empty();
         }
     }
 

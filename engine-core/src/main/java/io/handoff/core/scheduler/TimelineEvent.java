@@ -61,6 +61,12 @@ public enum TimelineEvent
         return terminal;
     }
 
+    /** Whether it is the first entry of an attempt: a request queued on a server, or received (or retried) by a router. */
+    public boolean startsAttempt()
+    {
+        return this == QUEUED || this == RECEIVED;
+    }
+
     /** e.g. {@code plan_posted}. */
     public String label()
     {

@@ -97,6 +97,27 @@ class TimelinesTest
     }
 
     @Test
+    void entriesAfterTheEndDoNotReopenItButARetryDoes()
+    {
+        Timelines timelines = new Timelines(1);
+        RequestTimeline routed = timelines.begin("r", TimelineEvent.RECEIVED, "path=/generate");
+        routed.record(TimelineEvent.ROUTED, "status=502 error=transfer failed");
+        // a server's answer the router records after the client had its own
+        routed.record(TimelineEvent.RESPONSE, "from=prefill status=200");
+        assertThat(routed.snapshot().ended()).isTrue();
+        assertThat(routed.snapshot().failed()).isTrue();
+
+        RequestTimeline retry = timelines.begin("r", TimelineEvent.RECEIVED, "path=/generate");
+        assertThat(retry).isSameAs(routed);
+        assertThat(retry.snapshot().ended()).as("the retry runs").isFalse();
+        assertThat(retry.snapshot().failed()).isFalse();
+        retry.record(TimelineEvent.ROUTED, "status=200 stream events=3");
+        retry.record(TimelineEvent.RESPONSE, "from=prefill status=200");
+        assertThat(retry.snapshot().ended()).isTrue();
+        assertThat(retry.snapshot().failed()).isFalse();
+    }
+
+    @Test
     void entriesCarryWallClockAndMonotonicOffsetFromTheFirst()
     {
         TestClock clock = new TestClock();
