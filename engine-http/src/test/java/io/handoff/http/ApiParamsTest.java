@@ -60,8 +60,7 @@ class ApiParamsTest
     @AfterEach
     void nothingIsLeftInFlight()
     {
-        local.awaitStats(stats -> stats.running() == 0 && stats.waiting() == 0 && LocalServer.requestPages(stats) == 0
-                && local.server.inFlight() == 0, "every request to end and return its pages");
+        local.awaitNothingInFlight();
     }
 
     private static final String CHAT = "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]";

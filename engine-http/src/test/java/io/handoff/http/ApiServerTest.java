@@ -55,8 +55,7 @@ class ApiServerTest
     @AfterEach
     void nothingIsLeftInFlightAndNoPageIsHeldByARequest()
     {
-        local.awaitStats(stats -> stats.running() == 0 && stats.waiting() == 0 && LocalServer.requestPages(stats) == 0
-                && local.server.inFlight() == 0, "every request to end and return its pages");
+        local.awaitNothingInFlight();
     }
 
     @Test

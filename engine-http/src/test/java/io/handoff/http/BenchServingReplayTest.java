@@ -47,8 +47,7 @@ class BenchServingReplayTest
     @AfterEach
     void nothingIsLeftInFlight()
     {
-        local.awaitStats(stats -> stats.running() == 0 && stats.waiting() == 0 && LocalServer.requestPages(stats) == 0
-                && local.server.inFlight() == 0, "every request to end and return its pages");
+        local.awaitNothingInFlight();
     }
 
     /** What bench_serving keeps of one request: the generated text and the output length. */

@@ -153,6 +153,13 @@ final class LocalServer
         }
     }
 
+    /** Waits until no request runs, waits or holds pages and the server has none in flight: what every test leaves behind. */
+    void awaitNothingInFlight()
+    {
+        awaitStats(stats -> stats.running() == 0 && stats.waiting() == 0 && requestPages(stats) == 0 && server.inFlight() == 0,
+                "every request to end and return its pages");
+    }
+
     /** Polls the scheduler's published stats until {@code condition} holds (bounded: fails after a minute). */
     SchedulerStats awaitStats(Predicate<SchedulerStats> condition, String what)
     {
