@@ -1,5 +1,7 @@
 package io.handoff.core.model;
 
+import io.handoff.spi.math.ExactExp;
+
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
@@ -106,10 +108,13 @@ public final class Sampler
             max = Math.max(max, logit);
         }
         double[] probs = new double[vocab];
-        double total = 0;
         for (int i = 0; i < vocab; i++) {
-            probs[i] = StrictMath.exp((logits[i] - max) / params.temperature());
-            total += probs[i];
+            probs[i] = (logits[i] - max) / params.temperature();
+        }
+        ExactExp.exp(probs, 0, probs, 0, vocab); // StrictMath.exp's bits, over vector lanes
+        double total = 0;
+        for (double p : probs) {
+            total += p;
         }
         // The kept tokens are a prefix of the ranking (descending probability, ties toward the lower id), cut by
         // top-k, the nucleus and min-p; the ranking is taken lazily, so only what is read of it is ordered.
