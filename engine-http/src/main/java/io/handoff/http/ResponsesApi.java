@@ -56,10 +56,12 @@ final class ResponsesApi
             stream(exchange, shape, generation);
             return;
         }
-        ChatModel.Outcome outcome = model.generate(generation, (index, text, ids, logprobs) -> {}).single();
-        if (outcome.finishReason().equals("error")) {
-            throw ApiError.internal("generation failed: " + outcome.error().orElse("unknown error"));
+        ChatModel.Result result = model.generate(generation, (index, text, ids, logprobs) -> {});
+        if (result.failure().isPresent()) {
+            // its status and cause, as chat answers them: a router retries a failed transfer on the cause
+            throw result.failure().get();
         }
+        ChatModel.Outcome outcome = result.single();
         exchange.sendJson(200, shape.response(Optional.of(outcome)));
     }
 
