@@ -222,6 +222,23 @@ public final class DecodeHandoff
         }
     }
 
+    /** Tells the prefill that {@link #queued} claimed the room for that the request ended before it had pages here. */
+    @Override
+    public void dequeued(String rid, RoomTicket ticket, FailureCause cause, String reason)
+    {
+        if (ticket.bootstrap().isEmpty()) {
+            return;
+        }
+        String why = reason != null ? reason : "request " + rid + " was aborted on the decode before it was admitted";
+        try {
+            links.claim(links.to(ticket.bootstrap()), new ControlMessage.RoomFailed(ticket.room(), cause, why));
+        }
+        catch (RuntimeException e) {
+            // the prefill's own deadline for the claimed room still ends it
+            log.debug("request {}: cannot tell {} that room {} ended: {}", rid, ticket.bootstrap(), ticket.room(), e.getMessage());
+        }
+    }
+
     @Override
     public void checkTransferable(GenerateRequest request)
     {

@@ -84,7 +84,7 @@ final class PrefillLinks<R>
         private volatile ControlChannel channel;
         private volatile boolean greeted;
         // claims sent before the prefill accepted this decode's hello: they go out right after it did
-        private final List<RoomClaim> unsentClaims = new ArrayList<>();
+        private final List<ControlMessage.RoomMessage> unsentClaims = new ArrayList<>();
         private ReleasePolicy policy;
         private String failure;
         private FailureCause failureCause;
@@ -196,12 +196,13 @@ final class PrefillLinks<R>
     }
 
     /**
-     * Sends {@code claim} on {@code link}: now when the prefill accepted this decode's hello, right after it does while
-     * the link connects (a claim before the hello would be refused), and not at all when the link failed (the room's
+     * Sends {@code claim} (a {@link RoomClaim}, or the {@link ControlMessage.RoomFailed} of a claimed room that ended before
+     * admission) on {@code link}: now when the prefill accepted this decode's hello, right after it does while the link
+     * connects (a claim before the hello would be refused), in order, and not at all when the link failed (the room's
      * admission then connects afresh). At most {@link #MAX_UNSENT_CLAIMS} wait per link; beyond that a claim is dropped,
-     * and its room's page list still claims it at admission.
+     * and its room's page list still claims it at admission (or the prefill's deadline ends it).
      */
-    void claim(Link<R> link, RoomClaim claim)
+    void claim(Link<R> link, ControlMessage.RoomMessage claim)
     {
         synchronized (link) {
             if (!link.greeted && link.state == LinkState.CONNECTING) {
@@ -309,7 +310,7 @@ final class PrefillLinks<R>
                     }
                 }
                 channel.send(new ControlMessage.RegisterRegions(backendId, descriptor()));
-                List<RoomClaim> claims;
+                List<ControlMessage.RoomMessage> claims;
                 synchronized (link) {
                     claims = List.copyOf(link.unsentClaims);
                     link.unsentClaims.clear();

@@ -32,6 +32,15 @@ public interface KvHandoff
     {
     }
 
+    /**
+     * Decode: request {@code rid}, which {@link #queued} named, ended before it was admitted (aborted while waiting, or
+     * the engine shut down): its room never had pages here, so the peer that {@code queued} told must hear it ended, or
+     * it would wait for the room's page list until its own deadline. Called on the scheduler thread; it must not block.
+     */
+    default void dequeued(String rid, RoomTicket ticket, FailureCause cause, String reason)
+    {
+    }
+
     /** The request was admitted; on a decode that receives its prompt, the prompt's pages are RECEIVING. */
     default void admitted(HandoffRequest request)
     {

@@ -265,6 +265,7 @@ final class StepLoop
                 request.finishReason = FinishReason.ABORT;
                 request.error = error;
                 request.cause = cause;
+                request.request.ticket().ifPresent(ticket -> parts.handoff().dequeued(rid, ticket, cause, error));
                 counted(request);
                 request.phase = ScheduledRequest.Phase.DONE;
                 finishedRequests++;

@@ -3,6 +3,7 @@ package io.handoff.core.disagg;
 import io.handoff.core.disagg.ControlMessage.HelloResult;
 import io.handoff.core.disagg.ControlMessage.RegisterRegions;
 import io.handoff.core.disagg.ControlMessage.RoomClaim;
+import io.handoff.core.scheduler.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -49,13 +50,15 @@ class RoomClaimLinksTest
         assertThat(prefill.receive()).isInstanceOf(ControlMessage.Hello.class);
 
         // the hello is unanswered: these must wait
-        List<RoomClaim> queued = List.of(new RoomClaim(new RoomKey(900, 0), "queued-0"), new RoomClaim(new RoomKey(901, 0), "queued-1"),
+        // and so must the end of a claimed room whose request was aborted before admission, after its claim
+        List<ControlMessage.RoomMessage> queued = List.of(new RoomClaim(new RoomKey(900, 0), "queued-0"), new RoomClaim(new RoomKey(901, 0), "queued-1"),
+                new ControlMessage.RoomFailed(new RoomKey(900, 0), FailureCause.CLIENT_ABORT, "aborted while queued"),
                 new RoomClaim(new RoomKey(902, 3), "queued-2"));
         queued.forEach(claim -> decode.claim(link, claim));
         prefill.send(HelloResult.ACCEPTED.from("prefill-host", 4242));
 
         assertThat(prefill.receive()).isInstanceOf(RegisterRegions.class);
-        assertThat(List.of(prefill.receive(), prefill.receive(), prefill.receive())).isEqualTo(queued);
+        assertThat(List.of(prefill.receive(), prefill.receive(), prefill.receive(), prefill.receive())).isEqualTo(queued);
         RoomClaim later = new RoomClaim(new RoomKey(950, 1), "later");
         decode.claim(link, later);
         assertThat(prefill.receive()).isEqualTo(later);

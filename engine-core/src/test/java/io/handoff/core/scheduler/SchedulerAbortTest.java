@@ -1,9 +1,13 @@
 package io.handoff.core.scheduler;
 
 import io.handoff.core.fault.FaultPlan;
+import io.handoff.spi.transfer.RoomKey;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import static io.handoff.core.scheduler.SchedulerFixture.TIMEOUT;
 import static io.handoff.core.scheduler.SchedulerFixture.await;
@@ -55,6 +59,38 @@ class SchedulerAbortTest
             assertThat(finished.outputIds()).hasSize(12);
             fixture.assertIdleAndAccountedFor();
             assertThat(fixture.scheduler.stats().finishedRequests()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void aRequestAbortedWhileWaitingTellsItsHandoffWhichRoomEndedBeforeAdmission()
+    {
+        List<String> heard = new CopyOnWriteArrayList<>();
+        KvHandoff handoff = new KvHandoff()
+        {
+            @Override
+            public void dequeued(String rid, RoomTicket ticket, FailureCause cause, String reason)
+            {
+                heard.add(rid + " " + ticket.room() + " " + ticket.bootstrap() + " " + cause + " " + reason);
+            }
+        };
+        try (SchedulerFixture fixture = fixture(false).maxRunning(1).handoff(handoff).build()) {
+            FaultPlan.Gate beforeStep1 = fixture.parkBeforeStep(1);
+            FaultPlan.Gate beforeStep2 = fixture.parkBeforeStep(2);
+            RequestHandle running = fixture.submit(greedy("running", prompt(20, 1), 12));
+            beforeStep1.awaitParked(TIMEOUT);
+            RoomTicket ticket = new RoomTicket(new RoomKey(77, 2), "127.0.0.1:1");
+            RequestHandle waiting = fixture.submit(greedy("waiting", prompt(20, 2), 12).withTicket(ticket));
+            beforeStep1.release();
+            beforeStep2.awaitParked(TIMEOUT);
+            fixture.scheduler.abort("waiting");
+            beforeStep2.release();
+
+            assertThat(await(waiting).finishReason()).isEqualTo(FinishReason.ABORT);
+            await(running);
+            // the abort ran before this request's result was delivered, on the scheduler thread
+            assertThat(heard).containsExactly("waiting " + ticket.room() + " 127.0.0.1:1 CLIENT_ABORT null");
+            fixture.assertIdleAndAccountedFor();
         }
     }
 
