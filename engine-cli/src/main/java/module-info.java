@@ -2,6 +2,7 @@
 module handoff.cli {
     requires handoff.core;
     requires handoff.http;
+    requires handoff.cluster;
     requires info.picocli;
     requires com.fasterxml.jackson.databind;
     requires java.net.http;

@@ -1,6 +1,7 @@
 /** The HTTP API server (SGLang and OpenAI shapes, metrics, bootstrap) and the PD router, over the engine core. */
 module handoff.http {
     requires handoff.core;
+    requires handoff.cluster;
     requires com.fasterxml.jackson.databind;
     requires jdk.httpserver;
     requires java.net.http;

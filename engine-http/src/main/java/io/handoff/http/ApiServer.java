@@ -205,6 +205,7 @@ public final class ApiServer
         node.put("model", model.name());
         node.put("compatibility", model.compatibilityHash());
         disaggregation.ifPresent(d -> {
+            node.put("incarnation", d.incarnation());
             d.controlAddress().ifPresent(address -> node.put("control", address));
             node.put("transfer_backend", d.backendId());
             ArrayNode capabilities = node.putArray("capabilities");

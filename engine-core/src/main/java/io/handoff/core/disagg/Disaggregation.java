@@ -75,6 +75,7 @@ public final class Disaggregation
     private final ControlSecurity security;
     private final RunDirectory runDirectory;
     private final Options options;
+    private final String incarnation = Incarnation.next();
     private Path sharedFile;
     private PrefillHandoff prefill;
     private DecodeHandoff decode;
@@ -236,6 +237,15 @@ public final class Disaggregation
     public EarlySend earlySend()
     {
         return earlySend;
+    }
+
+    /**
+     * This process's incarnation: a random id drawn when the server started, published in {@code /bootstrap} and in
+     * its membership record. A server restarted under the same name has another one.
+     */
+    public String incarnation()
+    {
+        return incarnation;
     }
 
     /** The prefill's control address, which decodes connect to. */
