@@ -1,4 +1,4 @@
-/** The {@code handoff} command line: serve, router, inspect, generate, plugins, config, demo, chaos, bench and sdk. */
+/** The {@code handoff} command line: serve, router, inspect, generate, plugins, config, demo, chaos, bench, sdk and cluster. */
 module handoff.cli {
     requires handoff.core;
     requires handoff.http;

@@ -15,7 +15,7 @@ import java.util.concurrent.Callable;
         versionProvider = Main.Version.class,
         description = "Handoff: prefill/decode disaggregated LLM serving.",
         subcommands = {PluginsCommand.class, ConfigCommand.class, GenerateCommand.class, ServeCommand.class, RouterCommand.class, InspectCommand.class,
-                DemoCommand.class, ChaosCommand.class, BenchCommand.class, SdkCommand.class,
+                DemoCommand.class, ChaosCommand.class, BenchCommand.class, SdkCommand.class, ClusterCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main
         implements Callable<Integer>

@@ -3,6 +3,7 @@ package io.handoff.http;
 import io.handoff.http.security.ApiKeys;
 import io.handoff.http.security.ClusterMac;
 import io.handoff.http.security.RouterAuthentication;
+import io.handoff.http.security.RouterCredentials;
 import io.handoff.http.security.RouterSigner;
 
 import java.util.Optional;
@@ -35,6 +36,12 @@ public record ApiAccess(ApiKeys apiKeys, boolean debugEndpoints, Optional<Cluste
     public RouterSigner routerSigner()
     {
         return clusterMac.map(mac -> RouterSigner.signed(mac, System::currentTimeMillis)).orElse(RouterSigner.NONE);
+    }
+
+    /** What the router's calls (and {@code handoff cluster status}'s) carry: this deployment's own key and the router's signature. */
+    public RouterCredentials routerCredentials()
+    {
+        return new RouterCredentials(apiKeys.ownKey(), routerSigner());
     }
 
     public ApiAccess withApiKeys(ApiKeys keys)

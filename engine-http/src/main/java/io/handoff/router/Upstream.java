@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.http.ApiError;
 import io.handoff.http.JsonFields;
-import io.handoff.http.security.RouterSignature;
+import io.handoff.http.security.RouterCredentials;
 import io.handoff.http.security.RouterSigner;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -22,7 +22,6 @@ import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 
@@ -41,8 +40,7 @@ final class Upstream
 
     private final HttpClient client;
     private final RouterConfig config;
-    private final Optional<String> apiKey;
-    private final RouterSigner signer;
+    private final RouterCredentials credentials;
 
     Upstream(RouterConfig config, Executor executor)
     {
@@ -52,8 +50,7 @@ final class Upstream
     Upstream(RouterConfig config, Executor executor, Optional<String> apiKey, RouterSigner signer)
     {
         this.config = requireNonNull(config, "config is null");
-        this.apiKey = requireNonNull(apiKey, "apiKey is null");
-        this.signer = requireNonNull(signer, "signer is null");
+        this.credentials = new RouterCredentials(apiKey, signer);
         this.client = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(config.connectTimeout())
@@ -115,12 +112,9 @@ final class Upstream
         return credentials(request, "POST", uri, bytes).build();
     }
 
-    /** The key, and the signature over what the server will see as the path (a backend URL may have a prefix). */
     private HttpRequest.Builder credentials(HttpRequest.Builder request, String method, URI uri, byte[] body)
     {
-        apiKey.ifPresent(key -> request.header("Authorization", "Bearer " + key));
-        signer.signature(method, uri.getPath(), body).ifPresent(signature -> request.header(RouterSignature.HEADER, signature));
-        return request;
+        return credentials.apply(request, method, uri, body);
     }
 
     /** What the client is told when {@code backend} gave no response: 504 after a timeout, 502 otherwise; both name the server. */
@@ -147,25 +141,13 @@ final class Upstream
 
     static Throwable unwrap(Throwable failure)
     {
-        Throwable cause = failure;
-        while ((cause instanceof CompletionException || cause instanceof ExecutionException) && cause.getCause() != null) {
-            cause = cause.getCause();
-        }
-        return cause;
+        return NoAnswer.unwrap(failure);
     }
 
     /** A failure to reach a server, in words (the JDK's own messages are often empty). */
     static String describe(Throwable failure)
     {
-        Throwable cause = unwrap(failure);
-        return switch (cause) {
-            case HttpConnectTimeoutException _ -> "opening a connection timed out";
-            case HttpTimeoutException _ -> "no answer in time";
-            case ConnectException _ -> "connection refused (is it running?)";
-            default -> cause.getMessage() == null || cause.getMessage().isBlank()
-                    ? cause.getClass().getSimpleName()
-                    : cause.getMessage() + " (" + cause.getClass().getSimpleName() + ")";
-        };
+        return NoAnswer.describe(failure);
     }
 
     @Override
