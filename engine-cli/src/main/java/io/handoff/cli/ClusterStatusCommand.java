@@ -7,6 +7,7 @@ import io.handoff.cluster.Cluster;
 import io.handoff.cluster.ClusterConfig;
 import io.handoff.cluster.Discovery;
 import io.handoff.cluster.Membership;
+import io.handoff.cluster.MembershipView;
 import io.handoff.cluster.StaticMembership;
 import io.handoff.core.runtime.Engine;
 import io.handoff.http.ServerConfig;
@@ -111,38 +112,29 @@ final class ClusterStatusCommand
     {
         StatusCheck check = new StatusCheck(client, credentials, answerTimeout);
         String label = cluster.discovery().label();
-        if (cluster.discovery() == Discovery.STATIC) {
-            Membership membership;
-            String source;
-            if (router != null) {
-                URI url = url("--router", router);
-                try {
-                    membership = RouterBackends.read(client, credentials, url, answerTimeout);
-                }
-                catch (IOException e) {
-                    throw new IllegalStateException("could not read the servers of the router at " + url + ": " + e.getMessage());
-                }
-                source = "router " + url + " (GET /backends)";
-            }
-            else {
-                membership = new StaticMembership(urls("--prefill", prefills), urls("--decode", decodes));
-                source = membership.describe();
-            }
+        if (cluster.discovery() == Discovery.STATIC && router != null) {
+            URI url = url("--router", router);
+            MembershipView view;
             try {
-                return check.check(label, membership, source, answerTimeout);
+                view = RouterBackends.read(client, credentials, url, answerTimeout);
             }
             catch (IOException e) {
-                throw new IllegalStateException("could not read the static membership: " + e.getMessage());
+                throw new IllegalStateException("could not read the servers of the router at " + url + ": " + e.getMessage());
             }
+            return check.check(label, "router " + url + " (GET /backends)", view);
         }
-        Membership membership = Cluster.membership(cluster);
+        Membership membership = cluster.discovery() == Discovery.STATIC
+                ? new StaticMembership(urls("--prefill", prefills), urls("--decode", decodes))
+                : Cluster.membership(cluster);
         String source = membership.describe();
+        MembershipView view;
         try {
-            return check.check(label, membership, source, readBound(cluster, answerTimeout));
+            view = StatusCheck.readOnce(membership, readBound(cluster, answerTimeout));
         }
         catch (IOException e) {
-            throw new IllegalStateException("could not read the membership from " + source + ": " + e.getMessage() + ". " + advice(cluster));
+            throw new IllegalStateException("could not read the membership from " + source + ": " + e.getMessage() + advice(cluster));
         }
+        return check.check(label, source, view);
     }
 
     /** How long reading the store may take: every endpoint tried once, plus the members' timeout for the rest. */
@@ -154,17 +146,17 @@ final class ClusterStatusCommand
         };
     }
 
-    /** What to check when the store could not be read. */
+    /** What to check when the store could not be read, as a sentence to append. */
     private static String advice(ClusterConfig cluster)
     {
         return switch (cluster.discovery()) {
             case ETCD -> {
                 String endpoints = cluster.etcd().endpoints().stream().map(URI::toString).collect(Collectors.joining(","));
-                yield "Check that etcd answers at " + endpoints + " (handoff.cluster.etcd.endpoints) and that the servers register under "
+                yield ". Check that etcd answers at " + endpoints + " (handoff.cluster.etcd.endpoints) and that the servers register under "
                         + cluster.etcd().prefix() + " (handoff.cluster.etcd.prefix): etcdctl --endpoints=" + endpoints + " get --prefix "
                         + cluster.etcd().prefix() + " --keys-only";
             }
-            case KUBERNETES -> "Check handoff.cluster.kubernetes.api-server (empty: from KUBERNETES_SERVICE_HOST), namespace '"
+            case KUBERNETES -> ". Check handoff.cluster.kubernetes.api-server (empty: from KUBERNETES_SERVICE_HOST), namespace '"
                     + cluster.kubernetes().namespace() + "' and label-selector '" + cluster.kubernetes().labelSelector()
                     + "', and that the service account may list pods: kubectl get pods -l '" + cluster.kubernetes().labelSelector() + "'";
             case STATIC -> "";
@@ -217,15 +209,16 @@ final class ClusterStatusCommand
     /** A duration as the configuration writes one (2s, 500ms); a bare number is refused, since its unit would be a guess. */
     private Duration duration(String text)
     {
+        String problem = "--timeout must be a duration with a unit, e.g. 2s or 500ms, was '" + text + "'";
+        if (text.strip().matches("[0-9.]*")) {
+            throw new ParameterException(spec.commandLine(), problem);
+        }
         Duration parsed;
         try {
-            if (text.strip().matches("[0-9.]+")) {
-                throw new ConfigException.BadValue("timeout", "no unit");
-            }
             parsed = ConfigFactory.parseMap(Map.of("timeout", text)).getDuration("timeout");
         }
         catch (ConfigException e) {
-            throw new ParameterException(spec.commandLine(), "--timeout must be a duration with a unit, e.g. 2s or 500ms, was '" + text + "'");
+            throw new ParameterException(spec.commandLine(), problem);
         }
         if (parsed.isNegative() || parsed.isZero()) {
             throw new ParameterException(spec.commandLine(), "--timeout must be positive, was '" + text + "'");

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.handoff.cluster.Member;
 import io.handoff.cluster.MemberRole;
-import io.handoff.cluster.StaticMembership;
+import io.handoff.cluster.MembershipView;
 import io.handoff.http.security.RouterCredentials;
 import io.handoff.router.NoAnswer;
 
@@ -15,7 +15,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -26,9 +26,9 @@ import java.util.concurrent.TimeoutException;
 import static java.util.Objects.requireNonNull;
 
 /**
- * The servers a running router pairs, read from its {@code GET /backends} (an array of {@code {"url", "role", ...}}),
- * as a {@link StaticMembership}. The answer is checked like any other from the network: bounded, every URL a plain
- * server address, every role prefill or decode.
+ * The servers a running router pairs, read from its {@code GET /backends} (an array of {@code {"id", "url", "role",
+ * "incarnation", "draining", ...}}), as a membership view. The answer is checked like any other from the network:
+ * bounded, and every entry a valid {@link Member} (a plain server address, a role prefill or decode, a bounded id).
  */
 public final class RouterBackends
 {
@@ -39,7 +39,7 @@ public final class RouterBackends
     private RouterBackends() {}
 
     /** @throws IOException when the router could not be asked or its answer is not a list of servers; the message says which */
-    public static StaticMembership read(HttpClient client, RouterCredentials credentials, URI router, Duration timeout)
+    public static MembershipView read(HttpClient client, RouterCredentials credentials, URI router, Duration timeout)
             throws IOException, InterruptedException
     {
         requireNonNull(client, "client is null");
@@ -65,7 +65,7 @@ public final class RouterBackends
         return parse(uri, response.body());
     }
 
-    static StaticMembership parse(URI uri, byte[] body)
+    static MembershipView parse(URI uri, byte[] body)
             throws IOException
     {
         JsonNode list;
@@ -81,27 +81,34 @@ public final class RouterBackends
         if (list.size() > MAX_BACKENDS) {
             throw new IOException("GET " + uri + " lists " + list.size() + " servers, more than the " + MAX_BACKENDS + " taken");
         }
-        Set<URI> prefills = new LinkedHashSet<>();
-        Set<URI> decodes = new LinkedHashSet<>();
+        List<Member> members = new ArrayList<>();
+        Set<URI> seen = new HashSet<>();
         for (int i = 0; i < list.size(); i++) {
-            JsonNode entry = list.get(i);
-            Optional<String> url = Untrusted.field(entry, "url");
-            Optional<MemberRole> role = Untrusted.field(entry, "role").flatMap(MemberRole::parse);
-            if (url.isEmpty() || role.isEmpty()) {
-                throw new IOException("GET " + uri + ": entry " + i + " has no \"url\" string or no \"role\" prefill or decode");
+            Member member = member(uri, i, list.get(i));
+            if (!seen.add(member.http()) || members.stream().anyMatch(other -> other.id().equals(member.id()))) {
+                throw new IOException("GET " + uri + " lists " + member.id() + " (" + member.http() + ") more than once");
             }
-            URI address;
-            try {
-                address = Member.httpAddress(URI.create(url.get()));
-            }
-            catch (IllegalArgumentException e) {
-                throw new IOException("GET " + uri + ": entry " + i + ": " + e.getMessage());
-            }
-            if (prefills.contains(address) || decodes.contains(address)) {
-                throw new IOException("GET " + uri + " lists " + address + " more than once");
-            }
-            (role.get() == MemberRole.PREFILL ? prefills : decodes).add(address);
+            members.add(member);
         }
-        return new StaticMembership(new ArrayList<>(prefills), List.copyOf(decodes));
+        return MembershipView.of(members);
+    }
+
+    /** Entry {@code index}: an id when the router gives one (else the URL, as static lists name servers), no incarnation when it knows none. */
+    private static Member member(URI uri, int index, JsonNode entry)
+            throws IOException
+    {
+        Optional<String> url = Untrusted.field(entry, "url");
+        Optional<MemberRole> role = Untrusted.field(entry, "role").flatMap(MemberRole::parse);
+        if (url.isEmpty() || role.isEmpty()) {
+            throw new IOException("GET " + uri + ": entry " + index + " has no \"url\" string or no \"role\" prefill or decode");
+        }
+        try {
+            URI address = Member.httpAddress(URI.create(url.get()));
+            String id = Untrusted.field(entry, "id").orElse(address.toString());
+            return new Member(id, role.get(), Untrusted.field(entry, "incarnation").orElse(""), address, "", 0, entry.path("draining").isBoolean() && entry.path("draining").booleanValue());
+        }
+        catch (IllegalArgumentException e) {
+            throw new IOException("GET " + uri + ": entry " + index + ": " + e.getMessage());
+        }
     }
 }

@@ -31,14 +31,13 @@ public final class StatusCheck
     }
 
     /**
-     * @param source what to call the membership source (its {@code describe()}, unless the caller knows better)
-     * @param readBound how long reading the membership may take before it is given up
-     * @throws IOException when the membership could not be read: the message says why, not yet what to check
+     * Asks every member of {@code view} at once.
+     *
+     * @param source where {@code view} was read (a membership source's {@code describe()})
      */
-    public ClusterStatus check(String discovery, Membership membership, String source, Duration readBound)
-            throws IOException, InterruptedException
+    public ClusterStatus check(String discovery, String source, MembershipView view)
+            throws InterruptedException
     {
-        MembershipView view = readOnce(membership, readBound);
         List<Member> members = view.members();
         List<MemberStatus> statuses = new ArrayList<>();
         try (ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor()) {
@@ -58,8 +57,13 @@ public final class StatusCheck
         return new ClusterStatus(discovery, source, view.stale(), statuses);
     }
 
-    /** {@code membership}'s first view: started with a listener that keeps it, then closed, whatever happened. */
-    static MembershipView readOnce(Membership membership, Duration bound)
+    /**
+     * {@code membership}'s first view: started with a listener that keeps it, then closed, whatever happened.
+     *
+     * @param bound how long reading the membership may take before it is given up
+     * @throws IOException when the membership could not be read: the message says why, not yet what to check
+     */
+    public static MembershipView readOnce(Membership membership, Duration bound)
             throws IOException, InterruptedException
     {
         AtomicReference<MembershipView> first = new AtomicReference<>();

@@ -192,7 +192,11 @@ class ClusterStatusCommandTest
             assertThat(result.exitCode()).as(result.stderr()).isEqualTo(Main.OK);
             JsonNode status = JSON.readTree(result.stdout());
             assertThat(status.path("source").asText()).isEqualTo("router http://127.0.0.1:" + router.address().getPort() + " (GET /backends)");
-            assertThat(member(status, prefill.url()).path("incarnation").asText()).isEqualTo(prefill.incarnation());
+            JsonNode p = member(status, prefill.url());
+            assertThat(p.path("incarnation").asText()).isEqualTo(prefill.incarnation());
+            // the router lists the incarnation it learned from the prefill's /bootstrap: the same process
+            assertThat(p.path("listed_incarnation").asText()).isEqualTo(prefill.incarnation());
+            assertThat(p.path("problems")).isEmpty();
             assertThat(member(status, decode.url()).path("role").asText()).isEqualTo("decode");
         }
         finally {
