@@ -105,39 +105,24 @@ final class MemberProbe
         }
     }
 
+    /** What the answers say of the member as a whole: its health, and why when it is not ok. */
+    private record Verdict(Health health, Optional<String> reason)
+    {
+        static final Verdict OK = new Verdict(Health.OK, Optional.empty());
+
+        static Verdict unreachable(String why)
+        {
+            return new Verdict(Health.UNREACHABLE, Optional.of(why));
+        }
+    }
+
     private static MemberStatus status(Member member, Answer health, Answer bootstrap, Answer metrics)
     {
+        Optional<JsonNode> healthBody = health.ok() ? object(health.body()) : Optional.empty();
+        Optional<JsonNode> facts = bootstrap.ok() ? object(bootstrap.body()) : Optional.empty();
+        Verdict verdict = verdict(health, healthBody, bootstrap, facts);
         List<String> problems = new ArrayList<>();
-        Health state = Health.OK;
-        Optional<String> reason = Optional.empty();
-        List<String> suspects = List.of();
-        if (health.failure().isPresent()) {
-            state = Health.UNREACHABLE;
-            reason = Optional.of(health.failure().get());
-        }
-        else if (health.status() != 200) {
-            state = Health.UNHEALTHY;
-            reason = Optional.of(health.trouble());
-        }
-        else {
-            Optional<JsonNode> body = object(health.body());
-            if (body.isEmpty()) {
-                state = Health.UNREACHABLE;
-                reason = Optional.of("GET /health: not JSON");
-            }
-            else {
-                suspects = Untrusted.strings(body.get(), "suspect_peers");
-            }
-        }
-        Optional<JsonNode> facts = Optional.empty();
-        if (bootstrap.ok()) {
-            facts = object(bootstrap.body());
-            if (facts.isEmpty() && state != Health.UNREACHABLE) {
-                state = Health.UNREACHABLE;
-                reason = Optional.of("GET /bootstrap: not JSON");
-            }
-        }
-        else if (state == Health.OK) {
+        if (verdict.health() == Health.OK && !bootstrap.ok()) {
             problems.add(bootstrap.trouble());
         }
         Optional<String> role = facts.flatMap(json -> Untrusted.field(json, "role"));
@@ -149,18 +134,45 @@ final class MemberProbe
                         + " runs (it restarted; the old registration has not gone yet)"));
         Load load = Load.UNKNOWN;
         if (metrics.ok()) {
-            try {
-                load = load(PrometheusSamples.parse(new String(metrics.body(), StandardCharsets.UTF_8)), problems);
-            }
-            catch (IllegalArgumentException e) {
-                problems.add("GET /metrics: not Prometheus text");
-            }
+            load = load(metrics.body(), problems);
         }
-        else if (state == Health.OK) {
+        else if (verdict.health() == Health.OK) {
             problems.add(metrics.trouble());
         }
-        return new MemberStatus(member, state, reason, role, incarnation, facts.flatMap(json -> Untrusted.field(json, "control")),
-                facts.flatMap(json -> Untrusted.field(json, "transfer_backend")), suspects, load, problems);
+        return new MemberStatus(member, verdict.health(), verdict.reason(), role, incarnation, facts.flatMap(json -> Untrusted.field(json, "control")),
+                facts.flatMap(json -> Untrusted.field(json, "transfer_backend")),
+                healthBody.map(json -> Untrusted.strings(json, "suspect_peers")).orElse(List.of()), load, problems);
+    }
+
+    /** No answer to {@code /health} is unreachable, another status unhealthy; an answer not in a Handoff server's shape is unreachable too. */
+    private static Verdict verdict(Answer health, Optional<JsonNode> healthBody, Answer bootstrap, Optional<JsonNode> facts)
+    {
+        if (health.failure().isPresent()) {
+            return Verdict.unreachable(health.failure().get());
+        }
+        if (health.status() != 200) {
+            return new Verdict(Health.UNHEALTHY, Optional.of(health.trouble()));
+        }
+        if (healthBody.isEmpty()) {
+            return Verdict.unreachable("GET /health: not JSON");
+        }
+        if (bootstrap.ok() && facts.isEmpty()) {
+            return Verdict.unreachable("GET /bootstrap: not JSON");
+        }
+        return Verdict.OK;
+    }
+
+    private static Load load(byte[] metrics, List<String> problems)
+    {
+        PrometheusSamples samples;
+        try {
+            samples = PrometheusSamples.parse(new String(metrics, StandardCharsets.UTF_8));
+        }
+        catch (IllegalArgumentException e) {
+            problems.add("GET /metrics: not Prometheus text");
+            return Load.UNKNOWN;
+        }
+        return load(samples, problems);
     }
 
     private static Load load(PrometheusSamples samples, List<String> problems)

@@ -232,6 +232,44 @@ class ClusterStatusCommandTest
     }
 
     @Test
+    void anUnhealthyMemberAndUnreadableFieldsAreSaidNotGuessed()
+            throws IOException
+    {
+        HttpServer stopping = scripted(Map.of("/health", new Canned(503, "{\"error\": {\"message\": \"the server is shutting down\"}}")));
+        HttpServer odd = scripted(Map.of(
+                "/health", new Canned(200, "{\"status\": \"ok\", \"suspect_peers\": [\"10.0.0.9:7001\", 42, \"x\\u001b[2J\"]}"),
+                "/bootstrap", new Canned(200, "{\"role\": \"decode\", \"incarnation\": \"\\u001b]0;owned\\u0007\", \"transfer_backend\": 7}"),
+                "/metrics", new Canned(200, "handoff_kv_pool_pages 64\nhandoff_kv_pages{state=\"free\"} 65\nhandoff_running_requests 1.5\n"
+                        + "handoff_prefix_cache_hit_rate 7\n")));
+        try {
+            Result result = run("cluster", "status", "--json", "--prefill", url(stopping).toString(), "--decode", url(odd).toString());
+
+            assertThat(result.exitCode()).as(result.stderr()).isEqualTo(Main.OK);
+            JsonNode status = JSON.readTree(result.stdout());
+            JsonNode down = member(status, url(stopping));
+            assertThat(down.path("health").asText()).isEqualTo("unhealthy");
+            assertThat(down.path("reason").asText()).isEqualTo("GET /health answered 503: the server is shutting down");
+            JsonNode member = member(status, url(odd));
+            assertThat(member.path("health").asText()).isEqualTo("ok");
+            assertThat(member.path("suspect_peers")).extracting(JsonNode::asText).containsExactly("10.0.0.9:7001");
+            assertThat(member.path("incarnation").isNull()).isTrue();
+            assertThat(member.path("transfer_backend").isNull()).isTrue();
+            assertThat(member.path("kv_pages_total").intValue()).isEqualTo(64);
+            assertThat(member.path("kv_pages_used").isNull()).isTrue();
+            assertThat(member.path("requests_running").isNull()).isTrue();
+            assertThat(member.path("prefix_cache_hit_rate").isNull()).isTrue();
+            assertThat(member.path("problems")).extracting(JsonNode::asText).containsExactlyInAnyOrder(
+                    "/metrics reports more free KV pages (65) than its pool holds (64)",
+                    "/metrics reports handoff_running_requests 1.5, not a count",
+                    "/metrics reports handoff_prefix_cache_hit_rate 7.0, not a share between 0 and 1");
+        }
+        finally {
+            stopping.stop(0);
+            odd.stop(0);
+        }
+    }
+
+    @Test
     void anUnreachableEtcdIsExit1NamingTheEndpointsAndTheKeyToCheck()
     {
         String endpoint = "http://127.0.0.1:" + freePort();
@@ -286,6 +324,26 @@ class ClusterStatusCommandTest
             }
             catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            }
+        });
+        server.start();
+        return server;
+    }
+
+    private record Canned(int status, String body) {}
+
+    /** A loopback server with a canned answer per path (404 for the others). */
+    private static HttpServer scripted(Map<String, Canned> answers)
+            throws IOException
+    {
+        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
+        server.createContext("/", exchange -> {
+            Canned answer = answers.getOrDefault(exchange.getRequestURI().getPath(), new Canned(404, "{}"));
+            byte[] bytes = answer.body().getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(answer.status(), bytes.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(bytes);
             }
         });
         server.start();
