@@ -33,6 +33,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.stream.Collectors;
 
@@ -92,18 +93,25 @@ final class ClusterStatusCommand
             credentials = ServerConfig.from(engine.config().config(), engine.security()).access().routerCredentials();
         }
         checkSourceOptions(cluster.discovery());
+        ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
         HttpClient client = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(answerTimeout)
                 .followRedirects(HttpClient.Redirect.NEVER)
-                .executor(Executors.newVirtualThreadPerTaskExecutor())
+                .executor(executor)
                 .build();
-        try (client) {
-            ClusterStatus status = check(cluster, client, credentials, answerTimeout);
-            PrintWriter out = spec.commandLine().getOut();
-            out.print(json ? JSON.writerWithDefaultPrettyPrinter().writeValueAsString(status.json()) + "\n" : StatusTable.render(status));
-            out.flush();
+        ClusterStatus status;
+        try {
+            status = check(cluster, client, credentials, answerTimeout);
         }
+        finally {
+            // not close(): that would wait for a member that still trickles an answer past its timeout
+            client.shutdownNow();
+            executor.shutdownNow();
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        out.print(json ? JSON.writerWithDefaultPrettyPrinter().writeValueAsString(status.json()) + "\n" : StatusTable.render(status));
+        out.flush();
         return Main.OK;
     }
 
