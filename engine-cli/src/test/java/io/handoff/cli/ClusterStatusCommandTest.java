@@ -14,10 +14,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -63,7 +61,7 @@ class ClusterStatusCommandTest
     void theJsonListsBothRolesWithTheirIncarnationsHealthAndLoad()
             throws IOException
     {
-        Result result = run("cluster", "status", "--json", "--prefill", prefill.url().toString(), "--decode", decode.url().toString());
+        CliRun result = run("cluster", "status", "--json", "--prefill", prefill.url().toString(), "--decode", decode.url().toString());
 
         assertThat(result.exitCode()).as(result.stderr()).isEqualTo(Main.OK);
         JsonNode status = JSON.readTree(result.stdout());
@@ -102,7 +100,7 @@ class ClusterStatusCommandTest
     {
         URI down = URI.create("http://127.0.0.1:" + freePort());
 
-        Result result = run("cluster", "status", "--json", "--prefill", prefill.url().toString(), "--decode", decode.url().toString(),
+        CliRun result = run("cluster", "status", "--json", "--prefill", prefill.url().toString(), "--decode", decode.url().toString(),
                 "--decode", down.toString());
 
         assertThat(result.exitCode()).as(result.stderr()).isEqualTo(Main.OK);
@@ -122,7 +120,7 @@ class ClusterStatusCommandTest
     {
         URI down = URI.create("http://127.0.0.1:" + freePort());
 
-        Result result = run("cluster", "status", "--prefill", prefill.url().toString(), "--decode", decode.url().toString(), "--decode", down.toString());
+        CliRun result = run("cluster", "status", "--prefill", prefill.url().toString(), "--decode", decode.url().toString(), "--decode", down.toString());
 
         assertThat(result.exitCode()).as(result.stderr()).isEqualTo(Main.OK);
         List<String> lines = result.stdout().lines().toList();
@@ -147,7 +145,7 @@ class ClusterStatusCommandTest
             throws IOException
     {
         try (LocalMember colocated = new LocalMember(Optional.empty(), Map.of())) {
-            Result result = run("cluster", "status", "--json", "--prefill", colocated.url().toString(), "--decode", decode.url().toString());
+            CliRun result = run("cluster", "status", "--json", "--prefill", colocated.url().toString(), "--decode", decode.url().toString());
 
             assertThat(result.exitCode()).as(result.stderr()).isEqualTo(Main.OK);
             JsonNode member = member(JSON.readTree(result.stdout()), colocated.url());
@@ -161,9 +159,9 @@ class ClusterStatusCommandTest
             throws IOException
     {
         try (LocalMember guarded = new LocalMember(Optional.empty(), Map.of("handoff.server.api-keys", "[\"key-1\", \"key-2\"]"))) {
-            Result withKey = run("cluster", "status", "--json", "-Dhandoff.server.api-keys=[\"key-1\"]", "--prefill", guarded.url().toString(),
+            CliRun withKey = run("cluster", "status", "--json", "-Dhandoff.server.api-keys=[\"key-1\"]", "--prefill", guarded.url().toString(),
                     "--decode", decode.url().toString());
-            Result without = run("cluster", "status", "--json", "--prefill", guarded.url().toString(), "--decode", decode.url().toString());
+            CliRun without = run("cluster", "status", "--json", "--prefill", guarded.url().toString(), "--decode", decode.url().toString());
 
             assertThat(withKey.exitCode()).as(withKey.stderr()).isEqualTo(Main.OK);
             JsonNode keyed = member(JSON.readTree(withKey.stdout()), guarded.url());
@@ -187,7 +185,7 @@ class ClusterStatusCommandTest
         }
         Router router = Router.start(ServerConfig.loopback(), routerConfig, List.of(prefill.url()), List.of(decode.url()), new Timelines(16));
         try {
-            Result result = run("cluster", "status", "--json", "--router", "http://127.0.0.1:" + router.address().getPort());
+            CliRun result = run("cluster", "status", "--json", "--router", "http://127.0.0.1:" + router.address().getPort());
 
             assertThat(result.exitCode()).as(result.stderr()).isEqualTo(Main.OK);
             JsonNode status = JSON.readTree(result.stdout());
@@ -213,7 +211,7 @@ class ClusterStatusCommandTest
         HttpServer huge = hostile(exchange -> new byte[3 << 20], null);
         HttpServer silent = hostile(exchange -> new byte[0], release);
         try {
-            Result result = run("cluster", "status", "--json", "--timeout", "500ms", "--prefill", url(garbage).toString(), "--decode", url(huge).toString(),
+            CliRun result = run("cluster", "status", "--json", "--timeout", "500ms", "--prefill", url(garbage).toString(), "--decode", url(huge).toString(),
                     "--decode", url(silent).toString());
 
             assertThat(result.exitCode()).as(result.stderr()).isEqualTo(Main.OK);
@@ -242,7 +240,7 @@ class ClusterStatusCommandTest
                 "/metrics", new Canned(200, "handoff_kv_pool_pages 64\nhandoff_kv_pages{state=\"free\"} 65\nhandoff_running_requests 1.5\n"
                         + "handoff_prefix_cache_hit_rate 7\n")));
         try {
-            Result result = run("cluster", "status", "--json", "--prefill", url(stopping).toString(), "--decode", url(odd).toString());
+            CliRun result = run("cluster", "status", "--json", "--prefill", url(stopping).toString(), "--decode", url(odd).toString());
 
             assertThat(result.exitCode()).as(result.stderr()).isEqualTo(Main.OK);
             JsonNode status = JSON.readTree(result.stdout());
@@ -274,7 +272,7 @@ class ClusterStatusCommandTest
     {
         String endpoint = "http://127.0.0.1:" + freePort();
 
-        Result result = run("cluster", "status", "--discovery", "etcd", "-Dhandoff.cluster.etcd.endpoints=" + endpoint, "-Dhandoff.cluster.etcd.request-timeout=1s");
+        CliRun result = run("cluster", "status", "--discovery", "etcd", "-Dhandoff.cluster.etcd.endpoints=" + endpoint, "-Dhandoff.cluster.etcd.request-timeout=1s");
 
         assertThat(result.exitCode()).isEqualTo(Main.FAILURE);
         assertThat(result.stdout()).isEmpty();
@@ -285,10 +283,10 @@ class ClusterStatusCommandTest
     @Test
     void withoutAMembershipSourceOrWithListsForAStoreItIsAUsageError()
     {
-        Result none = run("cluster", "status");
-        Result mixed = run("cluster", "status", "--discovery", "etcd", "-Dhandoff.cluster.etcd.endpoints=http://127.0.0.1:2379", "--prefill", "127.0.0.1:1");
-        Result badTimeout = run("cluster", "status", "--timeout", "2", "--prefill", "127.0.0.1:1");
-        Result badDiscovery = run("cluster", "status", "--discovery", "consul");
+        CliRun none = run("cluster", "status");
+        CliRun mixed = run("cluster", "status", "--discovery", "etcd", "-Dhandoff.cluster.etcd.endpoints=http://127.0.0.1:2379", "--prefill", "127.0.0.1:1");
+        CliRun badTimeout = run("cluster", "status", "--timeout", "2", "--prefill", "127.0.0.1:1");
+        CliRun badDiscovery = run("cluster", "status", "--discovery", "consul");
 
         assertThat(none.exitCode()).isEqualTo(Main.USAGE);
         assertThat(none.stderr()).contains("give --prefill and --decode URLs, or --router URL", "Usage: handoff cluster status");
@@ -382,22 +380,8 @@ class ClusterStatusCommandTest
         }
     }
 
-    private record Result(int exitCode, String stdout, String stderr) {}
-
-    private static Result run(String... args)
+    private static CliRun run(String... args)
     {
-        PrintStream originalOut = System.out;
-        PrintStream originalErr = System.err;
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-        try {
-            return new Result(Main.run(args), out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-        }
-        finally {
-            System.setOut(originalOut);
-            System.setErr(originalErr);
-        }
+        return CliRun.of(args);
     }
 }
