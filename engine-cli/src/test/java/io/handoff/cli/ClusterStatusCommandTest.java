@@ -208,10 +208,11 @@ class ClusterStatusCommandTest
     {
         CountDownLatch release = new CountDownLatch(1);
         HttpServer garbage = hostile(exchange -> "<html>not a handoff server</html>".getBytes(StandardCharsets.UTF_8), null);
-        HttpServer huge = hostile(exchange -> new byte[3 << 20], null);
+        // just over the limit: room enough to arrive within the timeout on a busy machine
+        HttpServer huge = hostile(exchange -> new byte[(1 << 20) + 4096], null);
         HttpServer silent = hostile(exchange -> new byte[0], release);
         try {
-            CliRun result = run("cluster", "status", "--json", "--timeout", "500ms", "--prefill", url(garbage).toString(), "--decode", url(huge).toString(),
+            CliRun result = run("cluster", "status", "--json", "--timeout", "3s", "--prefill", url(garbage).toString(), "--decode", url(huge).toString(),
                     "--decode", url(silent).toString());
 
             assertThat(result.exitCode()).as(result.stderr()).isEqualTo(Main.OK);
@@ -219,7 +220,7 @@ class ClusterStatusCommandTest
             assertThat(member(status, url(garbage)).path("health").asText()).isEqualTo("unreachable");
             assertThat(member(status, url(garbage)).path("reason").asText()).isEqualTo("GET /health: not JSON");
             assertThat(member(status, url(huge)).path("reason").asText()).contains("over 1048576 bytes");
-            assertThat(member(status, url(silent)).path("reason").asText()).isEqualTo("no answer within 500 ms (--timeout)");
+            assertThat(member(status, url(silent)).path("reason").asText()).isEqualTo("no answer within 3000 ms (--timeout)");
         }
         finally {
             release.countDown();
