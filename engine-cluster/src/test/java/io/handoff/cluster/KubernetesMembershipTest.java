@@ -186,6 +186,25 @@ class KubernetesMembershipTest
     }
 
     @Test
+    void anOversizedWatchEventIsRefusedBeforeItIsParsed()
+            throws Exception
+    {
+        Pod huge = pod("decode-b", "decode", true, 0, "11").editMetadata().addToAnnotations("bulk", "x".repeat(KubernetesApi.MAX_EVENT_BYTES)).endMetadata()
+                .build();
+        server.expect().get().withPath(PODS).andReturn(200, list("10", pod("decode-b", "decode", true, 0, "9").build())).once();
+        server.expect().get().withPath(watch("10")).andReturn(200, stream(event("MODIFIED", huge))).once();
+        server.expect().get().withPath(PODS).andReturn(200, list("60", pod("decode-b", "decode", true, 0, "9").build())).once();
+        server.expect().get().delay(100, TimeUnit.MILLISECONDS).withPath(watch("60")).andReturn(200, stream(bookmark("60"))).always();
+        Views views = new Views();
+
+        membership = start(views);
+
+        views.await(all -> all.size() >= 3);
+        assertThat(views.all().get(1).stale()).hasValueSatisfying(reason -> assertThat(reason).contains("longer than " + KubernetesApi.MAX_EVENT_BYTES));
+        assertThat(views.all().get(2)).isEqualTo(views.all().get(0));
+    }
+
+    @Test
     void startFailsWhenTheApiCannotBeReached()
             throws Exception
     {
