@@ -13,6 +13,10 @@ import static java.util.Objects.requireNonNull;
  * What a pod, as the Kubernetes API describes it, is to membership: a {@link Member} when its role label says prefill
  * or decode, it has an IP and it is Ready (draining once it is being deleted); nothing otherwise. Every field is
  * checked before use: a pod that does not parse is an {@link IllegalArgumentException} saying why.
+ *
+ * <p>The member's incarnation is left empty: the pod's uid and restart count name the container, not the server
+ * process's incarnation (a random id per start, in its {@code /bootstrap}), which the router then reads from the server
+ * as under static discovery. A restarted container shows as its pod turning not Ready (no member) and Ready again.
  */
 final class PodMembers
 {
@@ -55,15 +59,12 @@ final class PodMembers
         if (ip.isEmpty() || !(deleting || ready(status))) {
             return Optional.empty();
         }
-        JsonNode container = containerWithPort(pod, name);
-        int port = port(container, name);
-        String uid = text(metadata.path("uid"), "metadata.uid", name);
-        String incarnation = uid + "/" + restarts(status, container.path("name").asText(""), name);
+        int port = port(containerWithPort(pod, name), name);
         JsonNode annotations = metadata.path("annotations");
         String compatibility = annotations.path(COMPATIBILITY_ANNOTATION).asText("");
         long capacity = capacity(annotations.path(CAPACITY_ANNOTATION), name);
         URI http = URI.create("http://" + host(ip, name) + ":" + port);
-        return Optional.of(new Member(name, role.get(), incarnation, http, compatibility, capacity, deleting));
+        return Optional.of(new Member(name, role.get(), "", http, compatibility, capacity, deleting));
     }
 
     private static boolean ready(JsonNode status)
@@ -102,20 +103,6 @@ final class PodMembers
         throw new IllegalStateException("containerWithPort found the port");
     }
 
-    private static long restarts(JsonNode status, String container, String name)
-    {
-        for (JsonNode containerStatus : status.path("containerStatuses")) {
-            if (container.equals(containerStatus.path("name").asText())) {
-                JsonNode count = containerStatus.path("restartCount");
-                if (!count.canConvertToLong() || !count.isIntegralNumber() || count.asLong() < 0) {
-                    throw new IllegalArgumentException("pod " + name + " has a restartCount that is not a non-negative integer");
-                }
-                return count.asLong();
-            }
-        }
-        return 0;
-    }
-
     private static long capacity(JsonNode annotation, String name)
     {
         if (annotation.isMissingNode()) {
@@ -140,13 +127,5 @@ final class PodMembers
             throw new IllegalArgumentException("pod " + name + " has a status.podIP that is not an IP address");
         }
         return ip.contains(":") ? "[" + ip + "]" : ip;
-    }
-
-    private static String text(JsonNode node, String field, String name)
-    {
-        if (!node.isTextual() || node.asText().isEmpty()) {
-            throw new IllegalArgumentException("pod " + name + " has no " + field);
-        }
-        return node.asText();
     }
 }

@@ -93,20 +93,20 @@ class KubernetesMembershipTest
 
         membership = start(views);
 
-        Member decodeFirst = new Member("decode-b", MemberRole.DECODE, "uid-decode-b/0", URI.create("http://" + ip("decode-b") + ":30000"), "sha256:abc",
+        Member decodeFirst = new Member("decode-b", MemberRole.DECODE, "", URI.create("http://" + ip("decode-b") + ":30000"), "sha256:abc",
                 4096, false);
-        Member decode1 = new Member("decode-b", MemberRole.DECODE, "uid-decode-b/1", URI.create("http://" + ip("decode-b") + ":30000"), "", 0, false);
-        Member prefill = new Member("prefill-a", MemberRole.PREFILL, "uid-prefill-a/0", URI.create("http://" + ip("prefill-a") + ":30000"), "", 0, false);
+        Member decodeRestarted = new Member("decode-b", MemberRole.DECODE, "", URI.create("http://" + ip("decode-b") + ":30000"), "", 0, false);
+        Member prefill = new Member("prefill-a", MemberRole.PREFILL, "", URI.create("http://" + ip("prefill-a") + ":30000"), "", 0, false);
         assertThat(views.all().getFirst()).isEqualTo(MembershipView.of(List.of(decodeFirst)));
         awaitRequest(watch("20"));
         assertThat(views.all()).containsExactly(
                 MembershipView.of(List.of(decodeFirst)),
                 MembershipView.of(List.of(decodeFirst, prefill)),
                 MembershipView.of(List.of(prefill)),
-                MembershipView.of(List.of(decode1, prefill)),
-                MembershipView.of(List.of(decode1, prefill.asDraining())),
-                MembershipView.of(List.of(decode1)));
-        assertThat(membership.current()).isEqualTo(MembershipView.of(List.of(decode1)));
+                MembershipView.of(List.of(decodeRestarted, prefill)),
+                MembershipView.of(List.of(decodeRestarted, prefill.asDraining())),
+                MembershipView.of(List.of(decodeRestarted)));
+        assertThat(membership.current()).isEqualTo(MembershipView.of(List.of(decodeRestarted)));
     }
 
     @Test

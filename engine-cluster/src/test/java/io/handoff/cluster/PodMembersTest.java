@@ -16,13 +16,13 @@ class PodMembersTest
     private final PodMembers members = new PodMembers("handoff.io/role", "http");
 
     @Test
-    void aReadyPrefillPodIsAMemberNamedByItsPodWithItsUidAndRestartsAsIncarnation()
+    void aReadyPrefillPodIsAMemberNamedByItsPodLeavingItsIncarnationToTheServersBootstrap()
             throws Exception
     {
         Pod pod = pod("prefill-0", "prefill", true, 3, "1").editMetadata()
                 .addToAnnotations(Map.of("handoff.io/compatibility", "mla-f32-16", "handoff.io/capacity", "4096")).endMetadata().build();
 
-        assertThat(members.member(json(pod))).contains(new Member("prefill-0", MemberRole.PREFILL, "uid-prefill-0/3",
+        assertThat(members.member(json(pod))).contains(new Member("prefill-0", MemberRole.PREFILL, "",
                 URI.create("http://" + PodJson.ip("prefill-0") + ":30000"), "mla-f32-16", 4096, false));
     }
 
@@ -60,14 +60,14 @@ class PodMembersTest
         Pod address = pod("prefill-0", "prefill", true, 0, "1").editStatus().withPodIP("10.0.0.1@evil.example:80/x").endStatus().build();
         Pod capacity = pod("prefill-1", "prefill", true, 0, "1").editMetadata().addToAnnotations("handoff.io/capacity", "-1").endMetadata().build();
         Pod compatibility = pod("prefill-2", "prefill", true, 0, "1").editMetadata().addToAnnotations("handoff.io/compatibility", "a b\nc").endMetadata().build();
-        Pod uid = pod("prefill-3", "prefill", true, 0, "1").editMetadata().withUid("../../x y").endMetadata().build();
+        Pod name = pod("-x", "prefill", true, 0, "1").build();
         Pod port = pod("prefill-4", "prefill", true, 0, "1").editSpec().editFirstContainer().editFirstPort().withContainerPort(70000).endPort()
                 .endContainer().endSpec().build();
 
         assertThatThrownBy(() -> members.member(json(address))).hasMessageContaining("prefill-0").hasMessageContaining("podIP");
         assertThatThrownBy(() -> members.member(json(capacity))).hasMessageContaining("prefill-1").hasMessageContaining("handoff.io/capacity");
         assertThatThrownBy(() -> members.member(json(compatibility))).hasMessageContaining("prefill-2").hasMessageContaining("compatibility");
-        assertThatThrownBy(() -> members.member(json(uid))).hasMessageContaining("prefill-3").hasMessageContaining("incarnation");
+        assertThatThrownBy(() -> members.member(json(name))).hasMessageContaining("member id '-x'");
         assertThatThrownBy(() -> members.member(json(port))).hasMessageContaining("prefill-4").hasMessageContaining("containerPort");
     }
 
