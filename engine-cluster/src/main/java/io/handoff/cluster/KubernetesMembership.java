@@ -44,8 +44,8 @@ final class KubernetesMembership
     private final Set<String> warned = new HashSet<>();
     private volatile MembershipView current = MembershipView.of(List.of());
     private Consumer<MembershipView> listener;
-    private KubernetesApi api;
-    private Thread follower;
+    private volatile KubernetesApi api;
+    private volatile Thread follower;
     private String resourceVersion = "";
     private boolean closed;
 
@@ -81,6 +81,10 @@ final class KubernetesMembership
         catch (IOException e) {
             api.close();
             throw new IOException("cannot list the pods of " + api.describe() + ": " + e.getMessage(), e);
+        }
+        catch (InterruptedException | RuntimeException e) {
+            api.close();
+            throw e;
         }
         follower = Thread.ofPlatform().name("kubernetes-membership").daemon().start(this::follow);
         log.info("following {}", api.describe());
