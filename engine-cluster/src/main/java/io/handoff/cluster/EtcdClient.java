@@ -1,0 +1,421 @@
+package io.handoff.cluster;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The few etcd v3 calls membership needs, over etcd's JSON gateway ({@code /v3/...}) with the JDK HTTP client. Each
+ * call tries the endpoints in turn (starting with the last one that answered), is bounded by the request timeout,
+ * and reads at most {@link #MAX_ANSWER} bytes; an answer that is not what etcd sends is an {@link IOException} naming
+ * the endpoint and what was wrong.
+ */
+final class EtcdClient
+        implements AutoCloseable
+{
+    /** Longest answer (or watch message) read from etcd. */
+    static final int MAX_ANSWER = 4 << 20;
+    /** Longest value accepted under the prefix; a longer one is reported as oversized, not returned. */
+    static final int MAX_VALUE = 1 << 20;
+    /** gRPC status etcd answers with when a lease or key is not there. */
+    static final int NOT_FOUND = 5;
+
+    static final ObjectMapper MAPPER = mapper();
+
+    private final List<URI> endpoints;
+    private final Duration timeout;
+    private final HttpClient http;
+    private volatile int preferred;
+
+    /** One key under the prefix: its value, or {@code null} when the value exceeded {@link #MAX_VALUE}. */
+    record KeyValue(String key, byte[] value, long lease, long modRevision)
+    {
+        KeyValue
+        {
+            requireNonNull(key, "key is null");
+        }
+    }
+
+    /** The keys under a prefix at one revision. */
+    record Range(long revision, List<KeyValue> kvs)
+    {
+        Range
+        {
+            kvs = List.copyOf(kvs);
+        }
+    }
+
+    /**
+     * A lease's time to live: {@code remaining} whole seconds left (negative: the lease is gone) of {@code granted}.
+     */
+    record LeaseTtl(long remaining, long granted)
+    {
+        boolean gone()
+        {
+            return remaining < 0;
+        }
+    }
+
+    /** etcd answered, and said no (an unknown lease, a refused request): trying another endpoint would not help. */
+    static final class Refused
+            extends IOException
+    {
+        final int code;
+
+        Refused(String message, int code)
+        {
+            super(message);
+            this.code = code;
+        }
+    }
+
+    EtcdClient(ClusterConfig.Etcd config)
+    {
+        requireNonNull(config, "config is null");
+        this.endpoints = List.copyOf(config.endpoints());
+        if (endpoints.isEmpty()) {
+            throw new IllegalArgumentException("no etcd endpoints: set handoff.cluster.etcd.endpoints");
+        }
+        this.timeout = config.requestTimeout();
+        // HTTP/1.1: etcd's port multiplexes gRPC and the gateway; an h2c upgrade attempt would only add a round trip.
+        this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout).build();
+    }
+
+    String describe()
+    {
+        return endpoints.toString();
+    }
+
+    /** Grants a lease of {@code ttl} (whole seconds) and returns its id. */
+    long grant(Duration ttl)
+            throws IOException, InterruptedException
+    {
+        ObjectNode body = MAPPER.createObjectNode().put("TTL", Math.max(1, ttl.toSeconds()));
+        Answer answer = call("/v3/lease/grant", body);
+        long id = answer.longField(answer.node, "ID", 0);
+        if (id == 0) {
+            throw answer.malformed("a lease grant without a lease ID");
+        }
+        return id;
+    }
+
+    /** Renews {@code lease}; false when etcd no longer has it (expired, revoked, or etcd lost its data). */
+    boolean keepAlive(long lease)
+            throws IOException, InterruptedException
+    {
+        Answer answer = call("/v3/lease/keepalive", MAPPER.createObjectNode().put("ID", Long.toString(lease)));
+        // A streaming call: the gateway wraps the answer in "result", or an "error" when etcd refused.
+        JsonNode error = answer.node.get("error");
+        if (error != null) {
+            throw new Refused("etcd at " + answer.endpoint + " refused a lease keepalive: " + excerpt(error.toString()), 0);
+        }
+        JsonNode result = answer.node.get("result");
+        if (!(result instanceof ObjectNode)) {
+            throw answer.malformed("a lease keepalive answer without a result object");
+        }
+        return answer.longField(result, "TTL", 0) > 0;
+    }
+
+    /** Revokes {@code lease}, deleting the keys attached to it; a lease already gone is not an error. */
+    void revoke(long lease)
+            throws IOException, InterruptedException
+    {
+        try {
+            call("/v3/lease/revoke", MAPPER.createObjectNode().put("ID", Long.toString(lease)));
+        }
+        catch (Refused e) {
+            if (e.code != NOT_FOUND) {
+                throw e;
+            }
+        }
+    }
+
+    LeaseTtl timeToLive(long lease)
+            throws IOException, InterruptedException
+    {
+        Answer answer = call("/v3/lease/timetolive", MAPPER.createObjectNode().put("ID", Long.toString(lease)));
+        return new LeaseTtl(answer.longField(answer.node, "TTL", -1), answer.longField(answer.node, "grantedTTL", 0));
+    }
+
+    /** Puts {@code key} → {@code value}, attached to {@code lease} (0: none). */
+    void put(String key, byte[] value, long lease)
+            throws IOException, InterruptedException
+    {
+        ObjectNode body = MAPPER.createObjectNode().put("key", base64(key)).put("value", Base64.getEncoder().encodeToString(value));
+        if (lease != 0) {
+            body.put("lease", Long.toString(lease));
+        }
+        call("/v3/kv/put", body);
+    }
+
+    void delete(String key)
+            throws IOException, InterruptedException
+    {
+        call("/v3/kv/deleterange", MAPPER.createObjectNode().put("key", base64(key)));
+    }
+
+    /** Every key under {@code prefix}, with the revision it was read at. */
+    Range range(String prefix)
+            throws IOException, InterruptedException
+    {
+        ObjectNode body = MAPPER.createObjectNode().put("key", base64(prefix)).put("range_end", base64(prefixEnd(prefix)));
+        Answer answer = call("/v3/kv/range", body);
+        JsonNode header = answer.node.get("header");
+        if (!(header instanceof ObjectNode)) {
+            throw answer.malformed("a range answer without a header");
+        }
+        long revision = answer.longField(header, "revision", -1);
+        if (revision < 0) {
+            throw answer.malformed("a range answer without a revision");
+        }
+        JsonNode kvs = answer.node.get("kvs");
+        List<KeyValue> values = new ArrayList<>();
+        if (kvs != null) {
+            if (!kvs.isArray()) {
+                throw answer.malformed("'kvs' is not an array");
+            }
+            for (JsonNode kv : kvs) {
+                values.add(keyValue(answer.endpoint, kv, prefix, true));
+            }
+        }
+        return new Range(revision, values);
+    }
+
+    /** Opens a watch of every key under {@code prefix}, from {@code revision} on. */
+    EtcdWatch watch(String prefix, long revision)
+            throws IOException, InterruptedException
+    {
+        ObjectNode create = MAPPER.createObjectNode().put("key", base64(prefix)).put("range_end", base64(prefixEnd(prefix)))
+                .put("start_revision", Long.toString(revision));
+        ObjectNode body = MAPPER.createObjectNode();
+        body.set("create_request", create);
+        List<String> failures = new ArrayList<>();
+        for (int i = 0; i < endpoints.size(); i++) {
+            int index = (preferred + i) % endpoints.size();
+            URI endpoint = endpoints.get(index);
+            HttpRequest request = request(endpoint, "/v3/watch", body);
+            CompletableFuture<HttpResponse<InputStream>> future = http.sendAsync(request, HttpResponse.BodyHandlers.ofInputStream());
+            try {
+                HttpResponse<InputStream> response = future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                if (response.statusCode() != 200) {
+                    byte[] head = response.body().readNBytes(4096);
+                    response.body().close();
+                    failures.add(endpoint + ": HTTP " + response.statusCode() + " " + excerpt(new String(head, StandardCharsets.UTF_8)));
+                    continue;
+                }
+                preferred = index;
+                return new EtcdWatch(endpoint.toString(), response.body(), prefix, revision);
+            }
+            catch (ExecutionException | TimeoutException | CancellationException e) {
+                future.cancel(true);
+                failures.add(endpoint + ": " + reason(e));
+            }
+        }
+        throw new IOException("no etcd endpoint opened a watch of " + prefix + ": " + String.join("; ", failures));
+    }
+
+    @Override
+    public void close()
+    {
+        http.shutdownNow();
+    }
+
+    /** The end of the key range that holds exactly the keys starting with {@code prefix}. */
+    static String prefixEnd(String prefix)
+    {
+        // Prefixes are validated ASCII ending in '/', so incrementing the last character stays within one byte.
+        return prefix.substring(0, prefix.length() - 1) + (char) (prefix.charAt(prefix.length() - 1) + 1);
+    }
+
+    /** A key-value of a range answer or a watch event; {@code withValue}: a put (a delete carries no value). */
+    static KeyValue keyValue(String endpoint, JsonNode kv, String prefix, boolean withValue)
+            throws IOException
+    {
+        if (!(kv instanceof ObjectNode)) {
+            throw new IOException("etcd at " + endpoint + " sent a key-value that is not an object: " + excerpt(String.valueOf(kv)));
+        }
+        String key = new String(decode(endpoint, kv.get("key"), "key", 4096), StandardCharsets.UTF_8);
+        if (!key.startsWith(prefix)) {
+            throw new IOException("etcd at " + endpoint + " sent key '" + excerpt(key) + "', outside the watched prefix " + prefix);
+        }
+        byte[] value = null;
+        JsonNode encoded = kv.get("value");
+        // An oversized value is reported as such (null), so one hostile key does not make the whole answer unreadable.
+        if (withValue && !(encoded != null && encoded.isTextual() && encoded.textValue().length() > (MAX_VALUE / 3 + 1) * 4)) {
+            value = encoded == null ? new byte[0] : decode(endpoint, encoded, "value of " + key, Integer.MAX_VALUE);
+            value = value.length > MAX_VALUE ? null : value;
+        }
+        return new KeyValue(key, value, number(endpoint, kv.get("lease"), "lease"), number(endpoint, kv.get("mod_revision"), "mod_revision"));
+    }
+
+    /** An int64 field, which the gateway writes as a string; absent: {@code 0}. */
+    static long number(String endpoint, JsonNode node, String name)
+            throws IOException
+    {
+        if (node == null || node.isNull()) {
+            return 0;
+        }
+        try {
+            if (node.isTextual()) {
+                return Long.parseLong(node.textValue());
+            }
+            if (node.canConvertToExactIntegral() && node.canConvertToLong()) {
+                return node.longValue();
+            }
+        }
+        catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IOException("etcd at " + endpoint + " sent '" + name + "' = " + excerpt(node.toString()) + ", not an int64");
+    }
+
+    static String excerpt(String text)
+    {
+        String clean = text.codePoints().limit(200).map(c -> c < 0x20 || c == 0x7f ? '?' : c)
+                .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append).toString();
+        return text.length() > 200 ? clean + "..." : clean;
+    }
+
+    private static byte[] decode(String endpoint, JsonNode node, String what, int limit)
+            throws IOException
+    {
+        if (node == null || !node.isTextual()) {
+            throw new IOException("etcd at " + endpoint + " sent a " + what + " that is not a base64 string");
+        }
+        byte[] bytes;
+        try {
+            bytes = Base64.getDecoder().decode(node.textValue());
+        }
+        catch (IllegalArgumentException e) {
+            throw new IOException("etcd at " + endpoint + " sent a " + what + " that is not base64: " + e.getMessage());
+        }
+        if (bytes.length > limit) {
+            throw new IOException("etcd at " + endpoint + " sent a " + what + " of " + bytes.length + " bytes, over the limit of " + limit);
+        }
+        return bytes;
+    }
+
+    private static String base64(String text)
+    {
+        return Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private HttpRequest request(URI endpoint, String path, JsonNode body)
+    {
+        return HttpRequest.newBuilder(URI.create(endpoint + path))
+                .timeout(timeout)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
+                .build();
+    }
+
+    /** Posts {@code body} to each endpoint in turn until one answers 200 with a JSON object, or refuses. */
+    private Answer call(String path, JsonNode body)
+            throws IOException, InterruptedException
+    {
+        List<String> failures = new ArrayList<>();
+        for (int i = 0; i < endpoints.size(); i++) {
+            int index = (preferred + i) % endpoints.size();
+            URI endpoint = endpoints.get(index);
+            CompletableFuture<HttpResponse<byte[]>> future = http.sendAsync(request(endpoint, path, body), info -> new BoundedBody(MAX_ANSWER));
+            HttpResponse<byte[]> response;
+            try {
+                response = future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            }
+            catch (ExecutionException | TimeoutException | CancellationException e) {
+                future.cancel(true);
+                failures.add(endpoint + ": " + reason(e));
+                continue;
+            }
+            JsonNode node = parse(endpoint.toString(), path, response.body());
+            if (response.statusCode() == 200) {
+                preferred = index;
+                return new Answer(endpoint.toString(), path, node);
+            }
+            int code = (int) number(endpoint.toString(), node.get("code"), "code");
+            String message = node.path("message").asText(node.path("error").asText(""));
+            // 503 (gRPC UNAVAILABLE, e.g. "no leader"): another member may answer.
+            if (response.statusCode() == 503 || code == 14) {
+                failures.add(endpoint + ": unavailable: " + excerpt(message));
+                continue;
+            }
+            throw new Refused("etcd at " + endpoint + " refused " + path + " (HTTP " + response.statusCode() + ", code " + code + "): " + excerpt(message), code);
+        }
+        throw new IOException("no etcd endpoint answered " + path + " within " + timeout.toMillis() + " ms: " + String.join("; ", failures));
+    }
+
+    private static JsonNode parse(String endpoint, String path, byte[] body)
+            throws IOException
+    {
+        JsonNode node;
+        try {
+            node = MAPPER.readTree(body);
+        }
+        catch (JsonProcessingException e) {
+            throw new IOException("etcd at " + endpoint + " answered " + path + " with something that is not JSON: " + excerpt(e.getOriginalMessage()));
+        }
+        if (!(node instanceof ObjectNode)) {
+            throw new IOException("etcd at " + endpoint + " answered " + path + " with " + (node == null ? "nothing" : node.getNodeType()) + ", not a JSON object");
+        }
+        return node;
+    }
+
+    private static String reason(Throwable e)
+    {
+        Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+        if (cause instanceof TimeoutException || cause instanceof java.net.http.HttpTimeoutException) {
+            return "timed out";
+        }
+        String message = cause.getMessage();
+        return cause.getClass().getSimpleName() + (message == null ? "" : ": " + excerpt(message));
+    }
+
+    private static ObjectMapper mapper()
+    {
+        ObjectMapper mapper = new ObjectMapper()
+                .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+                .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+        // Answers are size-bounded before parsing; this bounds the parser's recursion on a deeply nested one.
+        mapper.getFactory().setStreamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(32).maxStringLength(MAX_ANSWER).build());
+        return mapper;
+    }
+
+    /** One answer of one endpoint. */
+    private record Answer(String endpoint, String path, JsonNode node)
+    {
+        long longField(JsonNode object, String name, long absent)
+                throws IOException
+        {
+            JsonNode field = object.get(name);
+            return field == null ? absent : number(endpoint, field, name);
+        }
+
+        IOException malformed(String what)
+        {
+            return new IOException("etcd at " + endpoint + " answered " + path + " with " + what + ": " + excerpt(node.toString()));
+        }
+    }
+}
