@@ -13,6 +13,16 @@ import java.util.concurrent.Flow;
 final class BoundedBody
         implements HttpResponse.BodySubscriber<byte[]>
 {
+    /** The answer was longer than the limit. */
+    static final class TooLarge
+            extends IOException
+    {
+        TooLarge(String message)
+        {
+            super(message);
+        }
+    }
+
     private final int limit;
     private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     private final CompletableFuture<byte[]> result = new CompletableFuture<>();
@@ -45,7 +55,7 @@ final class BoundedBody
         for (ByteBuffer buffer : buffers) {
             if (bytes.size() + buffer.remaining() > limit) {
                 subscription.cancel();
-                result.completeExceptionally(new IOException("the answer exceeds " + limit + " bytes; refused"));
+                result.completeExceptionally(new TooLarge("more than " + limit + " bytes; refused"));
                 return;
             }
             byte[] chunk = new byte[buffer.remaining()];

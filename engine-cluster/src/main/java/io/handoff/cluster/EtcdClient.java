@@ -177,12 +177,37 @@ final class EtcdClient
         call("/v3/kv/deleterange", MAPPER.createObjectNode().put("key", base64(key)));
     }
 
-    /** Every key under {@code prefix}, with the revision it was read at. */
+    /**
+     * Every key under {@code prefix}, with the revision it was read at. When one answer would exceed
+     * {@link #MAX_ANSWER}, the keys are listed alone and each value is read by itself at that revision; a value that
+     * alone exceeds it is reported as oversized, so one huge key does not make the prefix unreadable.
+     */
     Range range(String prefix)
             throws IOException, InterruptedException
     {
         ObjectNode body = MAPPER.createObjectNode().put("key", base64(prefix)).put("range_end", base64(prefixEnd(prefix)));
-        Answer answer = call("/v3/kv/range", body);
+        try {
+            return range(call("/v3/kv/range", body), prefix, true);
+        }
+        catch (BoundedBody.TooLarge e) {
+            Range keys = range(call("/v3/kv/range", body.put("keys_only", true)), prefix, false);
+            List<KeyValue> values = new ArrayList<>();
+            for (KeyValue key : keys.kvs()) {
+                ObjectNode one = MAPPER.createObjectNode().put("key", base64(key.key())).put("revision", Long.toString(keys.revision()));
+                try {
+                    values.addAll(range(call("/v3/kv/range", one), prefix, true).kvs());
+                }
+                catch (BoundedBody.TooLarge tooLarge) {
+                    values.add(new KeyValue(key.key(), null, key.lease(), key.modRevision()));
+                }
+            }
+            return new Range(keys.revision(), values);
+        }
+    }
+
+    private static Range range(Answer answer, String prefix, boolean withValues)
+            throws IOException
+    {
         JsonNode header = answer.node.get("header");
         if (!(header instanceof ObjectNode)) {
             throw answer.malformed("a range answer without a header");
@@ -198,7 +223,7 @@ final class EtcdClient
                 throw answer.malformed("'kvs' is not an array");
             }
             for (JsonNode kv : kvs) {
-                values.add(keyValue(answer.endpoint, kv, prefix, true));
+                values.add(keyValue(answer.endpoint, kv, prefix, withValues));
             }
         }
         return new Range(revision, values);
@@ -347,6 +372,10 @@ final class EtcdClient
             }
             catch (ExecutionException | TimeoutException | CancellationException e) {
                 future.cancel(true);
+                if (e.getCause() instanceof BoundedBody.TooLarge) {
+                    // Another member of the same cluster would send the same answer.
+                    throw new BoundedBody.TooLarge("etcd at " + endpoint + " answered " + path + " with " + e.getCause().getMessage());
+                }
                 failures.add(endpoint + ": " + reason(e));
                 continue;
             }

@@ -226,8 +226,12 @@ final class EtcdMembership
                     }
                 }
                 synchronized (lock) {
-                    expiring = found;
-                    publish();
+                    // A stale view is the last one read, kept as it was: leases polled from an etcd whose keys have
+                    // not been read afresh yet (one that lost its data, say) say nothing about it.
+                    if (stale.isEmpty()) {
+                        expiring = found;
+                        publish();
+                    }
                 }
             }
             catch (IOException e) {

@@ -91,7 +91,7 @@ class EtcdClientTest
             assertThatThrownBy(() -> client.range("/handoff/members/"))
                     .isInstanceOf(IOException.class)
                     .hasMessageContaining(etcd.endpoint().toString())
-                    .hasMessageContaining("exceeds " + EtcdClient.MAX_ANSWER + " bytes");
+                    .hasMessageContaining("more than " + EtcdClient.MAX_ANSWER + " bytes");
         }
     }
 

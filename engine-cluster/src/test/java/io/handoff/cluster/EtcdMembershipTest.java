@@ -181,6 +181,8 @@ class EtcdMembershipTest
         client.put(config.prefix() + "not-json", "this is not JSON".getBytes(StandardCharsets.UTF_8), 0);
         client.put(config.prefix() + "wrong-role", record("router", "http://127.0.0.1:30009"), 0);
         client.put(config.prefix() + "huge", huge, 0);
+        // Over the limit of one answer once base64-encoded: the prefix is read key by key.
+        client.put(config.prefix() + "huger", hugest(), 0);
         Member prefill = member("prefill-0", MemberRole.PREFILL, "inc-1", 30001);
         register(prefill);
         Views views = follow();
@@ -195,7 +197,12 @@ class EtcdMembershipTest
         register(decode);
         MembershipView view = views.await("listing both valid members", v -> ids(v).equals(Set.of("prefill-0", "decode-0")), WAIT);
         assertThat(view.members()).containsExactlyInAnyOrder(prefill, decode);
-        assertThat(view.stale()).as("hostile values do not break the watch").isEmpty();
+        assertThat(views.all()).as("hostile values do not break the watch").allSatisfy(v -> assertThat(v.stale()).isEmpty());
+
+        // A watch message over the limit ends the stream: the view is stale until the prefix is read afresh.
+        client.put(config.prefix() + "huger-2", hugest(), 0);
+        views.await("stale after a refused watch message", v -> v.stale().isPresent(), WAIT);
+        views.await("fresh again", v -> v.stale().isEmpty() && ids(v).equals(Set.of("prefill-0", "decode-0")), WAIT);
         assertThat(views.all()).allSatisfy(v -> assertThat(ids(v)).isSubsetOf("prefill-0", "decode-0"));
 
         // A member's key overwritten with garbage drops the member.
@@ -246,6 +253,14 @@ class EtcdMembershipTest
         MembershipView back = views.await("listing decode-0 again", v -> ids(v).contains("decode-0"), WAIT);
         assertThat(back.members()).containsExactly(decode);
         assertThat(registration.lease()).as("a new lease").isNotEqualTo(lease);
+    }
+
+    /** A value whose base64 form exceeds what one answer may hold. */
+    private static byte[] hugest()
+    {
+        byte[] value = new byte[EtcdClient.MAX_ANSWER * 4 / 5];
+        Arrays.fill(value, (byte) 'x');
+        return value;
     }
 
     private static byte[] record(String role, String http)
