@@ -1,10 +1,16 @@
 package io.handoff.router;
 
+import io.handoff.cluster.Member;
+import io.handoff.cluster.MembershipView;
 import io.handoff.http.ApiError;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
 
-import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 
@@ -13,26 +19,106 @@ import static java.util.Objects.requireNonNull;
 /**
  * The prefill and decode servers and how one of each is chosen for a request: prefills round-robin over
  * the healthy ones; decodes least-loaded (fewest requests in flight from this router, since a decode holds
- * a request's KV for its whole generation), ties round-robin. An unhealthy server is skipped.
+ * a request's KV for its whole generation), ties round-robin. An unhealthy or draining server is skipped.
+ *
+ * <p>The servers are what the router's {@link io.handoff.cluster.Membership} lists, and change while it runs
+ * ({@link #reconcile}): each list is a snapshot replaced whole, so a request that holds a {@link Backend} keeps it
+ * even after its server was removed.
  */
 final class BackendPool
 {
-    private final List<Backend> prefills;
-    private final List<Backend> decodes;
+    private static final Logger log = LogManager.getLogger(BackendPool.class);
+
+    /**
+     * What one membership view changed.
+     *
+     * @param added servers new to the pool (a new member, or a new incarnation of a known one): poll them now
+     * @param removed servers gone from the pool (their member left, or was replaced by a new incarnation)
+     */
+    record Changes(List<Backend> added, List<Backend> removed)
+    {
+        boolean none()
+        {
+            return added.isEmpty() && removed.isEmpty();
+        }
+    }
+
+    private final String source;
     private final Duration retryAfter;
     private final Duration healthInterval;
+    private volatile List<Backend> prefills = List.of();
+    private volatile List<Backend> decodes = List.of();
+    private volatile Optional<String> stale = Optional.empty();
     private int prefillCursor;
     private int decodeCursor;
 
-    BackendPool(List<URI> prefills, List<URI> decodes, Duration retryAfter, Duration healthInterval)
+    /** @param source where the membership comes from, for messages (see {@link io.handoff.cluster.Membership#describe}) */
+    BackendPool(String source, Duration retryAfter, Duration healthInterval)
     {
-        this.prefills = requireNonNull(prefills, "prefills is null").stream().map(url -> new Backend(url, BackendRole.PREFILL)).toList();
-        this.decodes = requireNonNull(decodes, "decodes is null").stream().map(url -> new Backend(url, BackendRole.DECODE)).toList();
+        this.source = requireNonNull(source, "source is null");
         this.retryAfter = requireNonNull(retryAfter, "retryAfter is null");
         this.healthInterval = requireNonNull(healthInterval, "healthInterval is null");
-        if (prefills.isEmpty() || decodes.isEmpty()) {
-            throw new IllegalArgumentException("a router needs at least one prefill and one decode server");
+    }
+
+    /**
+     * Makes the pool list exactly {@code view}'s members: a known member of the same incarnation keeps its
+     * {@link Backend} (health, requests in flight) with the newer record; a new member, or a known id with another
+     * incarnation (a restart), gets a new one, polled before it is chosen; a member no longer listed is dropped.
+     */
+    synchronized Changes reconcile(MembershipView view)
+    {
+        requireNonNull(view, "view is null");
+        List<Backend> added = new ArrayList<>();
+        List<Backend> removed = new ArrayList<>();
+        prefills = reconciled(prefills, view.of(io.handoff.cluster.MemberRole.PREFILL), added, removed);
+        decodes = reconciled(decodes, view.of(io.handoff.cluster.MemberRole.DECODE), added, removed);
+        if (!view.stale().equals(stale)) {
+            view.stale().ifPresentOrElse(
+                    reason -> log.warn("membership ({}) may be out of date: {}; routing goes on to the last known servers", source, reason),
+                    () -> log.info("membership ({}) is up to date again", source));
         }
+        stale = view.stale();
+        for (Backend backend : removed) {
+            log.info("{} left the membership{}", backend, backend.inFlight() > 0 ? "; its " + backend.inFlight() + " request(s) in flight finish or fail there" : "");
+        }
+        for (Backend backend : added) {
+            log.info("{} joined the membership (incarnation {})", backend, backend.incarnation().isEmpty() ? "not known yet" : backend.incarnation());
+        }
+        return new Changes(List.copyOf(added), List.copyOf(removed));
+    }
+
+    private static List<Backend> reconciled(List<Backend> current, List<Member> members, List<Backend> added, List<Backend> removed)
+    {
+        Map<String, Backend> byId = new HashMap<>();
+        current.forEach(backend -> byId.put(backend.member().id(), backend));
+        List<Backend> next = new ArrayList<>();
+        for (Member member : members) {
+            Backend known = byId.remove(member.id());
+            if (known != null && known.url().equals(member.http()) && known.member().incarnation().equals(member.incarnation())) {
+                known.update(member);
+                next.add(known);
+                continue;
+            }
+            if (known != null) {
+                removed.add(known);
+            }
+            Backend fresh = new Backend(member);
+            added.add(fresh);
+            next.add(fresh);
+        }
+        removed.addAll(byId.values());
+        return List.copyOf(next);
+    }
+
+    /** Why membership may be out of date (its store unreachable), or empty. */
+    Optional<String> stale()
+    {
+        return stale;
+    }
+
+    String source()
+    {
+        return source;
     }
 
     List<Backend> all()
@@ -45,9 +131,10 @@ final class BackendPool
         return role == BackendRole.PREFILL ? prefills : decodes;
     }
 
+    /** Servers of {@code role} that may get new requests: healthy and not draining. */
     long healthy(BackendRole role)
     {
-        return of(role).stream().filter(Backend::healthy).count();
+        return of(role).stream().filter(Backend::routable).count();
     }
 
     /**
@@ -56,10 +143,11 @@ final class BackendPool
      */
     synchronized Backend acquirePrefill()
     {
+        List<Backend> prefills = this.prefills;
         for (int k = 0; k < prefills.size(); k++) {
             int i = (prefillCursor + k) % prefills.size();
             Backend prefill = prefills.get(i);
-            if (prefill.healthy() && prefill.control().isPresent() && !suspect(prefill)) {
+            if (prefill.routable() && prefill.control().isPresent() && !suspect(prefill)) {
                 prefillCursor = (i + 1) % prefills.size();
                 prefill.acquire();
                 return prefill;
@@ -74,10 +162,11 @@ final class BackendPool
      */
     synchronized Backend acquirePrefillOtherThan(Backend avoid)
     {
+        List<Backend> prefills = this.prefills;
         for (int k = 0; k < prefills.size(); k++) {
             int i = (prefillCursor + k) % prefills.size();
             Backend prefill = prefills.get(i);
-            if (prefill != avoid && prefill.healthy() && prefill.control().isPresent() && !suspect(prefill)) {
+            if (prefill != avoid && prefill.routable() && prefill.control().isPresent() && !suspect(prefill)) {
                 prefillCursor = (i + 1) % prefills.size();
                 prefill.acquire();
                 return prefill;
@@ -89,7 +178,7 @@ final class BackendPool
     /** Whether a healthy prefill other than {@code other} could take a retry. */
     synchronized boolean anotherPrefill(Backend other)
     {
-        return prefills.stream().anyMatch(prefill -> prefill != other && prefill.healthy() && prefill.control().isPresent() && !suspect(prefill));
+        return prefills.stream().anyMatch(prefill -> prefill != other && prefill.routable() && prefill.control().isPresent() && !suspect(prefill));
     }
 
     /** Whether a decode reports this prefill suspect (see {@link HealthCheck}). */
@@ -102,12 +191,13 @@ final class BackendPool
     /** The healthy decode with the fewest requests in flight, with one more; 503 when none is healthy. */
     synchronized Backend acquireDecode()
     {
+        List<Backend> decodes = this.decodes;
         Backend best = null;
         int bestIndex = -1;
         for (int k = 0; k < decodes.size(); k++) {
             int i = (decodeCursor + k) % decodes.size();
             Backend decode = decodes.get(i);
-            if (decode.healthy() && (best == null || decode.inFlight() < best.inFlight())) {
+            if (decode.routable() && (best == null || decode.inFlight() < best.inFlight())) {
                 best = decode;
                 bestIndex = i;
             }
@@ -123,7 +213,7 @@ final class BackendPool
     /** A healthy server of {@code role} for a read-only call (e.g. {@code /v1/models}), without counting it as in flight. */
     Optional<Backend> anyHealthy(BackendRole role)
     {
-        return of(role).stream().filter(Backend::healthy).min((a, b) -> Integer.compare(a.inFlight(), b.inFlight()));
+        return of(role).stream().filter(Backend::routable).min((a, b) -> Integer.compare(a.inFlight(), b.inFlight()));
     }
 
     /** 503 with Retry-After when a side has no healthy server, naming that side (or both) and why each of its servers is out. */
@@ -148,10 +238,13 @@ final class BackendPool
         for (BackendRole role : roles) {
             message.append("no healthy ").append(role.label()).append(" server: ");
             List<Backend> servers = of(role);
+            if (servers.isEmpty()) {
+                message.append("none is listed by ").append(source).append(stale.map(reason -> " (which may be out of date: " + reason + ")").orElse(""));
+            }
             for (int i = 0; i < servers.size(); i++) {
                 Backend server = servers.get(i);
                 message.append(i == 0 ? "" : "; ").append(server.url()).append(" (").append(server.unhealthyReason().orElse(
-                        role == BackendRole.PREFILL && suspect(server) ? "healthy, but a decode reports it suspect: it did not drain within the "
+                        server.draining() ? "draining: membership says it is on its way out" : role == BackendRole.PREFILL && suspect(server) ? "healthy, but a decode reports it suspect: it did not drain within the "
                                 + "decode's drain deadline; restart it" : "healthy, but without a KV-transfer control endpoint")).append(')');
             }
             message.append(". ");
