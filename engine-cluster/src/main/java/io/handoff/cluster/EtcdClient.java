@@ -237,29 +237,19 @@ final class EtcdClient
                 .put("start_revision", Long.toString(revision));
         ObjectNode body = MAPPER.createObjectNode();
         body.set("create_request", create);
-        List<String> failures = new ArrayList<>();
-        for (int i = 0; i < endpoints.size(); i++) {
-            int index = (preferred + i) % endpoints.size();
-            URI endpoint = endpoints.get(index);
-            HttpRequest request = request(endpoint, "/v3/watch", body);
-            CompletableFuture<HttpResponse<InputStream>> future = http.sendAsync(request, HttpResponse.BodyHandlers.ofInputStream());
-            try {
-                HttpResponse<InputStream> response = future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-                if (response.statusCode() != 200) {
-                    byte[] head = response.body().readNBytes(4096);
-                    response.body().close();
-                    failures.add(endpoint + ": HTTP " + response.statusCode() + " " + excerpt(new String(head, StandardCharsets.UTF_8)));
-                    continue;
+        return onFirstAnswering("opened a watch of " + prefix, (endpoint, failures) -> {
+            HttpResponse<InputStream> response = send(endpoint, "/v3/watch", body, HttpResponse.BodyHandlers.ofInputStream(), failures);
+            if (response == null) {
+                return null;
+            }
+            if (response.statusCode() != 200) {
+                try (InputStream answer = response.body()) {
+                    failures.add(endpoint + ": HTTP " + response.statusCode() + " " + excerpt(new String(answer.readNBytes(4096), StandardCharsets.UTF_8)));
                 }
-                preferred = index;
-                return new EtcdWatch(endpoint.toString(), response.body(), prefix, revision);
+                return null;
             }
-            catch (ExecutionException | TimeoutException | CancellationException e) {
-                future.cancel(true);
-                failures.add(endpoint + ": " + reason(e));
-            }
-        }
-        throw new IOException("no etcd endpoint opened a watch of " + prefix + ": " + String.join("; ", failures));
+            return new EtcdWatch(endpoint.toString(), response.body(), prefix, revision);
+        });
     }
 
     @Override
@@ -348,40 +338,17 @@ final class EtcdClient
         return Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8));
     }
 
-    private HttpRequest request(URI endpoint, String path, JsonNode body)
-    {
-        return HttpRequest.newBuilder(URI.create(endpoint + path))
-                .timeout(timeout)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
-                .build();
-    }
-
     /** Posts {@code body} to each endpoint in turn until one answers 200 with a JSON object, or refuses. */
     private Answer call(String path, JsonNode body)
             throws IOException, InterruptedException
     {
-        List<String> failures = new ArrayList<>();
-        for (int i = 0; i < endpoints.size(); i++) {
-            int index = (preferred + i) % endpoints.size();
-            URI endpoint = endpoints.get(index);
-            CompletableFuture<HttpResponse<byte[]>> future = http.sendAsync(request(endpoint, path, body), info -> new BoundedBody(MAX_ANSWER));
-            HttpResponse<byte[]> response;
-            try {
-                response = future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            }
-            catch (ExecutionException | TimeoutException | CancellationException e) {
-                future.cancel(true);
-                if (e.getCause() instanceof BoundedBody.TooLarge) {
-                    // Another member of the same cluster would send the same answer.
-                    throw new BoundedBody.TooLarge("etcd at " + endpoint + " answered " + path + " with " + e.getCause().getMessage());
-                }
-                failures.add(endpoint + ": " + reason(e));
-                continue;
+        return onFirstAnswering("answered " + path, (endpoint, failures) -> {
+            HttpResponse<byte[]> response = send(endpoint, path, body, info -> new BoundedBody(MAX_ANSWER), failures);
+            if (response == null) {
+                return null;
             }
             JsonNode node = parse(endpoint.toString(), path, response.body());
             if (response.statusCode() == 200) {
-                preferred = index;
                 return new Answer(endpoint.toString(), path, node);
             }
             int code = (int) number(endpoint.toString(), node.get("code"), "code");
@@ -389,11 +356,57 @@ final class EtcdClient
             // 503 (gRPC UNAVAILABLE, e.g. "no leader"): another member may answer.
             if (response.statusCode() == 503 || code == 14) {
                 failures.add(endpoint + ": unavailable: " + excerpt(message));
-                continue;
+                return null;
             }
             throw new Refused("etcd at " + endpoint + " refused " + path + " (HTTP " + response.statusCode() + ", code " + code + "): " + excerpt(message), code);
+        });
+    }
+
+    /** One try of a call at one endpoint: its result, or {@code null} after adding to {@code failures} why the next endpoint should be tried. */
+    private interface Attempt<T>
+    {
+        T at(URI endpoint, List<String> failures)
+                throws IOException, InterruptedException;
+    }
+
+    /** The result of the first endpoint, starting from the last one that answered, whose attempt gives one. */
+    private <T> T onFirstAnswering(String what, Attempt<T> attempt)
+            throws IOException, InterruptedException
+    {
+        List<String> failures = new ArrayList<>();
+        for (int i = 0; i < endpoints.size(); i++) {
+            int index = (preferred + i) % endpoints.size();
+            T result = attempt.at(endpoints.get(index), failures);
+            if (result != null) {
+                preferred = index;
+                return result;
+            }
         }
-        throw new IOException("no etcd endpoint answered " + path + " within " + timeout.toMillis() + " ms: " + String.join("; ", failures));
+        throw new IOException("no etcd endpoint " + what + " within " + timeout.toMillis() + " ms: " + String.join("; ", failures));
+    }
+
+    /** The response of {@code endpoint} (its headers within the timeout), or {@code null} after adding why not to {@code failures}. */
+    private <T> HttpResponse<T> send(URI endpoint, String path, JsonNode body, HttpResponse.BodyHandler<T> handler, List<String> failures)
+            throws IOException, InterruptedException
+    {
+        HttpRequest request = HttpRequest.newBuilder(URI.create(endpoint + path))
+                .timeout(timeout)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
+                .build();
+        CompletableFuture<HttpResponse<T>> future = http.sendAsync(request, handler);
+        try {
+            return future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        }
+        catch (ExecutionException | TimeoutException | CancellationException e) {
+            future.cancel(true);
+            if (e.getCause() instanceof BoundedBody.TooLarge) {
+                // Another member of the same cluster would send the same answer.
+                throw new BoundedBody.TooLarge("etcd at " + endpoint + " answered " + path + " with " + e.getCause().getMessage());
+            }
+            failures.add(endpoint + ": " + reason(e));
+            return null;
+        }
     }
 
     private static JsonNode parse(String endpoint, String path, byte[] body)
@@ -417,6 +430,9 @@ final class EtcdClient
         Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
         if (cause instanceof TimeoutException || cause instanceof java.net.http.HttpTimeoutException) {
             return "timed out";
+        }
+        if (cause instanceof java.net.ConnectException && cause.getMessage() == null) {
+            return "connection refused";
         }
         String message = cause.getMessage();
         return cause.getClass().getSimpleName() + (message == null ? "" : ": " + excerpt(message));

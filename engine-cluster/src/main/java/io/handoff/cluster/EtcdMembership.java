@@ -75,9 +75,9 @@ final class EtcdMembership
             range = client.range(config.prefix());
         }
         catch (IOException e) {
+            // The client's message names every endpoint and what each answered.
             client.close();
-            throw new IOException("cannot read the membership under " + config.prefix() + " from etcd " + config.endpoints()
-                    + " (handoff.cluster.etcd.endpoints): " + e.getMessage() + "; start etcd or fix the endpoints", e);
+            throw e;
         }
         listenerThread = Executors.newSingleThreadExecutor(runnable -> {
             listenerOwner = Thread.ofPlatform().daemon().name("handoff-etcd-membership-listener").unstarted(runnable);

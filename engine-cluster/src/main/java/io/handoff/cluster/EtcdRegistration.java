@@ -48,7 +48,8 @@ final class EtcdRegistration
     /**
      * Registers {@code self} and keeps the registration alive until closed.
      *
-     * @throws IOException when no endpoint could grant the lease and put the key (the message names every endpoint)
+     * @throws IOException when no endpoint could grant the lease and put the key (the message names every endpoint and
+     *         what each answered)
      */
     static Registration start(ClusterConfig.Etcd config, Member self)
             throws IOException, InterruptedException
@@ -60,12 +61,7 @@ final class EtcdRegistration
                 registration.register();
             }
         }
-        catch (IOException e) {
-            client.close();
-            throw new IOException("cannot register " + self.role().label() + " " + self.id() + " in etcd " + config.endpoints()
-                    + " (handoff.cluster.etcd.endpoints): " + e.getMessage() + "; start etcd or fix the endpoints", e);
-        }
-        catch (InterruptedException | RuntimeException e) {
+        catch (IOException | InterruptedException | RuntimeException e) {
             client.close();
             throw e;
         }

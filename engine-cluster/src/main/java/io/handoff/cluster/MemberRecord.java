@@ -97,7 +97,7 @@ record MemberRecord(Member member, Instant registeredAt)
             throw new IllegalArgumentException("'registered_at' is not an ISO-8601 instant: " + EtcdClient.excerpt(e.getParsedString()));
         }
         // Member checks the id, incarnation, hash and address, with messages naming the value.
-        Member member = new Member(id, role, text(node, "incarnation", Member.MAX_TOKEN), http, text(node, "compatibility", 128), capacity.longValue(),
+        Member member = new Member(id, role, text(node, "incarnation", Member.MAX_TOKEN), http, text(node, "compatibility", 256), capacity.longValue(),
                 draining.booleanValue());
         return new MemberRecord(member, registeredAt);
     }
