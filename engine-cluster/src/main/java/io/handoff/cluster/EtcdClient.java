@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -104,11 +105,6 @@ final class EtcdClient
         this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout).build();
     }
 
-    String describe()
-    {
-        return endpoints.toString();
-    }
-
     /** Grants a lease of {@code ttl} (whole seconds) and returns its id. */
     long grant(Duration ttl)
             throws IOException, InterruptedException
@@ -164,17 +160,73 @@ final class EtcdClient
     void put(String key, byte[] value, long lease)
             throws IOException, InterruptedException
     {
-        ObjectNode body = MAPPER.createObjectNode().put("key", base64(key)).put("value", Base64.getEncoder().encodeToString(value));
-        if (lease != 0) {
-            body.put("lease", Long.toString(lease));
+        call("/v3/kv/put", putRequest(key, value, lease));
+    }
+
+    /**
+     * Puts {@code key} → {@code value} under {@code lease} unless another lease holds the key: it is put when the key
+     * is absent or already attached to {@code lease}. Returns the key as found when it was not put.
+     */
+    Optional<KeyValue> putUnlessHeld(String key, byte[] value, long lease)
+            throws IOException, InterruptedException
+    {
+        Outcome own = putIf(key, value, lease, "LEASE", "lease", lease);
+        if (own.put() || own.found().isPresent()) {
+            return own.found();
         }
-        call("/v3/kv/put", body);
+        Outcome absent = putIf(key, value, lease, "CREATE", "create_revision", 0);
+        if (absent.put() || absent.found().isPresent()) {
+            return absent.found();
+        }
+        throw new IOException("etcd key " + key + " was deleted and created again while it was being put; trying again");
+    }
+
+    /** What a conditional put did: put the value, or found the key as it was (absent when it did not exist). */
+    private record Outcome(boolean put, Optional<KeyValue> found) {}
+
+    /** One transaction: if the key's {@code target} equals {@code expected}, put; otherwise read the key. */
+    private Outcome putIf(String key, byte[] value, long lease, String target, String field, long expected)
+            throws IOException, InterruptedException
+    {
+        ObjectNode body = MAPPER.createObjectNode();
+        body.putArray("compare").addObject().put("result", "EQUAL").put("target", target).put("key", base64(key)).put(field, Long.toString(expected));
+        body.putArray("success").addObject().set("request_put", putRequest(key, value, lease));
+        body.putArray("failure").addObject().putObject("request_range").put("key", base64(key));
+        Answer answer = call("/v3/kv/txn", body);
+        if (answer.node.path("succeeded").asBoolean(false)) {
+            return new Outcome(true, Optional.empty());
+        }
+        JsonNode kvs = answer.node.path("responses").path(0).path("response_range").path("kvs");
+        if (kvs.isMissingNode() || kvs.isEmpty()) {
+            return new Outcome(false, Optional.empty());
+        }
+        if (!kvs.isArray() || kvs.size() != 1) {
+            throw answer.malformed("a read of one key that is not one key-value");
+        }
+        return new Outcome(false, Optional.of(keyValue(answer.endpoint, kvs.get(0), key, true)));
+    }
+
+    private static ObjectNode putRequest(String key, byte[] value, long lease)
+    {
+        ObjectNode put = MAPPER.createObjectNode().put("key", base64(key)).put("value", Base64.getEncoder().encodeToString(value));
+        if (lease != 0) {
+            put.put("lease", Long.toString(lease));
+        }
+        return put;
     }
 
     void delete(String key)
             throws IOException, InterruptedException
     {
         call("/v3/kv/deleterange", MAPPER.createObjectNode().put("key", base64(key)));
+    }
+
+    /** Whether {@code key} exists. */
+    boolean exists(String key)
+            throws IOException, InterruptedException
+    {
+        Answer answer = call("/v3/kv/range", MAPPER.createObjectNode().put("key", base64(key)).put("count_only", true));
+        return answer.longField(answer.node, "count", 0) > 0;
     }
 
     /**

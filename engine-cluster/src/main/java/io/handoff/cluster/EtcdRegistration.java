@@ -6,6 +6,7 @@ import org.apache.logging.log4j.Logger;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static java.util.Objects.requireNonNull;
@@ -13,8 +14,8 @@ import static java.util.Objects.requireNonNull;
 /**
  * A member's key under the etcd prefix, attached to a lease that a daemon thread keeps alive every third of its TTL.
  * When etcd no longer has the lease (it expired during a partition, or etcd lost its data) a new lease is granted and
- * the key put again, with the same incarnation: the process did not restart. While etcd cannot be reached the thread
- * logs once and retries every {@code retry-interval}.
+ * the key put again, with the same incarnation: the process did not restart; a key deleted while its lease lives is
+ * put back. While etcd cannot be reached the thread logs once and retries every {@code retry-interval}.
  */
 final class EtcdRegistration
         implements Registration
@@ -35,6 +36,10 @@ final class EtcdRegistration
     private final AtomicBoolean stopping = new AtomicBoolean();
     private volatile boolean stopped;
     private String outage;
+    /** The first put, at start, took the key. */
+    private boolean claimed;
+    /** Another process holds the key: the record waits (dirty) until the key is free. */
+    private boolean displaced;
 
     private EtcdRegistration(ClusterConfig.Etcd config, EtcdClient client, Member self)
     {
@@ -164,6 +169,10 @@ final class EtcdRegistration
                     else if (dirty) {
                         put();
                     }
+                    else if (!client.exists(key)) {
+                        log.warn("the etcd key {} of {} was deleted while its lease lives; putting it again (stop the server to withdraw it)", key, self.id());
+                        put();
+                    }
                 }
                 if (outage != null) {
                     log.info("etcd is reachable again; {} is registered", self.id());
@@ -189,7 +198,7 @@ final class EtcdRegistration
         }
     }
 
-    /** Grants a new lease and puts the record under it. Holds {@link #lock}. */
+    /** Grants a new lease and puts the record under it (see {@link #put}). Holds {@link #lock}. */
     private void register()
             throws IOException, InterruptedException
     {
@@ -198,11 +207,51 @@ final class EtcdRegistration
         put();
     }
 
-    /** Puts the record under the current lease. Holds {@link #lock}. */
+    /**
+     * Puts the record under the current lease. At start it takes the key whoever holds it (a restarted process
+     * replaces its predecessor at once); later only while the key is absent, under this lease, or this incarnation's:
+     * a process that lost its lease must not overwrite a newer incarnation that registered under the same id
+     * meanwhile. Holds {@link #lock}.
+     */
     private void put()
             throws IOException, InterruptedException
     {
-        client.put(key, new MemberRecord(self, registeredAt).toJson(), lease);
+        byte[] record = new MemberRecord(self, registeredAt).toJson();
+        if (!claimed) {
+            client.put(key, record, lease);
+            claimed = true;
+            dirty = false;
+            return;
+        }
+        Optional<EtcdClient.KeyValue> held = client.putUnlessHeld(key, record, lease);
+        if (held.isPresent()) {
+            String holder = holder(held.get());
+            if (!holder.equals(self.incarnation())) {
+                if (!displaced) {
+                    log.error("member id {} is held in etcd by another incarnation ({}): this process was replaced, or two servers share one"
+                            + " handoff.cluster.member-id (give each its own); this {} stays unregistered while that key lives", self.id(), holder,
+                            self.role().label());
+                }
+                displaced = true;
+                return;
+            }
+            client.put(key, record, lease);
+        }
+        if (displaced) {
+            log.info("member id {} is free again in etcd; registered", self.id());
+        }
+        displaced = false;
         dirty = false;
+    }
+
+    /** The incarnation the record of {@code kv} names, or a description of a value that is not a record. */
+    private String holder(EtcdClient.KeyValue kv)
+    {
+        try {
+            return MemberRecord.parse(self.id(), kv.value()).member().incarnation();
+        }
+        catch (IllegalArgumentException e) {
+            return "a value that is not a member record: " + e.getMessage();
+        }
     }
 }

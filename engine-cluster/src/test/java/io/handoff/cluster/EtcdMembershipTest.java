@@ -153,6 +153,22 @@ class EtcdMembershipTest
     }
 
     @Test
+    void aClosedMembershipHandsOverNothingMore()
+            throws Exception
+    {
+        EtcdMembership closed = new EtcdMembership(config);
+        Views before = new Views();
+        closed.start(before);
+        closed.close();
+        Views open = follow();
+
+        register(member("prefill-0", MemberRole.PREFILL, "inc-1", 30001));
+        open.await("listing prefill-0 on the open membership", v -> ids(v).contains("prefill-0"), WAIT);
+        assertThat(before.all()).as("the closed one handed over only its first view").hasSize(1);
+        assertThat(closed.current().members()).isEmpty();
+    }
+
+    @Test
     void aMemberThatStopsRenewingIsDrainedThenRemovedWhenItsLeaseExpires()
             throws Exception
     {
@@ -239,6 +255,34 @@ class EtcdMembershipTest
     }
 
     @Test
+    void aProcessThatLostItsLeaseDoesNotOverwriteANewerIncarnation()
+            throws Exception
+    {
+        EtcdRegistration older = register(member("decode-0", MemberRole.DECODE, "inc-old", 30002));
+        Member newer = member("decode-0", MemberRole.DECODE, "inc-new", 30005);
+        EtcdRegistration newerRegistration = register(newer);
+        Views views = follow();
+        views.await("listing the newer incarnation", v -> newer.equals(find(v, "decode-0")), WAIT);
+
+        // The older process is still alive: draining, or losing its lease and registering again, must not take the key.
+        older.draining();
+        long lost = older.lease();
+        client.revoke(lost);
+        Views.await("the older process on a new lease", () -> older.lease() != lost, WAIT);
+        older.draining();
+        assertThat(client.range(config.prefix()).kvs()).singleElement().satisfies(kv -> {
+            assertThat(kv.lease()).isEqualTo(newerRegistration.lease());
+            assertThat(MemberRecord.parse("decode-0", kv.value()).member()).isEqualTo(newer);
+        });
+        assertThat(views.all()).allSatisfy(v -> assertThat(find(v, "decode-0")).isIn(null, newer));
+
+        // Once the newer one is gone, the id is free and the older (still running) process is listed again.
+        newerRegistration.close();
+        MembershipView back = views.await("listing the older incarnation", v -> find(v, "decode-0") != null && find(v, "decode-0").incarnation().equals("inc-old"), WAIT);
+        assertThat(find(back, "decode-0").draining()).isTrue();
+    }
+
+    @Test
     void aLeaseLostBehindTheRegistrationsBackIsReplacedWithTheSameIncarnation()
             throws Exception
     {
@@ -261,6 +305,23 @@ class EtcdMembershipTest
         byte[] value = new byte[EtcdClient.MAX_ANSWER * 4 / 5];
         Arrays.fill(value, (byte) 'x');
         return value;
+    }
+
+    @Test
+    void aKeyDeletedBehindALiveRegistrationIsPutBack()
+            throws Exception
+    {
+        Member prefill = member("prefill-0", MemberRole.PREFILL, "inc-1", 30001);
+        EtcdRegistration registration = register(prefill);
+        Views views = follow();
+        views.await("listing prefill-0", v -> ids(v).contains("prefill-0"), WAIT);
+        long lease = registration.lease();
+
+        client.delete(config.prefix() + "prefill-0");
+        views.await("without prefill-0", v -> v.members().isEmpty(), WAIT);
+        MembershipView back = views.await("listing prefill-0 again", v -> ids(v).contains("prefill-0"), WAIT);
+        assertThat(back.members()).containsExactly(prefill);
+        assertThat(registration.lease()).as("under the same lease").isEqualTo(lease);
     }
 
     private static byte[] record(String role, String http)
