@@ -8,6 +8,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -45,9 +48,12 @@ final class EtcdClient
     static final int NOT_FOUND = 5;
 
     static final ObjectMapper MAPPER = mapper();
+    private static final int START_ATTEMPTS = 3;
+    private static final Logger log = LogManager.getLogger(EtcdClient.class);
 
     private final List<URI> endpoints;
     private final Duration timeout;
+    private final Duration retryInterval;
     private final HttpClient http;
     private volatile int preferred;
 
@@ -101,8 +107,40 @@ final class EtcdClient
             throw new IllegalArgumentException("no etcd endpoints: set handoff.cluster.etcd.endpoints");
         }
         this.timeout = config.requestTimeout();
+        this.retryInterval = config.retryInterval();
         // HTTP/1.1: etcd's port multiplexes gRPC and the gateway; an h2c upgrade attempt would only add a round trip.
         this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout).build();
+    }
+
+    /** A call to etcd, for {@link #atStart}. */
+    interface Call<T>
+    {
+        T run()
+                throws IOException, InterruptedException;
+    }
+
+    /**
+     * Runs {@code call}, and twice more after {@code retry-interval} when no endpoint answered it: etcd just started,
+     * or a host loaded by servers starting beside it, should not fail a start that a second try would pass.
+     */
+    <T> T atStart(String what, Call<T> call)
+            throws IOException, InterruptedException
+    {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return call.run();
+            }
+            catch (Refused | BoundedBody.TooLarge e) {
+                throw e;
+            }
+            catch (IOException e) {
+                if (attempt == START_ATTEMPTS) {
+                    throw e;
+                }
+                log.warn("{}: {} (attempt {} of {}); trying again in {}", what, e.getMessage(), attempt, START_ATTEMPTS, retryInterval);
+                Thread.sleep(retryInterval);
+            }
+        }
     }
 
     /** Grants a lease of {@code ttl} (whole seconds) and returns its id. */

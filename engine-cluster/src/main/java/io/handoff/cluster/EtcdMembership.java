@@ -72,7 +72,7 @@ final class EtcdMembership
         this.client = new EtcdClient(config);
         EtcdClient.Range range;
         try {
-            range = client.range(config.prefix());
+            range = client.atStart("cannot read the membership under " + config.prefix() + " from etcd yet", () -> client.range(config.prefix()));
         }
         catch (IOException e) {
             // The client's message names every endpoint and what each answered.

@@ -62,9 +62,12 @@ final class EtcdRegistration
         EtcdClient client = new EtcdClient(config);
         EtcdRegistration registration = new EtcdRegistration(config, client, self);
         try {
-            synchronized (registration.lock) {
-                registration.register();
-            }
+            client.atStart("cannot register " + self.id() + " in etcd yet", () -> {
+                synchronized (registration.lock) {
+                    registration.register();
+                }
+                return null;
+            });
         }
         catch (IOException | InterruptedException | RuntimeException e) {
             client.close();
