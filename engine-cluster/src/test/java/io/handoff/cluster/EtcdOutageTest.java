@@ -1,5 +1,6 @@
 package io.handoff.cluster;
 
+import io.handoff.testkit.etcd.EtcdProcess;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

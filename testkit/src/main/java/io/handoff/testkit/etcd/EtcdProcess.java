@@ -1,4 +1,4 @@
-package io.handoff.cluster;
+package io.handoff.testkit.etcd;
 
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
@@ -26,10 +26,10 @@ import java.util.stream.Stream;
  * and started again on the same ports (with its data, or wiped) to stage an outage. When {@code etcd} is not on the
  * PATH the calling test is skipped, unless {@value #REQUIRE} is {@code true}: then it fails.
  */
-final class EtcdProcess
+public final class EtcdProcess
         implements AutoCloseable
 {
-    static final String REQUIRE = "io.handoff.test.require-etcd";
+    public static final String REQUIRE = "io.handoff.test.require-etcd";
 
     private final Path binary;
     private final Path directory;
@@ -47,7 +47,7 @@ final class EtcdProcess
     }
 
     /** A started etcd; skips (or, under {@value #REQUIRE}, fails) the test when etcd is not installed. */
-    static EtcdProcess startOrSkip()
+    public static EtcdProcess startOrSkip()
             throws IOException, InterruptedException
     {
         Optional<Path> binary = onPath("etcd");
@@ -63,13 +63,13 @@ final class EtcdProcess
         return etcd;
     }
 
-    URI endpoint()
+    public URI endpoint()
     {
         return URI.create("http://127.0.0.1:" + clientPort);
     }
 
     /** Starts etcd (again) on the same ports and data directory, and waits until it reports itself healthy. */
-    void start()
+    public void start()
             throws IOException, InterruptedException
     {
         String client = "http://127.0.0.1:" + clientPort;
@@ -105,7 +105,7 @@ final class EtcdProcess
     }
 
     /** Stops etcd (SIGTERM, then SIGKILL after 10 s) and waits until it is gone. */
-    void stop()
+    public void stop()
             throws InterruptedException
     {
         if (process == null) {
@@ -119,7 +119,7 @@ final class EtcdProcess
     }
 
     /** Deletes the data directory of a stopped etcd: the next start is an etcd that lost everything. */
-    void wipe()
+    public void wipe()
     {
         if (process != null) {
             throw new IllegalStateException("stop etcd before wiping its data");
