@@ -2,6 +2,7 @@ package io.handoff.status;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.handoff.cluster.BoundedBody;
 import io.handoff.cluster.Member;
 import io.handoff.demo.NodeMetrics;
 import io.handoff.demo.PrometheusSamples;

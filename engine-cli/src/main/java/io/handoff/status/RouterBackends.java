@@ -2,6 +2,7 @@ package io.handoff.status;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.handoff.cluster.BoundedBody;
 import io.handoff.cluster.Member;
 import io.handoff.cluster.MemberRole;
 import io.handoff.cluster.MembershipView;

@@ -219,7 +219,7 @@ class ClusterStatusCommandTest
             JsonNode status = JSON.readTree(result.stdout());
             assertThat(member(status, url(garbage)).path("health").asText()).isEqualTo("unreachable");
             assertThat(member(status, url(garbage)).path("reason").asText()).isEqualTo("GET /health: not JSON");
-            assertThat(member(status, url(huge)).path("reason").asText()).contains("over 1048576 bytes");
+            assertThat(member(status, url(huge)).path("reason").asText()).contains("more than 1048576 bytes");
             assertThat(member(status, url(silent)).path("reason").asText()).isEqualTo("no answer within 3000 ms (--timeout)");
         }
         finally {

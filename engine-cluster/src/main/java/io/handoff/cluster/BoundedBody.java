@@ -9,12 +9,15 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Flow;
 
-/** An HTTP answer body read into memory, refused (and the exchange cancelled) as soon as it exceeds {@code limit} bytes. */
-final class BoundedBody
+/**
+ * An HTTP answer body read into memory, refused (and the exchange cancelled) as soon as it exceeds {@code limit} bytes.
+ * Public for {@code handoff cluster status}, which reads members' answers the same way.
+ */
+public final class BoundedBody
         implements HttpResponse.BodySubscriber<byte[]>
 {
     /** The answer was longer than the limit. */
-    static final class TooLarge
+    public static final class TooLarge
             extends IOException
     {
         TooLarge(String message)
@@ -31,6 +34,15 @@ final class BoundedBody
     BoundedBody(int limit)
     {
         this.limit = limit;
+    }
+
+    /** Bodies of at most {@code limit} bytes, whatever the response. */
+    public static HttpResponse.BodyHandler<byte[]> handler(int limit)
+    {
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be positive, was " + limit);
+        }
+        return info -> new BoundedBody(limit);
     }
 
     @Override
