@@ -145,12 +145,18 @@ final class ClusterStatusCommand
         return check.check(label, source, view);
     }
 
-    /** How long reading the store may take: every endpoint tried once, plus the members' timeout for the rest. */
+    /**
+     * How long reading the store may take. The etcd client bounds its own first read (a few attempts, each trying
+     * every endpoint within request-timeout, retry-interval apart), the Kubernetes client its list call (10 s); this
+     * guard is for a source that never returns.
+     */
     private static Duration readBound(ClusterConfig cluster, Duration answerTimeout)
     {
         return switch (cluster.discovery()) {
-            case ETCD -> cluster.etcd().requestTimeout().multipliedBy(cluster.etcd().endpoints().size()).plus(answerTimeout);
-            case KUBERNETES, STATIC -> answerTimeout.multipliedBy(5);
+            case ETCD -> cluster.etcd().requestTimeout().multipliedBy(cluster.etcd().endpoints().size()).plus(cluster.etcd().retryInterval())
+                    .multipliedBy(4).plus(answerTimeout);
+            case KUBERNETES -> Duration.ofSeconds(15).plus(answerTimeout);
+            case STATIC -> answerTimeout;
         };
     }
 
