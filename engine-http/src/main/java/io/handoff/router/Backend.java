@@ -6,6 +6,7 @@ import java.net.URI;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 import static java.util.Objects.requireNonNull;
@@ -32,7 +33,10 @@ final class Backend
 
     private final URI url;
     private final BackendRole role;
+    private final CircuitBreaker breaker;
     private final AtomicInteger inFlight = new AtomicInteger();
+    // the KV pages this router's requests in flight here hold, as estimated (RouteKey.pages): a decode's load
+    private final AtomicLong pages = new AtomicLong();
     private final LongAdder requests = new LongAdder();
     private final LongAdder failures = new LongAdder();
     private final AtomicInteger unansweredPolls = new AtomicInteger();
@@ -42,8 +46,19 @@ final class Backend
 
     Backend(URI url, BackendRole role)
     {
+        this(url, role, CircuitBreaker.disabled());
+    }
+
+    Backend(URI url, BackendRole role, CircuitBreaker breaker)
+    {
         this.url = requireNonNull(url, "url is null");
         this.role = requireNonNull(role, "role is null");
+        this.breaker = requireNonNull(breaker, "breaker is null");
+    }
+
+    CircuitBreaker breaker()
+    {
+        return breaker;
     }
 
     URI url()
@@ -129,24 +144,53 @@ final class Backend
 
     void acquire()
     {
+        acquire(0);
+    }
+
+    /** One more request in flight, holding {@code pages} KV pages here (an estimate; 0 for a prefill). */
+    void acquire(long pages)
+    {
         inFlight.incrementAndGet();
+        this.pages.addAndGet(pages);
         requests.increment();
+        breaker.chosen();
     }
 
     void release()
     {
-        inFlight.decrementAndGet();
+        release(0);
     }
 
+    /** A request acquired with {@code pages} ended here. */
+    void release(long pages)
+    {
+        inFlight.decrementAndGet();
+        this.pages.addAndGet(-pages);
+    }
+
+    /** A request failed here (a 5xx or no answer): counted, and told to the breaker. */
     void failed()
     {
         failures.increment();
+        breaker.failed();
+    }
+
+    /** A request was answered here (other than with a 5xx): the breaker closes. */
+    void succeeded()
+    {
+        breaker.succeeded();
     }
 
     /** Requests this router has sent to it that have not ended. */
     int inFlight()
     {
         return inFlight.get();
+    }
+
+    /** The KV pages this router's requests in flight here hold, as estimated. */
+    long pages()
+    {
+        return pages.get();
     }
 
     long requests()

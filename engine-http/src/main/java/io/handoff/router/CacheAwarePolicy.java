@@ -1,0 +1,108 @@
+package io.handoff.router;
+
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The prefill that probably has most of the prompt cached already, from a {@link PrefixTree} per prefill of the keys
+ * this router sent it. While the candidates' loads (requests in flight) are balanced, the choice minimises
+ *
+ * <pre>    cost = uncached prompt symbols + loadWeight × requests in flight</pre>
+ *
+ * (uncached: the key's prompt length less the longest prefix its tree holds; symbols are chars, or token ids, as
+ * {@link RouteKey} reads them), ties to the less loaded, then in turn. Loads are unbalanced when
+ * {@code max − min > absThreshold} and {@code max > min × relThreshold}: then the least loaded is chosen, whatever
+ * it has cached. The chosen prefill's tree gets the key.
+ */
+final class CacheAwarePolicy
+        implements RoutingPolicy
+{
+    /**
+     * @param treeCapacity the most symbols one prefill's tree holds
+     * @param loadWeight what one request in flight costs, in uncached symbols
+     * @param absThreshold loads are unbalanced only past this difference (requests in flight)
+     * @param relThreshold ... and when the most loaded has more than this many times the least's
+     */
+    record Settings(long treeCapacity, double loadWeight, int absThreshold, double relThreshold)
+    {
+        Settings
+        {
+            if (treeCapacity < 1 || loadWeight < 0 || absThreshold < 0 || relThreshold < 1) {
+                throw new IllegalArgumentException("cache-aware settings out of range: tree capacity " + treeCapacity + " (at least 1), load weight "
+                        + loadWeight + " (at least 0), abs threshold " + absThreshold + " (at least 0), rel threshold " + relThreshold + " (at least 1)");
+            }
+        }
+    }
+
+    private final Settings settings;
+    private final Load load = Load.REQUESTS;
+    private final Map<Backend, PrefixTree> trees = new ConcurrentHashMap<>();
+    private final Rotation rotation = new Rotation();
+
+    CacheAwarePolicy(Settings settings)
+    {
+        this.settings = requireNonNull(settings, "settings is null");
+    }
+
+    @Override
+    public Backend choose(List<Backend> candidates, RouteKey key)
+    {
+        Backend chosen = pick(candidates, key);
+        if (key.shared().length > 0) {
+            tree(chosen).insert(key.shared());
+        }
+        return chosen;
+    }
+
+    private Backend pick(List<Backend> candidates, RouteKey key)
+    {
+        long min = candidates.stream().mapToLong(load::of).min().orElseThrow();
+        long max = candidates.stream().mapToLong(load::of).max().orElseThrow();
+        if (max - min > settings.absThreshold() && max > min * settings.relThreshold()) {
+            return rotation.next(candidates, candidates.stream().filter(candidate -> load.of(candidate) == min).toList());
+        }
+        Map<Backend, Double> costs = new HashMap<>();
+        for (Backend candidate : candidates) {
+            costs.put(candidate, cost(candidate, key));
+        }
+        Comparator<Backend> order = Comparator.<Backend>comparingDouble(costs::get).thenComparingLong(load::of);
+        Backend best = candidates.stream().min(order).orElseThrow();
+        return rotation.next(candidates, candidates.stream().filter(candidate -> order.compare(candidate, best) == 0).toList());
+    }
+
+    /** Uncached prompt symbols plus the load term, for {@code key} on {@code server}. */
+    double cost(Backend server, RouteKey key)
+    {
+        return Math.max(0, key.promptLength() - matched(server, key)) + settings.loadWeight() * load.of(server);
+    }
+
+    /** How many of {@code key}'s prompt symbols {@code server}'s tree holds (the kind symbol is not the prompt's). */
+    int matched(Backend server, RouteKey key)
+    {
+        PrefixTree tree = trees.get(server);
+        return tree == null ? 0 : Math.max(0, tree.match(key.shared()) - 1);
+    }
+
+    /** Symbols held for {@code server}, 0 when it has no tree. */
+    long treeSize(Backend server)
+    {
+        PrefixTree tree = trees.get(server);
+        return tree == null ? 0 : tree.size();
+    }
+
+    @Override
+    public void removed(Backend server)
+    {
+        trees.remove(server);
+    }
+
+    private PrefixTree tree(Backend server)
+    {
+        return trees.computeIfAbsent(server, ignored -> new PrefixTree(settings.treeCapacity()));
+    }
+}
