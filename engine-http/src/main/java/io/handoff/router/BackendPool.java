@@ -6,14 +6,15 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.random.RandomGenerator;
 import java.util.stream.Stream;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * The prefill and decode servers and how one of each is chosen for a request: prefills round-robin over
- * the healthy ones; decodes least-loaded (fewest requests in flight from this router, since a decode holds
- * a request's KV for its whole generation), ties round-robin. An unhealthy server is skipped.
+ * The prefill and decode servers and how one of each is chosen for a request: among the healthy ones (prefills
+ * also not reported suspect by a decode) whose circuit breaker is not open, by each phase's {@link PhaseChoice}
+ * ({@code handoff.router.policy.prefill}, {@code .decode}).
  */
 final class BackendPool
 {
@@ -21,18 +22,37 @@ final class BackendPool
     private final List<Backend> decodes;
     private final Duration retryAfter;
     private final Duration healthInterval;
-    private int prefillCursor;
-    private int decodeCursor;
+    private final RouterConfig.Routing routing;
+    private final RouterConfig.Breaker breaker;
+    private final PhaseChoice prefillChoice;
+    private final PhaseChoice decodeChoice;
 
-    BackendPool(List<URI> prefills, List<URI> decodes, Duration retryAfter, Duration healthInterval)
+    /** @param random draws power-of-two's pairs (seeded in tests) */
+    BackendPool(List<URI> prefills, List<URI> decodes, Duration retryAfter, RouterConfig config, RandomGenerator random)
     {
-        this.prefills = requireNonNull(prefills, "prefills is null").stream().map(url -> new Backend(url, BackendRole.PREFILL)).toList();
-        this.decodes = requireNonNull(decodes, "decodes is null").stream().map(url -> new Backend(url, BackendRole.DECODE)).toList();
+        requireNonNull(config, "config is null");
+        this.routing = config.routing();
+        this.breaker = config.breaker();
+        this.prefills = requireNonNull(prefills, "prefills is null").stream().map(url -> backend(url, BackendRole.PREFILL)).toList();
+        this.decodes = requireNonNull(decodes, "decodes is null").stream().map(url -> backend(url, BackendRole.DECODE)).toList();
         this.retryAfter = requireNonNull(retryAfter, "retryAfter is null");
-        this.healthInterval = requireNonNull(healthInterval, "healthInterval is null");
+        this.healthInterval = config.healthInterval();
+        this.prefillChoice = PhaseChoice.prefill(routing, random);
+        this.decodeChoice = PhaseChoice.decode(routing, random);
         if (prefills.isEmpty() || decodes.isEmpty()) {
             throw new IllegalArgumentException("a router needs at least one prefill and one decode server");
         }
+    }
+
+    private Backend backend(URI url, BackendRole role)
+    {
+        return new Backend(url, role, new CircuitBreaker(breaker.failureThreshold(), breaker.openDuration(), System::nanoTime));
+    }
+
+    /** The page size a decode's outstanding KV pages are estimated in. */
+    int decodePageSize()
+    {
+        return routing.decodePageSize();
     }
 
     List<Backend> all()
@@ -51,45 +71,33 @@ final class BackendPool
     }
 
     /**
-     * The next healthy prefill that no decode reports suspect, with one more request in flight; 503 when there is
-     * none.
+     * The prefill the policy chooses for {@code key} among the healthy ones that no decode reports suspect and whose
+     * breaker lets it through, with one more request in flight; 503 when there is none.
      */
-    synchronized Backend acquirePrefill()
+    synchronized Backend acquirePrefill(RouteKey key)
     {
-        for (int k = 0; k < prefills.size(); k++) {
-            int i = (prefillCursor + k) % prefills.size();
-            Backend prefill = prefills.get(i);
-            if (prefill.healthy() && prefill.control().isPresent() && !suspect(prefill)) {
-                prefillCursor = (i + 1) % prefills.size();
-                prefill.acquire();
-                return prefill;
-            }
-        }
-        throw noneHealthy(BackendRole.PREFILL);
+        return prefillChoice.acquire(prefills.stream().filter(this::eligiblePrefill).toList(), key, 0).orElseThrow(() -> noneHealthy(BackendRole.PREFILL));
     }
 
     /**
-     * For a retry: the next healthy prefill other than {@code avoid} (whose transfer just failed), with one more request in
-     * flight; {@code avoid} itself when it is the only healthy one; 503 when none is healthy.
+     * For a retry: the prefill the policy chooses among those other than {@code avoid} (whose transfer just failed), with one
+     * more request in flight; {@code avoid} itself when it is the only one; 503 when there is none.
      */
-    synchronized Backend acquirePrefillOtherThan(Backend avoid)
+    synchronized Backend acquirePrefillOtherThan(Backend avoid, RouteKey key)
     {
-        for (int k = 0; k < prefills.size(); k++) {
-            int i = (prefillCursor + k) % prefills.size();
-            Backend prefill = prefills.get(i);
-            if (prefill != avoid && prefill.healthy() && prefill.control().isPresent() && !suspect(prefill)) {
-                prefillCursor = (i + 1) % prefills.size();
-                prefill.acquire();
-                return prefill;
-            }
-        }
-        return acquirePrefill();
+        List<Backend> others = prefills.stream().filter(prefill -> prefill != avoid && eligiblePrefill(prefill)).toList();
+        return prefillChoice.acquire(others, key, 0).orElseGet(() -> acquirePrefill(key));
+    }
+
+    private boolean eligiblePrefill(Backend prefill)
+    {
+        return prefill.healthy() && prefill.control().isPresent() && !suspect(prefill);
     }
 
     /** Whether a healthy prefill other than {@code other} could take a retry. */
     synchronized boolean anotherPrefill(Backend other)
     {
-        return prefills.stream().anyMatch(prefill -> prefill != other && prefill.healthy() && prefill.control().isPresent() && !suspect(prefill));
+        return prefills.stream().anyMatch(prefill -> prefill != other && eligiblePrefill(prefill) && prefill.breaker().available());
     }
 
     /** Whether a decode reports this prefill suspect (see {@link HealthCheck}). */
@@ -99,25 +107,13 @@ final class BackendPool
         return control.isPresent() && decodes.stream().anyMatch(decode -> decode.suspectPeers().contains(control.get()));
     }
 
-    /** The healthy decode with the fewest requests in flight, with one more; 503 when none is healthy. */
-    synchronized Backend acquireDecode()
+    /**
+     * The decode the policy chooses for {@code key} among the healthy ones whose breaker lets it through, with one more
+     * request in flight holding {@code pages} (an estimate); 503 when there is none.
+     */
+    synchronized Backend acquireDecode(RouteKey key, long pages)
     {
-        Backend best = null;
-        int bestIndex = -1;
-        for (int k = 0; k < decodes.size(); k++) {
-            int i = (decodeCursor + k) % decodes.size();
-            Backend decode = decodes.get(i);
-            if (decode.healthy() && (best == null || decode.inFlight() < best.inFlight())) {
-                best = decode;
-                bestIndex = i;
-            }
-        }
-        if (best == null) {
-            throw noneHealthy(BackendRole.DECODE);
-        }
-        decodeCursor = (bestIndex + 1) % decodes.size();
-        best.acquire();
-        return best;
+        return decodeChoice.acquire(decodes.stream().filter(Backend::healthy).toList(), key, pages).orElseThrow(() -> noneHealthy(BackendRole.DECODE));
     }
 
     /** A healthy server of {@code role} for a read-only call (e.g. {@code /v1/models}), without counting it as in flight. */
@@ -137,6 +133,20 @@ final class BackendPool
         return Optional.of(unavailable(code, missing));
     }
 
+    /** Why a healthy server gets no requests. */
+    private String whyOut(Backend server)
+    {
+        if (server.role() == BackendRole.PREFILL && suspect(server)) {
+            return "healthy, but a decode reports it suspect: it did not drain within the decode's drain deadline; restart it";
+        }
+        if (server.role() == BackendRole.PREFILL && server.control().isEmpty()) {
+            return "healthy, but without a KV-transfer control endpoint";
+        }
+        return "healthy, but its circuit breaker is " + server.breaker().describe() + ": requests failed there "
+                + breaker.failureThreshold() + " times in a row (handoff.router.circuit-breaker.failure-threshold); one trial request goes "
+                + "there " + breaker.openDuration().toMillis() + " ms after it opened (handoff.router.circuit-breaker.open-duration)";
+    }
+
     ApiError noneHealthy(BackendRole role)
     {
         return unavailable("no_healthy_" + role.label(), List.of(role));
@@ -150,9 +160,7 @@ final class BackendPool
             List<Backend> servers = of(role);
             for (int i = 0; i < servers.size(); i++) {
                 Backend server = servers.get(i);
-                message.append(i == 0 ? "" : "; ").append(server.url()).append(" (").append(server.unhealthyReason().orElse(
-                        role == BackendRole.PREFILL && suspect(server) ? "healthy, but a decode reports it suspect: it did not drain within the "
-                                + "decode's drain deadline; restart it" : "healthy, but without a KV-transfer control endpoint")).append(')');
+                message.append(i == 0 ? "" : "; ").append(server.url()).append(" (").append(server.unhealthyReason().orElseGet(() -> whyOut(server))).append(')');
             }
             message.append(". ");
         }

@@ -16,35 +16,18 @@ import static java.util.Objects.requireNonNull;
  *
  * (uncached: the key's prompt length less the longest prefix its tree holds; symbols are chars, or token ids, as
  * {@link RouteKey} reads them), ties to the less loaded, then in turn. Loads are unbalanced when
- * {@code max − min > absThreshold} and {@code max > min × relThreshold}: then the least loaded is chosen, whatever
+ * {@code max − min > balanceAbsThreshold} and {@code max > min × balanceRelThreshold}: then the least loaded is chosen, whatever
  * it has cached. The chosen prefill's tree gets the key.
  */
 final class CacheAwarePolicy
         implements RoutingPolicy
 {
-    /**
-     * @param treeCapacity the most symbols one prefill's tree holds
-     * @param loadWeight what one request in flight costs, in uncached symbols
-     * @param absThreshold loads are unbalanced only past this difference (requests in flight)
-     * @param relThreshold ... and when the most loaded has more than this many times the least's
-     */
-    record Settings(long treeCapacity, double loadWeight, int absThreshold, double relThreshold)
-    {
-        Settings
-        {
-            if (treeCapacity < 1 || loadWeight < 0 || absThreshold < 0 || relThreshold < 1) {
-                throw new IllegalArgumentException("cache-aware settings out of range: tree capacity " + treeCapacity + " (at least 1), load weight "
-                        + loadWeight + " (at least 0), abs threshold " + absThreshold + " (at least 0), rel threshold " + relThreshold + " (at least 1)");
-            }
-        }
-    }
-
-    private final Settings settings;
+    private final RouterConfig.CacheAware settings;
     private final Load load = Load.REQUESTS;
     private final Map<Backend, PrefixTree> trees = new ConcurrentHashMap<>();
     private final Rotation rotation = new Rotation();
 
-    CacheAwarePolicy(Settings settings)
+    CacheAwarePolicy(RouterConfig.CacheAware settings)
     {
         this.settings = requireNonNull(settings, "settings is null");
     }
@@ -63,7 +46,7 @@ final class CacheAwarePolicy
     {
         long min = candidates.stream().mapToLong(load::of).min().orElseThrow();
         long max = candidates.stream().mapToLong(load::of).max().orElseThrow();
-        if (max - min > settings.absThreshold() && max > min * settings.relThreshold()) {
+        if (max - min > settings.balanceAbsThreshold() && max > min * settings.balanceRelThreshold()) {
             return rotation.next(candidates, candidates.stream().filter(candidate -> load.of(candidate) == min).toList());
         }
         Map<Backend, Double> costs = new HashMap<>();
@@ -103,6 +86,6 @@ final class CacheAwarePolicy
 
     private PrefixTree tree(Backend server)
     {
-        return trees.computeIfAbsent(server, ignored -> new PrefixTree(settings.treeCapacity()));
+        return trees.computeIfAbsent(server, ignored -> new PrefixTree(settings.treeChars()));
     }
 }

@@ -95,7 +95,13 @@ final class CircuitBreaker
         return state;
     }
 
-    /** For {@code /backends}: the state and the failures in a row. */
+    /** Failed requests in a row, up to the last success. */
+    synchronized int failuresInARow()
+    {
+        return failures;
+    }
+
+    /** The state and the failures in a row, for people. */
     synchronized String describe()
     {
         return state().label() + (failures > 0 ? " (" + failures + " failure" + (failures == 1 ? "" : "s") + " in a row)" : "");

@@ -13,7 +13,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class RoutingPoliciesTest
 {
-    private static final CacheAwarePolicy.Settings CACHE = new CacheAwarePolicy.Settings(10_000, 100, 4, 2.0);
+    private static final RouterConfig.CacheAware CACHE = new RouterConfig.CacheAware(10_000, 100, 4, 2.0);
 
     private final List<Backend> servers = IntStream.rangeClosed(1, 3)
             .mapToObj(i -> new Backend(URI.create("http://10.0.0." + i + ":30000"), BackendRole.PREFILL)).toList();
@@ -121,7 +121,7 @@ class RoutingPoliciesTest
     @Test
     void cacheAwareTakesTheLeastLoadedWhenLoadsAreUnbalanced()
     {
-        CacheAwarePolicy policy = new CacheAwarePolicy(new CacheAwarePolicy.Settings(10_000, 0, 4, 2.0));
+        CacheAwarePolicy policy = new CacheAwarePolicy(new RouterConfig.CacheAware(10_000, 0, 4, 2.0));
         String prompt = "a shared prefix ".repeat(10);
         Backend cached = policy.choose(servers, text(prompt));
         // max - min = 4, not more than the abs threshold 4: balanced, the cache wins however loaded it is (load weight 0)
