@@ -1,5 +1,13 @@
 package io.handoff.cli;
 
+import io.handoff.cluster.Cluster;
+import io.handoff.cluster.ClusterConfig;
+import io.handoff.cluster.Discovery;
+import io.handoff.cluster.Member;
+import io.handoff.cluster.MemberRole;
+import io.handoff.cluster.Membership;
+import io.handoff.cluster.StaticMembership;
+
 import io.handoff.http.ServerConfig;
 import io.handoff.router.Router;
 import io.handoff.router.RouterConfig;
@@ -34,10 +42,12 @@ final class RouterCommand
     @Mixin
     EngineOptions options;
 
-    @Option(names = "--prefill", paramLabel = "URL", description = "A prefill server, e.g. http://10.0.0.5:30000 (HOST:PORT means http://HOST:PORT). Repeatable; at least one.")
+    @Option(names = "--prefill", paramLabel = "URL", description = "A prefill server, e.g. http://10.0.0.5:30000 (HOST:PORT means http://HOST:PORT). Repeatable; at least one"
+            + " under static discovery; none when the router finds its servers through handoff.cluster.discovery = etcd or kubernetes.")
     List<String> prefills = new ArrayList<>();
 
-    @Option(names = "--decode", paramLabel = "URL", description = "A decode server, e.g. http://10.0.0.6:30000. Repeatable; at least one.")
+    @Option(names = "--decode", paramLabel = "URL", description = "A decode server, e.g. http://10.0.0.6:30000. Repeatable; at least one under static"
+            + " discovery, as --prefill.")
     List<String> decodes = new ArrayList<>();
 
     @Mixin
@@ -50,37 +60,53 @@ final class RouterCommand
     public Integer call()
             throws Exception
     {
-        Set<URI> seen = new HashSet<>();
-        List<URI> prefillUrls = urls("--prefill", prefills, seen);
-        List<URI> decodeUrls = urls("--decode", decodes, seen);
         listen.applyTo(options.overrides);
         ServerConfig serverConfig;
         RouterConfig routerConfig;
+        ClusterConfig cluster;
         Timelines timelines;
         // The engine validates the configuration (with plugins' keys) and sets up logging; the router needs nothing else of it.
         try (Engine engine = Engine.start(options.source())) {
             serverConfig = ServerConfig.from(engine.config().config(), engine.security());
             routerConfig = RouterConfig.from(engine.config().config());
+            cluster = ClusterConfig.from(engine.config().config());
             timelines = new Timelines(engine.config().config().getInt("handoff.debug.timeline-requests"));
         }
+        Membership membership = membership(cluster);
         Router router;
         try {
-            router = Router.start(serverConfig, routerConfig, prefillUrls, decodeUrls, timelines);
+            router = Router.start(serverConfig, routerConfig, membership, timelines);
         }
         catch (BindException e) {
             throw ListenOptions.cannotListen(serverConfig, e);
         }
-        String ready = "routing on http://" + router.address().getHostString() + ":" + router.address().getPort() + " to prefill "
-                + prefillUrls + " and decode " + decodeUrls;
+        String ready = "routing on http://" + router.address().getHostString() + ":" + router.address().getPort() + " to the servers of "
+                + membership.describe() + ": prefill " + membership.current().of(MemberRole.PREFILL).stream().map(Member::http).toList() + " and decode "
+                + membership.current().of(MemberRole.DECODE).stream().map(Member::http).toList();
         ListenOptions.serveUntilSignalled(serverConfig, ready, () -> router.shutdown(serverConfig.gracePeriod()));
         return Main.OK;
+    }
+
+    /** The command line's lists under static discovery; otherwise the store's members, with no list given. */
+    private Membership membership(ClusterConfig cluster)
+    {
+        if (cluster.discovery() != Discovery.STATIC) {
+            if (!prefills.isEmpty() || !decodes.isEmpty()) {
+                throw new ParameterException(spec.commandLine(), "handoff.cluster.discovery = " + cluster.discovery().label()
+                        + ": the router finds its servers there; leave out --prefill and --decode (or set handoff.cluster.discovery = static)");
+            }
+            return Cluster.membership(cluster);
+        }
+        Set<URI> seen = new HashSet<>();
+        return new StaticMembership(urls("--prefill", prefills, seen), urls("--decode", decodes, seen));
     }
 
     private List<URI> urls(String option, List<String> given, Set<URI> seen)
     {
         if (given.isEmpty()) {
             throw new ParameterException(spec.commandLine(), "at least one " + option + " URL is required"
-                    + " (a server started with handoff serve --role " + option.substring(2) + ")");
+                    + " (a server started with handoff serve --role " + option.substring(2) + "), or servers found through"
+                    + " handoff.cluster.discovery = etcd or kubernetes");
         }
         List<URI> urls = new ArrayList<>();
         for (String text : given) {

@@ -1,5 +1,7 @@
 package io.handoff.cli;
 
+import io.handoff.cluster.ClusterConfig;
+import io.handoff.cluster.Registration;
 import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.fault.FaultSpec;
 import io.handoff.http.ApiServer;
@@ -58,17 +60,24 @@ final class ServeCommand
         modelPath.applyTo(options.overrides);
         Engine engine = Engine.start(options.source());
         ComputeEngine compute = null;
-        ApiServer server;
+        ApiServer server = null;
         ServerConfig config;
+        Registration registration;
         try {
             // before the model is loaded: a bad key file should not cost the time a checkpoint takes to load
             // the one read of the secret file in this process: the transfer layer gets the same copy
             config = ServerConfig.from(engine.config().config(), engine.security());
             compute = ComputeEngine.create(engine, FaultSpec.parse(engine.config().config().getStringList("handoff.debug.faults")),
                     disaggregationRole);
+            ClusterConfig cluster = ClusterConfig.from(engine.config().config());
             server = listen(config, compute);
+            // announced once it answers: a router that finds it in the store finds it serving
+            registration = ClusterAnnouncement.register(cluster, compute, config.host(), server.address());
         }
-        catch (RuntimeException | IOException e) {
+        catch (RuntimeException | IOException | InterruptedException e) {
+            if (server != null) {
+                server.shutdown(java.time.Duration.ZERO);
+            }
             if (compute != null) {
                 compute.close();
             }
@@ -76,13 +85,18 @@ final class ServeCommand
             throw e;
         }
         ComputeEngine running = compute;
+        ApiServer serving = server;
+        Registration announced = registration;
         String ready = "serving " + compute.model().name() + " (role " + role + ") on http://" + server.address().getHostString() + ":"
-                + server.address().getPort();
+                + server.address().getPort() + (registration == Registration.NONE ? "" : "; registered in " + registration);
         ListenOptions.serveUntilSignalled(config, ready, () -> {
             try {
-                server.shutdown(config.gracePeriod());
+                // routers stop sending new requests while the ones in flight finish
+                announced.draining();
+                serving.shutdown(config.gracePeriod());
             }
             finally {
+                announced.close();
                 running.close();
                 engine.close();
                 log.info("stopped");

@@ -25,7 +25,7 @@ public record Member(String id, MemberRole role, String incarnation, URI http, S
     /** Longest id or incarnation accepted from a membership store. */
     public static final int MAX_TOKEN = 253;
     private static final Pattern TOKEN = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:/-]{0," + (MAX_TOKEN - 1) + "}");
-    private static final Pattern HASH = Pattern.compile("[A-Za-z0-9._:-]{0,128}");
+    private static final Pattern HASH = Pattern.compile("[\\x21-\\x7e]{0,256}");
 
     public Member
     {
@@ -41,7 +41,7 @@ public record Member(String id, MemberRole role, String incarnation, URI http, S
             throw new IllegalArgumentException("incarnation '" + excerpt(incarnation) + "' of member " + id + " is not 1 to " + MAX_TOKEN + " of [A-Za-z0-9._:/-]");
         }
         if (!HASH.matcher(compatibility).matches()) {
-            throw new IllegalArgumentException("compatibility hash '" + excerpt(compatibility) + "' of member " + id + " is not up to 128 of [A-Za-z0-9._:-]");
+            throw new IllegalArgumentException("compatibility hash '" + excerpt(compatibility) + "' of member " + id + " is not up to 256 printable ASCII characters without spaces");
         }
         if (capacity < 0) {
             throw new IllegalArgumentException("capacity of member " + id + " is negative: " + capacity);

@@ -1,6 +1,7 @@
 package io.handoff.router;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.handoff.cluster.Member;
 
 import java.net.URI;
 import java.util.Optional;
@@ -12,7 +13,8 @@ import java.util.concurrent.atomic.LongAdder;
 import static java.util.Objects.requireNonNull;
 
 /**
- * One prefill or decode server as the router sees it: its health (from polling {@code /health}), what its
+ * One prefill or decode server as the router sees it: the membership record it stands for (one incarnation of one
+ * member: a restart under the same id is another {@code Backend}), its health (from polling {@code /health}), what its
  * {@code /bootstrap} said when it last became healthy, and the requests this router has in flight on it.
  */
 final class Backend
@@ -34,6 +36,8 @@ final class Backend
     private final URI url;
     private final BackendRole role;
     private final CircuitBreaker breaker;
+    // the membership record: its draining flag and capacity may change while the incarnation stays
+    private volatile Member member;
     private final AtomicInteger inFlight = new AtomicInteger();
     // the KV pages this router's requests in flight here hold, as estimated (RouteKey.pages): a decode's load
     private final AtomicLong pages = new AtomicLong();
@@ -44,21 +48,61 @@ final class Backend
     // a decode's suspect prefills (their KV-transfer control endpoints), from its last /health
     private volatile Set<String> suspectPeers = Set.of();
 
-    Backend(URI url, BackendRole role)
+    Backend(Member member)
     {
-        this(url, role, CircuitBreaker.disabled());
+        this(member, CircuitBreaker.disabled());
     }
 
-    Backend(URI url, BackendRole role, CircuitBreaker breaker)
+    Backend(Member member, CircuitBreaker breaker)
     {
-        this.url = requireNonNull(url, "url is null");
-        this.role = requireNonNull(role, "role is null");
         this.breaker = requireNonNull(breaker, "breaker is null");
+        this.member = requireNonNull(member, "member is null");
+        this.url = member.http();
+        this.role = BackendRole.of(member.role());
     }
 
     CircuitBreaker breaker()
     {
         return breaker;
+    }
+
+    Member member()
+    {
+        return member;
+    }
+
+    /** A newer record of the same incarnation (draining, capacity). */
+    void update(Member newer)
+    {
+        if (!newer.id().equals(member.id()) || newer.role() != member.role() || !newer.http().equals(url)) {
+            throw new IllegalArgumentException("a record of member " + newer.id() + " at " + newer.http() + " cannot update " + describe());
+        }
+        this.member = newer;
+    }
+
+    /** Whether membership says it is on its way out: it finishes what it has and gets nothing new. */
+    boolean draining()
+    {
+        return member.draining();
+    }
+
+    /** Healthy and not draining: it may get new requests. */
+    boolean routable()
+    {
+        return healthy() && !draining();
+    }
+
+    /**
+     * The incarnation this router knows it by: the membership record's, or where the source does not know it (static
+     * discovery) what its {@code /bootstrap} reported; empty before either.
+     */
+    String incarnation()
+    {
+        if (!member.incarnation().isEmpty()) {
+            return member.incarnation();
+        }
+        JsonNode reported = bootstrap().map(bootstrap -> bootstrap.path("incarnation")).orElse(null);
+        return reported != null && reported.isTextual() ? reported.textValue() : "";
     }
 
     URI url()
@@ -205,7 +249,7 @@ final class Backend
 
     String describe()
     {
-        return role.label() + " server " + url;
+        return role.label() + " server " + url + (member.id().equals(url.toString()) ? "" : " (" + member.id() + ")");
     }
 
     @Override

@@ -1,10 +1,16 @@
 package io.handoff.router;
 
+import io.handoff.cluster.Member;
+import io.handoff.cluster.MembershipView;
 import io.handoff.http.ApiError;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
 
-import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.random.RandomGenerator;
 import java.util.stream.Stream;
@@ -12,41 +18,124 @@ import java.util.stream.Stream;
 import static java.util.Objects.requireNonNull;
 
 /**
- * The prefill and decode servers and how one of each is chosen for a request: among the healthy ones (prefills
- * also not reported suspect by a decode) whose circuit breaker is not open, by each phase's {@link PhaseChoice}
- * ({@code handoff.router.policy.prefill}, {@code .decode}).
+ * The prefill and decode servers and how one of each is chosen for a request: among the routable ones (healthy, not
+ * draining; prefills also not reported suspect by a decode) whose circuit breaker is not open, by each phase's
+ * {@link PhaseChoice} ({@code handoff.router.policy.prefill}, {@code .decode}).
+ *
+ * <p>The servers are what the router's {@link io.handoff.cluster.Membership} lists, and change while it runs
+ * ({@link #reconcile}): each list is a snapshot replaced whole, so a request that holds a {@link Backend} keeps it
+ * even after its server was removed; a removed server's policy state (its prefix tree) goes with it.
  */
 final class BackendPool
 {
-    private final List<Backend> prefills;
-    private final List<Backend> decodes;
+    private static final Logger log = LogManager.getLogger(BackendPool.class);
+
+    /**
+     * What one membership view changed.
+     *
+     * @param added servers new to the pool (a new member, or a new incarnation of a known one): poll them now
+     * @param removed servers gone from the pool (their member left, or was replaced by a new incarnation)
+     */
+    record Changes(List<Backend> added, List<Backend> removed)
+    {
+        boolean none()
+        {
+            return added.isEmpty() && removed.isEmpty();
+        }
+    }
+
+    private final String source;
     private final Duration retryAfter;
     private final Duration healthInterval;
+    private volatile List<Backend> prefills = List.of();
+    private volatile List<Backend> decodes = List.of();
+    private volatile Optional<String> stale = Optional.empty();
     private final RouterConfig.Routing routing;
     private final RouterConfig.Breaker breaker;
     private final PhaseChoice prefillChoice;
     private final PhaseChoice decodeChoice;
 
-    /** @param random draws power-of-two's pairs (seeded in tests) */
-    BackendPool(List<URI> prefills, List<URI> decodes, Duration retryAfter, RouterConfig config, RandomGenerator random)
+    /**
+     * @param source where the membership comes from, for messages (see {@link io.handoff.cluster.Membership#describe})
+     * @param random draws power-of-two's pairs (seeded in tests)
+     */
+    BackendPool(String source, Duration retryAfter, RouterConfig config, RandomGenerator random)
     {
+        this.source = requireNonNull(source, "source is null");
+        this.retryAfter = requireNonNull(retryAfter, "retryAfter is null");
         requireNonNull(config, "config is null");
+        this.healthInterval = config.healthInterval();
         this.routing = config.routing();
         this.breaker = config.breaker();
-        this.prefills = requireNonNull(prefills, "prefills is null").stream().map(url -> backend(url, BackendRole.PREFILL)).toList();
-        this.decodes = requireNonNull(decodes, "decodes is null").stream().map(url -> backend(url, BackendRole.DECODE)).toList();
-        this.retryAfter = requireNonNull(retryAfter, "retryAfter is null");
-        this.healthInterval = config.healthInterval();
-        this.prefillChoice = PhaseChoice.prefill(routing, random);
+        this.prefillChoice = PhaseChoice.prefill(routing, requireNonNull(random, "random is null"));
         this.decodeChoice = PhaseChoice.decode(routing, random);
-        if (prefills.isEmpty() || decodes.isEmpty()) {
-            throw new IllegalArgumentException("a router needs at least one prefill and one decode server");
-        }
     }
 
-    private Backend backend(URI url, BackendRole role)
+    /**
+     * Makes the pool list exactly {@code view}'s members: a known member of the same incarnation keeps its
+     * {@link Backend} (health, requests in flight) with the newer record; a new member, or a known id with another
+     * incarnation (a restart), gets a new one, polled before it is chosen; a member no longer listed is dropped.
+     */
+    synchronized Changes reconcile(MembershipView view)
     {
-        return new Backend(url, role, new CircuitBreaker(breaker.failureThreshold(), breaker.openDuration(), System::nanoTime));
+        requireNonNull(view, "view is null");
+        List<Backend> added = new ArrayList<>();
+        List<Backend> removed = new ArrayList<>();
+        prefills = reconciled(prefills, view.of(io.handoff.cluster.MemberRole.PREFILL), added, removed);
+        decodes = reconciled(decodes, view.of(io.handoff.cluster.MemberRole.DECODE), added, removed);
+        if (!view.stale().equals(stale)) {
+            view.stale().ifPresentOrElse(
+                    reason -> log.warn("membership ({}) may be out of date: {}; routing goes on to the last known servers", source, reason),
+                    () -> log.info("membership ({}) is up to date again", source));
+        }
+        stale = view.stale();
+        for (Backend backend : removed) {
+            (backend.role() == BackendRole.PREFILL ? prefillChoice : decodeChoice).removed(backend);
+            log.info("{} left the membership{}", backend, backend.inFlight() > 0 ? "; its " + backend.inFlight() + " request(s) in flight finish or fail there" : "");
+        }
+        for (Backend backend : added) {
+            log.info("{} joined the membership (incarnation {})", backend, backend.incarnation().isEmpty() ? "not known yet" : backend.incarnation());
+        }
+        return new Changes(List.copyOf(added), List.copyOf(removed));
+    }
+
+    private List<Backend> reconciled(List<Backend> current, List<Member> members, List<Backend> added, List<Backend> removed)
+    {
+        Map<String, Backend> byId = new HashMap<>();
+        current.forEach(backend -> byId.put(backend.member().id(), backend));
+        List<Backend> next = new ArrayList<>();
+        for (Member member : members) {
+            Backend known = byId.remove(member.id());
+            if (known != null && known.url().equals(member.http()) && known.member().incarnation().equals(member.incarnation())) {
+                known.update(member);
+                next.add(known);
+                continue;
+            }
+            if (known != null) {
+                removed.add(known);
+            }
+            Backend fresh = backend(member);
+            added.add(fresh);
+            next.add(fresh);
+        }
+        removed.addAll(byId.values());
+        return List.copyOf(next);
+    }
+
+    /** Why membership may be out of date (its store unreachable), or empty. */
+    Optional<String> stale()
+    {
+        return stale;
+    }
+
+    String source()
+    {
+        return source;
+    }
+
+    private Backend backend(Member member)
+    {
+        return new Backend(member, new CircuitBreaker(breaker.failureThreshold(), breaker.openDuration(), System::nanoTime));
     }
 
     /** The page size a decode's outstanding KV pages are estimated in. */
@@ -65,9 +154,10 @@ final class BackendPool
         return role == BackendRole.PREFILL ? prefills : decodes;
     }
 
+    /** Servers of {@code role} that may get new requests: healthy and not draining. */
     long healthy(BackendRole role)
     {
-        return of(role).stream().filter(Backend::healthy).count();
+        return of(role).stream().filter(Backend::routable).count();
     }
 
     /**
@@ -91,7 +181,7 @@ final class BackendPool
 
     private boolean eligiblePrefill(Backend prefill)
     {
-        return prefill.healthy() && prefill.control().isPresent() && !suspect(prefill);
+        return prefill.routable() && prefill.control().isPresent() && !suspect(prefill);
     }
 
     /** Whether a healthy prefill other than {@code other} could take a retry. */
@@ -113,13 +203,13 @@ final class BackendPool
      */
     synchronized Backend acquireDecode(RouteKey key, long pages)
     {
-        return decodeChoice.acquire(decodes.stream().filter(Backend::healthy).toList(), key, pages).orElseThrow(() -> noneHealthy(BackendRole.DECODE));
+        return decodeChoice.acquire(decodes.stream().filter(Backend::routable).toList(), key, pages).orElseThrow(() -> noneHealthy(BackendRole.DECODE));
     }
 
     /** A healthy server of {@code role} for a read-only call (e.g. {@code /v1/models}), without counting it as in flight. */
     Optional<Backend> anyHealthy(BackendRole role)
     {
-        return of(role).stream().filter(Backend::healthy).min((a, b) -> Integer.compare(a.inFlight(), b.inFlight()));
+        return of(role).stream().filter(Backend::routable).min((a, b) -> Integer.compare(a.inFlight(), b.inFlight()));
     }
 
     /** 503 with Retry-After when a side has no healthy server, naming that side (or both) and why each of its servers is out. */
@@ -136,6 +226,9 @@ final class BackendPool
     /** Why a healthy server gets no requests. */
     private String whyOut(Backend server)
     {
+        if (server.draining()) {
+            return "draining: membership says it is on its way out";
+        }
         if (server.role() == BackendRole.PREFILL && suspect(server)) {
             return "healthy, but a decode reports it suspect: it did not drain within the decode's drain deadline; restart it";
         }
@@ -158,6 +251,9 @@ final class BackendPool
         for (BackendRole role : roles) {
             message.append("no healthy ").append(role.label()).append(" server: ");
             List<Backend> servers = of(role);
+            if (servers.isEmpty()) {
+                message.append("none is listed by ").append(source).append(stale.map(reason -> " (which may be out of date: " + reason + ")").orElse(""));
+            }
             for (int i = 0; i < servers.size(); i++) {
                 Backend server = servers.get(i);
                 message.append(i == 0 ? "" : "; ").append(server.url()).append(" (").append(server.unhealthyReason().orElseGet(() -> whyOut(server))).append(')');

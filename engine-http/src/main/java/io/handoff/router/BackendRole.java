@@ -1,5 +1,7 @@
 package io.handoff.router;
 
+import io.handoff.cluster.MemberRole;
+
 import java.util.Locale;
 
 /** Which half of a disaggregated request a server runs; what its {@code GET /bootstrap} must report. */
@@ -12,5 +14,13 @@ public enum BackendRole
     public String label()
     {
         return name().toLowerCase(Locale.ROOT);
+    }
+
+    static BackendRole of(MemberRole role)
+    {
+        return switch (role) {
+            case PREFILL -> PREFILL;
+            case DECODE -> DECODE;
+        };
     }
 }

@@ -1,6 +1,7 @@
 package io.handoff.router;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.handoff.core.security.PeerText;
 import io.handoff.http.JsonFields;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -81,13 +82,16 @@ final class HealthCheck
                 down(backend, "GET /bootstrap did not answer JSON: " + e.getMessage());
                 return;
             }
-            Optional<String> problem = problem(backend.role(), json);
+            Optional<String> problem = problem(backend.role(), json).or(() -> otherIncarnation(backend, json));
             if (problem.isPresent()) {
                 down(backend, problem.get());
                 return;
             }
+            String before = backend.incarnation();
             if (backend.up(json)) {
-                log.info("{} is healthy{}", backend, backend.control().map(control -> " (KV-transfer control " + control + ")").orElse(""));
+                String now = backend.incarnation();
+                log.info("{} is healthy{}{}", backend, backend.control().map(control -> " (KV-transfer control " + control + ")").orElse(""),
+                        !before.isEmpty() && !before.equals(now) ? "; it restarted: incarnation " + before + " is now " + now : "");
             }
         }
         catch (IOException e) {
@@ -155,6 +159,21 @@ final class HealthCheck
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * A server at the member's address that is not the incarnation membership lists (the member restarted and the
+     * store has not caught up, or another process took the port): it stays out until membership and server agree.
+     */
+    private static Optional<String> otherIncarnation(Backend backend, JsonNode bootstrap)
+    {
+        String listed = backend.member().incarnation();
+        JsonNode reported = bootstrap.path("incarnation");
+        if (listed.isEmpty() || !reported.isTextual() || reported.textValue().equals(listed)) {
+            return Optional.empty();
+        }
+        return Optional.of("its GET /bootstrap reports incarnation " + PeerText.clean(reported.textValue(), 80) + " but membership lists "
+                + listed + ": another process answers at its address; it gets requests once membership lists that one");
     }
 
     static void down(Backend backend, String reason)

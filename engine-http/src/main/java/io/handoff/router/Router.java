@@ -3,6 +3,9 @@ package io.handoff.router;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpServer;
+import io.handoff.cluster.Membership;
+import io.handoff.cluster.MembershipView;
+import io.handoff.cluster.StaticMembership;
 import io.handoff.http.AbortRequest;
 import io.handoff.http.AccessNotice;
 import io.handoff.http.ApiError;
@@ -42,7 +45,8 @@ import static java.util.Objects.requireNonNull;
  * API as a colocated server ({@code /generate}, {@code /v1/completions}, {@code /v1/chat/completions}, {@code /v1/responses}, {@code /abort_request}, {@code /health},
  * {@code /metrics}, with the same errors), pairs each generation request with a healthy prefill and decode
  * ({@link PairedRequests}), answers the model and admin queries from its servers ({@link BackendQueries}), and lists
- * its servers at {@code GET /backends}.
+ * its servers at {@code GET /backends}. Its servers are what a {@link Membership} lists (the command line's lists, an
+ * etcd prefix, a Kubernetes label selector), followed while it runs: servers join and leave without a restart.
  *
  * <p>Like the server, each exchange runs on its own virtual thread, and so do the calls to the servers.
  */
@@ -53,6 +57,7 @@ public final class Router
 
     private final ServerConfig serverConfig;
     private final RouterConfig config;
+    private final Membership membership;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().daemon().name("handoff-router-health").factory());
@@ -63,14 +68,17 @@ public final class Router
     private final PairedRequests requests;
     private final HttpServer server;
     private volatile boolean draining;
+    // false until the first poll of every server: a server that joins before it is polled with the rest
+    private volatile boolean polling;
     private boolean stopped;
 
-    private Router(ServerConfig serverConfig, RouterConfig config, List<URI> prefills, List<URI> decodes, Timelines timelines)
+    private Router(ServerConfig serverConfig, RouterConfig config, Membership membership, Timelines timelines)
             throws IOException
     {
         this.serverConfig = requireNonNull(serverConfig, "serverConfig is null");
         this.config = requireNonNull(config, "config is null");
-        this.pool = new BackendPool(prefills, decodes, serverConfig.retryAfter(), config, new SplittableRandom());
+        this.membership = requireNonNull(membership, "membership is null");
+        this.pool = new BackendPool(membership.describe(), serverConfig.retryAfter(), config, new SplittableRandom());
         // Bound before any thread or client exists: a port in use fails here with nothing to clean up.
         JdkHttpServerLimits.apply(serverConfig.limits());
         this.server = HttpServer.create(new InetSocketAddress(serverConfig.host(), serverConfig.port()), 0);
@@ -109,12 +117,35 @@ public final class Router
     public static Router start(ServerConfig serverConfig, RouterConfig config, List<URI> prefills, List<URI> decodes, Timelines timelines)
             throws IOException, InterruptedException
     {
-        Router router = new Router(serverConfig, config, prefills, decodes, timelines);
+        if (prefills.isEmpty() || decodes.isEmpty()) {
+            throw new IllegalArgumentException("a router needs at least one prefill and one decode server");
+        }
+        return start(serverConfig, config, new StaticMembership(prefills, decodes), timelines);
+    }
+
+    /**
+     * Starts following {@code membership} (the router owns it from here and closes it), polls every server it lists
+     * once, binds {@code serverConfig.host():port}, starts answering, and polls every {@code config.healthInterval()}.
+     * A membership that lists no server yet is not an error: the router answers 503 until servers join.
+     */
+    public static Router start(ServerConfig serverConfig, RouterConfig config, Membership membership, Timelines timelines)
+            throws IOException, InterruptedException
+    {
+        Router router;
         try {
+            router = new Router(serverConfig, config, membership, timelines);
+        }
+        catch (IOException | RuntimeException e) {
+            membership.close();
+            throw e;
+        }
+        try {
+            membership.start(router::follow);
             router.probeBackends();
+            router.polling = true;
             router.server.start();
         }
-        catch (InterruptedException | RuntimeException e) {
+        catch (IOException | InterruptedException | RuntimeException e) {
             router.server.stop(0);
             router.release();
             throw e;
@@ -156,6 +187,28 @@ public final class Router
     public InetSocketAddress address()
     {
         return server.getAddress();
+    }
+
+    /** Takes a new membership view: the pool follows it, and servers new to it are polled at once. */
+    private void follow(MembershipView view)
+    {
+        BackendPool.Changes changes = pool.reconcile(view);
+        if (!polling) {
+            return;
+        }
+        for (Backend added : changes.added()) {
+            executor.execute(() -> {
+                try {
+                    healthCheck.probe(added);
+                }
+                catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                catch (RuntimeException e) {
+                    log.error("health poll of {} failed", added, e);
+                }
+            });
+        }
     }
 
     /** One health poll of every server, concurrently; returns when all have answered or timed out. */
@@ -206,6 +259,9 @@ public final class Router
         for (BackendRole role : BackendRole.values()) {
             body.putObject(role.label()).put("healthy", pool.healthy(role)).put("total", pool.of(role).size());
         }
+        ObjectNode source = body.putObject("membership");
+        source.put("source", pool.source());
+        source.put("stale", pool.stale().orElse(null));
         exchange.sendJson(200, body);
     }
 
@@ -265,9 +321,12 @@ public final class Router
         ArrayNode list = JsonFields.MAPPER.createArrayNode();
         for (Backend backend : pool.all()) {
             ObjectNode entry = list.addObject();
+            entry.put("id", backend.member().id());
             entry.put("url", backend.url().toString());
             entry.put("role", backend.role().label());
+            entry.put("incarnation", backend.incarnation().isEmpty() ? null : backend.incarnation());
             entry.put("healthy", backend.healthy());
+            entry.put("draining", backend.draining());
             entry.put("in_flight", backend.inFlight());
             entry.put("control", backend.control().orElse(null));
             entry.put("reason", backend.unhealthyReason().orElse(null));
@@ -317,6 +376,7 @@ public final class Router
 
     private void release()
     {
+        membership.close();
         poller.shutdownNow();
         upstream.close();
         executor.shutdownNow();

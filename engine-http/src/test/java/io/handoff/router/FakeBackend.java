@@ -65,6 +65,8 @@ final class FakeBackend
     volatile CountDownLatch healthStall;
     volatile String control;
     volatile String bootstrapRole;
+    // the incarnation its /bootstrap reports; none when null
+    volatile String incarnation;
     volatile Generator generator = FakeBackend::answer;
     /** Which rids an abort finds in flight; an abort of any other is recorded and answered 404, as a server answers a rid it does not have (yet). */
     volatile java.util.function.Predicate<String> knows = rid -> true;
@@ -199,6 +201,9 @@ final class FakeBackend
                     ObjectNode body = JSON.createObjectNode().put("role", bootstrapRole).put("model", "tiny-mla").put("compatibility", "c0ffee");
                     if (control != null) {
                         body.put("control", control);
+                    }
+                    if (incarnation != null) {
+                        body.put("incarnation", incarnation);
                     }
                     json(exchange, 200, body);
                 }

@@ -276,7 +276,8 @@ class RouterBackendsTest
 
             HttpResponse<String> health = fixture.get("/health");
             assertThat(health.statusCode()).isEqualTo(200);
-            assertThat(json(health)).isEqualTo(json("{\"status\": \"ok\", \"prefill\": {\"healthy\": 2, \"total\": 2}, \"decode\": {\"healthy\": 1, \"total\": 1}}"));
+            assertThat(json(health)).isEqualTo(json("{\"status\": \"ok\", \"prefill\": {\"healthy\": 2, \"total\": 2}, \"decode\": {\"healthy\": 1, \"total\": 1}, "
+                    + "\"membership\": {\"source\": \"static lists (--prefill, --decode)\", \"stale\": null}}"));
 
             HttpResponse<String> models = fixture.get("/v1/models");
             assertThat(models.statusCode()).isEqualTo(200);

@@ -59,6 +59,25 @@ final class RouterFixture
                 prefills.stream().map(FakeBackend::url).toList(), decodes.stream().map(FakeBackend::url).toList());
     }
 
+    private RouterFixture(List<FakeBackend> prefills, List<FakeBackend> decodes, io.handoff.cluster.Membership membership)
+            throws IOException, InterruptedException
+    {
+        this.prefills = prefills;
+        this.decodes = decodes;
+        decodes.forEach(decode -> decode.prefills = List.copyOf(prefills));
+        this.router = Router.start(ServerConfig.loopback(), CONFIG, membership, new io.handoff.core.scheduler.Timelines(16));
+    }
+
+    /**
+     * A router following {@code membership} instead of fixed lists; {@code prefills} and {@code decodes} are the fake
+     * servers the test may list in it (they run whether listed or not).
+     */
+    static RouterFixture following(io.handoff.cluster.Membership membership, List<FakeBackend> prefills, List<FakeBackend> decodes)
+            throws IOException, InterruptedException
+    {
+        return new RouterFixture(prefills, decodes, membership);
+    }
+
     /** {@code prefillCount} prefills (controls 10.0.0.1:7001, 10.0.0.2:7001, ...) and {@code decodeCount} decodes. */
     static RouterFixture start(int prefillCount, int decodeCount)
             throws IOException, InterruptedException

@@ -1,5 +1,6 @@
 package io.handoff.router;
 
+import io.handoff.cluster.MemberRole;
 import org.junit.jupiter.api.Test;
 
 import java.net.URI;
@@ -16,7 +17,8 @@ class RoutingPoliciesTest
     private static final RouterConfig.CacheAware CACHE = new RouterConfig.CacheAware(10_000, 100, 4, 2.0);
 
     private final List<Backend> servers = IntStream.rangeClosed(1, 3)
-            .mapToObj(i -> new Backend(URI.create("http://10.0.0." + i + ":30000"), BackendRole.PREFILL)).toList();
+            .mapToObj(i -> new Backend(ScriptedMembership.member("p" + i, MemberRole.PREFILL, "", URI.create("http://10.0.0." + i + ":30000"), false)))
+            .toList();
 
     private static RouteKey text(String prompt)
     {
