@@ -138,6 +138,12 @@ final class BackendPool
         return new Backend(member, new CircuitBreaker(breaker.failureThreshold(), breaker.openDuration(), System::nanoTime));
     }
 
+    /** The prefills' policy (a test reads a cache-aware one's trees). */
+    RoutingPolicy prefillPolicy()
+    {
+        return prefillChoice.policy();
+    }
+
     /** The page size a decode's outstanding KV pages are estimated in. */
     int decodePageSize()
     {

@@ -10,14 +10,19 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * The prefill that probably has most of the prompt cached already, from a {@link PrefixTree} per prefill of the keys
- * this router sent it. While the candidates' loads (requests in flight) are balanced, the choice minimises
+ * this router sent it (symbols are chars, or token ids, as {@link RouteKey} reads them; the router has no tokenizer).
+ * In order:
  *
- * <pre>    cost = uncached prompt symbols + loadWeight × requests in flight</pre>
+ * <ol>
+ * <li>Loads (requests in flight) unbalanced, {@code max − min > balanceAbsThreshold} and
+ * {@code max > min × balanceRelThreshold}: the least loaded, whatever it has cached.
+ * <li>No prefill holds at least {@code cacheThreshold} of the prompt: a prefix new to all of them, so the least loaded,
+ * then the one with the smallest tree (the most room), which spreads distinct prefixes over the prefills.
+ * <li>Otherwise the least {@code cost = uncached prompt symbols + loadWeight × requests in flight} (uncached: the
+ * prompt's length less the longest prefix the prefill's tree holds), then the less loaded.
+ * </ol>
  *
- * (uncached: the key's prompt length less the longest prefix its tree holds; symbols are chars, or token ids, as
- * {@link RouteKey} reads them), ties to the less loaded, then in turn. Loads are unbalanced when
- * {@code max − min > balanceAbsThreshold} and {@code max > min × balanceRelThreshold}: then the least loaded is chosen, whatever
- * it has cached. The chosen prefill's tree gets the key.
+ * Remaining ties go in turn. The chosen prefill's tree gets the key.
  */
 final class CacheAwarePolicy
         implements RoutingPolicy
@@ -49,19 +54,31 @@ final class CacheAwarePolicy
         if (max - min > settings.balanceAbsThreshold() && max > min * settings.balanceRelThreshold()) {
             return rotation.next(candidates, candidates.stream().filter(candidate -> load.of(candidate) == min).toList());
         }
-        Map<Backend, Double> costs = new HashMap<>();
+        Map<Backend, Integer> matched = new HashMap<>();
         for (Backend candidate : candidates) {
-            costs.put(candidate, cost(candidate, key));
+            matched.put(candidate, matched(candidate, key));
         }
-        Comparator<Backend> order = Comparator.<Backend>comparingDouble(costs::get).thenComparingLong(load::of);
-        Backend best = candidates.stream().min(order).orElseThrow();
-        return rotation.next(candidates, candidates.stream().filter(candidate -> order.compare(candidate, best) == 0).toList());
+        long best = matched.values().stream().mapToLong(Integer::longValue).max().orElseThrow();
+        Comparator<Backend> order;
+        if (key.promptLength() == 0 || best < settings.cacheThreshold() * key.promptLength()) {
+            order = Comparator.<Backend>comparingLong(load::of).thenComparingLong(this::treeSize);
+        }
+        else {
+            order = Comparator.<Backend>comparingDouble(candidate -> cost(candidate, key.promptLength(), matched.get(candidate))).thenComparingLong(load::of);
+        }
+        Backend chosen = candidates.stream().min(order).orElseThrow();
+        return rotation.next(candidates, candidates.stream().filter(candidate -> order.compare(candidate, chosen) == 0).toList());
     }
 
     /** Uncached prompt symbols plus the load term, for {@code key} on {@code server}. */
     double cost(Backend server, RouteKey key)
     {
-        return Math.max(0, key.promptLength() - matched(server, key)) + settings.loadWeight() * load.of(server);
+        return cost(server, key.promptLength(), matched(server, key));
+    }
+
+    private double cost(Backend server, long promptLength, int matched)
+    {
+        return Math.max(0, promptLength - matched) + settings.loadWeight() * load.of(server);
     }
 
     /** How many of {@code key}'s prompt symbols {@code server}'s tree holds (the kind symbol is not the prompt's). */

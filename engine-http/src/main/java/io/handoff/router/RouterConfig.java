@@ -54,15 +54,16 @@ public record RouterConfig(Duration healthInterval, Duration healthTimeout, int 
      * @param loadWeight what one request in flight on a prefill costs, in uncached prompt symbols
      * @param balanceAbsThreshold loads (requests in flight) are unbalanced only when the most and least loaded differ by more
      * @param balanceRelThreshold ... and the most loaded has more than this many times the least's
+     * @param cacheThreshold the share of a prompt a prefill's tree must hold for the cache to decide (0 to 1)
      */
-    public record CacheAware(long treeChars, double loadWeight, int balanceAbsThreshold, double balanceRelThreshold)
+    public record CacheAware(long treeChars, double loadWeight, int balanceAbsThreshold, double balanceRelThreshold, double cacheThreshold)
     {
         public CacheAware
         {
-            if (treeChars < 1 || loadWeight < 0 || balanceAbsThreshold < 0 || balanceRelThreshold < 1) {
+            if (treeChars < 1 || loadWeight < 0 || balanceAbsThreshold < 0 || balanceRelThreshold < 1 || cacheThreshold < 0 || cacheThreshold > 1) {
                 throw new IllegalArgumentException("handoff.router.cache-aware settings out of range: tree-chars " + treeChars + " (at least 1), "
                         + "load-weight " + loadWeight + " (at least 0), balance-abs-threshold " + balanceAbsThreshold + " (at least 0), "
-                        + "balance-rel-threshold " + balanceRelThreshold + " (at least 1)");
+                        + "balance-rel-threshold " + balanceRelThreshold + " (at least 1), cache-threshold " + cacheThreshold + " (0 to 1)");
             }
         }
     }
@@ -152,7 +153,8 @@ public record RouterConfig(Duration healthInterval, Duration healthTimeout, int 
                         config.getLong(prefix + "cache-aware.tree-chars"),
                         config.getDouble(prefix + "cache-aware.load-weight"),
                         config.getInt(prefix + "cache-aware.balance-abs-threshold"),
-                        config.getDouble(prefix + "cache-aware.balance-rel-threshold")));
+                        config.getDouble(prefix + "cache-aware.balance-rel-threshold"),
+                        config.getDouble(prefix + "cache-aware.cache-threshold")));
         return new RouterConfig(
                 config.getDuration(prefix + "health-interval"),
                 config.getDuration(prefix + "health-timeout"),

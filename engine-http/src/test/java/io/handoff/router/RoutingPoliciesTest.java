@@ -14,7 +14,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class RoutingPoliciesTest
 {
-    private static final RouterConfig.CacheAware CACHE = new RouterConfig.CacheAware(10_000, 100, 4, 2.0);
+    private static final RouterConfig.CacheAware CACHE = new RouterConfig.CacheAware(10_000, 100, 4, 2.0, 0.5);
 
     private final List<Backend> servers = IntStream.rangeClosed(1, 3)
             .mapToObj(i -> new Backend(ScriptedMembership.member("p" + i, MemberRole.PREFILL, "", URI.create("http://10.0.0." + i + ":30000"), false)))
@@ -105,6 +105,21 @@ class RoutingPoliciesTest
     }
 
     @Test
+    void cacheAwareSpreadsPrefixesNoPrefillHoldsEnoughOfToTheSmallestTrees()
+    {
+        CacheAwarePolicy policy = new CacheAwarePolicy(CACHE);
+        // every prompt starts with the same lead, well under half of it: only the rest tells them apart
+        String lead = "System: you are an expert on ";
+        List<String> topics = List.of("the KV caches of transformers and their pages", "radix trees over token ids and chars",
+                "circuit breakers in front of servers that fail");
+        List<Backend> first = topics.stream().map(topic -> policy.choose(servers, text(lead + topic + " Q0"))).toList();
+        assertThat(first).as("one prefill per new prefix, not all on the one holding the lead").doesNotHaveDuplicates();
+        for (int i = 0; i < topics.size(); i++) {
+            assertThat(policy.choose(servers, text(lead + topics.get(i) + " Q1"))).isSameAs(first.get(i));
+        }
+    }
+
+    @Test
     void cacheAwareWeighsTheUncachedPromptAgainstTheLoad()
     {
         CacheAwarePolicy policy = new CacheAwarePolicy(CACHE);
@@ -123,7 +138,7 @@ class RoutingPoliciesTest
     @Test
     void cacheAwareTakesTheLeastLoadedWhenLoadsAreUnbalanced()
     {
-        CacheAwarePolicy policy = new CacheAwarePolicy(new RouterConfig.CacheAware(10_000, 0, 4, 2.0));
+        CacheAwarePolicy policy = new CacheAwarePolicy(new RouterConfig.CacheAware(10_000, 0, 4, 2.0, 0.5));
         String prompt = "a shared prefix ".repeat(10);
         Backend cached = policy.choose(servers, text(prompt));
         // max - min = 4, not more than the abs threshold 4: balanced, the cache wins however loaded it is (load weight 0)
