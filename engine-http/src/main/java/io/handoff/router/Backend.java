@@ -15,7 +15,8 @@ import static java.util.Objects.requireNonNull;
 /**
  * One prefill or decode server as the router sees it: the membership record it stands for (one incarnation of one
  * member: a restart under the same id is another {@code Backend}), its health (from polling {@code /health}), what its
- * {@code /bootstrap} said when it last became healthy, and the requests this router has in flight on it.
+ * {@code /bootstrap} said when it last became healthy, the requests this router has in flight on it (and the KV pages
+ * they are estimated to hold), and its {@link CircuitBreaker}.
  */
 final class Backend
 {
