@@ -19,7 +19,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RouterIT
 {
     private static final String PREFIX = "Q: A box holds 4 red and 6 blue balls. How many balls? A: 4 + 6 = 10. The answer is 10.\n".repeat(3);
-    private static final String[] FAST_HEALTH = {"-Dhandoff.router.health-interval=200ms", "-Dhandoff.router.health-timeout=1s"};
 
     @TempDir
     Path temp;
@@ -102,32 +101,11 @@ class RouterIT
 
     // ---------------------------------------------------------------------------------------------
 
+    /** Prefills round-robin: what these tests (the work shared by both prefills, a retry on the other) are about. */
     private ServerProcess router(List<ServerProcess> prefills, List<ServerProcess> decodes)
             throws Exception
     {
-        List<String> args = new ArrayList<>(List.of("router", "--port", "0"));
-        prefills.forEach(p -> args.addAll(List.of("--prefill", "http://127.0.0.1:" + p.port)));
-        decodes.forEach(d -> args.addAll(List.of("--decode", "http://127.0.0.1:" + d.port)));
-        args.addAll(List.of(FAST_HEALTH));
-        ServerProcess router = ServerProcess.launch(temp, "router", args);
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (!allHealthy(router, prefills.size() + decodes.size())) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("router backends not healthy: " + router.get("/backends").body() + "\n" + router.logText());
-            }
-            LockSupport.parkNanos(50_000_000);
-        }
-        return router;
-    }
-
-    private static boolean allHealthy(ServerProcess router, int expected)
-    {
-        JsonNode backends = ServerProcess.json(router.get("/backends").body());
-        int healthy = 0;
-        for (JsonNode backend : backends) {
-            healthy += backend.get("healthy").asBoolean() ? 1 : 0;
-        }
-        return healthy == expected;
+        return ServerProcess.router(temp, prefills, decodes, "-Dhandoff.router.policy.prefill=round-robin");
     }
 
     private static void awaitUnhealthy(ServerProcess router, ServerProcess backend)

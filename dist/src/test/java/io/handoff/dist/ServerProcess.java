@@ -90,15 +90,29 @@ final class ServerProcess
     static ServerProcess router(Path workDir, ServerProcess prefill, ServerProcess decode)
             throws IOException
     {
-        ServerProcess router = launch(workDir, "router", List.of("router", "--port", "0", "--prefill", "http://127.0.0.1:" + prefill.port,
-                "--decode", "http://127.0.0.1:" + decode.port, "-Dhandoff.router.health-interval=200ms", "-Dhandoff.router.health-timeout=1s"));
+        return router(workDir, List.of(prefill), List.of(decode));
+    }
+
+    /**
+     * {@code handoff router} in front of {@code prefills} and {@code decodes} with {@code options} ({@code -Dkey=value}),
+     * polling their health every 200 ms, once it reports them all healthy (at most a minute).
+     */
+    static ServerProcess router(Path workDir, List<ServerProcess> prefills, List<ServerProcess> decodes, String... options)
+            throws IOException
+    {
+        List<String> args = new ArrayList<>(List.of("router", "--port", "0"));
+        prefills.forEach(p -> args.addAll(List.of("--prefill", "http://127.0.0.1:" + p.port)));
+        decodes.forEach(d -> args.addAll(List.of("--decode", "http://127.0.0.1:" + d.port)));
+        args.addAll(List.of("-Dhandoff.router.health-interval=200ms", "-Dhandoff.router.health-timeout=1s"));
+        args.addAll(List.of(options));
+        ServerProcess router = launch(workDir, "router", args);
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (true) {
             int healthy = 0;
             for (JsonNode backend : json(router.get("/backends").body())) {
                 healthy += backend.get("healthy").asBoolean() ? 1 : 0;
             }
-            if (healthy == 2) {
+            if (healthy == prefills.size() + decodes.size()) {
                 return router;
             }
             if (System.nanoTime() > deadline) {

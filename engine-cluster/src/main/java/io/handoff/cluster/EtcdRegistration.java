@@ -97,6 +97,13 @@ final class EtcdRegistration
         }
     }
 
+    /** For the server's startup line: where it is registered. */
+    @Override
+    public String toString()
+    {
+        return "etcd " + config.endpoints() + " as " + key;
+    }
+
     @Override
     public void close()
     {

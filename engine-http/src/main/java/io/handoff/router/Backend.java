@@ -7,6 +7,7 @@ import java.net.URI;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 import static java.util.Objects.requireNonNull;
@@ -14,7 +15,8 @@ import static java.util.Objects.requireNonNull;
 /**
  * One prefill or decode server as the router sees it: the membership record it stands for (one incarnation of one
  * member: a restart under the same id is another {@code Backend}), its health (from polling {@code /health}), what its
- * {@code /bootstrap} said when it last became healthy, and the requests this router has in flight on it.
+ * {@code /bootstrap} said when it last became healthy, the requests this router has in flight on it (and the KV pages
+ * they are estimated to hold), and its {@link CircuitBreaker}.
  */
 final class Backend
 {
@@ -34,9 +36,12 @@ final class Backend
 
     private final URI url;
     private final BackendRole role;
+    private final CircuitBreaker breaker;
     // the membership record: its draining flag and capacity may change while the incarnation stays
     private volatile Member member;
     private final AtomicInteger inFlight = new AtomicInteger();
+    // the KV pages this router's requests in flight here hold, as estimated (RouteKey.pages): a decode's load
+    private final AtomicLong pages = new AtomicLong();
     private final LongAdder requests = new LongAdder();
     private final LongAdder failures = new LongAdder();
     private final AtomicInteger unansweredPolls = new AtomicInteger();
@@ -46,9 +51,20 @@ final class Backend
 
     Backend(Member member)
     {
+        this(member, CircuitBreaker.disabled());
+    }
+
+    Backend(Member member, CircuitBreaker breaker)
+    {
+        this.breaker = requireNonNull(breaker, "breaker is null");
         this.member = requireNonNull(member, "member is null");
         this.url = member.http();
         this.role = BackendRole.of(member.role());
+    }
+
+    CircuitBreaker breaker()
+    {
+        return breaker;
     }
 
     Member member()
@@ -173,24 +189,53 @@ final class Backend
 
     void acquire()
     {
+        acquire(0);
+    }
+
+    /** One more request in flight, holding {@code pages} KV pages here (an estimate; 0 for a prefill). */
+    void acquire(long pages)
+    {
         inFlight.incrementAndGet();
+        this.pages.addAndGet(pages);
         requests.increment();
+        breaker.chosen();
     }
 
     void release()
     {
-        inFlight.decrementAndGet();
+        release(0);
     }
 
+    /** A request acquired with {@code pages} ended here. */
+    void release(long pages)
+    {
+        inFlight.decrementAndGet();
+        this.pages.addAndGet(-pages);
+    }
+
+    /** A request failed here (a 5xx or no answer): counted, and told to the breaker. */
     void failed()
     {
         failures.increment();
+        breaker.failed();
+    }
+
+    /** A request was answered here (other than with a 5xx): the breaker closes. */
+    void succeeded()
+    {
+        breaker.succeeded();
     }
 
     /** Requests this router has sent to it that have not ended. */
     int inFlight()
     {
         return inFlight.get();
+    }
+
+    /** The KV pages this router's requests in flight here hold, as estimated. */
+    long pages()
+    {
+        return pages.get();
     }
 
     long requests()

@@ -12,18 +12,19 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.random.RandomGenerator;
 import java.util.stream.Stream;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * The prefill and decode servers and how one of each is chosen for a request: prefills round-robin over
- * the healthy ones; decodes least-loaded (fewest requests in flight from this router, since a decode holds
- * a request's KV for its whole generation), ties round-robin. An unhealthy or draining server is skipped.
+ * The prefill and decode servers and how one of each is chosen for a request: among the routable ones (healthy, not
+ * draining; prefills also not reported suspect by a decode) whose circuit breaker is not open, by each phase's
+ * {@link PhaseChoice} ({@code handoff.router.policy.prefill}, {@code .decode}).
  *
  * <p>The servers are what the router's {@link io.handoff.cluster.Membership} lists, and change while it runs
  * ({@link #reconcile}): each list is a snapshot replaced whole, so a request that holds a {@link Backend} keeps it
- * even after its server was removed.
+ * even after its server was removed; a removed server's policy state (its prefix tree) goes with it.
  */
 final class BackendPool
 {
@@ -49,15 +50,25 @@ final class BackendPool
     private volatile List<Backend> prefills = List.of();
     private volatile List<Backend> decodes = List.of();
     private volatile Optional<String> stale = Optional.empty();
-    private int prefillCursor;
-    private int decodeCursor;
+    private final RouterConfig.Routing routing;
+    private final RouterConfig.Breaker breaker;
+    private final PhaseChoice prefillChoice;
+    private final PhaseChoice decodeChoice;
 
-    /** @param source where the membership comes from, for messages (see {@link io.handoff.cluster.Membership#describe}) */
-    BackendPool(String source, Duration retryAfter, Duration healthInterval)
+    /**
+     * @param source where the membership comes from, for messages (see {@link io.handoff.cluster.Membership#describe})
+     * @param random draws power-of-two's pairs (seeded in tests)
+     */
+    BackendPool(String source, Duration retryAfter, RouterConfig config, RandomGenerator random)
     {
         this.source = requireNonNull(source, "source is null");
         this.retryAfter = requireNonNull(retryAfter, "retryAfter is null");
-        this.healthInterval = requireNonNull(healthInterval, "healthInterval is null");
+        requireNonNull(config, "config is null");
+        this.healthInterval = config.healthInterval();
+        this.routing = config.routing();
+        this.breaker = config.breaker();
+        this.prefillChoice = PhaseChoice.prefill(routing, requireNonNull(random, "random is null"));
+        this.decodeChoice = PhaseChoice.decode(routing, random);
     }
 
     /**
@@ -79,6 +90,7 @@ final class BackendPool
         }
         stale = view.stale();
         for (Backend backend : removed) {
+            (backend.role() == BackendRole.PREFILL ? prefillChoice : decodeChoice).removed(backend);
             log.info("{} left the membership{}", backend, backend.inFlight() > 0 ? "; its " + backend.inFlight() + " request(s) in flight finish or fail there" : "");
         }
         for (Backend backend : added) {
@@ -87,7 +99,7 @@ final class BackendPool
         return new Changes(List.copyOf(added), List.copyOf(removed));
     }
 
-    private static List<Backend> reconciled(List<Backend> current, List<Member> members, List<Backend> added, List<Backend> removed)
+    private List<Backend> reconciled(List<Backend> current, List<Member> members, List<Backend> added, List<Backend> removed)
     {
         Map<String, Backend> byId = new HashMap<>();
         current.forEach(backend -> byId.put(backend.member().id(), backend));
@@ -102,7 +114,7 @@ final class BackendPool
             if (known != null) {
                 removed.add(known);
             }
-            Backend fresh = new Backend(member);
+            Backend fresh = backend(member);
             added.add(fresh);
             next.add(fresh);
         }
@@ -119,6 +131,23 @@ final class BackendPool
     String source()
     {
         return source;
+    }
+
+    private Backend backend(Member member)
+    {
+        return new Backend(member, new CircuitBreaker(breaker.failureThreshold(), breaker.openDuration(), System::nanoTime));
+    }
+
+    /** The prefills' policy (a test reads a cache-aware one's trees). */
+    RoutingPolicy prefillPolicy()
+    {
+        return prefillChoice.policy();
+    }
+
+    /** The page size a decode's outstanding KV pages are estimated in. */
+    int decodePageSize()
+    {
+        return routing.decodePageSize();
     }
 
     List<Backend> all()
@@ -138,47 +167,33 @@ final class BackendPool
     }
 
     /**
-     * The next healthy prefill that no decode reports suspect, with one more request in flight; 503 when there is
-     * none.
+     * The prefill the policy chooses for {@code key} among the healthy ones that no decode reports suspect and whose
+     * breaker lets it through, with one more request in flight; 503 when there is none.
      */
-    synchronized Backend acquirePrefill()
+    synchronized Backend acquirePrefill(RouteKey key)
     {
-        List<Backend> prefills = this.prefills;
-        for (int k = 0; k < prefills.size(); k++) {
-            int i = (prefillCursor + k) % prefills.size();
-            Backend prefill = prefills.get(i);
-            if (prefill.routable() && prefill.control().isPresent() && !suspect(prefill)) {
-                prefillCursor = (i + 1) % prefills.size();
-                prefill.acquire();
-                return prefill;
-            }
-        }
-        throw noneHealthy(BackendRole.PREFILL);
+        return prefillChoice.acquire(prefills.stream().filter(this::eligiblePrefill).toList(), key, 0).orElseThrow(() -> noneHealthy(BackendRole.PREFILL));
     }
 
     /**
-     * For a retry: the next healthy prefill other than {@code avoid} (whose transfer just failed), with one more request in
-     * flight; {@code avoid} itself when it is the only healthy one; 503 when none is healthy.
+     * For a retry: the prefill the policy chooses among those other than {@code avoid} (whose transfer just failed), with one
+     * more request in flight; {@code avoid} itself when it is the only one; 503 when there is none.
      */
-    synchronized Backend acquirePrefillOtherThan(Backend avoid)
+    synchronized Backend acquirePrefillOtherThan(Backend avoid, RouteKey key)
     {
-        List<Backend> prefills = this.prefills;
-        for (int k = 0; k < prefills.size(); k++) {
-            int i = (prefillCursor + k) % prefills.size();
-            Backend prefill = prefills.get(i);
-            if (prefill != avoid && prefill.routable() && prefill.control().isPresent() && !suspect(prefill)) {
-                prefillCursor = (i + 1) % prefills.size();
-                prefill.acquire();
-                return prefill;
-            }
-        }
-        return acquirePrefill();
+        List<Backend> others = prefills.stream().filter(prefill -> prefill != avoid && eligiblePrefill(prefill)).toList();
+        return prefillChoice.acquire(others, key, 0).orElseGet(() -> acquirePrefill(key));
+    }
+
+    private boolean eligiblePrefill(Backend prefill)
+    {
+        return prefill.routable() && prefill.control().isPresent() && !suspect(prefill);
     }
 
     /** Whether a healthy prefill other than {@code other} could take a retry. */
     synchronized boolean anotherPrefill(Backend other)
     {
-        return prefills.stream().anyMatch(prefill -> prefill != other && prefill.routable() && prefill.control().isPresent() && !suspect(prefill));
+        return prefills.stream().anyMatch(prefill -> prefill != other && eligiblePrefill(prefill) && prefill.breaker().available());
     }
 
     /** Whether a decode reports this prefill suspect (see {@link HealthCheck}). */
@@ -188,26 +203,13 @@ final class BackendPool
         return control.isPresent() && decodes.stream().anyMatch(decode -> decode.suspectPeers().contains(control.get()));
     }
 
-    /** The healthy decode with the fewest requests in flight, with one more; 503 when none is healthy. */
-    synchronized Backend acquireDecode()
+    /**
+     * The decode the policy chooses for {@code key} among the healthy ones whose breaker lets it through, with one more
+     * request in flight holding {@code pages} (an estimate); 503 when there is none.
+     */
+    synchronized Backend acquireDecode(RouteKey key, long pages)
     {
-        List<Backend> decodes = this.decodes;
-        Backend best = null;
-        int bestIndex = -1;
-        for (int k = 0; k < decodes.size(); k++) {
-            int i = (decodeCursor + k) % decodes.size();
-            Backend decode = decodes.get(i);
-            if (decode.routable() && (best == null || decode.inFlight() < best.inFlight())) {
-                best = decode;
-                bestIndex = i;
-            }
-        }
-        if (best == null) {
-            throw noneHealthy(BackendRole.DECODE);
-        }
-        decodeCursor = (bestIndex + 1) % decodes.size();
-        best.acquire();
-        return best;
+        return decodeChoice.acquire(decodes.stream().filter(Backend::routable).toList(), key, pages).orElseThrow(() -> noneHealthy(BackendRole.DECODE));
     }
 
     /** A healthy server of {@code role} for a read-only call (e.g. {@code /v1/models}), without counting it as in flight. */
@@ -227,6 +229,23 @@ final class BackendPool
         return Optional.of(unavailable(code, missing));
     }
 
+    /** Why a healthy server gets no requests. */
+    private String whyOut(Backend server)
+    {
+        if (server.draining()) {
+            return "draining: membership says it is on its way out";
+        }
+        if (server.role() == BackendRole.PREFILL && suspect(server)) {
+            return "healthy, but a decode reports it suspect: it did not drain within the decode's drain deadline; restart it";
+        }
+        if (server.role() == BackendRole.PREFILL && server.control().isEmpty()) {
+            return "healthy, but without a KV-transfer control endpoint";
+        }
+        return "healthy, but its circuit breaker is " + server.breaker().describe() + ": requests failed there "
+                + breaker.failureThreshold() + " times in a row (handoff.router.circuit-breaker.failure-threshold); one trial request goes "
+                + "there " + breaker.openDuration().toMillis() + " ms after it opened (handoff.router.circuit-breaker.open-duration)";
+    }
+
     ApiError noneHealthy(BackendRole role)
     {
         return unavailable("no_healthy_" + role.label(), List.of(role));
@@ -243,9 +262,7 @@ final class BackendPool
             }
             for (int i = 0; i < servers.size(); i++) {
                 Backend server = servers.get(i);
-                message.append(i == 0 ? "" : "; ").append(server.url()).append(" (").append(server.unhealthyReason().orElse(
-                        server.draining() ? "draining: membership says it is on its way out" : role == BackendRole.PREFILL && suspect(server) ? "healthy, but a decode reports it suspect: it did not drain within the "
-                                + "decode's drain deadline; restart it" : "healthy, but without a KV-transfer control endpoint")).append(')');
+                message.append(i == 0 ? "" : "; ").append(server.url()).append(" (").append(server.unhealthyReason().orElseGet(() -> whyOut(server))).append(')');
             }
             message.append(". ");
         }

@@ -52,18 +52,21 @@ import static java.util.Objects.requireNonNull;
  *
  * <p>A bad transfer is retried, not returned: when the failure a server answers with names a
  * {@linkplain FailureCause#retryable() retryable} cause (checksum mismatch, transport failure, peer lost, drain or
- * room deadline), the request runs once more, in a new room, on another prefill when there is one, under the rid
- * {@code <rid>-retry1} on the servers (the first attempt's rid may still be in their books). A retry is only possible
- * before the first byte went to the client; a decode never streams a token before its room committed (the first
- * token comes with the verified aux record), so a transfer failure always comes before it. A retry that fails for
- * such a cause too is a 502 naming it.
+ * room deadline), the request runs again after a backoff, in a new room, on another prefill when there is one, under
+ * the rid {@code <rid>-retry<n>} on the servers (an earlier attempt's rid may still be in their books), as many times
+ * as its {@link RetryPlan} allows. A retry is only possible before the first byte went to the client; a decode never
+ * streams a token before its room committed (the first token comes with the verified aux record), so a transfer
+ * failure always comes before it. A last attempt that fails for such a cause too is a 502 naming it.
+ *
+ * <p>Which prefill and decode an attempt gets is the {@link BackendPool}'s policies' choice, for the request's
+ * {@link RouteKey}; the decode is charged the request's estimated KV pages while it runs there.
  */
 final class PairedRequests
 {
     private static final Logger log = LogManager.getLogger(PairedRequests.class);
 
     /** The suffix of a retry's rid on the servers. */
-    static final String RETRY_SUFFIX = "-retry1";
+    static final String RETRY_SUFFIX = "-retry";
 
     /** Fields the router sets; a client that sends them would be pairing servers itself. */
     static final List<String> ROUTER_FIELDS = List.of("bootstrap_room", "bootstrap_generation", "bootstrap_host");
@@ -73,7 +76,7 @@ final class PairedRequests
      * One attempt of a client request and the two servers it went to: {@code rids} is the servers' rid (or, when the
      * client sent a list, one per prompt), {@code room} the first of its {@code rooms} consecutive rooms.
      */
-    record Pair(List<String> rids, boolean ridList, long room, int rooms, int generation, Backend prefill, Backend decode)
+    record Pair(List<String> rids, boolean ridList, long room, int rooms, int generation, Backend prefill, Backend decode, long decodePages)
     {
         Pair
         {
@@ -104,17 +107,20 @@ final class PairedRequests
     private final RouterMetrics metrics;
     private final RoomIds rooms;
     private final Timelines timelines;
+    private final RetryPlan retries;
+    private final RouteKeys keys;
     private final ConcurrentMap<String, Routed> inFlight = new ConcurrentHashMap<>();
     private volatile boolean draining;
 
-    PairedRequests(BackendPool pool, Upstream upstream, RouterMetrics metrics, RoomIds rooms)
+    /**
+     * @param timelines where each request's way through this router is kept, for {@code /debug/requests}
+     * @param retries how many attempts a failed transfer gets, and the pauses between them
+     * @param keys reads each request's key for the routing policies
+     */
+    PairedRequests(BackendPool pool, Upstream upstream, RouterMetrics metrics, RoomIds rooms, Timelines timelines, RetryPlan retries, RouteKeys keys)
     {
-        this(pool, upstream, metrics, rooms, Timelines.NONE);
-    }
-
-    /** @param timelines where each request's way through this router is kept, for {@code /debug/requests} */
-    PairedRequests(BackendPool pool, Upstream upstream, RouterMetrics metrics, RoomIds rooms, Timelines timelines)
-    {
+        this.retries = requireNonNull(retries, "retries is null");
+        this.keys = requireNonNull(keys, "keys is null");
         this.timelines = requireNonNull(timelines, "timelines is null");
         this.pool = requireNonNull(pool, "pool is null");
         this.upstream = requireNonNull(upstream, "upstream is null");
@@ -154,23 +160,19 @@ final class PairedRequests
         pool.missing().ifPresent(error -> {
             throw error;
         });
-        Pair pair = pair(rids, ridList, rooms, pool.acquirePrefill());
+        RouteKey key = keys.of(exchange.path(), given);
+        Pair pair = pair(rids, ridList, rooms, pool.acquirePrefill(key), key);
         Routed routed = new Routed(rids, pair, start);
         if (!routed.register()) {
             pair.prefill().release();
-            pair.decode().release();
+            pair.decode().release(pair.decodePages());
             throw ApiError.conflict("duplicate_rid", "rid", "a request with rid '" + pair.rid() + "' is already in flight through this router; give each request its own rid");
         }
         String rid = rids.getFirst();
         RequestTimeline timeline = timelines.begin(rid, TimelineEvent.RECEIVED, "path=" + exchange.path());
         timeline.record(TimelineEvent.PAIRED, "prefill=" + pair.prefill().url() + " decode=" + pair.decode().url() + " room=" + pair.room() + " generation=" + pair.generation());
         try {
-            try {
-                new Forwarding(exchange, routed, pair, null).run(body.copy());
-            }
-            catch (Retry retry) {
-                retry(exchange, routed, body, retry);
-            }
+            attempts(exchange, routed, body, pair, key);
         }
         catch (ApiError e) {
             timeline.record(TimelineEvent.ROUTED, "status=" + e.status() + " error=" + e.getMessage());
@@ -185,41 +187,54 @@ final class PairedRequests
         }
     }
 
-    /** The second and last attempt, after {@code first} failed for a retryable cause. */
-    private void retry(Exchange exchange, Routed routed, JsonFields body, Retry first)
+    /** Runs {@code pair}'s attempt, and after each that fails for a retryable cause the next one, while the plan allows. */
+    private void attempts(Exchange exchange, Routed routed, JsonFields body, Pair pair, RouteKey key)
             throws IOException, InterruptedException
     {
-        metrics.retried(first.cause);
-        log.info("rid {}: {}; retrying it once in a new room", routed.rid, first.getMessage());
-        Pair next;
-        try {
-            next = pair(routed.rids.stream().map(rid -> rid + RETRY_SUFFIX).toList(), first.pair.ridList(), first.pair.rooms(),
-                    pool.acquirePrefillOtherThan(first.pair.prefill()));
-        }
-        catch (ApiError e) {
-            throw ApiError.transferFailed(first.cause.label(), first.getMessage() + "; no server was free to retry it: " + e.getMessage());
-        }
-        timelines.of(routed.rid).record(TimelineEvent.PAIRED, "retry after " + first.cause.label() + ": rid=" + next.rid() + " prefill=" + next.prefill().url()
-                + " decode=" + next.decode().url() + " room=" + next.room() + " generation=" + next.generation());
-        if (!routed.moveTo(next)) {
-            next.prefill().release();
-            next.decode().release();
-            throw ApiError.transferFailed(first.cause.label(), first.getMessage() + "; aborted before it was retried");
-        }
-        try {
-            new Forwarding(exchange, routed, next, first).run(body.copy());
-        }
-        catch (Retry again) {
-            // Forwarding never asks for a third attempt; this only keeps the compiler's view honest.
-            throw ApiError.transferFailed(again.cause.label(), again.getMessage());
+        Retry first = null;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                new Forwarding(exchange, routed, pair, first, attempt, retries.last(attempt)).run(body.copy());
+                return;
+            }
+            catch (Retry failed) {
+                first = first == null ? failed : first;
+                pair = next(routed, failed, attempt + 1, key);
+            }
         }
     }
 
-    /** Pairs {@code prefill} with a decode, in a new block of {@code count} rooms. */
-    private Pair pair(List<String> serverRids, boolean ridList, int count, Backend prefill)
+    /** Attempt {@code attempt}'s pair, after the one before failed as {@code failed} (a retryable cause), and its backoff. */
+    private Pair next(Routed routed, Retry failed, int attempt, RouteKey key)
+            throws InterruptedException
+    {
+        metrics.retried(failed.cause);
+        log.info("rid {}: {}; retrying it in a new room (attempt {} of {})", routed.rid, failed.getMessage(), attempt, retries.maxAttempts());
+        retries.pauseBefore(attempt);
+        Pair next;
+        try {
+            next = pair(routed.rids.stream().map(rid -> RetryPlan.rid(rid, attempt)).toList(), failed.pair.ridList(), failed.pair.rooms(),
+                    pool.acquirePrefillOtherThan(failed.pair.prefill(), key), key);
+        }
+        catch (ApiError e) {
+            throw ApiError.transferFailed(failed.cause.label(), failed.getMessage() + "; no server was free to retry it: " + e.getMessage());
+        }
+        timelines.of(routed.rid).record(TimelineEvent.PAIRED, "retry after " + failed.cause.label() + ": rid=" + next.rid() + " prefill=" + next.prefill().url()
+                + " decode=" + next.decode().url() + " room=" + next.room() + " generation=" + next.generation());
+        if (!routed.moveTo(next)) {
+            next.prefill().release();
+            next.decode().release(next.decodePages());
+            throw ApiError.transferFailed(failed.cause.label(), failed.getMessage() + "; aborted before it was retried");
+        }
+        return next;
+    }
+
+    /** Pairs {@code prefill} with a decode, in a new block of {@code count} rooms; the decode is charged the request's estimated pages. */
+    private Pair pair(List<String> serverRids, boolean ridList, int count, Backend prefill, RouteKey key)
     {
         try {
-            return new Pair(serverRids, ridList, rooms.next(count), count, 0, prefill, pool.acquireDecode());
+            long pages = key.pages(pool.decodePageSize(), count);
+            return new Pair(serverRids, ridList, rooms.next(count), count, 0, prefill, pool.acquireDecode(key, pages), pages);
         }
         catch (RuntimeException e) {
             prefill.release();
@@ -436,20 +451,24 @@ final class PairedRequests
         private final Exchange exchange;
         private final Routed routed;
         private final Pair pair;
-        // the failed first attempt when this is the retry, else null
+        // the failed first attempt when this is a retry, else null; this attempt's number; whether no retry may follow it
         private final Retry first;
+        private final int attempt;
+        private final boolean last;
         private final AtomicBoolean decodeReleased = new AtomicBoolean();
         private volatile CompletableFuture<?> prefillCall;
         // Guarded by this: whether the client has been sent the decode's stream, or the prefill's failure came first.
         private boolean streamStarted;
         private boolean prefillFailedFirst;
 
-        Forwarding(Exchange exchange, Routed routed, Pair pair, Retry first)
+        Forwarding(Exchange exchange, Routed routed, Pair pair, Retry first, int attempt, boolean last)
         {
             this.exchange = exchange;
             this.routed = routed;
             this.pair = pair;
             this.first = first;
+            this.attempt = attempt;
+            this.last = last;
         }
 
         void finish()
@@ -538,8 +557,8 @@ final class PairedRequests
         }
 
         /**
-         * When {@code cause} is retryable: on the first attempt, asks for the retry; on the retry, ends the request with a
-         * 502 naming the cause. Otherwise returns, and the caller relays the failure as it came.
+         * When {@code cause} is retryable: before the last attempt, asks for a retry; on the last, ends the request with a
+         * 502 naming the cause (and the first attempt's). Otherwise returns, and the caller relays the failure as it came.
          */
         private void retryOrThrow(Optional<FailureCause> cause, Backend failedOn, byte[] error)
                 throws Retry
@@ -549,11 +568,14 @@ final class PairedRequests
             }
             String what = failedOn + " failed the request (" + cause.get().label() + "): "
                     + FailureBody.message(error).orElse(new String(error, StandardCharsets.UTF_8).strip());
-            if (first == null) {
+            if (!last) {
                 throw new Retry(cause.get(), pair, what);
             }
-            throw ApiError.transferFailed(cause.get().label(), "rid " + routed.rid + ": the KV transfer failed twice. First " + first.getMessage()
-                    + "; then, retried in a new room, " + what);
+            if (first == null) {
+                throw ApiError.transferFailed(cause.get().label(), "rid " + routed.rid + ": " + what + " (handoff.router.retry.max-attempts is 1: not retried)");
+            }
+            throw ApiError.transferFailed(cause.get().label(), "rid " + routed.rid + ": the KV transfer failed " + (attempt == 2 ? "twice" : attempt + " times")
+                    + ". First " + first.getMessage() + "; then, retried in a new room" + (attempt == 2 ? ", " : " " + (attempt - 1) + " times, last ") + what);
         }
 
         private void relayDecode(HttpResponse<InputStream> decoded, CompletableFuture<HttpResponse<byte[]>> prefillCall)
@@ -563,6 +585,7 @@ final class PairedRequests
             if (!contentType.toLowerCase(Locale.ROOT).startsWith("text/event-stream")) {
                 byte[] body = readBody(decoded, prefillCall);
                 releaseDecode();
+                ended(pair.decode(), decoded.statusCode(), null);
                 relay(decoded.statusCode(), decoded.headers(), body);
                 return;
             }
@@ -621,6 +644,7 @@ final class PairedRequests
                 case COMPLETE -> {
                     in.close();
                     releaseDecode();
+                    ended(pair.decode(), decoded.statusCode(), null);
                     timelines.of(routed.rid).record(TimelineEvent.ROUTED, "status=" + decoded.statusCode() + " stream events=" + result.events());
                     finish();
                     out.close();
@@ -679,7 +703,7 @@ final class PairedRequests
                 response = prefillCall.join();
             }
             catch (CompletionException e) {
-                if (first == null && pool.anotherPrefill(pair.prefill())) {
+                if (!last && pool.anotherPrefill(pair.prefill())) {
                     // the prefill went away (or never took the request): another one can run it
                     throw new Retry(FailureCause.PEER_LOST, pair, pair.prefill() + " did not answer: " + Upstream.describe(e));
                 }
@@ -725,13 +749,14 @@ final class PairedRequests
         private void releaseDecode()
         {
             if (decodeReleased.compareAndSet(false, true)) {
-                pair.decode().release();
+                pair.decode().release(pair.decodePages());
             }
         }
 
         private void ended(Backend backend, int status, Throwable failure)
         {
             if (failure == null && status < 500) {
+                backend.succeeded();
                 return;
             }
             backend.failed();

@@ -31,6 +31,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -77,13 +78,14 @@ public final class Router
         this.serverConfig = requireNonNull(serverConfig, "serverConfig is null");
         this.config = requireNonNull(config, "config is null");
         this.membership = requireNonNull(membership, "membership is null");
-        this.pool = new BackendPool(membership.describe(), serverConfig.retryAfter(), config.healthInterval());
+        this.pool = new BackendPool(membership.describe(), serverConfig.retryAfter(), config, new SplittableRandom());
         // Bound before any thread or client exists: a port in use fails here with nothing to clean up.
         JdkHttpServerLimits.apply(serverConfig.limits());
         this.server = HttpServer.create(new InetSocketAddress(serverConfig.host(), serverConfig.port()), 0);
         this.upstream = new Upstream(config, executor, serverConfig.access().apiKeys().ownKey(), serverConfig.access().routerSigner());
         this.healthCheck = new HealthCheck(upstream, config.healthTimeout(), config.unhealthyAfterTimeouts());
-        this.requests = new PairedRequests(pool, upstream, metrics, RoomIds.random(), timelines);
+        this.requests = new PairedRequests(pool, upstream, metrics, RoomIds.random(), timelines,
+                new RetryPlan(config.retry(), new SplittableRandom(), Sleeper.SYSTEM), new RouteKeys(config.routing().keyChars()));
         BackendQueries queries = new BackendQueries(pool, upstream, config.healthTimeout());
         Map<String, Route> routes = HttpRoutes.union(HttpRoutes.union(new TimelineEndpoint(timelines, "router").routes(), Map.of(
                 "/generate", new Route("POST", requests::forward),
@@ -335,11 +337,16 @@ public final class Router
             entry.put("in_flight", backend.inFlight());
             entry.put("control", backend.control().orElse(null));
             entry.put("reason", backend.unhealthyReason().orElse(null));
+            // an open breaker keeps a healthy server out of choice, as an unhealthy one
+            ObjectNode breaker = entry.putObject("circuit_breaker");
+            breaker.put("state", backend.breaker().state().label());
+            breaker.put("failures_in_a_row", backend.breaker().failuresInARow());
             if (backend.role() == BackendRole.PREFILL) {
                 // a decode reports it suspect: healthy, but not paired (see the README's Failure safety)
                 entry.put("suspect", pool.suspect(backend));
             }
             else {
+                entry.put("outstanding_pages", backend.pages());
                 backend.suspectPeers().forEach(entry.putArray("suspect_peers")::add);
             }
             entry.set("bootstrap", backend.bootstrap().orElse(null));

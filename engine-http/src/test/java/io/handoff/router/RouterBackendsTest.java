@@ -148,7 +148,7 @@ class RouterBackendsTest
             throws Exception
     {
         // Long enough for the answered poll to be answered in time on a loaded machine; each stalled poll waits it out.
-        RouterConfig config = new RouterConfig(Duration.ofHours(1), Duration.ofSeconds(2), 3, Duration.ofSeconds(5), Duration.ofSeconds(30));
+        RouterConfig config = RouterFixture.config(Duration.ofSeconds(2), Map.of("handoff.router.policy.prefill", "round-robin"));
         try (RouterFixture fixture = RouterFixture.start(1, 1, config)) {
             FakeBackend decode = fixture.decode();
             CountDownLatch busy = new CountDownLatch(1);

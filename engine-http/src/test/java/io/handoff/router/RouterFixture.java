@@ -1,6 +1,7 @@
 package io.handoff.router;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.typesafe.config.ConfigFactory;
 import io.handoff.http.ServerConfig;
 
 import java.io.IOException;
@@ -11,7 +12,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
 
@@ -23,7 +26,23 @@ import java.util.stream.Stream;
 final class RouterFixture
         implements AutoCloseable
 {
-    static final RouterConfig CONFIG = new RouterConfig(Duration.ofHours(1), Duration.ofSeconds(5), 3, Duration.ofSeconds(5), Duration.ofSeconds(30));
+    /**
+     * The router's reference.conf defaults, but: health polls only when a test asks, prefills round-robin (what these tests
+     * were written against; the policies have tests of their own) and retries without a pause.
+     */
+    static final RouterConfig CONFIG = config(Duration.ofSeconds(5), Map.of("handoff.router.policy.prefill", "round-robin",
+            "handoff.router.retry.initial-backoff", "0s", "handoff.router.retry.max-backoff", "0s"));
+
+    /** The reference defaults with health polls only when a test asks, bounded by {@code healthTimeout}, and {@code settings}. */
+    static RouterConfig config(Duration healthTimeout, Map<String, String> settings)
+    {
+        Map<String, Object> all = new HashMap<>(settings);
+        all.put("handoff.router.health-interval", "1h");
+        all.put("handoff.router.health-timeout", healthTimeout.toMillis() + "ms");
+        all.put("handoff.router.request-timeout", "30s");
+        all.put("handoff.router.connect-timeout", "5s");
+        return RouterConfig.from(ConfigFactory.parseMap(all).withFallback(ConfigFactory.parseResources(RouterConfig.class, "/reference.conf")).resolve());
+    }
 
     final List<FakeBackend> prefills;
     final List<FakeBackend> decodes;

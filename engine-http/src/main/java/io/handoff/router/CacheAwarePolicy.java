@@ -1,0 +1,108 @@
+package io.handoff.router;
+
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The prefill that probably has most of the prompt cached already, from a {@link PrefixTree} per prefill of the keys
+ * this router sent it (symbols are chars, or token ids, as {@link RouteKey} reads them; the router has no tokenizer).
+ * In order:
+ *
+ * <ol>
+ * <li>Loads (requests in flight) unbalanced, {@code max − min > balanceAbsThreshold} and
+ * {@code max > min × balanceRelThreshold}: the least loaded, whatever it has cached.
+ * <li>No prefill holds at least {@code cacheThreshold} of the prompt: a prefix new to all of them, so the least loaded,
+ * then the one with the smallest tree (the most room), which spreads distinct prefixes over the prefills.
+ * <li>Otherwise the least {@code cost = uncached prompt symbols + loadWeight × requests in flight} (uncached: the
+ * prompt's length less the longest prefix the prefill's tree holds), then the less loaded.
+ * </ol>
+ *
+ * Remaining ties go in turn. The chosen prefill's tree gets the key.
+ */
+final class CacheAwarePolicy
+        implements RoutingPolicy
+{
+    private final RouterConfig.CacheAware settings;
+    private final Load load = Load.REQUESTS;
+    private final Map<Backend, PrefixTree> trees = new ConcurrentHashMap<>();
+    private final Rotation rotation = new Rotation();
+
+    CacheAwarePolicy(RouterConfig.CacheAware settings)
+    {
+        this.settings = requireNonNull(settings, "settings is null");
+    }
+
+    @Override
+    public Backend choose(List<Backend> candidates, RouteKey key)
+    {
+        Backend chosen = pick(candidates, key);
+        if (key.shared().length > 0) {
+            tree(chosen).insert(key.shared());
+        }
+        return chosen;
+    }
+
+    private Backend pick(List<Backend> candidates, RouteKey key)
+    {
+        long min = candidates.stream().mapToLong(load::of).min().orElseThrow();
+        long max = candidates.stream().mapToLong(load::of).max().orElseThrow();
+        if (max - min > settings.balanceAbsThreshold() && max > min * settings.balanceRelThreshold()) {
+            return rotation.next(candidates, candidates.stream().filter(candidate -> load.of(candidate) == min).toList());
+        }
+        Map<Backend, Integer> matched = new HashMap<>();
+        for (Backend candidate : candidates) {
+            matched.put(candidate, matched(candidate, key));
+        }
+        long best = matched.values().stream().mapToLong(Integer::longValue).max().orElseThrow();
+        Comparator<Backend> order;
+        if (key.promptLength() == 0 || best < settings.cacheThreshold() * key.promptLength()) {
+            order = Comparator.<Backend>comparingLong(load::of).thenComparingLong(this::treeSize);
+        }
+        else {
+            order = Comparator.<Backend>comparingDouble(candidate -> cost(candidate, key.promptLength(), matched.get(candidate))).thenComparingLong(load::of);
+        }
+        Backend chosen = candidates.stream().min(order).orElseThrow();
+        return rotation.next(candidates, candidates.stream().filter(candidate -> order.compare(candidate, chosen) == 0).toList());
+    }
+
+    /** Uncached prompt symbols plus the load term, for {@code key} on {@code server}. */
+    double cost(Backend server, RouteKey key)
+    {
+        return cost(server, key.promptLength(), matched(server, key));
+    }
+
+    private double cost(Backend server, long promptLength, int matched)
+    {
+        return Math.max(0, promptLength - matched) + settings.loadWeight() * load.of(server);
+    }
+
+    /** How many of {@code key}'s prompt symbols {@code server}'s tree holds (the kind symbol is not the prompt's). */
+    int matched(Backend server, RouteKey key)
+    {
+        PrefixTree tree = trees.get(server);
+        return tree == null ? 0 : Math.max(0, tree.match(key.shared()) - 1);
+    }
+
+    /** Symbols held for {@code server}, 0 when it has no tree. */
+    long treeSize(Backend server)
+    {
+        PrefixTree tree = trees.get(server);
+        return tree == null ? 0 : tree.size();
+    }
+
+    @Override
+    public void removed(Backend server)
+    {
+        trees.remove(server);
+    }
+
+    private PrefixTree tree(Backend server)
+    {
+        return trees.computeIfAbsent(server, ignored -> new PrefixTree(settings.treeChars()));
+    }
+}
