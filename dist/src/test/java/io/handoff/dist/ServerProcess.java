@@ -56,7 +56,14 @@ final class ServerProcess
     static ServerProcess serve(Path workDir, String role, String... args)
             throws IOException
     {
-        List<String> command = new ArrayList<>(List.of("serve", "--role", role, "--port", "0"));
+        return serve(workDir, role, 0, args);
+    }
+
+    /** Starts {@code handoff serve --role ROLE --port PORT args} (0: a free port) and waits until it listens. */
+    static ServerProcess serve(Path workDir, String role, int port, String... args)
+            throws IOException
+    {
+        List<String> command = new ArrayList<>(List.of("serve", "--role", role, "--port", Integer.toString(port)));
         command.addAll(List.of(args));
         return launch(workDir, role, command);
     }
@@ -90,8 +97,16 @@ final class ServerProcess
     static ServerProcess router(Path workDir, ServerProcess prefill, ServerProcess decode)
             throws IOException
     {
-        ServerProcess router = launch(workDir, "router", List.of("router", "--port", "0", "--prefill", "http://127.0.0.1:" + prefill.port,
-                "--decode", "http://127.0.0.1:" + decode.port, "-Dhandoff.router.health-interval=200ms", "-Dhandoff.router.health-timeout=1s"));
+        return router(workDir, 0, prefill.port, decode.port);
+    }
+
+    /** {@code handoff router --port PORT} (0: a free port) in front of the servers on these ports, once both are healthy. */
+    static ServerProcess router(Path workDir, int port, int prefillPort, int decodePort)
+            throws IOException
+    {
+        ServerProcess router = launch(workDir, "router", List.of("router", "--port", Integer.toString(port), "--prefill",
+                "http://127.0.0.1:" + prefillPort, "--decode", "http://127.0.0.1:" + decodePort, "-Dhandoff.router.health-interval=200ms",
+                "-Dhandoff.router.health-timeout=1s"));
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (true) {
             int healthy = 0;
