@@ -182,12 +182,15 @@ class RestartMatrixIT
 
     private static String summary(Disruption disruption, List<Outcome> outcomes)
     {
-        long completed = outcomes.stream().filter(o -> o.completed() && o.endedWithin(disruption.killNanos(), disruption.resumedNanos())).count();
-        long failed = outcomes.stream().filter(o -> !o.completed() && disruption.overlaps(o)).count();
-        long inFlight = outcomes.stream().filter(o -> o.startNanos() <= disruption.killNanos() && o.endNanos() >= disruption.killNanos()).count();
-        return String.format("restart matrix: kill -9 %s: %d requests in flight at the kill; until service resumed %d completed, %d failed; "
-                        + "resumed %.1f s after the kill (%.1f s after the new process listened)", disruption.what(), inFlight, completed, failed,
-                (disruption.resumedNanos() - disruption.killNanos()) / 1e9, (disruption.resumedNanos() - disruption.restartedNanos()) / 1e9);
+        long kill = disruption.killNanos();
+        long inFlight = outcomes.stream().filter(o -> o.startNanos() <= kill && o.endNanos() >= kill).count();
+        long inFlightFailed = outcomes.stream().filter(o -> !o.completed() && o.startNanos() <= kill && o.endNanos() >= kill).count();
+        long refused = outcomes.stream().filter(o -> !o.completed() && o.startNanos() > kill && disruption.overlaps(o)).count();
+        long completed = outcomes.stream().filter(o -> o.completed() && o.endedWithin(kill, disruption.resumedNanos())).count();
+        return String.format("restart matrix: kill -9 %s: %d requests in flight at the kill, %d of them failed; %d sent while it was down "
+                        + "failed fast; %d completed until service resumed %.1f s after the kill (%.1f s after the new process listened)",
+                disruption.what(), inFlight, inFlightFailed, refused, completed, (disruption.resumedNanos() - kill) / 1e9,
+                (disruption.resumedNanos() - disruption.restartedNanos()) / 1e9);
     }
 
     /** After the load: every page of the server is in some state, and none is still receiving or quarantined (bounded wait). */
@@ -237,7 +240,7 @@ class RestartMatrixIT
                         outcomes.add(outcome);
                         if (!outcome.completed()) {
                             // pacing a client whose server is down, so it does not spin on refused connections
-                            LockSupport.parkNanos(100_000_000);
+                            LockSupport.parkNanos(200_000_000);
                         }
                     }
                 }));

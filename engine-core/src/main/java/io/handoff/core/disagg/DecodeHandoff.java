@@ -20,9 +20,11 @@ import org.apache.logging.log4j.Logger;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -224,6 +226,14 @@ public final class DecodeHandoff
      */
     public List<String> unprovenRestarts()
     {
+        // a process whose rooms were released since (a drain ack, its exit on this host) is no longer waiting
+        Set<PeerProcess> waiting = new HashSet<>();
+        for (Room room : rooms.rooms()) {
+            if (room.machine.awaitsProof()) {
+                waiting.add(room.link.peer());
+            }
+        }
+        unproven.keySet().retainAll(waiting);
         List<String> out = new ArrayList<>();
         unproven.forEach((process, why) -> out.add(process + ": " + why));
         out.sort(null);
@@ -282,8 +292,9 @@ public final class DecodeHandoff
                 if (unproven.size() < 64 || unproven.containsKey(lost)) {
                     unproven.put(lost, why.why());
                 }
-                log.warn("lost prefill {} was replaced, but nothing proves it stopped writing: {}; its rooms' KV pages stay quarantined "
-                        + "(kill it, or restart its host, for them to be released)", lost, why.why());
+                log.warn("a prefill on the host of lost prefill {} answered, but nothing proves the lost one stopped writing: {}; its rooms' "
+                        + "KV pages stay quarantined (they are released once it is gone and a prefill on its host attests it, it drains, or "
+                        + "it exits on this host)", lost, why.why());
             }
             case RestartProofs.Asked ignored -> { }
         }
