@@ -38,7 +38,14 @@ final class ClusterAnnouncement
                 ? hostPort : System.getenv("HOSTNAME");
         Member self = new Member(cluster.memberIdOr(defaultId), role, disaggregation.incarnation(), URI.create("http://" + hostPort),
                 compute.model().compatibilityHash(), compute.kv().pages(), false);
-        return Cluster.register(cluster, self);
+        try {
+            return Cluster.register(cluster, self);
+        }
+        catch (IOException e) {
+            throw new IllegalStateException("cannot register this " + role.label() + " server as member " + self.id() + " with handoff.cluster.discovery = "
+                    + cluster.discovery().label() + ": " + e.getMessage() + "; check that the store is up and handoff.cluster." + cluster.discovery().label()
+                    + ".* names it (the server does not run unannounced)", e);
+        }
     }
 
     /** The configured listen host, or where it is every interface, this machine's address as its host name resolves. */

@@ -125,6 +125,8 @@ public final class Router
      * Starts following {@code membership} (the router owns it from here and closes it), polls every server it lists
      * once, binds {@code serverConfig.host():port}, starts answering, and polls every {@code config.healthInterval()}.
      * A membership that lists no server yet is not an error: the router answers 503 until servers join.
+     *
+     * @throws IllegalStateException when the membership cannot be read at all (its store unreachable at start)
      */
     public static Router start(ServerConfig serverConfig, RouterConfig config, Membership membership, Timelines timelines)
             throws IOException, InterruptedException
@@ -138,12 +140,17 @@ public final class Router
             throw e;
         }
         try {
-            membership.start(router::follow);
+            try {
+                membership.start(router::follow);
+            }
+            catch (IOException e) {
+                throw new IllegalStateException("cannot read the cluster's membership from " + membership.describe() + ": " + e.getMessage(), e);
+            }
             router.probeBackends();
             router.polling = true;
             router.server.start();
         }
-        catch (IOException | InterruptedException | RuntimeException e) {
+        catch (InterruptedException | RuntimeException e) {
             router.server.stop(0);
             router.release();
             throw e;
