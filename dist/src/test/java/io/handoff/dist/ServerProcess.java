@@ -31,7 +31,7 @@ final class ServerProcess
     static final Path DIST = Path.of(System.getProperty("handoff.dist.home", "target/handoff"));
     static final ObjectMapper JSON = new ObjectMapper();
     // The port counts once something follows it on the line: a line still being written may end mid-number.
-    private static final Pattern LISTENING = Pattern.compile(" on http://127\\.0\\.0\\.1:(\\d+)\\s");
+    private static final Pattern LISTENING = Pattern.compile(" on http://127\\.0\\.0\\.1:(\\d+)[^\\d]");
 
     final Process process;
     final Path log;
@@ -104,9 +104,21 @@ final class ServerProcess
     static ServerProcess router(Path workDir, int port, int prefillPort, int decodePort)
             throws IOException
     {
-        ServerProcess router = launch(workDir, "router", List.of("router", "--port", Integer.toString(port), "--prefill",
-                "http://127.0.0.1:" + prefillPort, "--decode", "http://127.0.0.1:" + decodePort, "-Dhandoff.router.health-interval=200ms",
-                "-Dhandoff.router.health-timeout=1s"));
+        return router(workDir, List.of("--port", Integer.toString(port), "--prefill", "http://127.0.0.1:" + prefillPort, "--decode",
+                "http://127.0.0.1:" + decodePort));
+    }
+
+    /**
+     * {@code handoff router ARGS}, polling its servers' health every 200 ms, once it reports two of them healthy (at most a
+     * minute): with a store's discovery, the servers it found there.
+     */
+    static ServerProcess router(Path workDir, List<String> arguments)
+            throws IOException
+    {
+        List<String> command = new ArrayList<>(List.of("router"));
+        command.addAll(arguments);
+        command.addAll(List.of("-Dhandoff.router.health-interval=200ms", "-Dhandoff.router.health-timeout=1s"));
+        ServerProcess router = launch(workDir, "router", command);
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (true) {
             int healthy = 0;
