@@ -31,7 +31,7 @@ final class ServerProcess
     static final Path DIST = Path.of(System.getProperty("handoff.dist.home", "target/handoff"));
     static final ObjectMapper JSON = new ObjectMapper();
     // The port counts once something follows it on the line: a line still being written may end mid-number.
-    private static final Pattern LISTENING = Pattern.compile(" on http://127\\.0\\.0\\.1:(\\d+)\\s");
+    private static final Pattern LISTENING = Pattern.compile(" on http://127\\.0\\.0\\.1:(\\d+)[^\\d]");
 
     final Process process;
     final Path log;
@@ -56,7 +56,14 @@ final class ServerProcess
     static ServerProcess serve(Path workDir, String role, String... args)
             throws IOException
     {
-        List<String> command = new ArrayList<>(List.of("serve", "--role", role, "--port", "0"));
+        return serve(workDir, role, 0, args);
+    }
+
+    /** Starts {@code handoff serve --role ROLE --port PORT args} (0: a free port) and waits until it listens. */
+    static ServerProcess serve(Path workDir, String role, int port, String... args)
+            throws IOException
+    {
+        List<String> command = new ArrayList<>(List.of("serve", "--role", role, "--port", Integer.toString(port)));
         command.addAll(List.of(args));
         return launch(workDir, role, command);
     }
@@ -100,19 +107,39 @@ final class ServerProcess
     static ServerProcess router(Path workDir, List<ServerProcess> prefills, List<ServerProcess> decodes, String... options)
             throws IOException
     {
-        List<String> args = new ArrayList<>(List.of("router", "--port", "0"));
+        List<String> args = new ArrayList<>(List.of("--port", "0"));
         prefills.forEach(p -> args.addAll(List.of("--prefill", "http://127.0.0.1:" + p.port)));
         decodes.forEach(d -> args.addAll(List.of("--decode", "http://127.0.0.1:" + d.port)));
-        args.addAll(List.of("-Dhandoff.router.health-interval=200ms", "-Dhandoff.router.health-timeout=1s"));
         args.addAll(List.of(options));
-        ServerProcess router = launch(workDir, "router", args);
+        return router(workDir, args, prefills.size() + decodes.size());
+    }
+
+    /** {@code handoff router --port PORT} (0: a free port) in front of the servers on these ports, once both are healthy. */
+    static ServerProcess router(Path workDir, int port, int prefillPort, int decodePort)
+            throws IOException
+    {
+        return router(workDir, List.of("--port", Integer.toString(port), "--prefill", "http://127.0.0.1:" + prefillPort, "--decode",
+                "http://127.0.0.1:" + decodePort), 2);
+    }
+
+    /**
+     * {@code handoff router ARGS}, polling its servers' health every 200 ms, once it reports {@code healthyServers} of them
+     * healthy (at most a minute): with a store's discovery, the servers it found there.
+     */
+    static ServerProcess router(Path workDir, List<String> arguments, int healthyServers)
+            throws IOException
+    {
+        List<String> command = new ArrayList<>(List.of("router"));
+        command.addAll(arguments);
+        command.addAll(List.of("-Dhandoff.router.health-interval=200ms", "-Dhandoff.router.health-timeout=1s"));
+        ServerProcess router = launch(workDir, "router", command);
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (true) {
             int healthy = 0;
             for (JsonNode backend : json(router.get("/backends").body())) {
                 healthy += backend.get("healthy").asBoolean() ? 1 : 0;
             }
-            if (healthy == prefills.size() + decodes.size()) {
+            if (healthy == healthyServers) {
                 return router;
             }
             if (System.nanoTime() > deadline) {

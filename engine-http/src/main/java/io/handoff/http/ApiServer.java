@@ -157,6 +157,11 @@ public final class ApiServer
         if (disaggregation.isPresent()) {
             // a decode's prefills that neither drained nor exited within its drain deadline: routers stop pairing them
             disaggregation.get().suspectPeers().forEach(body.putArray("suspect_peers")::add);
+            // replaced prefills whose quarantined pages no proof released: they stay quarantined (invariant I2)
+            List<String> unproven = disaggregation.get().unprovenRestarts();
+            if (!unproven.isEmpty()) {
+                unproven.forEach(body.putArray("unproven_restarts")::add);
+            }
         }
         exchange.sendJson(200, body);
     }

@@ -7,6 +7,8 @@ import io.handoff.core.disagg.ControlMessage.DrainRequest;
 import io.handoff.core.disagg.ControlMessage.Heartbeat;
 import io.handoff.core.disagg.ControlMessage.Hello;
 import io.handoff.core.disagg.ControlMessage.HelloResult;
+import io.handoff.core.disagg.ControlMessage.ProcessAttestation;
+import io.handoff.core.disagg.ControlMessage.ProcessQuery;
 import io.handoff.core.disagg.ControlMessage.RegionsRegistered;
 import io.handoff.core.disagg.ControlMessage.RegisterRegions;
 import io.handoff.core.disagg.ControlMessage.Role;
@@ -69,6 +71,8 @@ public final class ControlCodec
     private static final byte DRAIN_ACK = 10;
     private static final byte HEARTBEAT = 11;
     private static final byte ROOM_CLAIM = 12;
+    private static final byte PROCESS_QUERY = 13;
+    private static final byte PROCESS_ATTESTATION = 14;
 
     /** A frame that is not a valid message of this protocol version. */
     public static final class MalformedFrameException
@@ -99,7 +103,7 @@ public final class ControlCodec
         int reason = 2 + 3 * ControlMessage.MAX_REASON_CHARS;
         return switch (type) {
             case HELLO -> 1 + 4 + field + 1 + 4 * field + 4 + 4;
-            case HELLO_RESULT -> 1 + 1 + reason + reason + 8;
+            case HELLO_RESULT -> 1 + 1 + reason + reason + 8 + 8 + reason;
             // a pool description of MAX_REGIONS regions is 1.5 MiB; backends add their own bytes (remote keys)
             case REGISTER_REGIONS -> 4 << 20;
             // a transport name (a 16-bit UTF string), capability names, a reason
@@ -114,6 +118,8 @@ public final class ControlCodec
             case DRAIN_ACK -> 1 + 12 + 1;
             case HEARTBEAT -> 1 + 8;
             case ROOM_CLAIM -> 1 + 12 + field;
+            case PROCESS_QUERY -> 1 + 8 + 8;
+            case PROCESS_ATTESTATION -> 1 + 8 + 8 + 1;
             default -> 0;
         };
     }
@@ -143,6 +149,8 @@ public final class ControlCodec
                     out.writeUTF(m.reason());
                     out.writeUTF(m.hostId());
                     out.writeLong(m.pid());
+                    out.writeLong(m.startMillis());
+                    out.writeUTF(m.incarnation());
                 }
                 case RegisterRegions m -> {
                     out.writeByte(REGISTER_REGIONS);
@@ -210,6 +218,17 @@ public final class ControlCodec
                     writeRoom(out, m.room());
                     out.writeUTF(m.requestId());
                 }
+                case ProcessQuery m -> {
+                    out.writeByte(PROCESS_QUERY);
+                    out.writeLong(m.pid());
+                    out.writeLong(m.startMillis());
+                }
+                case ProcessAttestation m -> {
+                    out.writeByte(PROCESS_ATTESTATION);
+                    out.writeLong(m.pid());
+                    out.writeLong(m.startMillis());
+                    out.writeBoolean(m.gone());
+                }
             }
         }
         catch (IOException e) {
@@ -240,7 +259,7 @@ public final class ControlCodec
             ControlMessage message = switch (type) {
                 case HELLO -> new Hello(in.readInt(), in.readUTF(), readRole(in),
                         new Compatibility(in.readUTF(), in.readUTF(), in.readUTF(), in.readUTF(), in.readInt(), in.readInt()));
-                case HELLO_RESULT -> new HelloResult(in.readBoolean(), in.readUTF(), in.readUTF(), in.readLong());
+                case HELLO_RESULT -> new HelloResult(in.readBoolean(), in.readUTF(), in.readUTF(), in.readLong(), in.readLong(), in.readUTF());
                 case REGISTER_REGIONS -> new RegisterRegions(in.readUTF(), readBytes(in, bytes));
                 case REGIONS_REGISTERED -> new RegionsRegistered(in.readBoolean(), in.readUTF(), readCapabilities(in, bytes), in.readUTF());
                 case ROOM_REQUEST -> new RoomRequest(readRoom(in), in.readUTF(), in.readInt(), readInts(in, bytes));
@@ -252,6 +271,8 @@ public final class ControlCodec
                 case DRAIN_ACK -> new DrainAck(readRoom(in), in.readUnsignedByte());
                 case HEARTBEAT -> new Heartbeat(in.readLong());
                 case ROOM_CLAIM -> new RoomClaim(readRoom(in), in.readUTF());
+                case PROCESS_QUERY -> new ProcessQuery(in.readLong(), in.readLong());
+                case PROCESS_ATTESTATION -> new ProcessAttestation(in.readLong(), in.readLong(), in.readBoolean());
                 default -> throw new MalformedFrameException("unknown message type " + type + " in a frame of " + frame.length + " bytes");
             };
             if (bytes.available() != 0) {

@@ -21,7 +21,8 @@ import static java.util.Objects.requireNonNull;
  * the decode then sends {@link RegisterRegions} once and the prefill answers {@link RegionsRegistered}.
  * Per room: {@link RoomClaim} (decode, when it receives the request), {@link RoomRequest} (decode, once it admitted
  * the request), {@link ChunkDone}s and one {@link AuxRecord} (prefill),
- * {@link RoomFailed} from either side, {@link DrainRequest} / {@link DrainAck} after a failure.
+ * {@link RoomFailed} from either side, {@link DrainRequest} / {@link DrainAck} after a failure. After a restart: a decode asks
+ * a prefill {@link ProcessQuery} about a lost prefill process on its host, answered by {@link ProcessAttestation}.
  * {@link Heartbeat}s keep an idle connection provably alive.
  *
  * <p>Records holding arrays compare them by content; callers must not mutate an array they passed in. Free-text
@@ -31,7 +32,7 @@ import static java.util.Objects.requireNonNull;
 public sealed interface ControlMessage
 {
     /** Bumped on any change to the messages or their encoding; peers must match exactly. */
-    int PROTOCOL_VERSION = 4;
+    int PROTOCOL_VERSION = 5;
     /** The highest sender rank a drain ack may name (a room has at most this many + 1 senders). */
     int MAX_SENDER_RANK = 255;
     /** Longest reason text kept; a longer one is clipped, so a message always fits its frame. */
@@ -65,31 +66,67 @@ public sealed interface ControlMessage
     }
 
     /**
-     * The answer to a hello. {@code hostId} and {@code pid} identify the answering process, so that a
-     * peer on the same host can tell, after the connection is gone, whether that process is gone too
-     * (a fenced peer: proof that its one-sided writes have stopped).
+     * The answer to a hello. {@code hostId}, {@code pid}, {@code startMillis} (the process's start, epoch milliseconds, or
+     * {@link #UNKNOWN_START}) and {@code incarnation} identify the answering process, so that a peer on the same host can
+     * tell, after the connection is gone, whether that process is gone too (a fenced peer: proof that its one-sided writes
+     * have stopped), and so that a later process at the same place is recognised as another incarnation.
      */
-    record HelloResult(boolean accepted, String reason, String hostId, long pid)
+    record HelloResult(boolean accepted, String reason, String hostId, long pid, long startMillis, String incarnation)
             implements ControlMessage
     {
-        public static final HelloResult ACCEPTED = new HelloResult(true, "", "", -1);
+        /** A start time the answering process could not read. */
+        public static final long UNKNOWN_START = -1;
+        public static final HelloResult ACCEPTED = new HelloResult(true, "", "", -1, UNKNOWN_START, "");
 
         public HelloResult
         {
             reason = clip(reason);
             hostId = clip(hostId);
+            incarnation = clip(incarnation);
         }
 
         public static HelloResult refused(String reason)
         {
-            return new HelloResult(false, reason, "", -1);
+            return new HelloResult(false, reason, "", -1, UNKNOWN_START, "");
         }
 
-        public HelloResult from(String answeringHostId, long answeringPid)
+        /** This answer, as given by {@code process}. */
+        public HelloResult from(PeerProcess process)
         {
-            return new HelloResult(accepted, reason, answeringHostId, answeringPid);
+            return new HelloResult(accepted, reason, process.hostId(), process.pid(), process.startMillis(), process.incarnation());
+        }
+
+        /** The answering process, as this answer names it. */
+        public PeerProcess process()
+        {
+            return new PeerProcess(hostId, pid, startMillis, incarnation);
         }
     }
+
+    /**
+     * The decode asks a prefill it reached: is process {@code pid}, started at {@code startMillis}, still alive on your
+     * host? Asked only about a lost prefill process of the same host id (host name and boot) as the one asked, so that its
+     * answer can prove the lost process's writes stopped (invariant I2).
+     */
+    record ProcessQuery(long pid, long startMillis)
+            implements ControlMessage
+    {
+        public ProcessQuery
+        {
+            if (pid < 1 || startMillis < 0) {
+                throw new IllegalArgumentException("a process query needs a pid >= 1 and a known start time, was pid " + pid + " started "
+                        + startMillis);
+            }
+        }
+    }
+
+    /**
+     * A prefill's answer to {@link ProcessQuery}: {@code gone} when no process {@code pid} that started at {@code startMillis}
+     * runs on its host (none with that pid, or one that started at another time: the pid was reused). False when it is
+     * alive or the prefill cannot tell.
+     */
+    record ProcessAttestation(long pid, long startMillis, boolean gone)
+            implements ControlMessage {}
 
     /** The decode's KV regions, as its transfer backend's {@code expose} described them; sent once per prefill. */
     record RegisterRegions(String backendId, byte[] descriptor)

@@ -20,9 +20,13 @@ import org.apache.logging.log4j.Logger;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -108,6 +112,26 @@ public final class DecodeHandoff
                     link.send(new ControlMessage.DrainRequest(room.machine.room()));
                 }
             }
+            restarted(link);
+        }
+
+        @Override
+        public void attested(PrefillLinks.Link<Room> from, ControlMessage.ProcessAttestation attestation)
+        {
+            Optional<RestartProofs.Finding> finding = restarts.attested(from, attestation);
+            if (finding.isEmpty()) {
+                stats.ignored();
+                log.warn("prefill {} attested about process {} (started at {} ms), which this decode did not ask it about: ignored",
+                        from.address(), attestation.pid(), attestation.startMillis());
+                return;
+            }
+            settle(finding.get());
+        }
+
+        @Override
+        public void linkFailed(PrefillLinks.Link<Room> link)
+        {
+            restarts.forget(link);
         }
 
         @Override
@@ -135,6 +159,9 @@ public final class DecodeHandoff
     private final PrefillLinks<Room> links;
     private final SuspectPeers suspects;
     private final DrainAckOrigins ackOrigins = new DrainAckOrigins();
+    private final RestartProofs<PrefillLinks.Link<Room>> restarts = new RestartProofs<>();
+    // lost prefill processes with quarantined rooms that a prefill on their host could not prove gone, and why (for /health)
+    private final Map<PeerProcess, String> unproven = new ConcurrentHashMap<>();
     private final boolean releaseOnDrainDeadlineForTesting;
     private final ScheduledExecutorService ticker;
     private volatile Scheduler scheduler;
@@ -191,6 +218,86 @@ public final class DecodeHandoff
     public List<String> suspectPeers()
     {
         return suspects.peers();
+    }
+
+    /**
+     * Lost prefill processes whose quarantined pages a prefill on their host could not prove released (a restart without
+     * proof: the pages stay quarantined), each with why; see {@link RestartProofs}.
+     */
+    public List<String> unprovenRestarts()
+    {
+        // a process whose rooms were released since (a drain ack, its exit on this host) is no longer waiting
+        Set<PeerProcess> waiting = new HashSet<>();
+        for (Room room : rooms.rooms()) {
+            if (room.machine.awaitsProof()) {
+                waiting.add(room.link.peer());
+            }
+        }
+        unproven.keySet().retainAll(waiting);
+        List<String> out = new ArrayList<>();
+        unproven.forEach((process, why) -> out.add(process + ": " + why));
+        out.sort(null);
+        return out;
+    }
+
+    /**
+     * {@code link} reached a prefill: when it is another incarnation on the host of a lost prefill whose rooms still hold
+     * quarantined pages, it may prove that prefill gone (a reboot), or be asked whether its process still runs.
+     */
+    private void restarted(PrefillLinks.Link<Room> link)
+    {
+        List<PeerProcess> lost = new ArrayList<>();
+        for (Room room : rooms.rooms()) {
+            if (room.link != link && room.link.failed() && room.machine.awaitsProof()) {
+                lost.add(room.link.peer());
+            }
+        }
+        if (lost.isEmpty()) {
+            return;
+        }
+        for (RestartProofs.Finding finding : restarts.reached(link, link.peer(), lost)) {
+            if (finding instanceof RestartProofs.Asked asked) {
+                log.info("prefill {} ({}) replaced lost {} on its host: asking it whether that process still runs", link.address(),
+                        link.peer(), asked.lost());
+                if (!link.send(asked.query())) {
+                    settle(new RestartProofs.Unproven(asked.lost(), "the connection to prefill " + link.address() + " closed before it "
+                            + "could be asked"));
+                }
+            }
+            else {
+                settle(finding);
+            }
+        }
+    }
+
+    /** A proof releases the quarantined rooms of the lost process; without one they stay quarantined, said in the log and /health. */
+    private void settle(RestartProofs.Finding finding)
+    {
+        PeerProcess lost = finding.lost();
+        switch (finding) {
+            case RestartProofs.Proven proven -> {
+                unproven.remove(lost);
+                List<Room> fenced = new ArrayList<>();
+                for (Room room : rooms.rooms()) {
+                    if (room.link.failed() && room.link.peer().equals(lost) && room.machine.awaitsProof()) {
+                        fenced.add(room);
+                    }
+                }
+                log.info("lost prefill {} is fenced: {}; releasing the quarantined pages of {} room(s)", lost, proven.proof(), fenced.size());
+                for (Room room : fenced) {
+                    drive(room, new RoomEvent.PeerFenced(proven.proof()));
+                }
+            }
+            case RestartProofs.Unproven why -> {
+                if (unproven.size() < 64 || unproven.containsKey(lost)) {
+                    unproven.put(lost, why.why());
+                }
+                log.warn("a prefill on the host of lost prefill {} answered, but nothing proves the lost one stopped writing: {}; its rooms' "
+                        + "KV pages stay quarantined (they are released once it is gone and a prefill on its host attests it, it drains, or "
+                        + "it exits on this host)", lost, why.why());
+            }
+            case RestartProofs.Asked ignored -> { }
+        }
     }
 
     // ---------------------------------------------------------------------------------------------

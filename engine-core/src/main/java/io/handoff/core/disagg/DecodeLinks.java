@@ -70,6 +70,8 @@ final class DecodeLinks
     // connections that have not said an accepted hello yet, with when they opened
     private final Map<ControlChannel, Long> awaitingHello = new ConcurrentHashMap<>();
     private final ControlSecurity security;
+    private final PeerProcess self;
+    private final ProcessCheck processes;
     private final DeadlineClock clock;
     private final ControlServer server;
 
@@ -86,6 +88,21 @@ final class DecodeLinks
             PageGeometry sources, TransferHooks hooks, DeadlineClock clock, TransferStats stats, ControlSecurity security, Rooms rooms)
             throws IOException
     {
+        this(config, compatibility, backendId, backend, earlySend, sources, hooks, clock, stats, security, PeerProcess.current(""),
+                ProcessCheck.SYSTEM, rooms);
+    }
+
+    /**
+     * Starts listening at once: {@code rooms} may hear from a decode before this constructor returns. {@code self} is how
+     * this prefill answers a hello; {@code processes} answers a decode's question whether a process of this host still runs.
+     */
+    DecodeLinks(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend, EarlySend earlySend,
+            PageGeometry sources, TransferHooks hooks, DeadlineClock clock, TransferStats stats, ControlSecurity security, PeerProcess self,
+            ProcessCheck processes, Rooms rooms)
+            throws IOException
+    {
+        this.self = requireNonNull(self, "self is null");
+        this.processes = requireNonNull(processes, "processes is null");
         this.security = requireNonNull(security, "security is null");
         this.clock = requireNonNull(clock, "clock is null");
         this.config = requireNonNull(config, "config is null");
@@ -239,8 +256,9 @@ final class DecodeLinks
                 }
                 awaitingHello.remove(channel);
                 // only an accepted peer learns who answers: the same-host fencing needs this process's host id and pid
-                channel.send(judged.from(EngineTransferContext.localHostId(), ProcessHandle.current().pid()));
+                channel.send(judged.from(self));
             }
+            case ControlMessage.ProcessQuery query -> channel.send(attest(channel, query));
             case RegisterRegions register -> channel.send(register(channel, register));
             case RoomMessage roomMessage -> {
                 if (roomMessage instanceof RoomRequest) {
@@ -258,6 +276,18 @@ final class DecodeLinks
                 log.debug("prefill ignores {} from {}", message, channel.peer());
             }
         }
+    }
+
+    /**
+     * Answers a decode (authenticated: it said an accepted hello) that asks whether a process of this host still runs: the
+     * decode takes a "gone" as proof that a lost prefill's writes stopped, so it is said only when certain.
+     */
+    private ControlMessage.ProcessAttestation attest(ControlChannel channel, ControlMessage.ProcessQuery query)
+    {
+        boolean gone = query.pid() != self.pid() && !processes.mayRun(query.pid(), query.startMillis());
+        log.info("decode {} asked whether process {} (started at {} ms) still runs on this host: {}", channel.peer(), query.pid(),
+                query.startMillis(), gone ? "it does not" : "it may");
+        return new ControlMessage.ProcessAttestation(query.pid(), query.startMillis(), gone);
     }
 
     /** A connection refused before a link took it over: nobody else will close it. */

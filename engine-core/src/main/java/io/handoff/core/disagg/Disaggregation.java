@@ -170,7 +170,7 @@ public final class Disaggregation
             backend.registerSources(regions);
             try {
                 prefill = new PrefillHandoff(config, compatibility, backendId, backend, checksums, pool.geometry().pageSize(), earlySend,
-                        PageGeometry.of(regions), context, security);
+                        PageGeometry.of(regions), context, security, incarnation);
             }
             catch (IOException e) {
                 throw new UncheckedIOException("cannot start the prefill control endpoint: " + e.getMessage(), e);
@@ -277,6 +277,12 @@ public final class Disaggregation
     public List<String> suspectPeers()
     {
         return decode != null ? decode.suspectPeers() : List.of();
+    }
+
+    /** Replaced prefill processes whose quarantined pages nothing proved releasable (decode only); see {@code DecodeHandoff}. */
+    public List<String> unprovenRestarts()
+    {
+        return decode != null ? decode.unprovenRestarts() : List.of();
     }
 
     /** Peers refused for failing cluster authentication (or speaking before their hello), and this node's own failed attempts. */

@@ -138,7 +138,8 @@ public final class PrefillHandoff
     private volatile RoomTrace trace = RoomTrace.NONE;
 
     public PrefillHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
-            PageChecksums checksums, int pageSize, EarlySend earlySend, PageGeometry sources, TransferHooks hooks, ControlSecurity security)
+            PageChecksums checksums, int pageSize, EarlySend earlySend, PageGeometry sources, TransferHooks hooks, ControlSecurity security,
+            String incarnation)
             throws IOException
     {
         this.config = requireNonNull(config, "config is null");
@@ -147,7 +148,7 @@ public final class PrefillHandoff
         this.earlySend = requireNonNull(earlySend, "earlySend is null");
         // a decode may connect before this returns; until a request is admitted here there is no room it can reach
         this.links = new DecodeLinks(config, compatibility, backendId, backend, earlySend, sources, hooks, clock, stats, security,
-                new LinkEvents());
+                PeerProcess.current(requireNonNull(incarnation, "incarnation is null")), ProcessCheck.SYSTEM, new LinkEvents());
         this.ticker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("handoff-prefill-ticks").daemon().factory());
         long period = Math.max(50, config.liveness().heartbeatInterval().toMillis() / 2);
         ticker.scheduleAtFixedRate(this::tick, period, period, TimeUnit.MILLISECONDS);

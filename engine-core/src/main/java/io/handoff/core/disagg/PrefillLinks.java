@@ -41,6 +41,7 @@ final class PrefillLinks<R>
         implements AutoCloseable
 {
     private static final Logger log = LogManager.getLogger(PrefillLinks.class);
+    private static final PeerProcess UNKNOWN = new PeerProcess("", -1, ControlMessage.HelloResult.UNKNOWN_START, "");
     /** Claims a connecting link holds for the hello answer: four times the default handoff.scheduler.max-queued-requests. */
     static final int MAX_UNSENT_CLAIMS = 4096;
 
@@ -64,6 +65,16 @@ final class PrefillLinks<R>
 
         /** {@code link} is up (after its waiting rooms heard {@link #ready}): rooms of an earlier link may ask it for their drain. */
         default void linkReady(Link<R> link)
+        {
+        }
+
+        /** The prefill on {@code from} answered a {@link ControlMessage.ProcessQuery} (only after it accepted this decode's hello). */
+        default void attested(Link<R> from, ControlMessage.ProcessAttestation attestation)
+        {
+        }
+
+        /** {@code link} failed (after its rooms heard {@link #lost}). */
+        default void linkFailed(Link<R> link)
         {
         }
     }
@@ -90,8 +101,8 @@ final class PrefillLinks<R>
         private FailureCause failureCause;
         /** The prefill process, when it runs on this host: its exit fences it. */
         private Optional<ProcessHandle> sameHostProcess = Optional.empty();
-        /** The prefill's host id and process id as its hello answer named them; empty until accepted. */
-        private volatile String process = "";
+        /** The prefill process as its hello answer named it; unknown until accepted. */
+        private volatile PeerProcess peer = UNKNOWN;
 
         private Link(String address)
         {
@@ -109,7 +120,19 @@ final class PrefillLinks<R>
          */
         String process()
         {
-            return process;
+            return peer.known() ? peer.hostId() + "/" + peer.pid() : "";
+        }
+
+        /** The prefill process this link reached (host id, pid, start time, incarnation); not {@link PeerProcess#known} until accepted. */
+        PeerProcess peer()
+        {
+            return peer;
+        }
+
+        /** Whether the link failed (its connection is gone or was refused). */
+        synchronized boolean failed()
+        {
+            return state == LinkState.FAILED;
         }
 
         /**
@@ -118,7 +141,7 @@ final class PrefillLinks<R>
          */
         boolean sameProcessAs(Link<?> other)
         {
-            return !process.isEmpty() && address.equals(other.address) && process.equals(other.process);
+            return !process().isEmpty() && address.equals(other.address) && process().equals(other.process());
         }
 
         /** Sends to the prefill; false when the control connection is not open (yet or any more). */
@@ -297,7 +320,7 @@ final class PrefillLinks<R>
                 synchronized (link) {
                     link.greeted = true;
                 }
-                link.process = result.hostId() + "/" + result.pid();
+                link.peer = result.process();
                 if (result.hostId().equals(EngineTransferContext.localHostId()) && result.pid() > 0
                         && result.pid() != ProcessHandle.current().pid()) {
                     // its exit will be taken as proof that its writes stopped (I2): only if it really is the peer
@@ -326,6 +349,7 @@ final class PrefillLinks<R>
                 refused(link, channel, "regions refused: " + registered.reason());
             }
             case RoomMessage roomMessage -> rooms.received(link, roomMessage);
+            case ControlMessage.ProcessAttestation attestation -> rooms.attested(link, attestation);
             case ControlMessage.Heartbeat ignored -> { }
             default -> {
                 stats.ignored();
@@ -413,6 +437,7 @@ final class PrefillLinks<R>
         for (R room : affected) {
             rooms.lost(room, cause, reason);
         }
+        rooms.linkFailed(link);
         // A lost connection alone proves nothing about one-sided writes still in flight; the prefill's exit does.
         link.sameHostProcess.ifPresent(process -> process.onExit().thenRun(() -> {
             for (R room : affected) {

@@ -227,6 +227,12 @@ public final class ReceiverRoom
         return phase.isTerminal() && !awaitingProof;
     }
 
+    /** Ended, and its pages are quarantined: they wait for a proof that no write of the prefill can land. */
+    public synchronized boolean awaitsProof()
+    {
+        return phase.isTerminal() && awaitingProof;
+    }
+
     /** Failed, and its pages wait for a drain ack (the prefill may be asked again, e.g. on a new connection). */
     public synchronized boolean awaitsDrainAck()
     {

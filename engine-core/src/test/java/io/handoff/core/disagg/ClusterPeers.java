@@ -107,8 +107,15 @@ final class ClusterPeers
     DecodeLinks prefill(ControlSecurity security)
             throws IOException
     {
+        return prefill(security, PeerProcess.current(""), ProcessCheck.SYSTEM);
+    }
+
+    /** A prefill's links that answer hellos as {@code self} and questions about processes from {@code processes}. */
+    DecodeLinks prefill(ControlSecurity security, PeerProcess self, ProcessCheck processes)
+            throws IOException
+    {
         DecodeLinks links = new DecodeLinks(config("tcp"), HERE, "tcp", backend(), new EarlySend("off", false, "off"),
-                new PageGeometry(List.of(), 0), TransferHooks.NONE, clock, new TransferStats(), security, new DecodeLinks.Rooms()
+                new PageGeometry(List.of(), 0), TransferHooks.NONE, clock, new TransferStats(), security, self, processes, new DecodeLinks.Rooms()
                 {
                     @Override
                     public void received(ControlChannel channel, RoomMessage message)
@@ -159,7 +166,7 @@ final class ClusterPeers
         }
     }
 
-    static final class Lost
+    static class Lost
             implements PrefillLinks.Rooms<String>
     {
         private final Map<String, CompletableFuture<String>> reasons = new ConcurrentHashMap<>();

@@ -96,7 +96,11 @@ class ControlCodecTest
                 new Heartbeat(Long.MIN_VALUE),
                 new Heartbeat(12),
                 new RoomClaim(ROOM, "req-1"),
-                new RoomClaim(new RoomKey(-1, 0), ""));
+                new RoomClaim(new RoomKey(-1, 0), ""),
+                HelloResult.ACCEPTED.from(new PeerProcess("prefill-host/0b1c2d3e", 4242, 1_764_620_000_123L, "9f2c4e1a6b7d8e90")),
+                new ControlMessage.ProcessQuery(Long.MAX_VALUE, 0),
+                new ControlMessage.ProcessAttestation(4242, 1_764_620_000_123L, true),
+                new ControlMessage.ProcessAttestation(-1, -1, false));
     }
 
     @Test

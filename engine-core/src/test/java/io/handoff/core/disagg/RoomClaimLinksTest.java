@@ -55,7 +55,7 @@ class RoomClaimLinksTest
                 new ControlMessage.RoomFailed(new RoomKey(900, 0), FailureCause.CLIENT_ABORT, "aborted while queued"),
                 new RoomClaim(new RoomKey(902, 3), "queued-2"));
         queued.forEach(claim -> decode.claim(link, claim));
-        prefill.send(HelloResult.ACCEPTED.from("prefill-host", 4242));
+        prefill.send(HelloResult.ACCEPTED.from(new PeerProcess("prefill-host", 4242, HelloResult.UNKNOWN_START, "")));
 
         assertThat(prefill.receive()).isInstanceOf(RegisterRegions.class);
         assertThat(List.of(prefill.receive(), prefill.receive(), prefill.receive(), prefill.receive())).isEqualTo(queued);
