@@ -1,6 +1,7 @@
 package io.handoff.dist;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.testkit.etcd.EtcdProcess;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -115,13 +116,13 @@ class RestartMatrixIT
     private static final class Etcd
             implements Discovery
     {
-        private final EtcdServer etcd;
+        private final EtcdProcess etcd;
         private final String[] options;
 
-        Etcd(Path workDir)
-                throws IOException
+        Etcd()
+                throws IOException, InterruptedException
         {
-            this.etcd = EtcdServer.startOrSkip(workDir);
+            this.etcd = EtcdProcess.startOrSkip();
             // the default lease TTL: etcd reports whole seconds left, so a TTL of a few seconds makes a live member read as
             // expiring (draining) just before each keep-alive
             this.options = new String[] {"-Dhandoff.cluster.discovery=etcd", "-Dhandoff.cluster.etcd.endpoints=" + etcd.endpoint()};
@@ -151,7 +152,12 @@ class RestartMatrixIT
         @Override
         public void close()
         {
-            etcd.close();
+            try {
+                etcd.close();
+            }
+            catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -168,7 +174,7 @@ class RestartMatrixIT
     void throughEtcdKillingEachProcessAndStartingANewOneOnANewPortLosesOnlyInFlightRequestsAndNoPage()
             throws Exception
     {
-        try (Discovery discovery = new Etcd(temp)) {
+        try (Discovery discovery = new Etcd()) {
             ServerProcess probe;
             try {
                 probe = ServerProcess.serve(temp, "prefill", 0, discovery.serverOptions());
