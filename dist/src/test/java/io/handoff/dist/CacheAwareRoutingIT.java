@@ -1,6 +1,5 @@
 package io.handoff.dist;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -87,12 +86,6 @@ class CacheAwareRoutingIT
 
     private static String body(String prompt)
     {
-        ObjectNode body = ServerProcess.JSON.createObjectNode();
-        body.put("text", prompt);
-        ObjectNode sampling = body.putObject("sampling_params");
-        sampling.put("max_new_tokens", NEW_TOKENS);
-        sampling.put("temperature", 0);
-        sampling.put("ignore_eos", true);
-        return body.toString();
+        return ServerProcess.greedyBody(prompt, NEW_TOKENS);
     }
 }

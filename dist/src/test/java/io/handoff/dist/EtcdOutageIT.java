@@ -72,8 +72,7 @@ class EtcdOutageIT
     private static void assertBitExact(ServerProcess router, List<List<Integer>> reference)
     {
         for (int i = 0; i < PROMPTS.size(); i++) {
-            HttpResponse<String> response = router.post("/generate", "{\"text\": " + ServerProcess.JSON.valueToTree(PROMPTS.get(i))
-                    + ", \"sampling_params\": {\"max_new_tokens\": " + NEW_TOKENS + ", \"temperature\": 0, \"ignore_eos\": true}}");
+            HttpResponse<String> response = router.post("/generate", ServerProcess.greedyBody(PROMPTS.get(i), NEW_TOKENS));
             assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
             assertThat(ServerProcess.outputIds(json(response.body()))).as(PROMPTS.get(i)).isEqualTo(reference.get(i));
         }

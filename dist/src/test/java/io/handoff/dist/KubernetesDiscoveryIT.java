@@ -1,7 +1,6 @@
 package io.handoff.dist;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.mockwebserver.MockWebServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -126,13 +125,7 @@ class KubernetesDiscoveryIT
 
     private static String body(String prompt)
     {
-        ObjectNode body = ServerProcess.JSON.createObjectNode();
-        body.put("text", prompt);
-        ObjectNode sampling = body.putObject("sampling_params");
-        sampling.put("max_new_tokens", 10);
-        sampling.put("temperature", 0);
-        sampling.put("ignore_eos", true);
-        return body.toString();
+        return ServerProcess.greedyBody(prompt, 10);
     }
 
     private static List<List<Integer>> generateAll(ServerProcess router)

@@ -1,6 +1,5 @@
 package io.handoff.dist;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.testkit.etcd.EtcdProcess;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -390,14 +389,8 @@ class RestartMatrixIT
 
         private Outcome send(String prompt)
         {
-            ObjectNode body = ServerProcess.JSON.createObjectNode();
-            body.put("text", prompt);
-            ObjectNode sampling = body.putObject("sampling_params");
-            sampling.put("max_new_tokens", NEW_TOKENS);
-            sampling.put("temperature", 0);
-            sampling.put("ignore_eos", true);
             HttpRequest request = HttpRequest.newBuilder(uri).timeout(REQUEST_BOUND).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(body.toString())).build();
+                    .POST(HttpRequest.BodyPublishers.ofString(ServerProcess.greedyBody(prompt, NEW_TOKENS))).build();
             long start = System.nanoTime();
             try {
                 HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());

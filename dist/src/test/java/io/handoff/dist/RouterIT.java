@@ -1,7 +1,6 @@
 package io.handoff.dist;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -136,13 +135,7 @@ class RouterIT
 
     private static String body(String prompt)
     {
-        ObjectNode body = ServerProcess.JSON.createObjectNode();
-        body.put("text", prompt);
-        ObjectNode sampling = body.putObject("sampling_params");
-        sampling.put("max_new_tokens", 10);
-        sampling.put("temperature", 0);
-        sampling.put("ignore_eos", true);
-        return body.toString();
+        return ServerProcess.greedyBody(prompt, 10);
     }
 
     /** Sends every prompt through the router concurrently and returns the outputs in prompt order. */

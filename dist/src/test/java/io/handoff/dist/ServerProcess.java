@@ -2,6 +2,7 @@ package io.handoff.dist;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -194,6 +195,18 @@ final class ServerProcess
             Thread.currentThread().interrupt();
             throw new AssertionError(e);
         }
+    }
+
+    /** A {@code /generate} body for {@code prompt}: greedy, {@code maxNewTokens} new tokens, EOS ignored (as {@link Launcher#colocated}). */
+    static String greedyBody(String prompt, int maxNewTokens)
+    {
+        ObjectNode body = JSON.createObjectNode();
+        body.put("text", prompt);
+        ObjectNode sampling = body.putObject("sampling_params");
+        sampling.put("max_new_tokens", maxNewTokens);
+        sampling.put("temperature", 0);
+        sampling.put("ignore_eos", true);
+        return body.toString();
     }
 
     static java.util.List<Integer> outputIds(JsonNode result)
