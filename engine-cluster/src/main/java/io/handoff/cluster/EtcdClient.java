@@ -1,9 +1,6 @@
 package io.handoff.cluster;
 
-import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadConstraints;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -47,7 +44,7 @@ final class EtcdClient
     /** gRPC status etcd answers with when a lease or key is not there. */
     static final int NOT_FOUND = 5;
 
-    static final ObjectMapper MAPPER = mapper();
+    static final ObjectMapper MAPPER = StrictJson.mapper(32, MAX_ANSWER);
     private static final int START_ATTEMPTS = 3;
     private static final Logger log = LogManager.getLogger(EtcdClient.class);
 
@@ -526,16 +523,6 @@ final class EtcdClient
         }
         String message = cause.getMessage();
         return cause.getClass().getSimpleName() + (message == null ? "" : ": " + excerpt(message));
-    }
-
-    private static ObjectMapper mapper()
-    {
-        ObjectMapper mapper = new ObjectMapper()
-                .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
-                .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
-        // Answers are size-bounded before parsing; this bounds the parser's recursion on a deeply nested one.
-        mapper.getFactory().setStreamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(32).maxStringLength(MAX_ANSWER).build());
-        return mapper;
     }
 
     /** One answer of one endpoint. */

@@ -1,8 +1,5 @@
 package io.handoff.cluster;
 
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.StreamReadConstraints;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -52,7 +49,7 @@ final class KubernetesApi
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
     private static final Pattern NAMESPACE = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
     private static final Pattern BEARER = Pattern.compile("[\\x21-\\x7e]{1," + MAX_TOKEN_BYTES + "}");
-    static final ObjectMapper MAPPER = mapper();
+    static final ObjectMapper MAPPER = StrictJson.mapper(64);
 
     /** An answer other than 200; {@code status} 410 means the resource version asked for is gone. */
     static final class ApiFailure
@@ -334,15 +331,5 @@ final class KubernetesApi
         String clean = text.codePoints().limit(MAX_ERROR_EXCERPT).map(c -> c < 0x20 || c == 0x7f ? ' ' : c)
                 .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append).toString().strip();
         return text.length() > MAX_ERROR_EXCERPT ? clean + "..." : clean;
-    }
-
-    private static ObjectMapper mapper()
-    {
-        ObjectMapper mapper = new ObjectMapper()
-                .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
-                .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
-        // The size limits bound the input; this bounds the parser's recursion on a deeply nested one.
-        mapper.getFactory().setStreamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64).build());
-        return mapper;
     }
 }

@@ -1,12 +1,10 @@
 package io.handoff.http;
 
-import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadConstraints;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.cluster.StrictJson;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -26,7 +24,7 @@ import static java.util.Objects.requireNonNull;
  */
 public final class JsonFields
 {
-    public static final ObjectMapper MAPPER = mapper();
+    public static final ObjectMapper MAPPER = StrictJson.mapper(64);
 
     /** The fields every OpenAI response object starts with: {@code id}, {@code object}, {@code created}, {@code model}. */
     public static ObjectNode openAiEnvelope(String id, String object, long created, String model)
@@ -46,16 +44,6 @@ public final class JsonFields
     {
         this.node = requireNonNull(node, "node is null");
         this.prefix = requireNonNull(prefix, "prefix is null");
-    }
-
-    private static ObjectMapper mapper()
-    {
-        ObjectMapper mapper = new ObjectMapper()
-                .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
-                .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
-        // The body limit bounds sizes; this bounds the parser's recursion on a deeply nested body.
-        mapper.getFactory().setStreamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64).build());
-        return mapper;
     }
 
     static JsonFields parse(byte[] body)
