@@ -108,7 +108,7 @@ class RouterRestartTest
     {
         CountDownLatch replaced = new CountDownLatch(1);
         decode.generator = (self, exchange, body) -> {
-            if (body.path("rid").asText().endsWith(PairedRequests.RETRY_SUFFIX)) {
+            if (body.path("rid").asText().contains(PairedRequests.RETRY_SUFFIX)) {
                 FakeBackend.answer(self, exchange, body);
                 return;
             }
