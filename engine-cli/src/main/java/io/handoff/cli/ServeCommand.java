@@ -19,6 +19,7 @@ import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.net.BindException;
+import java.time.Duration;
 import java.util.Optional;
 
 @Command(name = "serve", mixinStandardHelpOptions = true,
@@ -67,16 +68,16 @@ final class ServeCommand
             // before the model is loaded: a bad key file should not cost the time a checkpoint takes to load
             // the one read of the secret file in this process: the transfer layer gets the same copy
             config = ServerConfig.from(engine.config().config(), engine.security());
+            ClusterConfig cluster = ClusterConfig.from(engine.config().config());
             compute = ComputeEngine.create(engine, FaultSpec.parse(engine.config().config().getStringList("handoff.debug.faults")),
                     disaggregationRole);
-            ClusterConfig cluster = ClusterConfig.from(engine.config().config());
             server = listen(config, compute);
             // announced once it answers: a router that finds it in the store finds it serving
             registration = ClusterAnnouncement.register(cluster, compute, config.host(), server.address());
         }
         catch (RuntimeException | IOException | InterruptedException e) {
             if (server != null) {
-                server.shutdown(java.time.Duration.ZERO);
+                server.shutdown(Duration.ZERO);
             }
             if (compute != null) {
                 compute.close();

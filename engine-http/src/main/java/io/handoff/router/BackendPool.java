@@ -1,6 +1,7 @@
 package io.handoff.router;
 
 import io.handoff.cluster.Member;
+import io.handoff.cluster.MemberRole;
 import io.handoff.cluster.MembershipView;
 import io.handoff.http.ApiError;
 import org.apache.logging.log4j.LogManager;
@@ -81,8 +82,8 @@ final class BackendPool
         requireNonNull(view, "view is null");
         List<Backend> added = new ArrayList<>();
         List<Backend> removed = new ArrayList<>();
-        prefills = reconciled(prefills, view.of(io.handoff.cluster.MemberRole.PREFILL), added, removed);
-        decodes = reconciled(decodes, view.of(io.handoff.cluster.MemberRole.DECODE), added, removed);
+        prefills = reconciled(prefills, view.of(MemberRole.PREFILL), added, removed);
+        decodes = reconciled(decodes, view.of(MemberRole.DECODE), added, removed);
         if (!view.stale().equals(stale)) {
             view.stale().ifPresentOrElse(
                     reason -> log.warn("membership ({}) may be out of date: {}; routing goes on to the last known servers", source, reason),

@@ -2,6 +2,8 @@ package io.handoff.router;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.typesafe.config.ConfigFactory;
+import io.handoff.cluster.Membership;
+import io.handoff.core.scheduler.Timelines;
 import io.handoff.http.ServerConfig;
 
 import java.io.IOException;
@@ -59,20 +61,20 @@ final class RouterFixture
                 prefills.stream().map(FakeBackend::url).toList(), decodes.stream().map(FakeBackend::url).toList());
     }
 
-    private RouterFixture(List<FakeBackend> prefills, List<FakeBackend> decodes, io.handoff.cluster.Membership membership)
+    private RouterFixture(List<FakeBackend> prefills, List<FakeBackend> decodes, Membership membership)
             throws IOException, InterruptedException
     {
         this.prefills = prefills;
         this.decodes = decodes;
         decodes.forEach(decode -> decode.prefills = List.copyOf(prefills));
-        this.router = Router.start(ServerConfig.loopback(), CONFIG, membership, new io.handoff.core.scheduler.Timelines(16));
+        this.router = Router.start(ServerConfig.loopback(), CONFIG, membership, new Timelines(16));
     }
 
     /**
      * A router following {@code membership} instead of fixed lists; {@code prefills} and {@code decodes} are the fake
      * servers the test may list in it (they run whether listed or not).
      */
-    static RouterFixture following(io.handoff.cluster.Membership membership, List<FakeBackend> prefills, List<FakeBackend> decodes)
+    static RouterFixture following(Membership membership, List<FakeBackend> prefills, List<FakeBackend> decodes)
             throws IOException, InterruptedException
     {
         return new RouterFixture(prefills, decodes, membership);
