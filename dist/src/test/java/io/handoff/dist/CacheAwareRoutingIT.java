@@ -55,7 +55,7 @@ class CacheAwareRoutingIT
         assertThat(cacheAware).isGreaterThan(roundRobin + MARGIN);
     }
 
-    /** Runs the prompts one at a time through fresh servers and a router whose prefill policy is {@code policy}. */
+    /** Runs the prompts one at a time (each once nothing is in flight) through fresh servers and a router whose prefill policy is {@code policy}. */
     private double hitRate(String policy, List<String> prompts, List<List<Integer>> reference)
             throws Exception
     {
@@ -68,6 +68,8 @@ class CacheAwareRoutingIT
                 HttpResponse<String> answer = router.post("/generate", body(prompt));
                 assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
                 outputs.add(ServerProcess.outputIds(ServerProcess.json(answer.body())));
+                // the next one with every load back to zero: the trees decide, not when a prefill's answer came back
+                router.awaitNothingInFlight();
             }
             assertThat(outputs).as(policy + ": every output equals the colocated one").isEqualTo(reference);
             double cached = first.metric("handoff_cached_prompt_tokens_total") + second.metric("handoff_cached_prompt_tokens_total");

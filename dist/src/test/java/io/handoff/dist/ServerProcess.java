@@ -244,6 +244,28 @@ final class ServerProcess
      * has finished may still be releasing its pages (a prefill waits for the decode's word), so this polls,
      * bounded: a leak stays, a release ends.
      */
+    /**
+     * For a router: until its {@code /backends} counts no request in flight on any server (a prefill's count drops when
+     * its own answer arrives, which may be after the decode's answer went to the client), at most 30 s.
+     */
+    void awaitNothingInFlight()
+    {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (true) {
+            boolean idle = true;
+            for (JsonNode backend : json(get("/backends").body())) {
+                idle &= backend.path("in_flight").asInt() == 0;
+            }
+            if (idle) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("requests still in flight: " + get("/backends").body());
+            }
+            LockSupport.parkNanos(10_000_000);
+        }
+    }
+
     void assertNoPagesLeaked()
     {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();

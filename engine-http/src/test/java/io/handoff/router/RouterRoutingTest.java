@@ -37,11 +37,15 @@ class RouterRoutingTest
     {
         try (RouterFixture fixture = RouterFixture.start(2, 1, config(Map.of("handoff.router.policy.prefill", "cache-aware")))) {
             String system = "You are a careful assistant; answer in one line. ";
+            // each request once the last one's release reached the pool (it follows the answer): loads are equal, the tree decides
             for (int i = 0; i < 3; i++) {
                 assertThat(fixture.post("/generate", "{\"text\": \"" + system + "Q" + i + "\", \"rid\": \"a" + i + "\"}").statusCode()).isEqualTo(200);
+                awaitIdle(fixture);
             }
             assertThat(fixture.post("/generate", "{\"text\": \"Translate to French: good morning\", \"rid\": \"b\"}").statusCode()).isEqualTo(200);
+            awaitIdle(fixture);
             assertThat(fixture.post("/generate", "{\"text\": \"" + system + "Q3\", \"rid\": \"a3\"}").statusCode()).isEqualTo(200);
+            awaitIdle(fixture);
             assertThat(fixture.prefills.get(0).rids()).containsExactly("a0", "a1", "a2", "a3");
             // nothing cached matched it: in turn, to the other one
             assertThat(fixture.prefills.get(1).rids()).containsExactly("b");
@@ -49,6 +53,7 @@ class RouterRoutingTest
             for (String rid : List.of("c1", "c2")) {
                 assertThat(fixture.post("/v1/chat/completions", "{\"messages\": [{\"role\": \"system\", \"content\": \"" + system + "\"}, "
                         + "{\"role\": \"user\", \"content\": \"" + rid + "\"}], \"rid\": \"" + rid + "\"}").statusCode()).isEqualTo(200);
+                awaitIdle(fixture);
             }
             FakeBackend chats = fixture.prefills.stream().filter(prefill -> prefill.rids().contains("c1")).findFirst().orElseThrow();
             assertThat(chats.rids()).contains("c2");
@@ -209,6 +214,19 @@ class RouterRoutingTest
     private static void awaitPages(RouterFixture fixture, URI url, Predicate<Long> condition)
     {
         await(() -> condition.test(entry(fixture, url).path("outstanding_pages").asLong()), () -> "pages of " + url + ": " + entry(fixture, url));
+    }
+
+    /** Until the router counts no request in flight on any server. */
+    private static void awaitIdle(RouterFixture fixture)
+    {
+        await(() -> {
+            for (JsonNode entry : RouterFixture.json(fixture.get("/backends"))) {
+                if (entry.path("in_flight").asInt() != 0) {
+                    return false;
+                }
+            }
+            return true;
+        }, () -> "requests in flight: " + fixture.get("/backends").body());
     }
 
     private static void await(java.util.function.BooleanSupplier condition, java.util.function.Supplier<String> what)
