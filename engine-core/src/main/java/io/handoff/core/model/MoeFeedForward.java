@@ -105,7 +105,7 @@ public final class MoeFeedForward
         MoeRouter.Choice[] choices = new MoeRouter.Choice[tokens];
         Kernels.parallelFor(pool, tokens, t -> choices[t] = router.route(x, t * hidden));
         // routed[(t*k + j)*hidden ..]: token t's j-th chosen expert's output, unweighted
-        float[] routed = new float[tokens * k * hidden];
+        float[] routed = new float[Math.multiplyExact(Math.multiplyExact(tokens, k), hidden)];
         for (int e = 0; e < experts.size(); e++) {
             runExpert(pool, e, choices, x, routed);
         }

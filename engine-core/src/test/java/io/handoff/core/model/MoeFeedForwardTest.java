@@ -15,6 +15,7 @@ import java.util.concurrent.ForkJoinPool;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.data.Offset.offset;
 
 class MoeFeedForwardTest
 {
@@ -188,7 +189,7 @@ class MoeFeedForwardTest
             double scale = Arrays.stream(expected).map(Math::abs).max().orElseThrow();
             for (int i = 0; i < hidden; i++) {
                 assertThat((double) out[t * hidden + i]).as("token %d value %d", t, i)
-                        .isCloseTo(expected[i], org.assertj.core.data.Offset.offset(1e-5 * Math.max(1, scale)));
+                        .isCloseTo(expected[i], offset(1e-5 * Math.max(1, scale)));
             }
         }
     }

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.data.Offset.offset;
 
 class MoeRouterTest
 {
@@ -35,8 +36,8 @@ class MoeRouterTest
         float[] logits = {0, (float) Math.log(2), (float) Math.log(3), (float) Math.log(4)};
         Choice choice = router(config(4, 2, Scoring.SOFTMAX, false, 1, 1, GroupScoring.MAX, false, 1f), null).choose(logits);
         assertThat(choice.experts()).containsExactly(2, 3);
-        assertThat(choice.weights()[0]).isCloseTo(0.3f, org.assertj.core.data.Offset.offset(1e-6f));
-        assertThat(choice.weights()[1]).isCloseTo(0.4f, org.assertj.core.data.Offset.offset(1e-6f));
+        assertThat(choice.weights()[0]).isCloseTo(0.3f, offset(1e-6f));
+        assertThat(choice.weights()[1]).isCloseTo(0.4f, offset(1e-6f));
     }
 
     @Test
