@@ -319,12 +319,14 @@ final class Kernels
         int half = dim / 2;
         float[] cos = new float[maxPositions * half];
         float[] sin = new float[maxPositions * half];
+        double attention = scaling.attentionFactor();
         for (int i = 0; i < half; i++) {
-            double inverseFrequency = scaling.remap(i, 1.0 / StrictMath.pow(theta, (2.0 * i) / dim));
+            double inverseFrequency = scaling.remap(i, dim, theta, 1.0 / StrictMath.pow(theta, (2.0 * i) / dim));
             for (int pos = 0; pos < maxPositions; pos++) {
                 double angle = pos * inverseFrequency;
-                cos[pos * half + i] = (float) StrictMath.cos(angle);
-                sin[pos * half + i] = (float) StrictMath.sin(angle);
+                // times 1 is exact, so the variants without an attention factor keep their tables' bits
+                cos[pos * half + i] = (float) (StrictMath.cos(angle) * attention);
+                sin[pos * half + i] = (float) (StrictMath.sin(angle) * attention);
             }
         }
         return new float[][] {cos, sin};

@@ -5,7 +5,8 @@ import java.util.List;
 /**
  * How a model remaps RoPE's inverse frequencies for a longer context than it was trained on.
  * {@link #NONE} leaves them as {@code theta^(-2i/dim)}; {@link Llama3} is Llama 3.1's remapping as Transformers
- * configures it, {@link FrequencyDivisors} the same written out per frequency as llama.cpp stores it in GGUF.
+ * configures it, {@link FrequencyDivisors} the same written out per frequency as llama.cpp stores it in GGUF;
+ * {@link Yarn} is DeepSeek-V2/V3's YaRN.
  */
 public sealed interface RopeScaling
 {
@@ -13,6 +14,21 @@ public sealed interface RopeScaling
 
     /** The inverse frequency the tables use for pair {@code i} instead of {@code inverseFrequency}. */
     double remap(int i, double inverseFrequency);
+
+    /**
+     * The same for a rotary part {@code dim} wide turning at base {@code theta}; only a remapping whose ramp is placed by
+     * the rotary geometry ({@link Yarn}) needs them.
+     */
+    default double remap(int i, int dim, double theta, double inverseFrequency)
+    {
+        return remap(i, inverseFrequency);
+    }
+
+    /** The factor the cos and sin tables are multiplied by; 1 leaves them as they are. */
+    default double attentionFactor()
+    {
+        return 1;
+    }
 
     /** A stable text for {@link ModelConfig#compatibilityHash()}. */
     String canonical();
@@ -106,6 +122,90 @@ public sealed interface RopeScaling
             StringBuilder text = new StringBuilder("divisors");
             divisors.forEach(d -> text.append(':').append(Float.floatToIntBits(d)));
             return text.toString();
+        }
+    }
+
+    /**
+     * YaRN as DeepSeek-V2/V3 configure it ({@code rope_type: yarn}). Pairs that turn more than {@code betaFast} times
+     * over {@code originalMaxPositions} keep their frequency (extrapolated), pairs that turn fewer than {@code betaSlow}
+     * times are divided by {@code factor} (interpolated), and the pairs between are blended along a linear ramp in the
+     * pair index. The tables are scaled by {@code mscale(factor, mscale) / mscale(factor, mscaleAllDim)}, and MLA's
+     * softmax scale by {@link #softmaxScaleMultiplier()}.
+     */
+    record Yarn(float factor, int originalMaxPositions, float betaFast, float betaSlow, float mscale, float mscaleAllDim)
+            implements RopeScaling
+    {
+        public static final float DEFAULT_BETA_FAST = 32f;
+        public static final float DEFAULT_BETA_SLOW = 1f;
+
+        public Yarn
+        {
+            if (!(factor >= 1) || Float.isInfinite(factor)) {
+                throw new IllegalArgumentException("yarn rope scaling: factor must be finite and at least 1, was " + factor);
+            }
+            if (originalMaxPositions < 1) {
+                throw new IllegalArgumentException("yarn rope scaling: original_max_position_embeddings must be positive, was "
+                        + originalMaxPositions);
+            }
+            if (!(betaSlow > 0) || !(betaFast > betaSlow) || Float.isInfinite(betaFast)) {
+                throw new IllegalArgumentException("yarn rope scaling needs 0 < beta_slow < beta_fast, finite; was beta_fast " + betaFast
+                        + ", beta_slow " + betaSlow);
+            }
+            if (!Float.isFinite(mscale) || !Float.isFinite(mscaleAllDim)) {
+                throw new IllegalArgumentException("yarn rope scaling: mscale and mscale_all_dim must be finite, were " + mscale + " and "
+                        + mscaleAllDim);
+            }
+        }
+
+        /** DeepSeek's {@code yarn_get_mscale}: {@code 0.1 * m * ln(s) + 1}, or 1 when {@code s <= 1}. */
+        public static double mscale(double s, double m)
+        {
+            return s <= 1 ? 1 : 0.1 * m * Math.log(s) + 1;
+        }
+
+        /** Refused: the ramp's place depends on the rotary dimension and base; {@code ropeTables} passes them. */
+        @Override
+        public double remap(int i, double inverseFrequency)
+        {
+            throw new UnsupportedOperationException("yarn rope scaling needs the rotary dimension and base: call remap(i, dim, theta, f)");
+        }
+
+        @Override
+        public double remap(int i, int dim, double theta, double inverseFrequency)
+        {
+            double low = Math.max(Math.floor(correctionDim(betaFast, dim, theta)), 0);
+            double high = Math.min(Math.ceil(correctionDim(betaSlow, dim, theta)), dim - 1);
+            if (low == high) {
+                high += 0.001; // DeepSeek's guard against a zero-width ramp
+            }
+            double ramp = Math.clamp((i - low) / (high - low), 0.0, 1.0);
+            return inverseFrequency / factor * ramp + inverseFrequency * (1 - ramp);
+        }
+
+        /** The pair index whose frequency turns {@code rotations} times over the original context. */
+        private double correctionDim(double rotations, int dim, double theta)
+        {
+            return dim * Math.log(originalMaxPositions / (rotations * 2 * Math.PI)) / (2 * Math.log(theta));
+        }
+
+        @Override
+        public double attentionFactor()
+        {
+            return mscale(factor, mscale) / mscale(factor, mscaleAllDim);
+        }
+
+        /** What MLA multiplies {@code 1/sqrt(qk_nope + qk_rope)} by: {@code mscale(factor, mscaleAllDim)^2}. */
+        public double softmaxScaleMultiplier()
+        {
+            double m = mscale(factor, mscaleAllDim);
+            return m * m;
+        }
+
+        @Override
+        public String canonical()
+        {
+            return "yarn:" + Float.floatToIntBits(factor) + ":" + originalMaxPositions + ":" + Float.floatToIntBits(betaFast) + ":"
+                    + Float.floatToIntBits(betaSlow) + ":" + Float.floatToIntBits(mscale) + ":" + Float.floatToIntBits(mscaleAllDim);
         }
     }
 }

@@ -4,7 +4,6 @@ import io.handoff.core.model.Architecture;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.RopeScaling;
 
-import java.math.BigDecimal;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -130,7 +129,7 @@ public record HfModelConfig(
     }
 
     /** Transformers 5 writes {@code rope_theta} and the scaling inside {@code rope_parameters}; older versions at the top level. */
-    private static double ropeTheta(ConfigFields fields, ConfigFields ropeParameters)
+    static double ropeTheta(ConfigFields fields, ConfigFields ropeParameters)
     {
         if (fields.has("rope_theta")) {
             return fields.positiveDouble("rope_theta");
@@ -138,7 +137,7 @@ public record HfModelConfig(
         return ropeParameters.has("rope_theta") ? ropeParameters.positiveDouble("rope_theta") : 10000.0;
     }
 
-    private static Map<String, Object> ropeScaling(ConfigFields fields, ConfigFields ropeParameters)
+    static Map<String, Object> ropeScaling(ConfigFields fields, ConfigFields ropeParameters)
     {
         Map<String, Object> scaling = fields.objectOrEmpty("rope_scaling");
         if (!scaling.isEmpty()) {
@@ -230,79 +229,5 @@ public record HfModelConfig(
                     : "rope scaling " + ropeScalingType() + " (supported: llama3)");
         }
         return List.copyOf(missing);
-    }
-
-    /** Typed, bounded reads of config.json's fields, each error naming the file and the field. */
-    private record ConfigFields(Map<String, Object> config, String source)
-    {
-        /** Present and not {@code null}: Transformers writes {@code "head_dim": null} for "derive it". */
-        boolean has(String key)
-        {
-            return config.get(key) != null;
-        }
-
-        int positiveInt(String key)
-        {
-            Object value = config.get(key);
-            if (value == null) {
-                throw new IllegalArgumentException(source + ": \"" + key + "\" is missing; it is required");
-            }
-            if (!(value instanceof Long n) || n < 1 || n > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException(source + ": \"" + key + "\" must be an integer from 1 to " + Integer.MAX_VALUE
-                        + ", was " + value);
-            }
-            return (int) (long) n;
-        }
-
-        double positiveDouble(String key)
-        {
-            Object value = config.get(key);
-            double d = switch (value) {
-                case Long n -> n;
-                case BigDecimal n -> n.doubleValue();
-                case null, default -> Double.NaN;
-            };
-            if (!(d > 0) || Double.isInfinite(d)) {
-                throw new IllegalArgumentException(source + ": \"" + key + "\" must be a positive finite number, was " + value);
-            }
-            return d;
-        }
-
-        boolean bool(String key, boolean fallback)
-        {
-            Object value = config.get(key);
-            if (value == null) {
-                return fallback;
-            }
-            if (!(value instanceof Boolean b)) {
-                throw new IllegalArgumentException(source + ": \"" + key + "\" must be true or false, was " + value);
-            }
-            return b;
-        }
-
-        String string(String key, String fallback)
-        {
-            Object value = config.get(key);
-            if (value == null) {
-                return fallback;
-            }
-            if (!(value instanceof String s)) {
-                throw new IllegalArgumentException(source + ": \"" + key + "\" must be a string, was " + value);
-            }
-            return s;
-        }
-
-        @SuppressWarnings("unchecked")
-        Map<String, Object> objectOrEmpty(String key)
-        {
-            Object value = config.get(key);
-            if (value == null) {
-                return Map.of();
-            }
-            if (!(value instanceof Map<?, ?> map)) {
-                throw new IllegalArgumentException(source + ": \"" + key + "\" must be an object or null, was " + value);
-            }
-            return (Map<String, Object>) map;
-        }
     }
 }

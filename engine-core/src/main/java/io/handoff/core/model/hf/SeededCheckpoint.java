@@ -143,6 +143,9 @@ public final class SeededCheckpoint
             case RopeScaling.Llama3 l -> "{\"rope_type\": \"llama3\", \"factor\": %s, \"low_freq_factor\": %s, \"high_freq_factor\": %s, "
                     .formatted(l.factor(), l.lowFreqFactor(), l.highFreqFactor())
                     + "\"original_max_position_embeddings\": " + l.originalMaxPositions() + "}";
+            case RopeScaling.Yarn y -> ("{\"rope_type\": \"yarn\", \"factor\": %s, \"original_max_position_embeddings\": %d, \"beta_fast\": %s, "
+                    + "\"beta_slow\": %s, \"mscale\": %s, \"mscale_all_dim\": %s}").formatted(y.factor(), y.originalMaxPositions(),
+                    y.betaFast(), y.betaSlow(), y.mscale(), y.mscaleAllDim());
             case RopeScaling.FrequencyDivisors f -> throw new IllegalArgumentException("config.json cannot express per-frequency RoPE "
                     + "divisors (GGUF's rope_freqs.weight); write a llama3 scaling instead");
         };
