@@ -173,6 +173,9 @@ public sealed interface RopeScaling
         @Override
         public double remap(int i, int dim, double theta, double inverseFrequency)
         {
+            if (factor == 1) {
+                return inverseFrequency; // exactly no scaling: the blend below could round a last bit
+            }
             double low = Math.max(Math.floor(correctionDim(betaFast, dim, theta)), 0);
             double high = Math.min(Math.ceil(correctionDim(betaSlow, dim, theta)), dim - 1);
             if (low == high) {
