@@ -160,7 +160,7 @@ public sealed interface RopeScaling
         /** DeepSeek's {@code yarn_get_mscale}: {@code 0.1 * m * ln(s) + 1}, or 1 when {@code s <= 1}. */
         public static double mscale(double s, double m)
         {
-            return s <= 1 ? 1 : 0.1 * m * Math.log(s) + 1;
+            return s <= 1 ? 1 : 0.1 * m * StrictMath.log(s) + 1;
         }
 
         /** Refused: the ramp's place depends on the rotary dimension and base; {@code ropeTables} passes them. */
@@ -188,7 +188,7 @@ public sealed interface RopeScaling
         /** The pair index whose frequency turns {@code rotations} times over the original context. */
         private double correctionDim(double rotations, int dim, double theta)
         {
-            return dim * Math.log(originalMaxPositions / (rotations * 2 * Math.PI)) / (2 * Math.log(theta));
+            return dim * StrictMath.log(originalMaxPositions / (rotations * 2 * Math.PI)) / (2 * StrictMath.log(theta));
         }
 
         @Override
