@@ -44,6 +44,23 @@ public final class SeededDeepseekGguf
     public static Path write(Path file, DeepseekConfig config, SequencedMap<String, Tensor> tensors, GgufVocabulary vocabulary, KvLayout layout,
             GgufTensorType type)
     {
+        return write(file, config, tensors, vocabulary, layout, type, type);
+    }
+
+    /**
+     * The file {@link #write} writes with {@code type} matrices, its matrices written as F32 after rounding them through
+     * {@code type}: a reader of this file computes with exactly the weights a reader of the other decodes.
+     */
+    public static Path writeDecodedAsF32(Path file, DeepseekConfig config, SequencedMap<String, Tensor> tensors, GgufVocabulary vocabulary,
+            KvLayout layout, GgufTensorType type)
+    {
+        return write(file, config, tensors, vocabulary, layout, type, GgufTensorType.F32);
+    }
+
+    /** Matrices rounded through {@code values}' type, then written as {@code type}. */
+    private static Path write(Path file, DeepseekConfig config, SequencedMap<String, Tensor> tensors, GgufVocabulary vocabulary, KvLayout layout,
+            GgufTensorType values, GgufTensorType type)
+    {
         requireNonNull(config, "config is null");
         requireNonNull(tensors, "tensors is null");
         requireNonNull(vocabulary, "vocabulary is null");
@@ -55,7 +72,7 @@ public final class SeededDeepseekGguf
         GgufWriter writer = new GgufWriter().alignment(32);
         metadata(writer, config, layout, type, file.getFileName().toString());
         vocabulary.writeTo(writer);
-        Tensors t = new Tensors(writer, tensors, type);
+        Tensors t = new Tensors(writer, tensors, values == type ? GgufTensorType.F32 : values, type);
         t.matrix("token_embd.weight", "model.embed_tokens.weight");
         int heads = config.heads();
         int nope = config.qkNopeHeadDim();
@@ -90,8 +107,8 @@ public final class SeededDeepseekGguf
                         }
                         System.arraycopy(kvB, base + nope * rank, vB, h * v * rank, v * rank);
                     }
-                    writer.tensor(b + "attn_k_b.weight", type, GgufWriter.dims(heads, rank, nope), kB);
-                    writer.tensor(b + "attn_v_b.weight", type, GgufWriter.dims(heads, v, rank), vB);
+                    t.matrix(b + "attn_k_b.weight", new int[] {heads, rank, nope}, kB);
+                    t.matrix(b + "attn_v_b.weight", new int[] {heads, v, rank}, vB);
                 }
                 case LEGACY -> t.matrix(b + "attn_kv_b.weight", p + "self_attn.kv_b_proj.weight");
             }
@@ -184,13 +201,18 @@ public final class SeededDeepseekGguf
         w.put(A + key, GgufValueType.UINT32, (long) value);
     }
 
-    /** Writes checkpoint tensors under GGUF names: matrices in the file's type, the rest F32. */
-    private record Tensors(GgufWriter writer, SequencedMap<String, Tensor> tensors, GgufTensorType type)
+    /** Writes checkpoint tensors under GGUF names: matrices rounded through {@code rounding} in the file's type, the rest F32. */
+    private record Tensors(GgufWriter writer, SequencedMap<String, Tensor> tensors, GgufTensorType rounding, GgufTensorType type)
     {
         void matrix(String name, String hfName)
         {
             Tensor t = tensor(hfName);
-            writer.tensor(name, type, GgufWriter.dims(t.shape()), t.values());
+            matrix(name, t.shape(), t.values());
+        }
+
+        void matrix(String name, int[] shape, float[] values)
+        {
+            writer.tensor(name, type, GgufWriter.dims(shape), GgufWriter.decoded(rounding, values));
         }
 
         void f32(String name, String hfName)
@@ -208,7 +230,7 @@ public final class SeededDeepseekGguf
             for (int e = 0; e < experts; e++) {
                 System.arraycopy(tensor(prefix + e + suffix).values(), 0, stacked, e * size, size);
             }
-            writer.tensor(name, type, GgufWriter.dims(experts, shape[0], shape[1]), stacked);
+            matrix(name, new int[] {experts, shape[0], shape[1]}, stacked);
         }
 
         private Tensor tensor(String hfName)
