@@ -4,7 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * The shape of a DeepSeek-V2/V3 checkpoint: multi-head latent attention (MLA) and mixture-of-experts layers after
- * {@code firstDenseLayers} dense ones. Read from config.json or GGUF metadata; not yet run by {@code Transformer}.
+ * {@code firstDenseLayers} dense ones. Read from config.json or GGUF metadata; {@link #toModelConfig} is the shape
+ * {@code Transformer} runs.
  *
  * @param qLoraRank the low-rank query's width ({@code q_lora_rank}); 0 means a plain {@code q_proj}
  * @param kvLoraRank the compressed latent's width ({@code kv_lora_rank}), what the MLA KV cache holds with the rope key
@@ -70,6 +71,20 @@ public record DeepseekConfig(
     public int qkHeadDim()
     {
         return qkNopeHeadDim + qkRopeHeadDim;
+    }
+
+    /**
+     * The engine's shape for this checkpoint: {@link Architecture#MLA} with every head its own key and value
+     * ({@code kvHeads == heads}, as in the config), the MoE layers after the dense ones.
+     *
+     * @param maxContext the context served, at most {@code max_position_embeddings}
+     * @param weightsIdentity what identifies the checkpoint's weights, see {@link ModelConfig#weightsIdentity()}
+     */
+    public ModelConfig toModelConfig(String name, int maxContext, String weightsIdentity)
+    {
+        return new ModelConfig(name, Architecture.MLA, vocabSize, hiddenSize, layers, heads, heads, qkHeadDim(), qLoraRank, kvLoraRank,
+                qkNopeHeadDim, qkRopeHeadDim, vHeadDim, intermediateSize, ropeTheta, rmsNormEps, Math.min(maxContext, maxPositionEmbeddings),
+                0L, tieWordEmbeddings, weightsIdentity, false, false, ropeScaling, moe, firstDenseLayers);
     }
 
     /** Whether layer {@code layer} is a mixture-of-experts one (the rest are dense). */

@@ -26,7 +26,11 @@ import static java.util.Objects.requireNonNull;
  * @param attentionBias GQA's q, k and v projections add a bias ({@code q_proj.bias}, …), as Qwen2's do
  * @param qkNorm GQA's queries and keys are RMS-normalised per head after projection, before RoPE
  *         ({@code q_norm.weight}, {@code k_norm.weight} of {@code headDim}), as Qwen3's are
- * @param ropeScaling how RoPE's frequencies are remapped, {@link RopeScaling#NONE} for none
+ * @param ropeScaling how RoPE's frequencies are remapped, {@link RopeScaling#NONE} for none; for MLA none or
+ *         {@link RopeScaling.Yarn}, whose mscale also scales the softmax (DeepSeek's YaRN)
+ * @param moe the mixture-of-experts layers' shape, {@code null} for a dense model (every layer a SwiGLU of
+ *         {@code intermediateSize})
+ * @param firstDenseLayers with {@code moe}: the leading layers that stay dense ({@code first_k_dense_replace}); 0 without
  */
 public record ModelConfig(
         String name,
@@ -51,7 +55,9 @@ public record ModelConfig(
         String weightsIdentity,
         boolean attentionBias,
         boolean qkNorm,
-        RopeScaling ropeScaling)
+        RopeScaling ropeScaling,
+        MoeConfig moe,
+        int firstDenseLayers)
 {
     private static final Map<String, ModelConfig> PRESETS = Map.of(
             "tiny-mla", new ModelConfig("tiny-mla", Architecture.MLA, 259, 256, 4, 8, 8, 64,
@@ -78,6 +84,17 @@ public record ModelConfig(
                 RopeScaling.NONE);
     }
 
+    /** A dense model: every layer's feed-forward is one SwiGLU of {@code intermediateSize}. */
+    public ModelConfig(String name, Architecture architecture, int vocabSize, int hiddenSize, int layers, int heads, int kvHeads, int headDim,
+            int qLoraRank, int kvLoraRank, int qkNopeHeadDim, int qkRopeHeadDim, int vHeadDim, int intermediateSize, float ropeTheta,
+            float rmsEps, int maxContext, long weightsSeed, boolean tieWordEmbeddings, String weightsIdentity, boolean attentionBias,
+            boolean qkNorm, RopeScaling ropeScaling)
+    {
+        this(name, architecture, vocabSize, hiddenSize, layers, heads, kvHeads, headDim, qLoraRank, kvLoraRank, qkNopeHeadDim, qkRopeHeadDim,
+                vHeadDim, intermediateSize, ropeTheta, rmsEps, maxContext, weightsSeed, tieWordEmbeddings, weightsIdentity, attentionBias, qkNorm,
+                ropeScaling, null, 0);
+    }
+
     public ModelConfig
     {
         requireNonNull(name, "name is null");
@@ -92,6 +109,10 @@ public record ModelConfig(
         positive(name, "maxContext", maxContext);
         if (!(ropeTheta > 0) || !(rmsEps > 0)) {
             throw new IllegalArgumentException("model '" + name + "': ropeTheta " + ropeTheta + " and rmsEps " + rmsEps + " must be positive");
+        }
+        if (moe == null ? firstDenseLayers != 0 : firstDenseLayers < 0 || firstDenseLayers > layers) {
+            throw new IllegalArgumentException("model '" + name + "': firstDenseLayers " + firstDenseLayers + " must lie from 0 to the "
+                    + layers + " layers with a mixture of experts, and be 0 without one");
         }
         switch (architecture) {
             case GQA -> {
@@ -110,9 +131,9 @@ public record ModelConfig(
                 }
             }
             case MLA -> {
-                if (attentionBias || qkNorm || !(ropeScaling instanceof RopeScaling.None)) {
-                    throw new IllegalArgumentException("model '" + name + "': q/k/v biases, q/k norms and RoPE scaling are GQA features; "
-                            + "MLA runs none of them");
+                if (attentionBias || qkNorm || !(ropeScaling instanceof RopeScaling.None || ropeScaling instanceof RopeScaling.Yarn)) {
+                    throw new IllegalArgumentException("model '" + name + "': q/k/v biases, q/k norms and RoPE scalings other than YaRN are "
+                            + "GQA features; MLA runs none of them");
                 }
                 positive(name, "kvLoraRank", kvLoraRank);
                 positive(name, "qkNopeHeadDim", qkNopeHeadDim);
@@ -154,7 +175,21 @@ public record ModelConfig(
     {
         return new ModelConfig(name, architecture, vocabSize, hiddenSize, layers, heads, kvHeads, headDim, qLoraRank, kvLoraRank,
                 qkNopeHeadDim, qkRopeHeadDim, vHeadDim, intermediateSize, ropeTheta, rmsEps, maxContext, seed, tieWordEmbeddings, weightsIdentity,
-                attentionBias, qkNorm, ropeScaling);
+                attentionBias, qkNorm, ropeScaling, moe, firstDenseLayers);
+    }
+
+    /** This shape serving at most {@code maxContext} tokens (never more than it has) with the weights {@code identity} names. */
+    public ModelConfig withServing(int maxContext, String identity)
+    {
+        return new ModelConfig(name, architecture, vocabSize, hiddenSize, layers, heads, kvHeads, headDim, qLoraRank, kvLoraRank,
+                qkNopeHeadDim, qkRopeHeadDim, vHeadDim, intermediateSize, ropeTheta, rmsEps, Math.min(maxContext, this.maxContext), weightsSeed,
+                tieWordEmbeddings, identity, attentionBias, qkNorm, ropeScaling, moe, firstDenseLayers);
+    }
+
+    /** Whether layer {@code layer}'s feed-forward is a mixture of experts (else a dense SwiGLU). */
+    public boolean isMoeLayer(int layer)
+    {
+        return moe != null && layer >= firstDenseLayers;
     }
 
     /** How attention kernels see this model: MLA attends in latent space with one shared KV row per token. */
@@ -162,9 +197,15 @@ public record ModelConfig(
     {
         return switch (architecture) {
             case MLA -> new AttentionGeometry(KvLayout.MLA, heads, 1, kvLoraRank + qkRopeHeadDim, kvLoraRank,
-                    (float) (1.0 / Math.sqrt(qkNopeHeadDim + qkRopeHeadDim)));
+                    (float) (softmaxScaleMultiplier() / Math.sqrt(qkNopeHeadDim + qkRopeHeadDim)));
             case GQA -> new AttentionGeometry(KvLayout.GQA, heads, kvHeads, headDim, headDim, (float) (1.0 / Math.sqrt(headDim)));
         };
+    }
+
+    /** YaRN's {@code mscale(factor, mscale_all_dim)^2} on MLA's softmax scale (DeepSeek's rule), 1 without YaRN. */
+    private double softmaxScaleMultiplier()
+    {
+        return ropeScaling instanceof RopeScaling.Yarn yarn ? yarn.softmaxScaleMultiplier() : 1;
     }
 
     /** Elements of one token's key row in one layer of the KV pool ({@code [c | k_rope]} for MLA). */
@@ -202,7 +243,9 @@ public record ModelConfig(
                 "kvLora=" + kvLoraRank, "nope=" + qkNopeHeadDim, "rope=" + qkRopeHeadDim, "v=" + vHeadDim,
                 "ffn=" + intermediateSize, "theta=" + Float.floatToIntBits(ropeTheta), "eps=" + Float.floatToIntBits(rmsEps),
                 "ctx=" + maxContext, "seed=" + weightsSeed, "tied=" + tieWordEmbeddings, "weights=" + weightsIdentity,
-                "bias=" + attentionBias, "qkNorm=" + qkNorm, "ropeScaling=" + ropeScaling.canonical());
+                "bias=" + attentionBias, "qkNorm=" + qkNorm, "ropeScaling=" + ropeScaling.canonical())
+                // a dense model's hash is what it was before MoE existed
+                + (moe == null ? "" : ";moe=" + moe + ";firstDense=" + firstDenseLayers);
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(canonical.getBytes(StandardCharsets.UTF_8));
             return name + "@" + HexFormat.of().formatHex(digest, 0, 8);

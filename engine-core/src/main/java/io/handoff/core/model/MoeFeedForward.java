@@ -89,6 +89,23 @@ public final class MoeFeedForward
         return config;
     }
 
+    /** The routed experts, by index. */
+    public List<Expert> experts()
+    {
+        return experts;
+    }
+
+    public Expert expert(int index)
+    {
+        return experts.get(index);
+    }
+
+    /** The shared experts as one SwiGLU, {@code null} without any. */
+    public Expert shared()
+    {
+        return shared;
+    }
+
     /**
      * {@code out[t*hidden ..]} = the layer's output for the normalized hidden row {@code x[t*hidden ..]}, {@code t < tokens}.
      * {@code pool} may be {@code null} (everything on the calling thread).

@@ -1,9 +1,11 @@
 package io.handoff.core.model;
 
 import io.handoff.core.model.Kernels.Product;
+import io.handoff.core.model.ModelWeights.Dense;
 import io.handoff.core.model.ModelWeights.Gqa;
 import io.handoff.core.model.ModelWeights.Layer;
 import io.handoff.core.model.ModelWeights.Mla;
+import io.handoff.core.model.ModelWeights.Moe;
 import io.handoff.spi.attention.AttentionBackend;
 import io.handoff.spi.attention.AttentionGeometry;
 import io.handoff.spi.attention.KvCacheView;
@@ -67,11 +69,16 @@ public final class Transformer
     {
         long elements = elements(weights.lmHead());
         for (ModelWeights.Layer layer : weights.layers()) {
-            elements += elements(layer.gate()) + elements(layer.up()) + elements(layer.down());
+            elements += switch (layer.feedForward()) {
+                case ModelWeights.Dense d -> elements(d.swiglu());
+                // a token runs its routed experts and the shared ones (its router's matmul too)
+                case ModelWeights.Moe m -> (long) m.layer().config().expertsPerToken() * elements(m.layer().expert(0))
+                        + (m.layer().shared() == null ? 0 : elements(m.layer().shared())) + (long) m.layer().config().experts() * config.hiddenSize();
+            };
             elements += switch (layer.attention()) {
                 case ModelWeights.Gqa g -> elements(g.q()) + elements(g.k()) + elements(g.v()) + elements(g.o());
-                case ModelWeights.Mla m -> (m.qA() == null ? 0L : m.qA().length) + m.qB().length + m.kvA().length
-                        + m.ukT().length + m.uv().length + m.o().length;
+                case ModelWeights.Mla m -> (m.qA() == null ? 0L : elements(m.qA())) + elements(m.qB()) + elements(m.kvA())
+                        + m.ukT().length + m.uv().length + elements(m.o());
             };
         }
         return 2 * elements;
@@ -80,6 +87,11 @@ public final class Transformer
     private static long elements(WeightMatrix matrix)
     {
         return (long) matrix.rows() * matrix.cols();
+    }
+
+    private static long elements(MoeFeedForward.Expert swiglu)
+    {
+        return elements(swiglu.gate()) + elements(swiglu.up()) + elements(swiglu.down());
     }
 
     /** What the weights are held as, for logs: the element types of the linear layers, and their bytes. */
@@ -91,12 +103,25 @@ public final class Transformer
         if (weights.lmHead() != weights.embedding()) {
             count.accept(weights.lmHead());
         }
+        Consumer<MoeFeedForward.Expert> swiglu = e -> List.of(e.gate(), e.up(), e.down()).forEach(count);
         for (ModelWeights.Layer layer : weights.layers()) {
-            count.accept(layer.gate());
-            count.accept(layer.up());
-            count.accept(layer.down());
-            if (layer.attention() instanceof ModelWeights.Gqa g) {
-                List.of(g.q(), g.k(), g.v(), g.o()).forEach(count);
+            switch (layer.feedForward()) {
+                case ModelWeights.Dense d -> swiglu.accept(d.swiglu());
+                case ModelWeights.Moe m -> {
+                    m.layer().experts().forEach(swiglu);
+                    if (m.layer().shared() != null) {
+                        swiglu.accept(m.layer().shared());
+                    }
+                }
+            }
+            switch (layer.attention()) {
+                case ModelWeights.Gqa g -> List.of(g.q(), g.k(), g.v(), g.o()).forEach(count);
+                case ModelWeights.Mla m -> {
+                    List.of(m.qB(), m.kvA(), m.o()).forEach(count);
+                    if (m.qA() != null) {
+                        count.accept(m.qA());
+                    }
+                }
             }
         }
         return bytes.entrySet().stream().map(e -> e.getKey() + " " + (e.getValue() >> 20) + " MiB")
@@ -145,6 +170,7 @@ public final class Transformer
         float[] delta = new float[n * hidden];
         float[] gate = new float[n * ffn];
         float[] up = new float[n * ffn];
+        float[] moeOut = config.moe() == null ? null : new float[n * hidden];
         for (int l = 0; l < config.layers(); l++) {
             Layer layer = weights.layers().get(l);
             normalize(xn, x, layer.inputNorm(), n);
@@ -154,10 +180,18 @@ public final class Transformer
             }
             add(x, delta);
             normalize(xn, x, layer.postAttentionNorm(), n);
-            matmuls(pool, xn, 0, hidden, n, new Product(gate, 0, ffn, layer.gate()), new Product(up, 0, ffn, layer.up()));
-            Kernels.swiglu(pool, gate, up, n * ffn);
-            matmul(pool, delta, 0, hidden, layer.down(), gate, 0, ffn, n);
-            add(x, delta);
+            switch (layer.feedForward()) {
+                case Dense d -> {
+                    matmuls(pool, xn, 0, hidden, n, new Product(gate, 0, ffn, d.swiglu().gate()), new Product(up, 0, ffn, d.swiglu().up()));
+                    Kernels.swiglu(pool, gate, up, n * ffn);
+                    matmul(pool, delta, 0, hidden, d.swiglu().down(), gate, 0, ffn, n);
+                    add(x, delta);
+                }
+                case Moe m -> {
+                    m.layer().forward(pool, xn, n, moeOut);
+                    add(x, moeOut);
+                }
+            }
             hook.afterLayer(l);
         }
         int vocab = config.vocabSize();
@@ -234,17 +268,17 @@ public final class Transformer
         if (w.qA() != null) {
             int qLora = config.qLoraRank();
             float[] qa = new float[n * qLora];
-            matmul(pool, qa, 0, qLora, f32(w.qA(), 0, qLora, hidden), xn, 0, hidden, n);
+            matmul(pool, qa, 0, qLora, w.qA(), xn, 0, hidden, n);
             for (int t = 0; t < n; t++) {
                 rmsnorm(qa, t * qLora, qa, t * qLora, w.qANorm(), qLora, config.rmsEps());
             }
-            matmul(pool, q, 0, heads * qHead, f32(w.qB(), 0, heads * qHead, qLora), qa, 0, qLora, n);
+            matmul(pool, q, 0, heads * qHead, w.qB(), qa, 0, qLora, n);
         }
         else {
-            matmul(pool, q, 0, heads * qHead, f32(w.qB(), 0, heads * qHead, hidden), xn, 0, hidden, n);
+            matmul(pool, q, 0, heads * qHead, w.qB(), xn, 0, hidden, n);
         }
         float[] latent = new float[n * row];
-        matmul(pool, latent, 0, row, f32(w.kvA(), 0, row, hidden), xn, 0, hidden, n);
+        matmul(pool, latent, 0, row, w.kvA(), xn, 0, hidden, n);
         float[] qAttn = new float[n * heads * row];
         for (int t = 0; t < n; t++) {
             int pos = batch.positions()[t];
@@ -265,7 +299,7 @@ public final class Transformer
         for (int h = 0; h < heads; h++) {
             matmul(pool, values, h * vDim, heads * vDim, f32(w.uv(), h * vDim * rank, vDim, rank), attended, h * rank, heads * rank, n);
         }
-        matmul(pool, out, 0, hidden, f32(w.o(), 0, hidden, heads * vDim), values, 0, heads * vDim, n);
+        matmul(pool, out, 0, hidden, w.o(), values, 0, heads * vDim, n);
     }
 
     /**

@@ -35,12 +35,8 @@ final class GgufModelSource
             GgufModel model = weights.model();
             GgufTokenizerData data = GgufTokenizerData.read(weights.file());
             Tokenizer tokenizer = tokenizer(path, data);
-            ModelConfig c = model.config();
             // lm_head.weight is served from token_embd when the file ties them, so the transformer needs no tying of its own
-            ModelConfig config = new ModelConfig(c.name(), c.architecture(), c.vocabSize(), c.hiddenSize(), c.layers(), c.heads(), c.kvHeads(),
-                    c.headDim(), c.qLoraRank(), c.kvLoraRank(), c.qkNopeHeadDim(), c.qkRopeHeadDim(), c.vHeadDim(), c.intermediateSize(),
-                    c.ropeTheta(), c.rmsEps(), Math.min(maxContext, c.maxContext()), 0L, false, identity(weights.file()), c.attentionBias(), c.qkNorm(),
-                    c.ropeScaling());
+            ModelConfig config = model.config().withServing(maxContext, identity(weights.file()));
             Optional<ChatTemplateText> chat = data.chatTemplate().map(template -> new ChatTemplateText(template, token(data, data.bos()),
                     token(data, data.eos())));
             return new ModelSource(config, weights, tokenizer, chat);

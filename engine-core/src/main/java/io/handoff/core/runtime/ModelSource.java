@@ -6,6 +6,7 @@ import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SeededWeights;
 import io.handoff.core.model.WeightSource;
 import io.handoff.core.model.hf.CheckpointIdentity;
+import io.handoff.core.model.hf.DeepseekHfConfig;
 import io.handoff.core.model.hf.HfModelConfig;
 import io.handoff.core.model.hf.JsonFile;
 import io.handoff.core.model.hf.SafetensorsWeights;
@@ -17,6 +18,7 @@ import io.handoff.spi.attention.KvDtype;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 import static java.util.Objects.requireNonNull;
@@ -24,7 +26,7 @@ import static java.util.Objects.requireNonNull;
 /**
  * Where a model comes from: a seeded preset ({@code handoff.model.name}, byte tokenizer) or, when
  * {@code handoff.model.path} names a directory, a Hugging Face checkpoint (config.json, safetensors,
- * tokenizer.json). Whatever a checkpoint needs that the transformer lacks is refused here, naming the
+ * tokenizer.json) of a Llama-style or a DeepSeek-V2/V3 decoder, or a GGUF file. Whatever a checkpoint needs that the transformer lacks is refused here, naming the
  * path, rather than served with wrong logits. A request is at most {@code handoff.model.max-context} tokens,
  * {@code max_position_embeddings} and any {@code sliding_window}, whichever is smallest.
  *
@@ -86,16 +88,9 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
             throw new IllegalArgumentException(PATH_KEY + " " + path + " is not a directory or a .gguf file; give a Hugging Face "
                     + "model directory (config.json, model.safetensors, tokenizer.json), a GGUF file, or leave it empty to serve " + NAME_KEY);
         }
-        HfModelConfig hf = HfModelConfig.read(path);
-        List<String> missing = hf.unsupportedFeatures();
-        if (!missing.isEmpty()) {
-            throw new IllegalArgumentException(path + " (" + hf.architecture().hfName() + ") needs what the engine does not implement yet: "
-                    + String.join(", ", missing) + "; serve a checkpoint without it");
-        }
         Tokenizer tokenizer = withPromptBos(path, TokenizerJson.read(path));
         Path name = path.toAbsolutePath().normalize().getFileName();
-        ModelConfig model = hf.toModelConfig(name == null ? "model" : name.toString(), Math.min(maxContext, slidingWindow(path)),
-                CheckpointIdentity.of(path));
+        ModelConfig model = checkpointConfig(path, name == null ? "model" : name.toString(), Math.min(maxContext, slidingWindow(path)));
         SafetensorsWeights weights = SafetensorsWeights.open(path);
         try {
             return new ModelSource(model, weights, tokenizer, ChatTemplateText.fromHuggingFace(path));
@@ -104,6 +99,26 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
             weights.close();
             throw e;
         }
+    }
+
+    /**
+     * The shape of the checkpoint in {@code path}: DeepSeek-V2/V3 (MLA and mixture of experts) or a Llama-style GQA decoder,
+     * by config.json's {@code architectures}.
+     */
+    private static ModelConfig checkpointConfig(Path path, String name, int maxContext)
+    {
+        Path file = path.resolve(HfModelConfig.FILE);
+        Map<String, Object> json = JsonFile.readObject(file, HfModelConfig.MAX_CONFIG_BYTES);
+        if (DeepseekHfConfig.isDeepseek(json)) {
+            return DeepseekHfConfig.parse(json, file.toString()).toModelConfig(name, maxContext, CheckpointIdentity.of(path));
+        }
+        HfModelConfig hf = HfModelConfig.parse(json, file.toString());
+        List<String> missing = hf.unsupportedFeatures();
+        if (!missing.isEmpty()) {
+            throw new IllegalArgumentException(path + " (" + hf.architecture().hfName() + ") needs what the engine does not implement yet: "
+                    + String.join(", ", missing) + "; serve a checkpoint without it");
+        }
+        return hf.toModelConfig(name, maxContext, CheckpointIdentity.of(path));
     }
 
     /**

@@ -8,13 +8,15 @@ import java.util.stream.Collectors;
  * The {@code general.architecture} values read: Llama-style GQA decoders whose tensors map one to one
  * onto Hugging Face's names. llama.cpp's converter permutes the rows of Llama's q and k projections
  * (it rotates interleaved pairs where Transformers rotates halves); Qwen2 and Qwen3 are written
- * unpermuted because llama.cpp already rotates them by halves ("NEOX" RoPE).
+ * unpermuted because llama.cpp already rotates them by halves ("NEOX" RoPE). DeepSeek's {@code deepseek2} (MLA and
+ * mixture of experts, read by {@link DeepseekGgufConfig}) is written unpermuted too: both rotate adjacent pairs.
  */
 public enum GgufArchitecture
 {
     LLAMA("llama", true),
     QWEN2("qwen2", false),
-    QWEN3("qwen3", false);
+    QWEN3("qwen3", false),
+    DEEPSEEK2(DeepseekGgufConfig.ARCHITECTURE, false);
 
     public static final String KEY = "general.architecture";
 

@@ -1,6 +1,7 @@
 package io.handoff.core.model.gguf;
 
 import io.handoff.core.model.Architecture;
+import io.handoff.core.model.DeepseekConfig;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.RopeScaling;
 
@@ -34,6 +35,9 @@ public record GgufModel(GgufArchitecture architecture, ModelConfig config, boole
     public static GgufModel read(GgufFile file)
     {
         GgufArchitecture arch = GgufArchitecture.of(file);
+        if (arch == GgufArchitecture.DEEPSEEK2) {
+            return deepseek(file);
+        }
         GgufMetadata m = file.metadata();
         int max = Integer.MAX_VALUE;
         int hidden = m.intValue(arch.key("embedding_length"), 1, max);
@@ -58,7 +62,7 @@ public record GgufModel(GgufArchitecture architecture, ModelConfig config, boole
             throw new IllegalArgumentException(file.path() + ": a " + arch.ggufName() + " file with q/k norms (blk.0.attn_q_norm.weight) "
                     + "has its q/k rows permuted by llama.cpp's converter but not its norms; the engine cannot tell their order");
         }
-        String name = m.optionalString("general.name").filter(s -> !s.isBlank()).orElse(file.path().getFileName().toString());
+        String name = name(file);
         try {
             ModelConfig config = new ModelConfig(name, Architecture.GQA, vocabSize(file, arch), hidden,
                     m.intValue(arch.key("block_count"), 1, max), heads, kvHeads, headDim, 0, 0, 0, 0, 0,
@@ -76,6 +80,25 @@ public record GgufModel(GgufArchitecture architecture, ModelConfig config, boole
             }
             throw new IllegalArgumentException(file.path() + ": " + e.getMessage(), e);
         }
+    }
+
+    /** A {@code deepseek2} file: MLA and mixture-of-experts layers, as {@link DeepseekGgufConfig} reads them. */
+    private static GgufModel deepseek(GgufFile file)
+    {
+        boolean tied = file.tensor("output.weight").isEmpty();
+        try {
+            DeepseekConfig deepseek = DeepseekGgufConfig.read(file.metadata(), false);
+            ModelConfig config = deepseek.toModelConfig(name(file), deepseek.maxPositionEmbeddings(), "");
+            return new GgufModel(GgufArchitecture.DEEPSEEK2, config, tied, false, false);
+        }
+        catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(file.path() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static String name(GgufFile file)
+    {
+        return file.metadata().optionalString("general.name").filter(s -> !s.isBlank()).orElse(file.path().getFileName().toString());
     }
 
     /** {@code rope_freqs.weight} (one divisor per rotated pair, how llama.cpp writes Llama 3.1's scaling), or none. */

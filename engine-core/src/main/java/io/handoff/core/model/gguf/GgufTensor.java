@@ -45,6 +45,25 @@ public record GgufTensor(Path file, String name, GgufTensorType type, long[] dim
         return shape;
     }
 
+    /**
+     * Index {@code index} of the slowest dimension (a matrix of a stack of them, as llama.cpp stacks experts), over the
+     * same bytes. Every type the engine reads keeps a row's blocks within the row, so the slices split the bytes evenly.
+     */
+    public GgufTensor slice(int index)
+    {
+        if (dims.length < 2) {
+            throw new IllegalArgumentException(file + ": tensor '" + name + "' has " + dims.length + " dimension(s); only a stack of at least "
+                    + "two can be sliced");
+        }
+        long count = dims[dims.length - 1];
+        if (index < 0 || index >= count) {
+            throw new IllegalArgumentException(file + ": tensor '" + name + "' stacks " + count + ", there is no [" + index + "]");
+        }
+        long bytes = data.byteSize() / count;
+        return new GgufTensor(file, name + "[" + index + "]", type, Arrays.copyOf(dims, dims.length - 1), offset + index * bytes,
+                data.asSlice(index * bytes, bytes));
+    }
+
     /** Every element as F32, row-major (ne[0] fastest), dequantized. */
     public float[] toFloats()
     {

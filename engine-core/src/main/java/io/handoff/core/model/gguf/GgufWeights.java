@@ -17,7 +17,9 @@ import static java.util.Objects.requireNonNull;
  * BF16, Q8_0) over the mapping; {@link #floats} dequantizes a tensor to F32. Llama's q and k projections get
  * Transformers' row order back ({@link LlamaQkPermutation}): a matrix by a row order over the same bytes,
  * floats by a copy. A file without {@code output.weight} ties the lm_head to the embeddings, as llama.cpp
- * does, so {@code lm_head.weight} then reads {@code token_embd.weight}.
+ * does, so {@code lm_head.weight} then reads {@code token_embd.weight}. DeepSeek's routed experts are served as slices of
+ * llama.cpp's stacked {@code ffn_*_exps} tensors, and its {@code kv_b_proj} from the split {@code attn_k_b} /
+ * {@code attn_v_b} pair ({@link MlaKvB}) when the file has no single {@code attn_kv_b}.
  */
 public final class GgufWeights
         implements WeightSource, AutoCloseable
@@ -58,6 +60,9 @@ public final class GgufWeights
     @Override
     public float[] floats(String name, int... shape)
     {
+        if (MlaKvB.isKvB(name) && splitKvB(name)) {
+            return MlaKvB.join(this, file.path(), name, model.config(), shape);
+        }
         GgufTensor tensor = tensor(name, shape);
         float[] values = tensor.toFloats();
         int qkHeads = permutedQkHeads(name);
@@ -103,6 +108,10 @@ public final class GgufWeights
             throw new IllegalStateException(description() + " is closed; its mapping is released");
         }
         requireNonNull(name, "name is null");
+        Optional<GgufTensorNames.ExpertSlice> expert = GgufTensorNames.expert(name);
+        if (expert.isPresent()) {
+            return expertTensor(name, expert.get(), shape);
+        }
         String ggufName = GgufTensorNames.toGguf(name).orElseThrow(() -> new IllegalArgumentException(file.path() + ": tensor '" + name
                 + "' has no GGUF counterpart the engine maps; the model's architecture does not match this file"));
         GgufTensor tensor = file.tensor(ggufName)
@@ -116,6 +125,44 @@ public final class GgufWeights
                     + Arrays.toString(shape) + "; the file's metadata does not match its tensors");
         }
         return tensor;
+    }
+
+    /** A routed expert's matrix: a slice of the stacked {@code [experts, rows, cols]} tensor. */
+    private GgufTensor expertTensor(String name, GgufTensorNames.ExpertSlice slice, int... shape)
+    {
+        GgufTensor stack = file.tensor(slice.ggufName()).orElseThrow(() -> new IllegalArgumentException(file.path() + ": tensor '" + name
+                + "' (GGUF '" + slice.ggufName() + "' [" + slice.expert() + "]) is not in the file; the file does not match the model's architecture"));
+        long[] stackShape = stack.rowMajorShape();
+        long[] want = new long[shape.length + 1];
+        want[0] = model.config().moe() == null ? -1 : model.config().moe().experts();
+        for (int i = 0; i < shape.length; i++) {
+            want[i + 1] = shape[i];
+        }
+        if (!Arrays.equals(stackShape, want)) {
+            throw new IllegalArgumentException(file.path() + ": tensor '" + stack.name() + "' has shape " + Arrays.toString(stackShape)
+                    + ", the model expects " + Arrays.toString(want) + " (experts, rows, cols); the file's metadata does not match its tensors");
+        }
+        return stack.slice(slice.expert());
+    }
+
+    /** Whether {@code kvBName}'s layer stores {@code kv_b_proj} split (llama.cpp's converter today) rather than whole. */
+    private boolean splitKvB(String kvBName)
+    {
+        return file.tensor(GgufTensorNames.toGguf(kvBName).orElseThrow()).isEmpty();
+    }
+
+    /** The raw tensor {@code ggufName} with shape {@code shape}, for {@link MlaKvB}. */
+    float[] rawFloats(String ggufName, String forName, int... shape)
+    {
+        GgufTensor tensor = file.tensor(ggufName).orElseThrow(() -> new IllegalArgumentException(file.path() + ": neither '"
+                + GgufTensorNames.toGguf(forName).orElseThrow() + "' nor '" + ggufName + "' (for '" + forName + "') is in the file; the file does "
+                + "not match the model's architecture"));
+        if (!Arrays.equals(tensor.rowMajorShape(), Arrays.stream(shape).asLongStream().toArray())) {
+            throw new IllegalArgumentException(file.path() + ": tensor '" + ggufName + "' (for '" + forName + "') has shape "
+                    + Arrays.toString(tensor.rowMajorShape()) + ", the model expects " + Arrays.toString(shape)
+                    + "; the file's metadata does not match its tensors");
+        }
+        return tensor.toFloats();
     }
 
     /** The heads whose rows llama.cpp permuted in tensor {@code name} (its q or k projection, weight or bias), or 0. */

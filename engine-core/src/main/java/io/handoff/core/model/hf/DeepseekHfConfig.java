@@ -14,6 +14,12 @@ public final class DeepseekHfConfig
 
     private DeepseekHfConfig() {}
 
+    /** Whether config.json's {@code architectures[0]} is a DeepSeek one, which {@link #parse} reads. */
+    public static boolean isDeepseek(Map<String, Object> config)
+    {
+        return config.get("architectures") instanceof List<?> list && !list.isEmpty() && ARCHITECTURES.contains(list.getFirst());
+    }
+
     /** @param source the file the object came from, for errors */
     public static DeepseekConfig parse(Map<String, Object> config, String source)
     {
@@ -21,6 +27,15 @@ public final class DeepseekHfConfig
         if (!(config.get("architectures") instanceof List<?> list) || list.isEmpty() || !ARCHITECTURES.contains(list.getFirst())) {
             throw new IllegalArgumentException(source + ": \"architectures\" must name one of " + ARCHITECTURES + ", was "
                     + config.get("architectures"));
+        }
+        String activation = fields.string("hidden_act", "silu");
+        if (!activation.equals("silu")) {
+            throw new IllegalArgumentException(source + ": hidden_act is \"" + activation + "\"; DeepSeek's feed-forward layers are SwiGLU, "
+                    + "which needs silu");
+        }
+        if (fields.bool("attention_bias", false)) {
+            throw new IllegalArgumentException(source + ": attention_bias is true, but DeepSeek's MLA projections have no biases and the "
+                    + "engine adds none: set it false (or remove it) if the checkpoint has no *_proj.bias tensors");
         }
         int heads = fields.positiveInt("num_attention_heads");
         if (fields.has("num_key_value_heads") && fields.positiveInt("num_key_value_heads") != heads) {

@@ -47,7 +47,7 @@ public record HfModelConfig(
         Map<String, Object> ropeScaling)
 {
     public static final String FILE = "config.json";
-    private static final int MAX_CONFIG_BYTES = 4 * 1024 * 1024;
+    public static final int MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 
     /** The {@code architectures[0]} values read, and what each implies beyond the common fields. */
     public enum HfArchitecture
@@ -69,9 +69,11 @@ public record HfModelConfig(
             return hfName;
         }
 
+        /** Every architecture a checkpoint directory may name, DeepSeek's ({@link DeepseekHfConfig}) included. */
         static String supported()
         {
-            return Arrays.stream(values()).map(HfArchitecture::hfName).collect(Collectors.joining(", "));
+            return Arrays.stream(values()).map(HfArchitecture::hfName).collect(Collectors.joining(", ")) + ", "
+                    + String.join(", ", DeepseekHfConfig.ARCHITECTURES);
         }
     }
 

@@ -23,6 +23,13 @@ record PreTokenizer(List<Normalizer.Form> normalization, List<Pattern> splits, b
     /** Llama 3's split: contractions in any case, numbers in groups of up to three digits. */
     static final String LLAMA3 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
             + "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    /**
+     * DeepSeek V3's splits, applied in turn: digits in groups of up to three, runs of CJK ideographs and kana, then words,
+     * punctuation and white space (its tokenizer.json's Sequence; llama.cpp's {@code deepseek-v3}).
+     */
+    static final List<String> DEEPSEEK3 = List.of("\\p{N}{1,3}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
+            "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\\r\\n]*"
+                    + "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+");
 
     PreTokenizer
     {

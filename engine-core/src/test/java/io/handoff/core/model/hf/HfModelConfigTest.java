@@ -171,7 +171,7 @@ class HfModelConfigTest
         assertThatThrownBy(() -> read("{\"architectures\": [\"GPT2LMHeadModel\"], \"vocab_size\": 50257}"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage(dir.resolve("config.json") + ": architecture GPT2LMHeadModel is not supported; supported: "
-                        + "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM");
+                        + "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM");
         assertThatThrownBy(() -> read("{\"vocab_size\": 50257}"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("\"architectures\" must be a non-empty array of strings, was null");
