@@ -39,7 +39,7 @@ class CheckpointDisaggregationIT
             HfArchitecture architecture)
             throws Exception
     {
-        PdDemo.assumeUcxFor(backend);
+        Ucx.assumeLoadableFor(backend);
         Path model = temp.resolve("tiny-llama-gqa");
         assertThat(SeededCheckpoint.write(model, 11L, false, architecture, RopeScaling.NONE).kvHeads())
                 .isLessThan(SeededCheckpoint.config("x", 11L, false).heads());

@@ -49,7 +49,7 @@ class DeepseekDisaggregationIT
             String transport, String attention, int pageSize, Version version)
             throws Exception
     {
-        PdDemo.assumeUcxFor(backend);
+        Ucx.assumeLoadableFor(backend);
         Path model = temp.resolve("tiny-deepseek-" + version.name().toLowerCase(java.util.Locale.ROOT));
         DeepseekConfig config = SeededDeepseekCheckpoint.write(model, options(version));
 

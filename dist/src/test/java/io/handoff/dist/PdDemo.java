@@ -4,14 +4,11 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.SymbolLookup;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@code handoff demo --json} on a checkpoint directory, disaggregated on one transfer backend with chunked prefill, and
@@ -65,22 +62,5 @@ final class PdDemo
         assertThat(report.get("pages_leaked").get("prefill").asInt()).as(run.describe()).isZero();
         assertThat(report.get("pages_leaked").get("decode").asInt()).as(run.describe()).isZero();
         return report;
-    }
-
-    /** The nixl backend loads libucp through FFM; without it a nixl row is skipped, saying so. */
-    static void assumeUcxFor(String backend)
-    {
-        if (!backend.equals("nixl")) {
-            return;
-        }
-        boolean loads;
-        try (Arena arena = Arena.ofConfined()) {
-            SymbolLookup.libraryLookup("libucp.so.0", arena);
-            loads = true;
-        }
-        catch (IllegalArgumentException e) {
-            loads = false;
-        }
-        assumeTrue(loads, "libucp.so.0 cannot be loaded here: the nixl backend needs UCX (install libucx0)");
     }
 }
