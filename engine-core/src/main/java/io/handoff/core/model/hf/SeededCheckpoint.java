@@ -10,15 +10,12 @@ import io.handoff.core.model.tokenizer.ByteLevel;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
+import java.util.SequencedMap;
 import java.util.stream.Collectors;
 
 /**
@@ -68,10 +65,9 @@ public final class SeededCheckpoint
         try {
             Files.createDirectories(directory);
             Files.writeString(directory.resolve(HfModelConfig.FILE), configJson(config, architecture));
-            Files.write(directory.resolve(SafetensorsWeights.SINGLE_FILE), safetensors(tensorShapes(config), weights));
-            Files.writeString(directory.resolve("tokenizer.json"), tokenizerJson());
-            Files.writeString(directory.resolve("tokenizer_config.json"),
-                    "{\"bos_token\": \"<|begin_of_text|>\", \"eos_token\": \"<|end_of_text|>\"}\n");
+            Files.write(directory.resolve(SafetensorsWeights.SINGLE_FILE),
+                    SafetensorsEncoder.encode(tensorShapes(config), weights::floats, TensorDtype.F32));
+            writeByteTokenizer(directory);
             Files.writeString(directory.resolve("generation_config.json"), "{\"bos_token_id\": " + BOS + ", \"eos_token_id\": " + EOS + "}\n");
         }
         catch (IOException e) {
@@ -84,11 +80,11 @@ public final class SeededCheckpoint
      * The tensors the transformer reads for a GQA model, by name and shape in load order (no lm_head when tied; biases and
      * q/k norms when the config has them).
      */
-    public static Map<String, int[]> tensorShapes(ModelConfig c)
+    public static SequencedMap<String, int[]> tensorShapes(ModelConfig c)
     {
         int hidden = c.hiddenSize();
         int ffn = c.intermediateSize();
-        Map<String, int[]> shapes = new LinkedHashMap<>();
+        SequencedMap<String, int[]> shapes = new LinkedHashMap<>();
         for (int l = 0; l < c.layers(); l++) {
             String p = "model.layers." + l + ".";
             shapes.put(p + "input_layernorm.weight", new int[] {hidden});
@@ -118,24 +114,6 @@ public final class SeededCheckpoint
         return shapes;
     }
 
-    private static byte[] safetensors(Map<String, int[]> shapes, SeededWeights weights)
-    {
-        StringBuilder header = new StringBuilder("{\"__metadata__\":{\"format\":\"pt\"}");
-        ByteBuffer data = ByteBuffer.allocate(shapes.values().stream().mapToInt(s -> 4 * java.util.Arrays.stream(s).reduce(1, (a, b) -> a * b)).sum())
-                .order(ByteOrder.LITTLE_ENDIAN);
-        shapes.forEach((name, shape) -> {
-            int begin = data.position();
-            for (float v : weights.floats(name, shape)) {
-                data.putFloat(v);
-            }
-            header.append(",\"").append(name).append("\":{\"dtype\":\"F32\",\"shape\":").append(java.util.Arrays.toString(shape))
-                    .append(",\"data_offsets\":[").append(begin).append(',').append(data.position()).append("]}");
-        });
-        byte[] json = header.append('}').toString().getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(8 + json.length + data.capacity()).order(ByteOrder.LITTLE_ENDIAN)
-                .putLong(json.length).put(json).put(data.array()).array();
-    }
-
     private static String configJson(ModelConfig c, HfArchitecture architecture)
     {
         String ropeScaling = switch (c.ropeScaling()) {
@@ -158,6 +136,15 @@ public final class SeededCheckpoint
                 """.formatted(architecture.hfName(), architecture.name().toLowerCase(Locale.ROOT), c.vocabSize(), c.hiddenSize(),
                 c.layers(), c.heads(), c.kvHeads(), c.headDim(), c.intermediateSize(), c.maxContext(), c.tieWordEmbeddings(), c.attentionBias(),
                 ropeScaling, BOS, EOS);
+    }
+
+    /** The byte-level tokenizer's {@code tokenizer.json} and {@code tokenizer_config.json}, written into {@code directory}. */
+    static void writeByteTokenizer(Path directory)
+            throws IOException
+    {
+        Files.writeString(directory.resolve("tokenizer.json"), tokenizerJson());
+        Files.writeString(directory.resolve("tokenizer_config.json"),
+                "{\"bos_token\": \"<|begin_of_text|>\", \"eos_token\": \"<|end_of_text|>\"}\n");
     }
 
     private static String tokenizerJson()

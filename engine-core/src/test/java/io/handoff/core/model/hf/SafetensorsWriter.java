@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SequencedMap;
 import java.util.stream.Collectors;
 
 /**
@@ -46,21 +47,13 @@ final class SafetensorsWriter
     /** One file holding {@code tensors} stored as {@code dtype}, with a {@code __metadata__} entry. */
     static void write(Path file, List<Tensor> tensors, TensorDtype dtype)
     {
-        StringBuilder header = new StringBuilder("{\"__metadata__\":{\"format\":\"pt\"}");
-        ByteBuffer data = ByteBuffer.allocate(tensors.stream().mapToInt(t -> t.values().length * dtype.bytes()).sum())
-                .order(ByteOrder.LITTLE_ENDIAN);
+        SequencedMap<String, int[]> shapes = new LinkedHashMap<>();
+        Map<String, float[]> values = new LinkedHashMap<>();
         for (Tensor t : tensors) {
-            int begin = data.position();
-            for (float v : t.values()) {
-                switch (dtype) {
-                    case F32 -> data.putFloat(v);
-                    case F16 -> data.putShort(Float.floatToFloat16(v));
-                    case BF16 -> data.putShort(bf16Bits(v));
-                }
-            }
-            header.append(',').append(entry(t.name(), dtype.name(), t.shape(), begin, data.position()));
+            shapes.put(t.name(), t.shape());
+            values.put(t.name(), t.values());
         }
-        writeRaw(file, header.append('}').toString(), data.array());
+        writeBytes(file, SafetensorsEncoder.encode(shapes, (name, shape) -> values.get(name), dtype));
     }
 
     /**
@@ -131,21 +124,19 @@ final class SafetensorsWriter
     /** F32 to BF16 rounding to nearest, ties to even (what PyTorch's {@code .to(torch.bfloat16)} does for finite values). */
     static short bf16Bits(float value)
     {
-        int bits = Float.floatToRawIntBits(value);
-        int rounding = 0x7fff + ((bits >>> 16) & 1);
-        return (short) ((bits + rounding) >>> 16);
+        return SafetensorsEncoder.bf16Bits(value);
     }
 
     /** What a BF16 file stores for {@code value}, back in F32. */
     static float bf16Rounded(float value)
     {
-        return Float.intBitsToFloat((bf16Bits(value) & 0xffff) << 16);
+        return SafetensorsEncoder.rounded(TensorDtype.BF16, value);
     }
 
     /** What an F16 file stores for {@code value}, back in F32. */
     static float f16Rounded(float value)
     {
-        return Float.float16ToFloat(Float.floatToFloat16(value));
+        return SafetensorsEncoder.rounded(TensorDtype.F16, value);
     }
 
     static byte[] floatsLittleEndian(float... values)
