@@ -13,31 +13,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class Fp8BlockMatrixTest
 {
-    /** E4M3 from its definition, in doubles: sign, 4 exponent bits of bias 7, 3 mantissa bits, subnormals at exponent 0, NaN at all ones. */
-    static double e4m3Reference(int code)
-    {
-        int sign = (code >> 7) & 1;
-        int exponent = (code >> 3) & 0xf;
-        int mantissa = code & 7;
-        if (exponent == 0xf && mantissa == 7) {
-            return Double.NaN;
-        }
-        double magnitude = exponent == 0 ? mantissa / 8.0 * Math.pow(2, -6) : (1 + mantissa / 8.0) * Math.pow(2, exponent - 7);
-        return sign == 1 ? -magnitude : magnitude;
-    }
-
-    private static boolean isNan(int code)
-    {
-        return (code & 0x7f) == 0x7f;
-    }
-
     @Test
     void everyE4m3CodeDecodesAsItsSignExponentAndMantissa()
     {
         for (int code = 0; code < 256; code++) {
-            double expected = e4m3Reference(code);
+            double expected = E4m3Reference.value(code);
             float decoded = Fp8BlockMatrix.e4m3((byte) code);
-            if (isNan(code)) {
+            if (E4m3Reference.isNan(code)) {
                 assertThat(decoded).as("code %02x", code).isNaN();
             }
             else {
@@ -63,7 +45,7 @@ class Fp8BlockMatrixTest
         int rows = 8;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment data = arena.allocate((long) rows * cols);
-            int[] codes = IntStream.range(0, 256).filter(c -> !isNan(c)).toArray();
+            int[] codes = IntStream.range(0, 256).filter(c -> !E4m3Reference.isNan(c)).toArray();
             for (int r = 0; r < rows; r++) {
                 for (int i = 0; i < cols; i++) {
                     data.set(ValueLayout.JAVA_BYTE, (long) r * cols + i, (byte) codes[(i + 37 * r) % cols]);
@@ -75,7 +57,7 @@ class Fp8BlockMatrixTest
                 for (int r = 0; r < rows; r++) {
                     w.readRow(r, row, 0);
                     for (int i = 0; i < cols; i++) {
-                        float expected = (float) e4m3Reference(codes[(i + 37 * r) % cols]) * scale;
+                        float expected = (float) E4m3Reference.value(codes[(i + 37 * r) % cols]) * scale;
                         assertThat(Float.floatToRawIntBits(row[i])).as("scale %s row %d col %d", scale, r, i)
                                 .isEqualTo(Float.floatToRawIntBits(expected));
                     }
@@ -103,7 +85,7 @@ class Fp8BlockMatrixTest
                 w.readRow(r, row, 0);
                 for (int c = 0; c < cols; c++) {
                     int code = data.get(ValueLayout.JAVA_BYTE, (long) r * cols + c) & 0xff;
-                    assertThat((double) row[c]).as("(%d, %d)", r, c).isEqualTo(e4m3Reference(code) * (1 << (r / 2 * 3 + c / 32)));
+                    assertThat((double) row[c]).as("(%d, %d)", r, c).isEqualTo(E4m3Reference.value(code) * (1 << (r / 2 * 3 + c / 32)));
                 }
             }
             assertThat(w.elementType()).isEqualTo("F8_E4M3");
