@@ -95,16 +95,16 @@ public sealed interface WeightMatrix
     /**
      * FP8 E4M3 bytes, row-major, with one F32 scale per {@code blockRows x blockCols} block ({@code scales} row-major,
      * {@code ceil(rows / blockRows) x ceil(cols / blockCols)} of them, copied), each value the F32 product of its code and its
-     * block's scale: DeepSeek-V3's {@code weight} with its {@code weight_scale_inv}. The block width must be a multiple of 32;
-     * a NaN code or a scale that is not finite is refused, naming its position.
+     * block's scale: DeepSeek-V3's {@code weight} with its {@code weight_scale_inv}. The block width must be a power of two from 32;
+     * a NaN code, or a scale that is not a number below 128 in magnitude, is refused naming its position.
      */
     static WeightMatrix fp8Blocks(MemorySegment data, int rows, int cols, float[] scales, int blockRows, int blockCols)
     {
         long elements = checkShape(rows, cols);
         requireNonNull(scales, "scales is null");
-        if (blockRows < 1 || blockCols < 1 || blockCols % Fp8BlockMatrix.STEP != 0) {
-            throw new IllegalArgumentException("an FP8 block of " + blockRows + " x " + blockCols + " is not supported: both must be positive "
-                    + "and the width a multiple of " + Fp8BlockMatrix.STEP + " (DeepSeek-V3's blocks are 128 x 128)");
+        if (blockRows < 1 || blockCols < Fp8BlockMatrix.STEP || Integer.bitCount(blockCols) != 1) {
+            throw new IllegalArgumentException("an FP8 block of " + blockRows + " x " + blockCols + " is not supported: the rows must be "
+                    + "positive and the width a power of two from " + Fp8BlockMatrix.STEP + " (DeepSeek-V3's blocks are 128 x 128)");
         }
         int scaleRows = Math.ceilDiv(rows, blockRows);
         int scaleCols = Math.ceilDiv(cols, blockCols);
@@ -113,9 +113,10 @@ public sealed interface WeightMatrix
                     + scaleRows + " x " + scaleCols + " scales, " + scales.length + " were given");
         }
         for (int i = 0; i < scales.length; i++) {
-            if (!Float.isFinite(scales[i])) {
+            if (!(Math.abs(scales[i]) < Fp8BlockMatrix.MAX_SCALE)) {
                 throw new IllegalArgumentException("the scale of FP8 block (" + i / scaleCols + ", " + i % scaleCols + ") is " + scales[i]
-                        + "; every block's scale must be finite");
+                        + "; every block's scale must be a number below " + Fp8BlockMatrix.MAX_SCALE + " in magnitude (a block's largest "
+                        + "weight is its scale times 448)");
             }
         }
         sized(data, rows, cols, elements, "F8_E4M3");

@@ -77,7 +77,7 @@ class Fp8BlockMatrixTest
             MemorySegment data = WeightMatrixTest.fp8Codes(arena, (long) rows * cols, random);
             float[] scales = new float[3 * 3];
             for (int i = 0; i < scales.length; i++) {
-                scales[i] = 1 << i;
+                scales[i] = (1 << i) / 4f;
             }
             WeightMatrix w = WeightMatrix.fp8Blocks(data, rows, cols, scales, 2, 32);
             float[] row = new float[cols];
@@ -85,7 +85,7 @@ class Fp8BlockMatrixTest
                 w.readRow(r, row, 0);
                 for (int c = 0; c < cols; c++) {
                     int code = data.get(ValueLayout.JAVA_BYTE, (long) r * cols + c) & 0xff;
-                    assertThat((double) row[c]).as("(%d, %d)", r, c).isEqualTo(E4m3Reference.value(code) * (1 << (r / 2 * 3 + c / 32)));
+                    assertThat((double) row[c]).as("(%d, %d)", r, c).isEqualTo(E4m3Reference.value(code) * (1 << (r / 2 * 3 + c / 32)) / 4);
                 }
             }
             assertThat(w.elementType()).isEqualTo("F8_E4M3");
@@ -113,10 +113,13 @@ class Fp8BlockMatrixTest
             MemorySegment data = arena.allocate(200 * 130);
             assertThatThrownBy(() -> WeightMatrix.fp8Blocks(data, 200, 130, new float[2 * 1], 128, 128))
                     .hasMessage("a 200 x 130 FP8 matrix in 128 x 128 blocks has 2 x 2 scales, 2 were given");
-            assertThatThrownBy(() -> WeightMatrix.fp8Blocks(data, 200, 130, new float[4], 128, 100))
-                    .hasMessageContaining("an FP8 block of 128 x 100 is not supported");
+            assertThatThrownBy(() -> WeightMatrix.fp8Blocks(data, 200, 130, new float[4], 128, 96))
+                    .hasMessageContaining("an FP8 block of 128 x 96 is not supported");
             assertThatThrownBy(() -> WeightMatrix.fp8Blocks(data, 200, 130, new float[] {1, 1, Float.NaN, 1}, 128, 128))
-                    .hasMessage("the scale of FP8 block (1, 0) is NaN; every block's scale must be finite");
+                    .hasMessage("the scale of FP8 block (1, 0) is NaN; every block's scale must be a number below 128.0 in magnitude "
+                            + "(a block's largest weight is its scale times 448)");
+            assertThatThrownBy(() -> WeightMatrix.fp8Blocks(data, 200, 130, new float[] {1, 1, 1, -128f}, 128, 128))
+                    .hasMessageStartingWith("the scale of FP8 block (1, 1) is -128.0;");
             assertThatThrownBy(() -> WeightMatrix.fp8Blocks(data, 100, 130, new float[2], 128, 128))
                     .hasMessage("a 100 x 130 F8_E4M3 matrix is 13000 bytes, the data has 26000");
         }

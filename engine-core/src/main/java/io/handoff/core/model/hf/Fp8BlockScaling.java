@@ -15,14 +15,14 @@ public record Fp8BlockScaling(int blockRows, int blockCols)
     public static final String KEY = "quantization_config";
     /** Appended to a quantized tensor's name to name its scales. */
     public static final String SCALE_SUFFIX = "_scale_inv";
-    /** A block's width must be a multiple of this (one step of the engine's products). */
-    public static final int WIDTH_MULTIPLE = 32;
+    /** A block's width is a power of two from this (one step of the engine's products) up. */
+    public static final int MIN_WIDTH = 32;
 
     public Fp8BlockScaling
     {
-        if (blockRows < 1 || blockCols < 1 || blockCols % WIDTH_MULTIPLE != 0) {
-            throw new IllegalArgumentException("FP8 blocks of " + blockRows + " x " + blockCols + " are not supported: both must be "
-                    + "positive and the width a multiple of " + WIDTH_MULTIPLE + " (DeepSeek-V3's are 128 x 128)");
+        if (blockRows < 1 || blockCols < MIN_WIDTH || Integer.bitCount(blockCols) != 1) {
+            throw new IllegalArgumentException("FP8 blocks of " + blockRows + " x " + blockCols + " are not supported: the rows must be "
+                    + "positive and the width a power of two from " + MIN_WIDTH + " (DeepSeek-V3's are 128 x 128)");
         }
     }
 
