@@ -3,6 +3,7 @@ package io.handoff.status;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.handoff.cluster.BoundedBody;
+import io.handoff.cluster.StrictJson;
 import io.handoff.cluster.Member;
 import io.handoff.demo.NodeMetrics;
 import io.handoff.demo.PrometheusSamples;
@@ -42,7 +43,8 @@ final class MemberProbe
     static final int MAX_ANSWER_BYTES = 1 << 20;
     /** The share of prompt tokens served from the prefix cache (see the server's ServerMetrics). */
     static final String HIT_RATE = "handoff_prefix_cache_hit_rate";
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /** A member's answers are network bytes: duplicate keys and trailing tokens refused, nesting bounded. */
+    private static final ObjectMapper JSON = StrictJson.mapper(64);
     private static final byte[] NO_BODY = new byte[0];
 
     private final HttpClient client;

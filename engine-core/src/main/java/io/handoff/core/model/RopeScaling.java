@@ -12,17 +12,12 @@ public sealed interface RopeScaling
 {
     RopeScaling NONE = new None();
 
-    /** The inverse frequency the tables use for pair {@code i} instead of {@code inverseFrequency}. */
-    double remap(int i, double inverseFrequency);
-
     /**
-     * The same for a rotary part {@code dim} wide turning at base {@code theta}; only a remapping whose ramp is placed by
-     * the rotary geometry ({@link Yarn}) needs them.
+     * The inverse frequency the tables use for pair {@code i} of a rotary part {@code dim} wide turning at base
+     * {@code theta}, instead of {@code inverseFrequency}; only a remapping whose ramp is placed by the rotary geometry
+     * ({@link Yarn}) reads {@code dim} and {@code theta}.
      */
-    default double remap(int i, int dim, double theta, double inverseFrequency)
-    {
-        return remap(i, inverseFrequency);
-    }
+    double remap(int i, int dim, double theta, double inverseFrequency);
 
     /** The factor the cos and sin tables are multiplied by; 1 leaves them as they are. */
     default double attentionFactor()
@@ -37,7 +32,7 @@ public sealed interface RopeScaling
             implements RopeScaling
     {
         @Override
-        public double remap(int i, double inverseFrequency)
+        public double remap(int i, int dim, double theta, double inverseFrequency)
         {
             return inverseFrequency;
         }
@@ -68,7 +63,7 @@ public sealed interface RopeScaling
         }
 
         @Override
-        public double remap(int i, double inverseFrequency)
+        public double remap(int i, int dim, double theta, double inverseFrequency)
         {
             return remap(inverseFrequency);
         }
@@ -111,7 +106,7 @@ public sealed interface RopeScaling
         }
 
         @Override
-        public double remap(int i, double inverseFrequency)
+        public double remap(int i, int dim, double theta, double inverseFrequency)
         {
             return inverseFrequency / divisors.get(i);
         }
@@ -161,13 +156,6 @@ public sealed interface RopeScaling
         public static double mscale(double s, double m)
         {
             return s <= 1 ? 1 : 0.1 * m * StrictMath.log(s) + 1;
-        }
-
-        /** Refused: the ramp's place depends on the rotary dimension and base; {@code ropeTables} passes them. */
-        @Override
-        public double remap(int i, double inverseFrequency)
-        {
-            throw new UnsupportedOperationException("yarn rope scaling needs the rotary dimension and base: call remap(i, dim, theta, f)");
         }
 
         @Override

@@ -178,6 +178,6 @@ class GqaVariantsTest
         double middle = 2 * Math.PI / 32;
         // smooth = (64/32 - 1) / (4 - 1) = 1/3
         assertThat(LLAMA3.remap(middle)).isCloseTo((2.0 / 3) * middle / 8 + middle / 3, within(1e-15));
-        assertThat(RopeScaling.NONE.remap(3, 0.25)).isEqualTo(0.25);
+        assertThat(RopeScaling.NONE.remap(3, 8, 10000, 0.25)).isEqualTo(0.25);
     }
 }

@@ -50,6 +50,31 @@ class ModelConfigTest
                 .hasMessageContaining("low_freq_factor 4.0, high_freq_factor 1.0");
     }
 
+    @Test
+    void aMixtureOfExpertsIsPartOfTheHashAndItsDenseLayersMustFitTheModel()
+    {
+        ModelConfig m = ModelConfig.byName("tiny-mla");
+        MoeConfig moe = new MoeConfig(8, 2, 1, 64, MoeConfig.Scoring.SOFTMAX, false, 1, 1, MoeConfig.GroupScoring.MAX, false, 1f);
+        ModelConfig withMoe = mla(m, moe, 1);
+        assertThat(withMoe.isMoeLayer(0)).isFalse();
+        assertThat(withMoe.isMoeLayer(1)).isTrue();
+        assertThat(m.isMoeLayer(1)).isFalse();
+        assertThat(java.util.stream.Stream.of(m, withMoe, mla(m, moe, 2), mla(m, new MoeConfig(8, 3, 1, 64, MoeConfig.Scoring.SOFTMAX,
+                false, 1, 1, MoeConfig.GroupScoring.MAX, false, 1f), 1)).map(ModelConfig::compatibilityHash).distinct()).hasSize(4);
+        assertThat(withMoe.withWeightsSeed(9).moe()).isEqualTo(moe);
+        assertThat(withMoe.withServing(100, "w").moe()).isEqualTo(moe);
+        assertThat(withMoe.withServing(100, "w").maxContext()).isEqualTo(100);
+        assertThatThrownBy(() -> mla(m, moe, 5)).hasMessageContaining("firstDenseLayers 5 must lie from 0 to the 4 layers");
+        assertThatThrownBy(() -> mla(m, null, 1)).hasMessageContaining("be 0 without one");
+    }
+
+    private static ModelConfig mla(ModelConfig m, MoeConfig moe, int firstDense)
+    {
+        return new ModelConfig(m.name(), m.architecture(), m.vocabSize(), m.hiddenSize(), m.layers(), m.heads(), m.kvHeads(), m.headDim(),
+                m.qLoraRank(), m.kvLoraRank(), m.qkNopeHeadDim(), m.qkRopeHeadDim(), m.vHeadDim(), m.intermediateSize(), m.ropeTheta(), m.rmsEps(),
+                m.maxContext(), m.weightsSeed(), false, "", false, false, RopeScaling.NONE, moe, firstDense);
+    }
+
     private static ModelConfig gqa(boolean bias, boolean qkNorm, RopeScaling scaling)
     {
         ModelConfig c = ModelConfig.byName("tiny-gqa");

