@@ -60,6 +60,8 @@ class DeepseekCheckpointDtypesTest
             assertThat(weights.names()).contains("model.layers.1.mlp.experts.3.down_proj.weight_scale_inv",
                     "model.layers.0.self_attn.kv_b_proj.weight_scale_inv");
         }
+        assertThat(weightTypes(fp8)).as("linear layers run in FP8 over the mapping, the embeddings in BF16")
+                .startsWith("BF16 ").contains("F8_E4M3 ").doesNotContain("F32");
         float[][] expected = logits(expansion, 1, PROMPT.length);
         assertThat(logits(fp8, 1, PROMPT.length)).isDeepEqualTo(expected);
         assertThat(logits(fp8, 3, PROMPT.length)).isDeepEqualTo(expected);
@@ -89,6 +91,7 @@ class DeepseekCheckpointDtypesTest
             return values;
         }, TensorDtype.F32));
 
+        assertThat(weightTypes(half)).isEqualTo(dtype + " 0 MiB");
         float[][] expected = logits(expansion, 1, PROMPT.length);
         assertThat(logits(half, 1, PROMPT.length)).isDeepEqualTo(expected);
         assertThat(logits(half, 3, PROMPT.length)).isDeepEqualTo(expected);
@@ -96,6 +99,14 @@ class DeepseekCheckpointDtypesTest
         Path original = temp.resolve("original");
         SeededDeepseekCheckpoint.write(original, options.withDtype(TensorDtype.F32));
         assertThat(logits(original, 1, PROMPT.length)).as("rounding changed the model").isNotEqualTo(expected);
+    }
+
+    /** The bytes of the model's matrices by their stored type, as the engine logs them. */
+    private static String weightTypes(Path checkpoint)
+    {
+        try (ModelSource source = ModelSource.open(checkpoint, 4096); Transformer model = new Transformer(source.config(), source.weights(), 1)) {
+            return model.weightsDescription();
+        }
     }
 
     /** Every position's logits of {@link #PROMPT}, prefilled in chunks of {@code chunk} tokens into an F32 KV cache. */
