@@ -44,7 +44,7 @@ final class Fp8BlockMatrix
     /** {@code scales} times {@link #REBIAS}, each exactly. */
     private final float[] lanesScales;
     private final int blockRows;
-    /** log2 of {@code blockCols}: a shift finds a column's block (a division per step halves the product's speed). */
+    /** log2 of {@code blockCols}: a shift finds a column's block (a division per step measured markedly slower). */
     private final int blockShift;
     private final int scaleCols;
 
@@ -109,7 +109,7 @@ final class Fp8BlockMatrix
      * unchanged, which reads as the code's value times 2^-120 (a subnormal code as an F32 subnormal), and the product with
      * {@code scale * 2^120} is the code's value times the scale, rounded once, exactly as the scalar {@code e4m3(code) * scale}.
      * Four operations beside the load; the price is that a subnormal code is an F32 subnormal operand, which some CPUs
-     * multiply slowly (measured here: uniformly random codes, 5% of them subnormal, halve the speed), but a quantized
+     * multiply slowly (uniformly random codes, 5% of them subnormal, measured about half as fast), but a quantized
      * weight's code is subnormal only below its block's largest weight / 28672, about one weight in ten thousand.
      */
     private static FloatVector lanes(MemorySegment data, long at, FloatVector lanesScale)
@@ -128,7 +128,7 @@ final class Fp8BlockMatrix
         FloatVector acc2 = FloatVector.zero(F);
         FloatVector acc3 = FloatVector.zero(F);
         int i = 0;
-        // one loop with the block looked up per step: a nested loop over each block's few steps runs at half the speed
+        // one loop with the block looked up per step: a nested loop over each block's four steps measured slower
         for (int upper = cols - cols % STEP; i < upper; i += STEP) {
             FloatVector s = FloatVector.broadcast(F, lanesScales[scaleRow + (i >>> blockShift)]);
             acc0 = lanes(data, base + i, s).fma(FloatVector.fromArray(F, x, xOff + i), acc0);
