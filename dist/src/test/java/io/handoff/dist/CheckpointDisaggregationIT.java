@@ -1,8 +1,5 @@
 package io.handoff.dist;
 
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.handoff.core.model.RopeScaling;
 import io.handoff.core.model.hf.HfModelConfig.HfArchitecture;
 import io.handoff.core.model.hf.SeededCheckpoint;
@@ -11,13 +8,10 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.SymbolLookup;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Disaggregation on a Hugging Face checkpoint written by the test (Llama-shaped, GQA: 4 query heads over
@@ -27,9 +21,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 class CheckpointDisaggregationIT
 {
-    private static final ObjectMapper JSON = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
-    private static final int REQUESTS = 4;
-
     @TempDir
     Path temp;
 
@@ -48,34 +39,12 @@ class CheckpointDisaggregationIT
             HfArchitecture architecture)
             throws Exception
     {
-        if (backend.equals("nixl")) {
-            assumeUcx();
-        }
+        Ucx.assumeLoadableFor(backend);
         Path model = temp.resolve("tiny-llama-gqa");
         assertThat(SeededCheckpoint.write(model, 11L, false, architecture, RopeScaling.NONE).kvHeads())
                 .isLessThan(SeededCheckpoint.config("x", 11L, false).heads());
 
-        // A chunk of 64 tokens: the demo's prompts (a shared prefix plus a question) take several chunks each.
-        Launcher.Run run = Launcher.run(temp, "demo", "--json", "--requests", Integer.toString(REQUESTS), "--concurrency", "2",
-                "--max-new-tokens", "8", "--model-path", model.toString(), "--transfer-backend", backend, setting,
-                "-Dhandoff.kv.page-size=" + pageSize, "-Dhandoff.scheduler.chunked-prefill-size=64");
-
-        assertThat(run.exitCode()).as(run.describe()).isZero();
-        JsonNode report = JSON.readTree(run.stdout());
-        assertThat(report.get("model").asText()).isEqualTo("tiny-llama-gqa");
-        assertThat(report.get("transfer_backend").asText()).isEqualTo(backend);
-        assertThat(report.get("transport").asText()).as(run.describe()).isEqualTo(transport);
-        assertThat(report.get("requests").asInt()).isEqualTo(REQUESTS);
-        assertThat(report.get("completed").asInt()).as(run.describe()).isEqualTo(REQUESTS);
-        assertThat(report.get("failed").asInt()).as(run.describe()).isZero();
-        assertThat(report.get("exact_match").asDouble()).as(run.describe()).isEqualTo(1.0);
-        assertThat(report.get("distinct_output_tokens").asInt()).as(run.describe()).isGreaterThanOrEqualTo(4);
-        assertThat(report.get("kv_bytes_transferred").asLong()).isPositive();
-        // Bytes sent before a prompt's last forward: the prompts were prefilled in several chunks, and early send ran.
-        assertThat(report.get("early_send").get("enabled").asBoolean()).as(run.describe()).isTrue();
-        assertThat(report.get("kv_early_bytes").asLong()).as(run.describe()).isPositive();
-        assertThat(report.get("pages_leaked").get("prefill").asInt()).as(run.describe()).isZero();
-        assertThat(report.get("pages_leaked").get("decode").asInt()).as(run.describe()).isZero();
+        PdDemo.runBitExact(temp, model, backend, setting, transport, pageSize);
     }
 
     @Test
@@ -130,19 +99,5 @@ class CheckpointDisaggregationIT
             assertThat(response.body()).contains("incompatible peer").contains("weights is 'llama@");
             decode.assertNoPagesLeaked();
         }
-    }
-
-    /** The nixl backend loads libucp through FFM; without it the nixl rows are skipped, saying so. */
-    private static void assumeUcx()
-    {
-        boolean loads;
-        try (Arena arena = Arena.ofConfined()) {
-            SymbolLookup.libraryLookup("libucp.so.0", arena);
-            loads = true;
-        }
-        catch (IllegalArgumentException e) {
-            loads = false;
-        }
-        assumeTrue(loads, "libucp.so.0 cannot be loaded here: the nixl backend needs UCX (install libucx0)");
     }
 }

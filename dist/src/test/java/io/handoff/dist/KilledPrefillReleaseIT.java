@@ -6,15 +6,12 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.SymbolLookup;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The field scenario of seed 003 with the stalled prefill killed instead of let go, on real processes: P1's transfer
@@ -38,9 +35,7 @@ class KilledPrefillReleaseIT
     void killingTheStalledPrefillIsTheProofThatReleasesThePagesTheNextRequestNeeds(String backend, String key, String value)
             throws Exception
     {
-        if (backend.equals("nixl")) {
-            assumeUcx();
-        }
+        Ucx.assumeLoadableFor(backend);
         String[] common = {"-Dhandoff.disaggregation.transfer-backend=" + backend, "-D" + key + "=" + value,
                 "-Dhandoff.scheduler.chunked-prefill-size=64", "-Dhandoff.disaggregation.bootstrapping-timeout=5s",
                 "-Dhandoff.disaggregation.waiting-for-input-timeout=5s", "-Dhandoff.disaggregation.transferring-timeout=5s",
@@ -116,18 +111,5 @@ class KilledPrefillReleaseIT
         String[] all = java.util.Arrays.copyOf(options, options.length + 1);
         all[options.length] = more;
         return all;
-    }
-
-    private static void assumeUcx()
-    {
-        boolean loads;
-        try (Arena arena = Arena.ofConfined()) {
-            SymbolLookup.libraryLookup("libucp.so.0", arena);
-            loads = true;
-        }
-        catch (IllegalArgumentException e) {
-            loads = false;
-        }
-        assumeTrue(loads, "libucp.so.0 cannot be loaded here: the nixl backend needs UCX (install libucx0)");
     }
 }

@@ -17,8 +17,6 @@ import io.handoff.core.scheduler.TokenListener;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.SymbolLookup;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -35,7 +33,6 @@ import static io.handoff.dist.InProcessPd.PROMPT;
 import static io.handoff.dist.InProcessPd.await;
 import static io.handoff.dist.InProcessPd.colocated;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The field report of seed 003, per one-sided backend, in order and not by timing: request A's write is parked by a
@@ -59,7 +56,7 @@ class StalledWriteReleaseIT
     void aStalledWriteOutlivingEveryDeadlineNeverLandsInTheNextRequestsPages(String backend, String key, String value)
             throws Exception
     {
-        assumeBackend(backend);
+        Ucx.assumeLoadableFor(backend);
         int[] reference = colocated(PROMPT_B);
         FaultPlan faults = new FaultPlan();
         FaultPlan.Gate stalled = faults.park(FaultPoint.TRANSFER_BEFORE_CHUNK, Match.is(ROOM_A), Match.is(0));
@@ -98,7 +95,7 @@ class StalledWriteReleaseIT
     void releasingOnTheDrainDeadlineInsteadLetsTheStalledWriteCorruptTheNextRequestSilently(String backend, String key, String value)
             throws Exception
     {
-        assumeBackend(backend);
+        Ucx.assumeLoadableFor(backend);
         int[] reference = colocated(PROMPT_B);
         FaultPlan faults = new FaultPlan();
         FaultPlan.Gate stalled = faults.park(FaultPoint.TRANSFER_BEFORE_CHUNK, Match.is(ROOM_A), Match.is(0));
@@ -209,22 +206,5 @@ class StalledWriteReleaseIT
         catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-    }
-
-    /** The nixl backend loads libucp through FFM; without it the nixl rows are skipped, saying so. */
-    private static void assumeBackend(String backend)
-    {
-        if (!backend.equals("nixl")) {
-            return;
-        }
-        boolean loads;
-        try (Arena arena = Arena.ofConfined()) {
-            SymbolLookup.libraryLookup("libucp.so.0", arena);
-            loads = true;
-        }
-        catch (IllegalArgumentException e) {
-            loads = false;
-        }
-        assumeTrue(loads, "libucp.so.0 cannot be loaded here: the nixl backend needs UCX (install libucx0)");
     }
 }

@@ -7,11 +7,38 @@ import java.util.Optional;
 import static java.util.Objects.requireNonNull;
 
 /**
- * What the demo reads from a prefill's {@code GET /bootstrap}: the transport its transfer backend chose and
- * the early-send decision with its reason. Fields the server does not send stay empty.
+ * What the demo reads from a prefill's {@code GET /bootstrap}: the transport its transfer backend chose, the
+ * early-send decision with its reason, and the shape of a token's KV. Fields the server does not send stay empty.
  */
-public record BootstrapInfo(Optional<String> transferBackend, Optional<String> transport, EarlySend earlySend)
+public record BootstrapInfo(Optional<String> transferBackend, Optional<String> transport, EarlySend earlySend, Optional<KvShape> kv)
 {
+    /**
+     * One token's KV in the prefill's pool, as its {@code kv} object tells it.
+     *
+     * @param layout MLA, GQA or MHA
+     * @param heads KV heads: 1 for MLA's latent row
+     * @param headDim elements of one head's key row (for MLA {@code kv_lora_rank + qk_rope_head_dim})
+     * @param bytesPerToken bytes one token's KV takes in every layer: what a prefill sends per prompt token
+     */
+    public record KvShape(String layout, int heads, int headDim, String dtype, long bytesPerToken)
+    {
+        public KvShape
+        {
+            requireNonNull(layout, "layout is null");
+            requireNonNull(dtype, "dtype is null");
+        }
+
+        static Optional<KvShape> from(JsonNode kv)
+        {
+            if (!kv.path("layout").isTextual() || !kv.path("heads").isInt() || !kv.path("head_dim").isInt() || !kv.path("dtype").isTextual()
+                    || !kv.path("bytes_per_token").canConvertToLong()) {
+                return Optional.empty();
+            }
+            return Optional.of(new KvShape(kv.get("layout").asText(), kv.get("heads").asInt(), kv.get("head_dim").asInt(), kv.get("dtype").asText(),
+                    kv.get("bytes_per_token").asLong()));
+        }
+    }
+
     /**
      * The early send of the cached prefix as the prefill decided it.
      *
@@ -38,6 +65,13 @@ public record BootstrapInfo(Optional<String> transferBackend, Optional<String> t
         requireNonNull(transferBackend, "transferBackend is null");
         requireNonNull(transport, "transport is null");
         requireNonNull(earlySend, "earlySend is null");
+        requireNonNull(kv, "kv is null");
+    }
+
+    /** A prefill's answer without the KV shape. */
+    public BootstrapInfo(Optional<String> transferBackend, Optional<String> transport, EarlySend earlySend)
+    {
+        this(transferBackend, transport, earlySend, Optional.empty());
     }
 
     public static BootstrapInfo from(JsonNode body)
@@ -45,7 +79,7 @@ public record BootstrapInfo(Optional<String> transferBackend, Optional<String> t
         JsonNode early = body.path("early_send");
         Optional<Boolean> enabled = early.path("enabled").isBoolean() ? Optional.of(early.path("enabled").booleanValue()) : Optional.empty();
         return new BootstrapInfo(text(body, "transfer_backend"), text(body, "transport"),
-                new EarlySend(text(early, "requested"), enabled, text(early, "reason")));
+                new EarlySend(text(early, "requested"), enabled, text(early, "reason")), KvShape.from(body.path("kv")));
     }
 
     private static Optional<String> text(JsonNode node, String field)

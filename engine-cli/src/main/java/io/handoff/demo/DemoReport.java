@@ -150,6 +150,9 @@ public record DemoReport(
         putNumber(json, "transfer_busy_seconds", servers.transferBusySeconds(), 6);
         putNumber(json, "transfer_gbps", servers.transferGbps(), 6);
         putNumber(json, "kv_early_bytes", servers.earlyBytes(), 0);
+        putNumber(json, "prompt_tokens", servers.promptTokens(), 0);
+        putNumber(json, "kv_bytes_per_prompt_token", servers.kvBytesPerPromptToken(), 3);
+        putKvShape(json, servers.bootstrap().kv());
         putNumber(json, "kv_ready_after_last_forward_ms", servers.kvReadyAfterForwardMs(), 3);
         ObjectNode leaked = json.putObject("pages_leaked");
         putInteger(leaked, "prefill", servers.leakedPrefillPages());
@@ -190,6 +193,20 @@ public record DemoReport(
         }
     }
 
+    private static void putKvShape(ObjectNode json, Optional<BootstrapInfo.KvShape> shape)
+    {
+        if (shape.isEmpty()) {
+            json.putNull("kv");
+            return;
+        }
+        ObjectNode kv = json.putObject("kv");
+        kv.put("layout", shape.get().layout());
+        kv.put("heads", shape.get().heads());
+        kv.put("head_dim", shape.get().headDim());
+        kv.put("dtype", shape.get().dtype());
+        kv.put("bytes_per_token", shape.get().bytesPerToken());
+    }
+
     private static void putInteger(ObjectNode json, String field, OptionalInt value)
     {
         if (value.isEmpty()) {
@@ -227,6 +244,7 @@ public record DemoReport(
                 ? format("%.1f MiB", servers.kvBytesTransferred().getAsDouble() / (1 << 20))
                 + (servers.transferGbps().isPresent() ? format(" at %.3f GB/s while busy", servers.transferGbps().getAsDouble()) : "")
                 : "unknown (the prefill exports no handoff_kv_transfer_bytes_total)");
+        row(out, "KV per token", kvPerToken());
         row(out, "pages leaked", "prefill " + count(servers.leakedPrefillPages()) + ", decode " + count(servers.leakedDecodePages()));
         row(out, "early send", earlySend());
         errors.forEach(error -> row(out, "error", error));
@@ -245,6 +263,16 @@ public record DemoReport(
         }
         return "handoff demo: MISMATCH: " + (requests - matched) + " of " + requests + " requests did not produce the colocated engine's tokens"
                 + (failed() > 0 ? " (" + failed() + " failed)" : "");
+    }
+
+    private String kvPerToken()
+    {
+        String shape = servers.bootstrap().kv().map(kv -> format("%d B in the pool (%s, %d head%s x %d, %s)", kv.bytesPerToken(), kv.layout(),
+                kv.heads(), kv.heads() == 1 ? "" : "s", kv.headDim(), kv.dtype())).orElse("unknown (no kv in the prefill's /bootstrap)");
+        return shape + (servers.kvBytesPerPromptToken().isPresent()
+                ? format("; %.1f B sent per prompt token (%d prompt tokens)", servers.kvBytesPerPromptToken().getAsDouble(),
+                Math.round(servers.promptTokens().getAsDouble()))
+                : "");
     }
 
     private String earlySend()

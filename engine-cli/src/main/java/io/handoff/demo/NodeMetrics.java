@@ -11,6 +11,7 @@ import java.util.OptionalInt;
  *
  * @param transferBytes {@code handoff_kv_transfer_bytes_total}: KV bytes this server sent
  * @param transferBusySeconds {@code handoff_kv_transfer_busy_seconds_total}: time with at least one transfer in flight
+ * @param promptTokens {@code handoff_prompt_tokens_total}: prompt tokens of the requests this server admitted
  */
 public record NodeMetrics(
         OptionalInt running,
@@ -23,7 +24,8 @@ public record NodeMetrics(
         OptionalDouble transferBusySeconds,
         OptionalDouble earlyBytes,
         OptionalDouble kvReadySeconds,
-        OptionalDouble kvReadyRooms)
+        OptionalDouble kvReadyRooms,
+        OptionalDouble promptTokens)
 {
     public static final String RUNNING = "handoff_running_requests";
     public static final String WAITING = "handoff_waiting_requests";
@@ -36,12 +38,13 @@ public record NodeMetrics(
     public static final String EARLY_BYTES = "handoff_kv_transfer_early_bytes_total";
     public static final String KV_READY_SECONDS = "handoff_kv_ready_after_forward_seconds_total";
     public static final String KV_READY_ROOMS = "handoff_kv_ready_rooms_total";
+    public static final String PROMPT_TOKENS = "handoff_prompt_tokens_total";
 
     public NodeMetrics(OptionalInt running, OptionalInt waiting, OptionalInt inFlight, OptionalInt poolPages, OptionalInt freePages,
             OptionalInt prefixCachePages, OptionalDouble transferBytes, OptionalDouble transferBusySeconds)
     {
         this(running, waiting, inFlight, poolPages, freePages, prefixCachePages, transferBytes, transferBusySeconds,
-                OptionalDouble.empty(), OptionalDouble.empty(), OptionalDouble.empty());
+                OptionalDouble.empty(), OptionalDouble.empty(), OptionalDouble.empty(), OptionalDouble.empty());
     }
 
     public static NodeMetrics from(PrometheusSamples samples)
@@ -62,7 +65,8 @@ public record NodeMetrics(
                 samples.value(TRANSFER_BUSY_SECONDS),
                 samples.value(EARLY_BYTES),
                 samples.value(KV_READY_SECONDS),
-                samples.value(KV_READY_ROOMS));
+                samples.value(KV_READY_ROOMS),
+                samples.value(PROMPT_TOKENS));
     }
 
     private static OptionalInt integer(OptionalDouble value)

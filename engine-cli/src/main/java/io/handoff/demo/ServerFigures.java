@@ -12,6 +12,8 @@ import static java.util.Objects.requireNonNull;
  *
  * @param leakedPrefillPages over all prefills: pages neither free nor held by the prefix cache once idle
  * @param leakedDecodePages the same over all decodes
+ * @param promptTokens over all prefills: prompt tokens of the requests they admitted (the warm-up's too), each of whose KV
+ *         they send once
  */
 public record ServerFigures(
         OptionalDouble kvBytesTransferred,
@@ -21,7 +23,8 @@ public record ServerFigures(
         BootstrapInfo bootstrap,
         OptionalDouble earlyBytes,
         OptionalDouble kvReadySeconds,
-        OptionalDouble kvReadyRooms)
+        OptionalDouble kvReadyRooms,
+        OptionalDouble promptTokens)
 {
     public static final ServerFigures UNKNOWN = new ServerFigures(OptionalDouble.empty(), OptionalDouble.empty(), OptionalInt.empty(),
             OptionalInt.empty(), BootstrapInfo.UNKNOWN);
@@ -30,7 +33,7 @@ public record ServerFigures(
             OptionalInt leakedDecodePages, BootstrapInfo bootstrap)
     {
         this(kvBytesTransferred, transferBusySeconds, leakedPrefillPages, leakedDecodePages, bootstrap, OptionalDouble.empty(),
-                OptionalDouble.empty(), OptionalDouble.empty());
+                OptionalDouble.empty(), OptionalDouble.empty(), OptionalDouble.empty());
     }
 
     /** Mean time from a room's last chunk forward completing to its KV being in the decode's memory, in ms. */
@@ -49,6 +52,22 @@ public record ServerFigures(
         requireNonNull(leakedPrefillPages, "leakedPrefillPages is null");
         requireNonNull(leakedDecodePages, "leakedDecodePages is null");
         requireNonNull(bootstrap, "bootstrap is null");
+        requireNonNull(earlyBytes, "earlyBytes is null");
+        requireNonNull(kvReadySeconds, "kvReadySeconds is null");
+        requireNonNull(kvReadyRooms, "kvReadyRooms is null");
+        requireNonNull(promptTokens, "promptTokens is null");
+    }
+
+    /**
+     * KV bytes sent per prompt token the prefills admitted: one token's KV in every layer when a page holds one token,
+     * more with larger pages (a prompt's last page goes whole); empty without both figures or without a prompt token.
+     */
+    public OptionalDouble kvBytesPerPromptToken()
+    {
+        if (kvBytesTransferred.isEmpty() || promptTokens.isEmpty() || !(promptTokens.getAsDouble() > 0)) {
+            return OptionalDouble.empty();
+        }
+        return OptionalDouble.of(kvBytesTransferred.getAsDouble() / promptTokens.getAsDouble());
     }
 
     /** Bytes per busy second, in GB/s (1e9); empty without both figures or when nothing was busy. */

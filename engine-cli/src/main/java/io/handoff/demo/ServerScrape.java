@@ -70,7 +70,8 @@ public final class ServerScrape
                 prefills.isEmpty() ? BootstrapInfo.UNKNOWN : bootstrap(prefills.getFirst()),
                 sum(prefillMetrics, NodeMetrics::earlyBytes),
                 sum(prefillMetrics, NodeMetrics::kvReadySeconds),
-                sum(prefillMetrics, NodeMetrics::kvReadyRooms));
+                sum(prefillMetrics, NodeMetrics::kvReadyRooms),
+                sum(prefillMetrics, NodeMetrics::promptTokens));
     }
 
     private List<Optional<NodeMetrics>> scrapeAll(List<URI> servers, boolean noteFailures)

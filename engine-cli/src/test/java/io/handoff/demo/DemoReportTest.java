@@ -16,7 +16,9 @@ class DemoReportTest
     private static final DemoReport.Setup SETUP = new DemoReport.Setup(false, false, 1, 1, 16, 3, "tiny-mla", "triton", "mooncake");
     private static final ServerFigures FIGURES = new ServerFigures(OptionalDouble.of(2e9), OptionalDouble.of(0.5), OptionalInt.of(0),
             OptionalInt.of(3), new BootstrapInfo(Optional.of("mooncake"), Optional.of("tcp"),
-            new BootstrapInfo.EarlySend(Optional.of("auto"), Optional.of(true), Optional.of("mooncake declares STAGING"))));
+            new BootstrapInfo.EarlySend(Optional.of("auto"), Optional.of(true), Optional.of("mooncake declares STAGING")),
+            Optional.of(new BootstrapInfo.KvShape("MLA", 1, 576, "BF16", 2304))), OptionalDouble.empty(), OptionalDouble.empty(), OptionalDouble.empty(),
+            OptionalDouble.of(1_000_000));
 
     private static RequestResult ok(int index, double ttft, int... ids)
     {
@@ -61,7 +63,7 @@ class DemoReportTest
         JsonNode json = report().toJson();
         assertThat(json.fieldNames()).toIterable().contains("requests", "completed", "failed", "exact_match", "distinct_output_tokens",
                 "transfer_backend", "transport", "attention", "model", "early_send", "ttft_ms", "itl_ms", "colocated_ttft_ms",
-                "kv_bytes_transferred", "transfer_gbps", "pages_leaked", "log_dir");
+                "kv_bytes_transferred", "transfer_gbps", "pages_leaked", "log_dir", "prompt_tokens", "kv_bytes_per_prompt_token", "kv");
         assertThat(json.get("requests").asInt()).isEqualTo(4);
         assertThat(json.get("completed").asInt()).isEqualTo(3);
         assertThat(json.get("failed").asInt()).isEqualTo(1);
@@ -80,6 +82,13 @@ class DemoReportTest
         }
         assertThat(json.get("kv_bytes_transferred").asLong()).isEqualTo(2_000_000_000L);
         assertThat(json.get("transfer_gbps").asDouble()).isEqualTo(4.0);
+        assertThat(json.get("prompt_tokens").asLong()).isEqualTo(1_000_000);
+        assertThat(json.get("kv_bytes_per_prompt_token").asDouble()).isEqualTo(2000.0);
+        assertThat(json.get("kv").get("layout").asText()).isEqualTo("MLA");
+        assertThat(json.get("kv").get("heads").asInt()).isEqualTo(1);
+        assertThat(json.get("kv").get("head_dim").asInt()).isEqualTo(576);
+        assertThat(json.get("kv").get("dtype").asText()).isEqualTo("BF16");
+        assertThat(json.get("kv").get("bytes_per_token").asLong()).isEqualTo(2304);
         assertThat(json.get("pages_leaked").get("prefill").asInt()).isEqualTo(0);
         assertThat(json.get("pages_leaked").get("decode").asInt()).isEqualTo(3);
         assertThat(json.get("errors")).hasSize(1);
@@ -94,7 +103,8 @@ class DemoReportTest
         JsonNode json = DemoReport.of(SETUP, failed, failed, ServerFigures.UNKNOWN, List.of(), Optional.empty()).toJson();
         assertThat(json.get("completed").asInt()).isZero();
         assertThat(json.get("exact_match").asDouble()).isZero();
-        for (String field : List.of("transport", "ttft_ms", "itl_ms", "colocated_ttft_ms", "kv_bytes_transferred", "transfer_gbps", "log_dir")) {
+        for (String field : List.of("transport", "ttft_ms", "itl_ms", "colocated_ttft_ms", "kv_bytes_transferred", "transfer_gbps", "log_dir",
+                "prompt_tokens", "kv_bytes_per_prompt_token", "kv")) {
             assertThat(json.get(field).isNull()).as(field).isTrue();
         }
         assertThat(json.get("early_send").get("enabled").isNull()).isTrue();
@@ -107,7 +117,8 @@ class DemoReportTest
     {
         assertThat(report().toTable()).startsWith("handoff demo: MISMATCH: 2 of 4 requests did not produce the colocated engine's tokens (1 failed)")
                 .contains("exact match", "0.500 (2 of 4", "pages leaked", "prefill 0, decode 3", "enabled (requested auto): mooncake declares STAGING",
-                        "4.000 GB/s", "/tmp/logs");
+                        "4.000 GB/s", "/tmp/logs", "KV per token", "2304 B in the pool (MLA, 1 head x 576, BF16); 2000.0 B sent per prompt token "
+                                + "(1000000 prompt tokens)");
         List<RequestResult> same = List.of(ok(0, 1, 1, 2));
         assertThat(DemoReport.of(SETUP, same, same, FIGURES, List.of(), Optional.empty()).toTable())
                 .startsWith("handoff demo: OK: all 1 requests produced exactly the colocated engine's tokens");

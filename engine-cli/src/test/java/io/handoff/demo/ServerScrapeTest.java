@@ -24,6 +24,7 @@ class ServerScrapeTest
             handoff_prefix_cache_pages 96
             handoff_kv_transfer_bytes_total 1500000000
             handoff_kv_transfer_busy_seconds_total 0.75
+            handoff_prompt_tokens_total 1250000
             """;
     private static final String DECODE_METRICS = """
             handoff_running_requests 0
@@ -37,7 +38,9 @@ class ServerScrapeTest
             """;
     private static final String BOOTSTRAP = """
             {"role":"prefill","control":"127.0.0.1:41000","transfer_backend":"mooncake","transport":"shm",
-             "early_send":{"requested":"auto","enabled":true,"reason":"mooncake declares STAGING"}}
+             "early_send":{"requested":"auto","enabled":true,"reason":"mooncake declares STAGING"},
+             "kv":{"layout":"MLA","heads":1,"head_dim":576,"v_head_dim":512,"values_in_key_row":true,"layers":2,"dtype":"F16",
+                   "page_size":1,"bytes_per_token":2304,"bytes_per_page":2304}}
             """;
 
     @Test
@@ -57,6 +60,9 @@ class ServerScrapeTest
             assertThat(figures.bootstrap().transport()).contains("shm");
             assertThat(figures.bootstrap().earlySend()).isEqualTo(new BootstrapInfo.EarlySend(Optional.of("auto"), Optional.of(true),
                     Optional.of("mooncake declares STAGING")));
+            assertThat(figures.bootstrap().kv()).contains(new BootstrapInfo.KvShape("MLA", 1, 576, "F16", 2304));
+            assertThat(figures.promptTokens()).hasValue(1.25e6);
+            assertThat(figures.kvBytesPerPromptToken()).hasValue(1200.0);
             assertThat(notes).isEmpty();
         }
     }

@@ -201,7 +201,7 @@ public final class ApiServer
         exchange.sendText(200, PrometheusText.CONTENT_TYPE, text);
     }
 
-    /** What a router (or an operator) needs to pair this server: its role, model, compatibility and transfer setup. */
+    /** What a router (or an operator) needs to pair this server: its role, model, compatibility, KV shape and transfer setup. */
     private void bootstrap(Exchange exchange)
             throws IOException
     {
@@ -209,6 +209,7 @@ public final class ApiServer
         node.put("role", bootstrap.roleName());
         node.put("model", model.name());
         node.put("compatibility", model.compatibilityHash());
+        KvShapeJson.put(node, model.attentionGeometry(), scheduler.kvGeometry());
         disaggregation.ifPresent(d -> {
             node.put("incarnation", d.incarnation());
             d.controlAddress().ifPresent(address -> node.put("control", address));

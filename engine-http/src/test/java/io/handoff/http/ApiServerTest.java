@@ -327,6 +327,24 @@ class ApiServerTest
         assertThat(body.get("data").get(0).get("vocab_size").asInt()).isEqualTo(259);
     }
 
+    /** tiny-mla: kv_lora_rank 128 + qk_rope_head_dim 32 in one latent row, F32, 4 layers; not 8 heads x (32 + 32 + 32). */
+    @Test
+    void bootstrapDescribesTheMlaKvAsOneLatentHeadAndItsBytesPerToken()
+    {
+        JsonNode kv = LocalServer.json(local.get("/bootstrap")).get("kv");
+
+        assertThat(kv.get("layout").asText()).isEqualTo("MLA");
+        assertThat(kv.get("heads").asInt()).isEqualTo(1);
+        assertThat(kv.get("head_dim").asInt()).isEqualTo(128 + 32);
+        assertThat(kv.get("v_head_dim").asInt()).isEqualTo(128);
+        assertThat(kv.get("values_in_key_row").asBoolean()).isTrue();
+        assertThat(kv.get("layers").asInt()).isEqualTo(4);
+        assertThat(kv.get("dtype").asText()).isEqualTo("F32");
+        assertThat(kv.get("page_size").asInt()).isEqualTo(LocalServer.PAGE_SIZE);
+        assertThat(kv.get("bytes_per_token").asLong()).isEqualTo(4L * (128 + 32) * Float.BYTES);
+        assertThat(kv.get("bytes_per_page").asLong()).isEqualTo(LocalServer.PAGE_SIZE * 4L * (128 + 32) * Float.BYTES);
+    }
+
     @Test
     void healthAnswersOkAndHealthGenerateRunsAOneTokenGeneration()
     {

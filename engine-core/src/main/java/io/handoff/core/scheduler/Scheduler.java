@@ -1,6 +1,7 @@
 package io.handoff.core.scheduler;
 
 import io.handoff.core.fault.FaultInjector;
+import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.kv.ReqToTokenTable;
 import io.handoff.core.model.ByteTokenizer;
@@ -212,6 +213,12 @@ public final class Scheduler
     public int pageSize()
     {
         return kv.geometry().pageSize();
+    }
+
+    /** The shape of this scheduler's KV pool: the rows a page holds, their dtype, and so the bytes a page moves. */
+    public KvGeometry kvGeometry()
+    {
+        return kv.geometry();
     }
 
     /**
