@@ -24,8 +24,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * One token's product with a linear layer (decode's matvec, one thread), in microseconds, for the same shape stored as
  * BF16 and as DeepSeek-V3's FP8 E4M3 with 128 x 128 block scales: compare the two types within one run. The small shape
- * stays in the core's caches (the decoding's arithmetic counts); V3's expert {@code down_proj} does not (the bytes read
- * count: FP8 reads half of BF16's). The FP8 codes are Gaussian weights quantized as DeepSeek's are (per block, scale =
+ * stays in the core's caches (the decoding's arithmetic counts); V3's dense {@code down_proj} (264 MB in BF16) streams
+ * from memory, as every layer of a real model does (the bytes read count: FP8 reads half of BF16's). The FP8 codes are Gaussian weights quantized as DeepSeek's are (per block, scale =
  * amax / 448, codes rounded toward zero here), or uniformly random codes, 5% of them subnormal: an F32 subnormal operand in
  * the product, which some CPUs multiply slowly.
  */
@@ -40,8 +40,8 @@ public class WeightMatrixBenchmark
     @Param({"BF16", "F8_E4M3", "F8_E4M3_UNIFORM_CODES"})
     public String type;
 
-    /** rows x cols ({@code [out, in]}): a cached 256 x 2048, and V3's routed expert down_proj, 7168 x 2048. */
-    @Param({"256x2048", "7168x2048"})
+    /** rows x cols ({@code [out, in]}): a cached 256 x 2048, and V3's dense down_proj, 7168 x 18432. */
+    @Param({"256x2048", "7168x18432"})
     public String shape;
 
     private Arena arena;
@@ -67,18 +67,19 @@ public class WeightMatrixBenchmark
             matrix = WeightMatrix.bf16(data, rows, cols);
         }
         else if (type.equals("F8_E4M3")) {
-            float[] weights = new float[Math.toIntExact(n)];
-            for (int i = 0; i < weights.length; i++) {
-                weights[i] = (float) (random.nextGaussian() * 0.02);
+            // two passes over the same seeded weights: each block's amax, then the codes
+            int scaleCols = Math.ceilDiv(cols, 128);
+            float[] scales = new float[Math.ceilDiv(rows, 128) * scaleCols];
+            SplittableRandom weights = new SplittableRandom(37);
+            for (long i = 0; i < n; i++) {
+                int block = (int) (i / cols / 128 * scaleCols + i % cols / 128);
+                scales[block] = Math.max(scales[block], (float) Math.abs(weights.nextGaussian() * 0.02) / 448);
             }
-            float[] scales = new float[Math.ceilDiv(rows, 128) * Math.ceilDiv(cols, 128)];
-            for (int i = 0; i < weights.length; i++) {
-                int block = i / cols / 128 * Math.ceilDiv(cols, 128) + i % cols / 128;
-                scales[block] = Math.max(scales[block], Math.abs(weights[i]) / 448);
-            }
+            weights = new SplittableRandom(37);
             MemorySegment data = arena.allocate(n, 64);
-            for (int i = 0; i < weights.length; i++) {
-                data.set(ValueLayout.JAVA_BYTE, i, e4m3TowardZero(weights[i] / scales[i / cols / 128 * Math.ceilDiv(cols, 128) + i % cols / 128]));
+            for (long i = 0; i < n; i++) {
+                int block = (int) (i / cols / 128 * scaleCols + i % cols / 128);
+                data.set(ValueLayout.JAVA_BYTE, i, e4m3TowardZero((float) (weights.nextGaussian() * 0.02) / scales[block]));
             }
             matrix = WeightMatrix.fp8Blocks(data, rows, cols, scales, 128, 128);
         }
