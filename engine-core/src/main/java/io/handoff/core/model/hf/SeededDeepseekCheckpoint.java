@@ -119,10 +119,10 @@ public final class SeededDeepseekCheckpoint
             return new Options(seed, Version.V2, 0, 1, 8, 2, 1, false, TensorDtype.F32, Optional.empty(), 0);
         }
 
-        /** DeepSeek-V3's kind: low-rank queries (rank 48), one dense layer, 8 experts in 4 groups, 2 per token, one shared. */
+        /** DeepSeek-V3's kind: low-rank queries (rank 32), one dense layer, 8 experts in 4 groups, 2 per token, one shared. */
         public static Options v3(long seed)
         {
-            return new Options(seed, Version.V3, 48, 1, 8, 2, 1, false, TensorDtype.F32, Optional.empty(), 0);
+            return new Options(seed, Version.V3, 32, 1, 8, 2, 1, false, TensorDtype.F32, Optional.empty(), 0);
         }
 
         public Options withQLoraRank(int rank)

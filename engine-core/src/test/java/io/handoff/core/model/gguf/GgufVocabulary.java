@@ -52,8 +52,8 @@ public record GgufVocabulary(String model, String pre, List<String> tokens, List
     }
 
     /**
-     * Llama 3's form: every {@code model.vocab} piece normal (1), added tokens control (3) when special and user-defined
-     * (4) otherwise, the merges as written; BOS and EOS by their names, a BOS added to prompts.
+     * Llama 3's form: every {@code model.vocab} piece normal (1), added tokens control (3) when special or shaped like a
+     * control token ({@code <|...|>}, DeepSeek's {@code <｜...｜>}) and user-defined (4) otherwise, the merges as written; BOS and EOS by their names, a BOS added to prompts.
      */
     public static GgufVocabulary byteLevel(Path tokenizerDirectory, String pre, String bosName, String eosName)
             throws IOException
@@ -66,7 +66,7 @@ public record GgufVocabulary(String model, String pre, List<String> tokens, List
             merges.add(merge instanceof List<?> pair ? pair.get(0) + " " + pair.get(1) : (String) merge);
         }
         for (int id = 0; id < vocab.tokens.length; id++) {
-            vocab.types[id] = vocab.special[id] ? 3 : vocab.added[id] ? 4 : 1;
+            vocab.types[id] = vocab.special[id] || vocab.added[id] && looksSpecial(vocab.tokens[id]) ? 3 : vocab.added[id] ? 4 : 1;
         }
         return new GgufVocabulary("gpt2", pre, List.of(vocab.tokens), List.of(), boxed(vocab.types), merges, vocab.id(bosName),
                 vocab.id(eosName), true);
@@ -103,6 +103,28 @@ public record GgufVocabulary(String model, String pre, List<String> tokens, List
         return new GgufVocabulary("llama", "default", tokens, score, types, List.of(), vocab.id("<s>"), vocab.id("</s>"), true);
     }
 
+    /**
+     * This vocabulary padded to {@code size} tokens as llama.cpp's converter pads a model's larger vocabulary: {@code [PADid]}
+     * pieces of type unused (5).
+     */
+    public GgufVocabulary padded(int size)
+    {
+        if (size < tokens.size()) {
+            throw new IllegalArgumentException("cannot pad " + tokens.size() + " tokens to " + size);
+        }
+        List<String> paddedTokens = new ArrayList<>(tokens);
+        List<Integer> paddedTypes = new ArrayList<>(types);
+        List<Float> paddedScores = new ArrayList<>(scores);
+        for (int id = tokens.size(); id < size; id++) {
+            paddedTokens.add("[PAD" + id + "]");
+            paddedTypes.add(5);
+            if (!scores.isEmpty()) {
+                paddedScores.add(0f);
+            }
+        }
+        return new GgufVocabulary(model, pre, paddedTokens, paddedScores, paddedTypes, merges, bos, eos, addBos);
+    }
+
     /** The {@code tokenizer.ggml.*} keys of this vocabulary. */
     void writeTo(GgufWriter writer)
     {
@@ -119,6 +141,12 @@ public record GgufVocabulary(String model, String pre, List<String> tokens, List
         if (!merges.isEmpty()) {
             writer.put("tokenizer.ggml.merges", GgufValueType.ARRAY, new GgufWriter.Array(GgufValueType.STRING, merges));
         }
+    }
+
+    /** The converter's test for an added token that is control whether or not tokenizer.json says special. */
+    private static boolean looksSpecial(String token)
+    {
+        return token.startsWith("<|") && token.endsWith("|>") || token.startsWith("<\uff5c") && token.endsWith("\uff5c>");
     }
 
     /** The pieces by id, with which ids are added tokens and which of those are special. */

@@ -175,6 +175,33 @@ final class GgufWriter
         return b.array();
     }
 
+    /** The values as a reader decodes them from {@code type}: F16 rounding, or Q8_0's per-block scale times its int8. */
+    static float[] decoded(GgufTensorType type, float[] values)
+    {
+        return switch (type) {
+            case F32 -> values;
+            case F16 -> {
+                float[] out = new float[values.length];
+                for (int i = 0; i < out.length; i++) {
+                    out[i] = f16Rounded(values[i]);
+                }
+                yield out;
+            }
+            case Q8_0 -> {
+                ByteBuffer blocks = ByteBuffer.wrap(encode(type, values)).order(ByteOrder.LITTLE_ENDIAN);
+                float[] out = new float[values.length];
+                for (int i = 0; i < out.length; i += 32) {
+                    float scale = Float.float16ToFloat(blocks.getShort());
+                    for (int j = 0; j < 32; j++) {
+                        out[i + j] = scale * blocks.get();
+                    }
+                }
+                yield out;
+            }
+            default -> throw new IllegalArgumentException("seeded GGUF matrices are F32, F16 or Q8_0, not " + type);
+        };
+    }
+
     /** F32 to BF16 rounding to nearest, ties to even, for finite values. */
     static short bf16Bits(float value)
     {

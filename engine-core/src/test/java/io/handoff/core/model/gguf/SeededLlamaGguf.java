@@ -1,7 +1,5 @@
 package io.handoff.core.model.gguf;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.SplittableRandom;
 
@@ -67,9 +65,9 @@ public final class SeededLlamaGguf
             float[] q = gaussian(random, HEADS * headDim * HIDDEN, 3 * unit);
             float[] k = gaussian(random, KV_HEADS * headDim * HIDDEN, 3 * unit);
             writer.tensor(p + "attn_q.weight", type, GgufWriter.dims(HEADS * headDim, HIDDEN),
-                    rounded(rounding, GgufWriter.llamaPermute(q, HEADS * headDim, HIDDEN, HEADS)));
+                    GgufWriter.decoded(rounding, GgufWriter.llamaPermute(q, HEADS * headDim, HIDDEN, HEADS)));
             writer.tensor(p + "attn_k.weight", type, GgufWriter.dims(KV_HEADS * headDim, HIDDEN),
-                    rounded(rounding, GgufWriter.llamaPermute(k, KV_HEADS * headDim, HIDDEN, KV_HEADS)));
+                    GgufWriter.decoded(rounding, GgufWriter.llamaPermute(k, KV_HEADS * headDim, HIDDEN, KV_HEADS)));
             matrix(writer, p + "attn_v.weight", rounding, type, KV_HEADS * headDim, HIDDEN, unit, random);
             matrix(writer, p + "attn_output.weight", rounding, type, HIDDEN, HEADS * headDim, 1 / Math.sqrt(HEADS * headDim), random);
             norm(writer, p + "ffn_norm.weight", random);
@@ -87,34 +85,7 @@ public final class SeededLlamaGguf
     private static void matrix(GgufWriter writer, String name, GgufTensorType rounding, GgufTensorType type, int rows, int cols, double scale,
             SplittableRandom random)
     {
-        writer.tensor(name, type, GgufWriter.dims(rows, cols), rounded(rounding, gaussian(random, rows * cols, scale)));
-    }
-
-    /** The values as a reader decodes them from {@code type}: F16 rounding, or Q8_0's per-block scale times its int8. */
-    private static float[] rounded(GgufTensorType type, float[] values)
-    {
-        return switch (type) {
-            case F32 -> values;
-            case F16 -> {
-                float[] out = new float[values.length];
-                for (int i = 0; i < out.length; i++) {
-                    out[i] = GgufWriter.f16Rounded(values[i]);
-                }
-                yield out;
-            }
-            case Q8_0 -> {
-                ByteBuffer blocks = ByteBuffer.wrap(GgufWriter.encode(type, values)).order(ByteOrder.LITTLE_ENDIAN);
-                float[] out = new float[values.length];
-                for (int i = 0; i < out.length; i += 32) {
-                    float scale = Float.float16ToFloat(blocks.getShort());
-                    for (int j = 0; j < 32; j++) {
-                        out[i + j] = scale * blocks.get();
-                    }
-                }
-                yield out;
-            }
-            default -> throw new IllegalArgumentException("seeded GGUF matrices are F32, F16 or Q8_0, not " + type);
-        };
+        writer.tensor(name, type, GgufWriter.dims(rows, cols), GgufWriter.decoded(rounding, gaussian(random, rows * cols, scale)));
     }
 
     /** An RMSNorm gain near 1: 1 + 0.1 N(0, 1). */

@@ -6,6 +6,7 @@ import io.handoff.core.model.RopeScaling;
 import io.handoff.core.model.hf.SeededDeepseekCheckpoint.Options;
 import io.handoff.core.model.hf.SeededDeepseekCheckpoint.Tensor;
 import io.handoff.core.model.tokenizer.NodeReference;
+import io.handoff.core.runtime.ModelSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -54,11 +55,26 @@ class SeededDeepseekCheckpointTest
         assertThat(written.moe()).isEqualTo(new MoeConfig(8, 2, 1, 32, MoeConfig.Scoring.SIGMOID, true, 4, 2,
                 MoeConfig.GroupScoring.TOP_TWO_SUM, true, 2.5f));
         try (SafetensorsWeights weights = SafetensorsWeights.open(dir)) {
-            assertThat(weights.floats("model.layers.0.self_attn.q_a_proj.weight", 48, 64)).hasSize(48 * 64);
-            assertThat(weights.floats("model.layers.0.self_attn.q_b_proj.weight", 4 * 48, 48)).hasSize(4 * 48 * 48);
+            assertThat(weights.floats("model.layers.0.self_attn.q_a_proj.weight", 32, 64)).hasSize(32 * 64);
+            assertThat(weights.floats("model.layers.0.self_attn.q_b_proj.weight", 4 * 48, 32)).hasSize(4 * 48 * 32);
             for (float bias : weights.floats("model.layers.2.mlp.gate.e_score_correction_bias", 8)) {
                 assertThat(bias).isBetween(0f, 0.2f);
             }
+        }
+    }
+
+    @Test
+    void theByteLevelDirectoryOpensAsAServedModelWithItsBosPrepended()
+    {
+        Path dir = temp.resolve("served");
+        DeepseekConfig written = SeededDeepseekCheckpoint.write(dir, Options.v3(9));
+
+        try (ModelSource source = ModelSource.open(dir, 512)) {
+            assertThat(source.config()).isEqualTo(written.toModelConfig("served", 512, source.config().weightsIdentity()));
+            assertThat(source.config().isMoeLayer(0)).isFalse();
+            assertThat(source.config().isMoeLayer(1)).isTrue();
+            assertThat(source.tokenizer().encodePrompt("the")).startsWith(SeededCheckpoint.BOS);
+            assertThat(source.tokenizer().eosTokenIds()).contains(SeededCheckpoint.EOS);
         }
     }
 
