@@ -1,14 +1,15 @@
 package io.handoff.core.model;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 import static java.util.Objects.requireNonNull;
 
 /**
  * A linear layer's {@code [rows, cols]} row-major matrix ({@code [out, in]}) in the element type it is stored in,
  * usually straight over a checkpoint's mapped bytes, never dequantized as a whole. Every element type here
- * converts to F32 exactly (F16, BF16, and a Q8_0 value {@code d * q}, which needs at most 19 significant bits),
- * and {@link #dot} converts (in the product's lanes, or a row at a time where that runs faster) and then
+ * converts to F32 exactly (F16, BF16, and a Q8_0 value {@code d * q}, which needs at most 19 significant bits; a
+ * block-scaled FP8 value is defined as its F32 product {@code e4m3 * scale}), and {@link #dot} converts (in the product's lanes, or a row at a time where that runs faster) and then
  * multiplies-adds in {@link Kernels#dot}'s order. So a matrix gives
  * bit for bit the results its F32 expansion gives, and the element type changes only how many bytes a
  * product reads.
@@ -17,7 +18,7 @@ import static java.util.Objects.requireNonNull;
  * until the transformer is closed.
  */
 public sealed interface WeightMatrix
-        permits F32Matrix, F16Matrix, Bf16Matrix, Q8Matrix, PermutedRows
+        permits F32Matrix, F16Matrix, Bf16Matrix, Q8Matrix, Fp8BlockMatrix, PermutedRows
 {
     int rows();
 
@@ -33,7 +34,7 @@ public sealed interface WeightMatrix
     /** Row {@code row}'s values, exactly converted to F32, into {@code out[outOff .. outOff + cols)}. */
     void readRow(int row, float[] out, int outOff);
 
-    /** The stored element type, for logs: {@code F32}, {@code F16}, {@code BF16}, {@code Q8_0}. */
+    /** The stored element type, for logs: {@code F32}, {@code F16}, {@code BF16}, {@code Q8_0}, {@code F8_E4M3}. */
     String elementType();
 
     /** The bytes the matrix reads (a mapped matrix's share of the file). */
@@ -89,6 +90,42 @@ public sealed interface WeightMatrix
             throw new IllegalArgumentException("a Q8_0 matrix has rows of whole 32-value blocks; " + cols + " columns are not");
         }
         return new Q8Matrix(sized(data, rows, cols, elements / Q8Matrix.BLOCK * Q8Matrix.BLOCK_BYTES, "Q8_0"), rows, cols);
+    }
+
+    /**
+     * FP8 E4M3 bytes, row-major, with one F32 scale per {@code blockRows x blockCols} block ({@code scales} row-major,
+     * {@code ceil(rows / blockRows) x ceil(cols / blockCols)} of them, copied), each value the F32 product of its code and its
+     * block's scale: DeepSeek-V3's {@code weight} with its {@code weight_scale_inv}. The block width must be a power of two from 32;
+     * a NaN code, or a scale that is not a number below 128 in magnitude, is refused naming its position.
+     */
+    static WeightMatrix fp8Blocks(MemorySegment data, int rows, int cols, float[] scales, int blockRows, int blockCols)
+    {
+        long elements = checkShape(rows, cols);
+        requireNonNull(scales, "scales is null");
+        if (blockRows < 1 || blockCols < Fp8BlockMatrix.STEP || Integer.bitCount(blockCols) != 1) {
+            throw new IllegalArgumentException("an FP8 block of " + blockRows + " x " + blockCols + " is not supported: the rows must be "
+                    + "positive and the width a power of two from " + Fp8BlockMatrix.STEP + " (DeepSeek-V3's blocks are 128 x 128)");
+        }
+        int scaleRows = Math.ceilDiv(rows, blockRows);
+        int scaleCols = Math.ceilDiv(cols, blockCols);
+        if ((long) scaleRows * scaleCols != scales.length) {
+            throw new IllegalArgumentException("a " + rows + " x " + cols + " FP8 matrix in " + blockRows + " x " + blockCols + " blocks has "
+                    + scaleRows + " x " + scaleCols + " scales, " + scales.length + " were given");
+        }
+        for (int i = 0; i < scales.length; i++) {
+            if (!(Math.abs(scales[i]) < Fp8BlockMatrix.MAX_SCALE)) {
+                throw new IllegalArgumentException("the scale of FP8 block (" + i / scaleCols + ", " + i % scaleCols + ") is " + scales[i]
+                        + "; every block's scale must be a number below " + Fp8BlockMatrix.MAX_SCALE + " in magnitude (a block's largest "
+                        + "weight is its scale times 448)");
+            }
+        }
+        sized(data, rows, cols, elements, "F8_E4M3");
+        long nan = Fp8BlockMatrix.firstNan(data);
+        if (nan >= 0) {
+            throw new IllegalArgumentException("FP8 element (" + nan / cols + ", " + nan % cols + ") is the E4M3 NaN code 0x"
+                    + Integer.toHexString(data.get(ValueLayout.JAVA_BYTE, nan) & 0xff) + "; a weight must be a number");
+        }
+        return new Fp8BlockMatrix(data, rows, cols, scales.clone(), blockRows, blockCols);
     }
 
     private static long checkShape(int rows, int cols)

@@ -24,7 +24,11 @@ class WeightMatrixTest
 
     enum Type
     {
-        F32, F16, BF16, Q8_0, PERMUTED_Q8_0;
+        F32, F16, BF16, Q8_0, PERMUTED_Q8_0,
+        /** DeepSeek-V3's 128 x 128 blocks: the odd shapes end in partial ones. */
+        FP8_BLOCKS_128,
+        /** Blocks of 3 rows and 32 columns: a scale change at every step of the product. */
+        FP8_BLOCKS_3X32;
 
         boolean blocked()
         {
@@ -34,7 +38,8 @@ class WeightMatrixTest
 
     /**
      * A seeded matrix of {@code type} over unaligned native memory (one byte past an aligned start, as a mapped tensor
-     * may be): F32, F16 and BF16 from random values, Q8_0 from random bytes and F16 scales.
+     * may be): F32, F16 and BF16 from random values, Q8_0 from random bytes and F16 scales, FP8 from random codes (no NaN)
+     * and F32 scales.
      */
     static WeightMatrix matrix(Type type, Arena arena, int rows, int cols, long seed)
     {
@@ -73,7 +78,34 @@ class WeightMatrixTest
                 WeightMatrix q8 = WeightMatrix.q8_0(data, rows, cols);
                 yield type == Type.Q8_0 ? q8 : q8.withRowOrder(reversed(rows));
             }
+            case FP8_BLOCKS_128, FP8_BLOCKS_3X32 -> {
+                int blockRows = type == Type.FP8_BLOCKS_128 ? 128 : 3;
+                int blockCols = type == Type.FP8_BLOCKS_128 ? 128 : 32;
+                yield WeightMatrix.fp8Blocks(fp8Codes(arena, n, random), rows, cols,
+                        fp8Scales(Math.ceilDiv(rows, blockRows) * Math.ceilDiv(cols, blockCols), random), blockRows, blockCols);
+            }
         };
+    }
+
+    /** Random E4M3 codes, every one but the two NaNs, one byte past an aligned start. */
+    static MemorySegment fp8Codes(Arena arena, long n, SplittableRandom random)
+    {
+        MemorySegment data = unaligned(arena, n);
+        for (long i = 0; i < n; i++) {
+            int code = random.nextInt(256);
+            data.set(ValueLayout.JAVA_BYTE, i, (byte) ((code & 0x7f) == 0x7f ? code ^ 1 : code));
+        }
+        return data;
+    }
+
+    /** Block scales as DeepSeek-V3's are (a block's amax / 448), of both signs' weights around 0.01 to 1. */
+    static float[] fp8Scales(int n, SplittableRandom random)
+    {
+        float[] scales = new float[n];
+        for (int i = 0; i < n; i++) {
+            scales[i] = (float) (random.nextDouble(0.01, 1) / 448);
+        }
+        return scales;
     }
 
     private static MemorySegment unaligned(Arena arena, long bytes)

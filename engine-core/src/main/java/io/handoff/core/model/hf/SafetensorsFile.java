@@ -136,9 +136,8 @@ public final class SafetensorsFile
         if (!(entry.get("dtype") instanceof String dtypeName)) {
             throw new IllegalArgumentException(where + ": dtype must be a string, was " + kind(entry.get("dtype")));
         }
-        TensorDtype dtype = TensorDtype.byName(dtypeName).orElseThrow(() -> new IllegalArgumentException(where + " has dtype "
-                + dtypeName + ", which the engine does not read; supported: " + TensorDtype.supported()
-                + " (convert the checkpoint, e.g. save it in bfloat16)"));
+        TensorDtype dtype = TensorDtype.byName(dtypeName).orElseThrow(() -> new IllegalArgumentException(where + " "
+                + TensorDtype.refusal(dtypeName)));
         int[] shape = shape(where, entry.get("shape"));
         long[] offsets = offsets(where, entry.get("data_offsets"));
         long begin = offsets[0];

@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 import static java.util.Objects.requireNonNull;
@@ -21,8 +22,9 @@ import static java.util.Objects.requireNonNull;
  * be in its shard then, so a bad checkpoint fails at load rather than half way through building a
  * model. Like Transformers, a {@code model.safetensors} is preferred when both are present.
  *
- * <p>{@link #matrix} serves a view of the mapping in the stored type (F32, F16, BF16), so the directory must stay
- * open while a model built from it runs; {@link #floats} copies.
+ * <p>{@link #matrix} serves a view of the mapping in the stored type (F32, F16, BF16, or FP8 E4M3 with its block scales
+ * when config.json's {@code quantization_config} declares them, see {@link Fp8BlockScaling}), so the directory must stay
+ * open while a model built from it runs; {@link #floats} copies, dequantizing FP8 to the same values.
  */
 public final class SafetensorsWeights
         implements WeightSource, AutoCloseable
@@ -34,13 +36,16 @@ public final class SafetensorsWeights
     private final Path directory;
     private final List<SafetensorsFile> files;
     private final Map<String, SafetensorsTensor> tensors;
+    private final Optional<Fp8BlockScaling> fp8;
     private volatile boolean closed;
 
-    private SafetensorsWeights(Path directory, List<SafetensorsFile> files, Map<String, SafetensorsTensor> tensors)
+    private SafetensorsWeights(Path directory, List<SafetensorsFile> files, Map<String, SafetensorsTensor> tensors,
+            Optional<Fp8BlockScaling> fp8)
     {
         this.directory = directory;
         this.files = List.copyOf(files);
         this.tensors = Map.copyOf(tensors);
+        this.fp8 = fp8;
     }
 
     public static SafetensorsWeights open(Path directory)
@@ -50,23 +55,34 @@ public final class SafetensorsWeights
             throw new IllegalArgumentException(directory + " is not a directory; give the Hugging Face model directory "
                     + "(the one holding config.json and the .safetensors files)");
         }
+        Optional<Fp8BlockScaling> fp8 = fp8Scaling(directory);
         if (Files.isRegularFile(directory.resolve(SINGLE_FILE))) {
-            return single(directory);
+            return single(directory, fp8);
         }
         if (Files.isRegularFile(directory.resolve(INDEX_FILE))) {
-            return sharded(directory);
+            return sharded(directory, fp8);
         }
         throw new IllegalArgumentException(directory + " holds neither " + SINGLE_FILE + " nor " + INDEX_FILE
                 + "; download the checkpoint's safetensors weights (.bin and .pth checkpoints are not read)");
     }
 
-    private static SafetensorsWeights single(Path directory)
+    /** The FP8 block scaling config.json's {@code quantization_config} declares, if there is a config.json. */
+    private static Optional<Fp8BlockScaling> fp8Scaling(Path directory)
     {
-        SafetensorsFile file = SafetensorsFile.open(directory.resolve(SINGLE_FILE));
-        return new SafetensorsWeights(directory, List.of(file), file.tensors());
+        Path config = directory.resolve(HfModelConfig.FILE);
+        if (!Files.isRegularFile(config)) {
+            return Optional.empty();
+        }
+        return Fp8BlockScaling.fromConfig(JsonFile.readObject(config, HfModelConfig.MAX_CONFIG_BYTES), config.toString());
     }
 
-    private static SafetensorsWeights sharded(Path directory)
+    private static SafetensorsWeights single(Path directory, Optional<Fp8BlockScaling> fp8)
+    {
+        SafetensorsFile file = SafetensorsFile.open(directory.resolve(SINGLE_FILE));
+        return new SafetensorsWeights(directory, List.of(file), file.tensors(), fp8);
+    }
+
+    private static SafetensorsWeights sharded(Path directory, Optional<Fp8BlockScaling> fp8)
     {
         Path indexPath = directory.resolve(INDEX_FILE);
         Map<String, String> weightMap = weightMap(indexPath);
@@ -83,7 +99,7 @@ public final class SafetensorsWeights
                 tensors.put(tensor, shard.tensor(tensor).orElseThrow(() -> new IllegalArgumentException(indexPath + " puts tensor '"
                         + tensor + "' in " + e.getValue() + ", but that shard does not hold it; the download is incomplete or mixed")));
             }
-            return new SafetensorsWeights(directory, new ArrayList<>(shards.values()), tensors);
+            return new SafetensorsWeights(directory, new ArrayList<>(shards.values()), tensors, fp8);
         }
         catch (RuntimeException e) {
             shards.values().forEach(SafetensorsFile::close);
@@ -115,10 +131,25 @@ public final class SafetensorsWeights
                 && name.indexOf('\0') < 0 && name.indexOf(':') < 0;
     }
 
+    /** The tensor as F32; an FP8 one dequantized exactly as its {@link #matrix} reads. */
     @Override
     public float[] floats(String name, int... shape)
     {
-        return tensor(name, shape).toFloats();
+        SafetensorsTensor tensor = tensor(name, shape);
+        if (tensor.dtype() != TensorDtype.F8_E4M3) {
+            refuseStrayScales(name, tensor);
+            return tensor.toFloats();
+        }
+        if (shape.length != 2) {
+            throw new IllegalArgumentException("tensor '" + name + "' in " + directory.resolve(tensor.file()) + " is F8_E4M3 of shape "
+                    + Arrays.toString(shape) + "; only a [rows, cols] matrix has block scales: the checkpoint is not DeepSeek-V3's FP8 layout");
+        }
+        WeightMatrix matrix = fp8Matrix(name, tensor, shape[0], shape[1]);
+        float[] values = new float[Math.multiplyExact(shape[0], shape[1])];
+        for (int r = 0; r < shape[0]; r++) {
+            matrix.readRow(r, values, r * shape[1]);
+        }
+        return values;
     }
 
     /** The matrix in its stored type over the mapping, valid until {@link #close()}. */
@@ -126,11 +157,58 @@ public final class SafetensorsWeights
     public WeightMatrix matrix(String name, int rows, int cols)
     {
         SafetensorsTensor tensor = tensor(name, rows, cols);
+        if (tensor.dtype() != TensorDtype.F8_E4M3) {
+            refuseStrayScales(name, tensor);
+        }
         return switch (tensor.dtype()) {
             case F32 -> WeightMatrix.f32(tensor.data(), rows, cols);
             case F16 -> WeightMatrix.f16(tensor.data(), rows, cols);
             case BF16 -> WeightMatrix.bf16(tensor.data(), rows, cols);
+            case F8_E4M3 -> fp8Matrix(name, tensor, rows, cols);
         };
+    }
+
+    /** An F8_E4M3 tensor with its {@code _scale_inv}, checked against config.json's block size. */
+    private WeightMatrix fp8Matrix(String name, SafetensorsTensor tensor, int rows, int cols)
+    {
+        String where = "tensor '" + name + "' in " + directory.resolve(tensor.file());
+        Fp8BlockScaling scaling = fp8.orElseThrow(() -> new IllegalArgumentException(where + " is F8_E4M3, but config.json has no "
+                + Fp8BlockScaling.KEY + "; add the checkpoint's own ({\"quant_method\": \"fp8\", \"fmt\": \"e4m3\", "
+                + "\"activation_scheme\": \"dynamic\", \"weight_block_size\": [128, 128]} for DeepSeek-V3)"));
+        String scaleName = Fp8BlockScaling.scaleName(name);
+        SafetensorsTensor scale = tensors.get(scaleName);
+        if (scale == null) {
+            throw new IllegalArgumentException(where + " is F8_E4M3, but its block scales '" + scaleName + "' are not in the checkpoint; "
+                    + "the download is incomplete, or its FP8 layout is not DeepSeek-V3's block-scaled one");
+        }
+        int[] expected = {Math.ceilDiv(rows, scaling.blockRows()), Math.ceilDiv(cols, scaling.blockCols())};
+        if (!Arrays.equals(scale.shape(), expected)) {
+            throw new IllegalArgumentException("scales '" + scaleName + "' in " + directory.resolve(scale.file()) + " have shape "
+                    + Arrays.toString(scale.shape()) + ", but a " + rows + " x " + cols + " weight in config.json's " + scaling.blockRows()
+                    + " x " + scaling.blockCols() + " blocks (" + Fp8BlockScaling.KEY + ".weight_block_size) has " + Arrays.toString(expected)
+                    + "; the checkpoint's blocks are not the ones its config declares");
+        }
+        if (scale.dtype() == TensorDtype.F8_E4M3) {
+            throw new IllegalArgumentException("scales '" + scaleName + "' in " + directory.resolve(scale.file()) + " are F8_E4M3; "
+                    + "block scales are F32 (or F16, BF16)");
+        }
+        try {
+            return WeightMatrix.fp8Blocks(tensor.data(), rows, cols, scale.toFloats(), scaling.blockRows(), scaling.blockCols());
+        }
+        catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(where + ": " + e.getMessage() + "; the checkpoint is corrupt", e);
+        }
+    }
+
+    /** Scales beside a tensor that is not FP8 would be silently ignored: the checkpoint is half converted. */
+    private void refuseStrayScales(String name, SafetensorsTensor tensor)
+    {
+        String scaleName = Fp8BlockScaling.scaleName(name);
+        if (tensors.containsKey(scaleName)) {
+            throw new IllegalArgumentException("tensor '" + name + "' in " + directory.resolve(tensor.file()) + " is " + tensor.dtype()
+                    + " but the checkpoint also holds block scales '" + scaleName + "' for it; only F8_E4M3 weights have scales: "
+                    + "the checkpoint is half converted, convert it again");
+        }
     }
 
     private SafetensorsTensor tensor(String name, int... shape)

@@ -435,7 +435,7 @@ public final class SeededDeepseekCheckpoint
         return switch (dtype) {
             case F32 -> "float32";
             case F16 -> "float16";
-            case BF16 -> "bfloat16";
+            case BF16, F8_E4M3 -> "bfloat16";
         };
     }
 }

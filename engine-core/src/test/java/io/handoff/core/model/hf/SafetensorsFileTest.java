@@ -170,7 +170,7 @@ class SafetensorsFileTest
         assertThatThrownBy(() -> SafetensorsFile.open(file()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage(file() + ": tensor 'model.layers.0.mlp.up_proj.weight' has dtype I8, which the engine does not read;"
-                        + " supported: F32, F16, BF16 (convert the checkpoint, e.g. save it in bfloat16)");
+                        + " supported: F32, F16, BF16, F8_E4M3 (convert the checkpoint, e.g. save it in bfloat16)");
     }
 
     @Test
