@@ -60,7 +60,7 @@ public final class DeepseekHfConfig
                     fields.positiveInt("v_head_dim"),
                     fields.intOr("first_k_dense_replace", 0),
                     fields.positiveInt("intermediate_size"),
-                    moe(fields),
+                    moe(fields, config.get("architectures") instanceof List<?> names && "DeepseekV2ForCausalLM".equals(names.getFirst())),
                     (float) (fields.has("rms_norm_eps") ? fields.positiveDouble("rms_norm_eps") : 1e-6),
                     (float) HfModelConfig.ropeTheta(fields, ropeParameters),
                     ropeScaling(new ConfigFields(HfModelConfig.ropeScaling(fields, ropeParameters), source + " rope_scaling")),
@@ -75,7 +75,11 @@ public final class DeepseekHfConfig
         }
     }
 
-    private static MoeConfig moe(ConfigFields fields)
+    /**
+     * As DeepSeek's modeling code routes: the chosen weights are normalized only when more than one expert is chosen; V3
+     * then always scales by {@code routed_scaling_factor}, V2 only when it did not normalize.
+     */
+    private static MoeConfig moe(ConfigFields fields, boolean v2)
     {
         String scoringFunc = fields.string("scoring_func", "softmax");
         MoeConfig.Scoring scoring = switch (scoringFunc) {
@@ -92,6 +96,7 @@ public final class DeepseekHfConfig
                     + "\"; supported: greedy, group_limited_greedy, noaux_tc");
         };
         boolean noaux = topkMethod.equals("noaux_tc");
+        boolean normalize = fields.bool("norm_topk_prob", false) && fields.positiveInt("num_experts_per_tok") > 1;
         try {
             return new MoeConfig(
                     fields.positiveInt("n_routed_experts"),
@@ -103,10 +108,13 @@ public final class DeepseekHfConfig
                     grouped ? fields.intOr("n_group", 1) : 1,
                     grouped ? fields.intOr("topk_group", 1) : 1,
                     noaux ? MoeConfig.GroupScoring.TOP_TWO_SUM : MoeConfig.GroupScoring.MAX,
-                    fields.bool("norm_topk_prob", false),
-                    (float) fields.numberOr("routed_scaling_factor", 1.0));
+                    normalize,
+                    v2 && normalize ? 1f : (float) fields.numberOr("routed_scaling_factor", 1.0));
         }
         catch (IllegalArgumentException e) {
+            if (e.getMessage().startsWith(fields.source())) {
+                throw e;
+            }
             throw new IllegalArgumentException(fields.source() + ": " + e.getMessage(), e);
         }
     }

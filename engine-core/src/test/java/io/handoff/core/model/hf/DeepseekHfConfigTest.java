@@ -106,6 +106,27 @@ class DeepseekHfConfigTest
     }
 
     @Test
+    void routingWeightsAreNormalizedAndScaledAsDeepseeksModelingCodeDoes()
+    {
+        Map<String, Object> v2 = map(V2_LITE);
+        v2.put("norm_topk_prob", true);
+        v2.put("routed_scaling_factor", 16L);
+        // V2 scales only the weights it did not normalize
+        assertThat(DeepseekHfConfig.parse(v2, "config.json").moe().normalizeWeights()).isTrue();
+        assertThat(DeepseekHfConfig.parse(v2, "config.json").moe().routedScalingFactor()).isEqualTo(1f);
+        v2.put("num_experts_per_tok", 1L);
+        assertThat(DeepseekHfConfig.parse(v2, "config.json").moe().normalizeWeights()).isFalse();
+        assertThat(DeepseekHfConfig.parse(v2, "config.json").moe().routedScalingFactor()).isEqualTo(16f);
+        // V3 normalizes (more than one expert) and then always scales
+        Map<String, Object> v3 = map(V3);
+        assertThat(DeepseekHfConfig.parse(v3, "config.json").moe().normalizeWeights()).isTrue();
+        assertThat(DeepseekHfConfig.parse(v3, "config.json").moe().routedScalingFactor()).isEqualTo(2.5f);
+        v3.put("num_experts_per_tok", 1L);
+        assertThat(DeepseekHfConfig.parse(v3, "config.json").moe().normalizeWeights()).isFalse();
+        assertThat(DeepseekHfConfig.parse(v3, "config.json").moe().routedScalingFactor()).isEqualTo(2.5f);
+    }
+
+    @Test
     void theEngineShapeIsMlaWithTheMixtureOfExpertsAfterTheDenseLayersAndYarnInTheSoftmaxScale()
     {
         DeepseekConfig v3 = DeepseekHfConfig.parse(map(V3), "config.json");
