@@ -117,12 +117,13 @@ class GgufDeepseekWeightsTest
         return writer;
     }
 
+    /** {@code n} distinct values in [-1, 1), a sequence per seed. */
     private static float[] random(int n, long seed)
     {
-        SplittableRandom random = new SplittableRandom(seed);
+        double[] draws = new SplittableRandom(seed).doubles(n, -1, 1).toArray();
         float[] values = new float[n];
         for (int i = 0; i < n; i++) {
-            values[i] = (float) (random.nextDouble() * 2 - 1);
+            values[i] = (float) draws[i];
         }
         return values;
     }
