@@ -88,10 +88,12 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
             throw new IllegalArgumentException(PATH_KEY + " " + path + " is not a directory or a .gguf file; give a Hugging Face "
                     + "model directory (config.json, model.safetensors, tokenizer.json), a GGUF file, or leave it empty to serve " + NAME_KEY);
         }
-        Tokenizer tokenizer = withPromptBos(path, TokenizerJson.read(path));
+        Path file = path.resolve(HfModelConfig.FILE);
+        Map<String, Object> json = JsonFile.readObject(file, HfModelConfig.MAX_CONFIG_BYTES);
+        Tokenizer tokenizer = withPromptBos(path, json, TokenizerJson.read(path));
         Path name = path.toAbsolutePath().normalize().getFileName();
-        ModelConfig model = checkpointConfig(path, name == null ? "model" : name.toString(), Math.min(maxContext, slidingWindow(path)));
-        SafetensorsWeights weights = SafetensorsWeights.open(path);
+        ModelConfig model = checkpointConfig(path, json, name == null ? "model" : name.toString(), Math.min(maxContext, slidingWindow(json)));
+        SafetensorsWeights weights = SafetensorsWeights.open(path, json);
         try {
             return new ModelSource(model, weights, tokenizer, ChatTemplateText.fromHuggingFace(path));
         }
@@ -105,10 +107,9 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
      * The shape of the checkpoint in {@code path}: DeepSeek-V2/V3 (MLA and mixture of experts) or a Llama-style GQA decoder,
      * by config.json's {@code architectures}.
      */
-    private static ModelConfig checkpointConfig(Path path, String name, int maxContext)
+    private static ModelConfig checkpointConfig(Path path, Map<String, Object> json, String name, int maxContext)
     {
         Path file = path.resolve(HfModelConfig.FILE);
-        Map<String, Object> json = JsonFile.readObject(file, HfModelConfig.MAX_CONFIG_BYTES);
         if (DeepseekHfConfig.isDeepseek(json)) {
             return DeepseekHfConfig.parse(json, file.toString()).toModelConfig(name, maxContext, CheckpointIdentity.of(path));
         }
@@ -125,9 +126,9 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
      * The prompt rule of {@link PromptBos}: config.json names a bos_token_id, the tokenizer's files add none to a prompt,
      * and tokenizer_config.json does not say add_bos_token (an explicit false is obeyed).
      */
-    private static Tokenizer withPromptBos(Path path, Tokenizer tokenizer)
+    private static Tokenizer withPromptBos(Path path, Map<String, Object> config, Tokenizer tokenizer)
     {
-        Object bos = JsonFile.readObject(path.resolve(HfModelConfig.FILE), 4 * 1024 * 1024).get("bos_token_id");
+        Object bos = config.get("bos_token_id");
         Path tokenizerConfig = path.resolve(TokenizerJson.CONFIG_FILE);
         boolean explicit = Files.isRegularFile(tokenizerConfig)
                 && JsonFile.readObject(tokenizerConfig, 16 * 1024 * 1024).containsKey("add_bos_token");
@@ -142,9 +143,9 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
      * Mistral's {@code sliding_window}: within it, attention is full attention, which is all the transformer does,
      * so requests are kept inside it rather than refusing the checkpoint.
      */
-    private static int slidingWindow(Path path)
+    private static int slidingWindow(Map<String, Object> config)
     {
-        Object window = JsonFile.readObject(path.resolve(HfModelConfig.FILE), 4 * 1024 * 1024).get("sliding_window");
+        Object window = config.get("sliding_window");
         return window instanceof Long n && n > 0 && n < Integer.MAX_VALUE ? (int) (long) n : Integer.MAX_VALUE;
     }
 

@@ -24,7 +24,7 @@ public final class DeepseekHfConfig
     public static DeepseekConfig parse(Map<String, Object> config, String source)
     {
         ConfigFields fields = new ConfigFields(config, source);
-        if (!(config.get("architectures") instanceof List<?> list) || list.isEmpty() || !ARCHITECTURES.contains(list.getFirst())) {
+        if (!isDeepseek(config)) {
             throw new IllegalArgumentException(source + ": \"architectures\" must name one of " + ARCHITECTURES + ", was "
                     + config.get("architectures"));
         }
@@ -60,7 +60,7 @@ public final class DeepseekHfConfig
                     fields.positiveInt("v_head_dim"),
                     fields.intOr("first_k_dense_replace", 0),
                     fields.positiveInt("intermediate_size"),
-                    moe(fields, config.get("architectures") instanceof List<?> names && "DeepseekV2ForCausalLM".equals(names.getFirst())),
+                    moe(fields, ARCHITECTURES.getFirst().equals(((List<?>) config.get("architectures")).getFirst())),
                     (float) (fields.has("rms_norm_eps") ? fields.positiveDouble("rms_norm_eps") : 1e-6),
                     (float) HfModelConfig.ropeTheta(fields, ropeParameters),
                     ropeScaling(new ConfigFields(HfModelConfig.ropeScaling(fields, ropeParameters), source + " rope_scaling")),

@@ -50,12 +50,20 @@ public final class SafetensorsWeights
 
     public static SafetensorsWeights open(Path directory)
     {
+        Path config = requireNonNull(directory, "directory is null").resolve(HfModelConfig.FILE);
+        return open(directory, Files.isRegularFile(config) ? JsonFile.readObject(config, HfModelConfig.MAX_CONFIG_BYTES) : Map.of());
+    }
+
+    /** @param config the directory's config.json as read (empty without one): its {@code quantization_config} is obeyed */
+    public static SafetensorsWeights open(Path directory, Map<String, Object> config)
+    {
         requireNonNull(directory, "directory is null");
         if (!Files.isDirectory(directory)) {
             throw new IllegalArgumentException(directory + " is not a directory; give the Hugging Face model directory "
                     + "(the one holding config.json and the .safetensors files)");
         }
-        Optional<Fp8BlockScaling> fp8 = fp8Scaling(directory);
+        Optional<Fp8BlockScaling> fp8 = Fp8BlockScaling.fromConfig(requireNonNull(config, "config is null"),
+                directory.resolve(HfModelConfig.FILE).toString());
         if (Files.isRegularFile(directory.resolve(SINGLE_FILE))) {
             return single(directory, fp8);
         }
@@ -64,16 +72,6 @@ public final class SafetensorsWeights
         }
         throw new IllegalArgumentException(directory + " holds neither " + SINGLE_FILE + " nor " + INDEX_FILE
                 + "; download the checkpoint's safetensors weights (.bin and .pth checkpoints are not read)");
-    }
-
-    /** The FP8 block scaling config.json's {@code quantization_config} declares, if there is a config.json. */
-    private static Optional<Fp8BlockScaling> fp8Scaling(Path directory)
-    {
-        Path config = directory.resolve(HfModelConfig.FILE);
-        if (!Files.isRegularFile(config)) {
-            return Optional.empty();
-        }
-        return Fp8BlockScaling.fromConfig(JsonFile.readObject(config, HfModelConfig.MAX_CONFIG_BYTES), config.toString());
     }
 
     private static SafetensorsWeights single(Path directory, Optional<Fp8BlockScaling> fp8)
