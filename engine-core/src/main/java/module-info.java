@@ -10,6 +10,7 @@ module handoff.core {
     requires org.slf4j;
     requires org.apache.logging.log4j;
     requires org.apache.logging.log4j.core;
+    requires handoff.math;
     requires jdk.incubator.vector;
 
     exports io.handoff.core to handoff.http, handoff.cli;

@@ -24,7 +24,7 @@ import java.util.stream.Collectors;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The module map, checked on the built JARs: the SPI depends on nothing but the JDK (java.base and its vector module), and the engine core depends on no
+ * The module map, checked on the built JARs: the SPI depends on nothing but java.base, and the engine core depends on no
  * front end (HTTP API, router, CLI, demo) and on no HTTP server, JSON or CLI library. The module descriptors say so,
  * and so does every class: each type a class file names is looked up in its constant pool.
  */
@@ -39,8 +39,7 @@ class ArchitectureIT
     {
         ModuleDescriptor spi = descriptor(HandoffProvider.class);
         assertThat(spi.name()).isEqualTo("handoff.spi");
-        // java.base, and the JDK's vector module for ExactExp (the softmax's exponentials, shared by the attention plugins)
-        assertThat(spi.requires().stream().map(ModuleDescriptor.Requires::name)).containsExactlyInAnyOrder("java.base", "jdk.incubator.vector");
+        assertThat(spi.requires().stream().map(ModuleDescriptor.Requires::name)).containsExactly("java.base");
         assertThat(spi.packages()).allSatisfy(name -> assertThat(name).startsWith("io.handoff.spi"));
     }
 
@@ -48,9 +47,8 @@ class ArchitectureIT
     void noSpiClassNamesATypeOutsideTheJdkAndTheSpi()
             throws Exception
     {
-        Set<String> foreign = referencedTypes(HandoffProvider.class, type -> !type.startsWith("java/")
-                && !type.startsWith("jdk/incubator/vector/") && !type.startsWith("io/handoff/spi/"));
-        assertThat(foreign).as("types outside java.*, jdk.incubator.vector.* and io.handoff.spi.* named by SPI classes").isEmpty();
+        Set<String> foreign = referencedTypes(HandoffProvider.class, type -> !type.startsWith("java/") && !type.startsWith("io/handoff/spi/"));
+        assertThat(foreign).as("types outside java.* and io.handoff.spi.* named by SPI classes").isEmpty();
     }
 
     @Test

@@ -2,7 +2,7 @@ package io.handoff.dist;
 
 import io.handoff.core.model.RopeScaling;
 import io.handoff.core.model.hf.HfModelConfig.HfArchitecture;
-import io.handoff.core.model.hf.SeededCheckpoint;
+import io.handoff.testkit.model.SeededCheckpoint;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.handoff.core.config.ConfigSource;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.model.SamplingParams;
-import io.handoff.core.model.hf.SeededCheckpoint;
+import io.handoff.testkit.model.SeededCheckpoint;
 import io.handoff.core.runtime.ComputeEngine;
 import io.handoff.core.runtime.Engine;
 import io.handoff.core.scheduler.GenerateRequest;

@@ -2,9 +2,9 @@ package io.handoff.dist;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.handoff.core.model.DeepseekConfig;
-import io.handoff.core.model.hf.SeededDeepseekCheckpoint;
-import io.handoff.core.model.hf.SeededDeepseekCheckpoint.Options;
-import io.handoff.core.model.hf.SeededDeepseekCheckpoint.Version;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint.Options;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint.Version;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.runtime.ModelSource;
 import io.handoff.demo.Workload;

@@ -7,11 +7,11 @@ import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SeededWeights;
 import io.handoff.core.model.hf.DeepseekHfConfig;
 import io.handoff.core.model.hf.HfModelConfig;
-import io.handoff.core.model.hf.JsonFile;
-import io.handoff.core.model.hf.SafetensorsEncoder;
+import io.handoff.core.json.JsonFile;
+import io.handoff.testkit.model.SafetensorsEncoder;
 import io.handoff.core.model.hf.SafetensorsWeights;
-import io.handoff.core.model.hf.SeededCheckpoint;
-import io.handoff.core.model.hf.SeededDeepseekCheckpoint;
+import io.handoff.testkit.model.SeededCheckpoint;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint;
 import io.handoff.core.model.hf.TensorDtype;
 
 import java.io.IOException;

@@ -1,7 +1,7 @@
 package io.handoff.dist;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.handoff.core.model.hf.SeededCheckpoint;
+import io.handoff.testkit.model.SeededCheckpoint;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -16,7 +16,7 @@ import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.core.scheduler.SchedulerStats;
 import io.handoff.spi.attention.KvDtype;
-import io.handoff.core.model.ReferenceAttention;
+import io.handoff.testkit.model.ReferenceAttention;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,6 +1,6 @@
 package io.handoff.benchmarks.math;
 
-import io.handoff.spi.math.ExactExp;
+import io.handoff.math.ExactExp;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;

@@ -1,6 +1,6 @@
 package io.handoff.core.model;
 
-import io.handoff.spi.math.ExactExp;
+import io.handoff.math.ExactExp;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;

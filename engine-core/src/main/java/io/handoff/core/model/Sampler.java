@@ -1,6 +1,6 @@
 package io.handoff.core.model;
 
-import io.handoff.spi.math.ExactExp;
+import io.handoff.math.ExactExp;
 
 import java.util.Arrays;
 import java.util.SplittableRandom;

@@ -1,6 +1,6 @@
 package io.handoff.core.runtime;
 
-import io.handoff.core.model.hf.JsonFile;
+import io.handoff.core.json.JsonFile;
 import io.handoff.core.model.tokenizer.TokenizerJson;
 
 import java.nio.file.Files;

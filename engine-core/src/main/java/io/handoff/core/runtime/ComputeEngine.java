@@ -27,7 +27,7 @@ import io.handoff.spi.attention.AttentionBackendProvider;
 import io.handoff.spi.attention.AttentionCapabilities;
 import io.handoff.spi.attention.AttentionGeometry;
 import io.handoff.spi.attention.KvDtype;
-import io.handoff.spi.math.ExactExp;
+import io.handoff.math.ExactExp;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 

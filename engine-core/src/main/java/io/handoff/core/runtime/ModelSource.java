@@ -8,7 +8,7 @@ import io.handoff.core.model.WeightSource;
 import io.handoff.core.model.hf.CheckpointIdentity;
 import io.handoff.core.model.hf.DeepseekHfConfig;
 import io.handoff.core.model.hf.HfModelConfig;
-import io.handoff.core.model.hf.JsonFile;
+import io.handoff.core.json.JsonFile;
 import io.handoff.core.model.hf.SafetensorsWeights;
 import io.handoff.core.model.tokenizer.PromptBos;
 import io.handoff.core.model.tokenizer.Tokenizer;

@@ -1,6 +1,6 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.spi.math.ExactExp;
+import io.handoff.math.ExactExp;
 
 import static java.util.Objects.requireNonNull;
 

@@ -2,11 +2,11 @@ package io.handoff.core.model;
 
 import io.handoff.core.model.hf.DeepseekHfConfig;
 import io.handoff.core.model.hf.HfModelConfig;
-import io.handoff.core.model.hf.JsonFile;
+import io.handoff.core.json.JsonFile;
 import io.handoff.core.model.hf.SafetensorsWeights;
-import io.handoff.core.model.hf.SeededCheckpoint;
-import io.handoff.core.model.hf.SeededDeepseekCheckpoint;
-import io.handoff.core.model.hf.SeededDeepseekCheckpoint.Options;
+import io.handoff.testkit.model.SeededCheckpoint;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint.Options;
 import io.handoff.spi.attention.KvDtype;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -3,7 +3,7 @@ package io.handoff.core.model;
 import io.handoff.spi.attention.AttentionBackend;
 import io.handoff.spi.attention.KvDtype;
 import io.handoff.core.kv.PagedKvCache;
-import io.handoff.core.model.ReferenceAttention;
+import io.handoff.testkit.model.ReferenceAttention;
 
 import java.lang.foreign.Arena;
 import java.util.ArrayList;

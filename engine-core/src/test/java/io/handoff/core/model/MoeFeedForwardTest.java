@@ -3,7 +3,7 @@ package io.handoff.core.model;
 import io.handoff.core.model.MoeConfig.GroupScoring;
 import io.handoff.core.model.MoeConfig.Scoring;
 import io.handoff.core.model.MoeFeedForward.Expert;
-import io.handoff.spi.math.ExactExp;
+import io.handoff.math.ExactExp;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 

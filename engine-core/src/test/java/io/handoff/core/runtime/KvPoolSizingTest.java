@@ -6,7 +6,7 @@ import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SeededWeights;
-import io.handoff.core.model.hf.SeededCheckpoint;
+import io.handoff.testkit.model.SeededCheckpoint;
 import io.handoff.spi.attention.KvDtype;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

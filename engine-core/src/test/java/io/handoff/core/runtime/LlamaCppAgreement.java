@@ -4,7 +4,7 @@ import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.core.model.ReferenceAttention;
+import io.handoff.testkit.model.ReferenceAttention;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.model.gguf.GgufTensorType;

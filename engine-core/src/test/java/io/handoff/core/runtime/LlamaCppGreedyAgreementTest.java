@@ -1,6 +1,6 @@
 package io.handoff.core.runtime;
 
-import io.handoff.core.model.ReferenceAttention;
+import io.handoff.testkit.model.ReferenceAttention;
 import io.handoff.core.model.gguf.GgufTensorType;
 import io.handoff.core.model.gguf.GgufVocabulary;
 import io.handoff.core.model.gguf.LlamaCppReference;

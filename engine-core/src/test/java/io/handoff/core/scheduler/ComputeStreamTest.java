@@ -10,7 +10,7 @@ import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.Transformer;
 import io.handoff.spi.attention.KvDtype;
-import io.handoff.core.model.ReferenceAttention;
+import io.handoff.testkit.model.ReferenceAttention;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

@@ -17,7 +17,7 @@ import io.handoff.core.prefix.RadixCache;
 import io.handoff.spi.attention.AttentionBackend;
 import io.handoff.spi.attention.KvCacheView;
 import io.handoff.spi.attention.KvDtype;
-import io.handoff.core.model.ReferenceAttention;
+import io.handoff.testkit.model.ReferenceAttention;
 
 import java.time.Duration;
 import java.util.ArrayList;

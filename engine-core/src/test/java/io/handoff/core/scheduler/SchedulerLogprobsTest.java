@@ -4,7 +4,7 @@ import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.core.model.ReferenceAttention;
+import io.handoff.testkit.model.ReferenceAttention;
 import io.handoff.core.model.Transformer;
 import io.handoff.spi.attention.KvDtype;
 import org.junit.jupiter.api.Test;

@@ -6,7 +6,7 @@ import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.core.model.ReferenceAttention;
+import io.handoff.testkit.model.ReferenceAttention;
 import io.handoff.core.model.SeededWeights;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.prefix.RadixCache;

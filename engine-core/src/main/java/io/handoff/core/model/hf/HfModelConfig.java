@@ -1,5 +1,6 @@
 package io.handoff.core.model.hf;
 
+import io.handoff.core.json.JsonFile;
 import io.handoff.core.model.Architecture;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.RopeScaling;

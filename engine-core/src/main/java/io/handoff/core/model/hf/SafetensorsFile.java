@@ -1,5 +1,6 @@
 package io.handoff.core.model.hf;
 
+import io.handoff.core.json.Json;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;

@@ -1,5 +1,6 @@
 package io.handoff.core.model.hf;
 
+import io.handoff.core.json.JsonFile;
 import io.handoff.core.model.WeightMatrix;
 import io.handoff.core.model.WeightSource;
 

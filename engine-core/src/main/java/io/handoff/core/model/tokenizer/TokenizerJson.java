@@ -1,6 +1,6 @@
 package io.handoff.core.model.tokenizer;
 
-import io.handoff.core.model.hf.JsonFile;
+import io.handoff.core.json.JsonFile;
 import io.handoff.core.model.tokenizer.BpeTokenizer.AddedToken;
 
 import java.nio.file.Files;

@@ -1,6 +1,6 @@
 package io.handoff.core.model.gguf;
 
-import io.handoff.core.model.hf.Json;
+import io.handoff.core.json.Json;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

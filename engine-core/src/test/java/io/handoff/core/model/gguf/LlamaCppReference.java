@@ -1,6 +1,6 @@
 package io.handoff.core.model.gguf;
 
-import io.handoff.core.model.hf.Json;
+import io.handoff.core.json.Json;
 import io.handoff.core.model.tokenizer.NodeReference;
 
 import java.io.IOException;

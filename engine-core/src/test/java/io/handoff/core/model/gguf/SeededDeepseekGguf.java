@@ -3,8 +3,8 @@ package io.handoff.core.model.gguf;
 import io.handoff.core.model.DeepseekConfig;
 import io.handoff.core.model.MoeConfig;
 import io.handoff.core.model.RopeScaling;
-import io.handoff.core.model.hf.SeededDeepseekCheckpoint;
-import io.handoff.core.model.hf.SeededDeepseekCheckpoint.Tensor;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint.Tensor;
 
 import java.nio.file.Path;
 import java.util.SequencedMap;

@@ -2,9 +2,9 @@ package io.handoff.core.model.gguf;
 
 import io.handoff.core.model.DeepseekConfig;
 import io.handoff.core.model.RopeScaling;
-import io.handoff.core.model.hf.SeededDeepseekCheckpoint;
-import io.handoff.core.model.hf.SeededDeepseekCheckpoint.Options;
-import io.handoff.core.model.hf.SeededDeepseekCheckpoint.Tensor;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint.Options;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint.Tensor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -1,13 +1,15 @@
 package io.handoff.core.model.hf;
 
+import io.handoff.testkit.model.SafetensorsEncoder;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint;
 import io.handoff.core.kv.PagedKvCache;
 import io.handoff.core.model.DeepseekConfig;
 import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.core.model.ReferenceAttention;
+import io.handoff.testkit.model.ReferenceAttention;
 import io.handoff.core.model.Transformer;
-import io.handoff.core.model.hf.SeededDeepseekCheckpoint.Options;
-import io.handoff.core.model.hf.SeededDeepseekCheckpoint.Tensor;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint.Options;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint.Tensor;
 import io.handoff.core.runtime.ModelSource;
 import io.handoff.spi.attention.KvDtype;
 import org.junit.jupiter.api.Test;

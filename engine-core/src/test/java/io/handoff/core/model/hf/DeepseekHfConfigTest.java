@@ -1,5 +1,6 @@
 package io.handoff.core.model.hf;
 
+import io.handoff.core.json.Json;
 import io.handoff.core.model.DeepseekConfig;
 import io.handoff.core.model.MoeConfig;
 import io.handoff.core.model.RopeScaling;

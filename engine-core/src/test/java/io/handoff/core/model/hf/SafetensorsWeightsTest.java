@@ -4,7 +4,7 @@ import io.handoff.core.kv.PagedKvCache;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.core.model.ReferenceAttention;
+import io.handoff.testkit.model.ReferenceAttention;
 import io.handoff.core.model.SeededWeights;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.model.WeightSource;

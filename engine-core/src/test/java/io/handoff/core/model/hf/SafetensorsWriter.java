@@ -1,5 +1,7 @@
 package io.handoff.core.model.hf;
 
+import io.handoff.testkit.model.SafetensorsEncoder;
+import io.handoff.testkit.model.SeededCheckpoint;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.WeightSource;
 

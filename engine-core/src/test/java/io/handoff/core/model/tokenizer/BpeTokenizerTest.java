@@ -1,6 +1,6 @@
 package io.handoff.core.model.tokenizer;
 
-import io.handoff.core.model.hf.Json;
+import io.handoff.core.json.Json;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

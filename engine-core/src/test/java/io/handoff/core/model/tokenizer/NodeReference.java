@@ -1,6 +1,6 @@
 package io.handoff.core.model.tokenizer;
 
-import io.handoff.core.model.hf.Json;
+import io.handoff.core.json.Json;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -2,7 +2,7 @@ package io.handoff.plugin.aiter;
 
 import io.handoff.spi.attention.KvCacheView;
 import io.handoff.spi.attention.KvRows;
-import io.handoff.spi.math.ExactExp;
+import io.handoff.math.ExactExp;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 

@@ -1,6 +1,6 @@
 package io.handoff.plugin.triton;
 
-import io.handoff.spi.math.ExactExp;
+import io.handoff.math.ExactExp;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 

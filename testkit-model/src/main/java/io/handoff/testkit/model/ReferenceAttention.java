@@ -1,4 +1,4 @@
-package io.handoff.core.model;
+package io.handoff.testkit.model;
 
 import io.handoff.spi.attention.AttentionBackend;
 import io.handoff.spi.attention.AttentionGeometry;

@@ -1,5 +1,6 @@
-package io.handoff.core.model.hf;
+package io.handoff.testkit.model;
 
+import io.handoff.core.model.hf.TensorDtype;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

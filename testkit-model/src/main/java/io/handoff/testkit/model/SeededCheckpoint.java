@@ -1,5 +1,8 @@
-package io.handoff.core.model.hf;
+package io.handoff.testkit.model;
 
+import io.handoff.core.model.hf.HfModelConfig;
+import io.handoff.core.model.hf.SafetensorsWeights;
+import io.handoff.core.model.hf.TensorDtype;
 import io.handoff.core.model.Architecture;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.RopeScaling;

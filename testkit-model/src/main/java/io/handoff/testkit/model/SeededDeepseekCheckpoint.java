@@ -1,5 +1,9 @@
-package io.handoff.core.model.hf;
+package io.handoff.testkit.model;
 
+import io.handoff.core.json.JsonFile;
+import io.handoff.core.model.hf.HfModelConfig;
+import io.handoff.core.model.hf.SafetensorsWeights;
+import io.handoff.core.model.hf.TensorDtype;
 import io.handoff.core.model.DeepseekConfig;
 import io.handoff.core.model.MoeConfig;
 import io.handoff.core.model.RopeScaling;

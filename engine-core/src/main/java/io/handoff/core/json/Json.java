@@ -1,4 +1,4 @@
-package io.handoff.core.model.hf;
+package io.handoff.core.json;
 
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;

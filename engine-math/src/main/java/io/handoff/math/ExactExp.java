@@ -1,4 +1,4 @@
-package io.handoff.spi.math;
+package io.handoff.math;
 
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;

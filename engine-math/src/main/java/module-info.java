@@ -1,0 +1,11 @@
+/**
+ * Arithmetic the kernels share: {@link io.handoff.math.ExactExp}, {@code exp} over vector lanes with exactly
+ * {@link StrictMath#exp}'s bits, so that the engine's model and the attention plugins compute the same exponentials.
+ * Apart from the SPI so that the SPI stays free of incubator modules; kernels (the core and the attention plugins)
+ * require it, the transfer backends and third-party plugins need not.
+ */
+module handoff.math {
+    requires jdk.incubator.vector;
+
+    exports io.handoff.math;
+}
