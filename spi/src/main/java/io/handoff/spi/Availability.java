@@ -25,12 +25,4 @@ public record Availability(boolean available, String reason)
     {
         return new Availability(false, reason);
     }
-
-    /** Whether this JVM has the Vector API, which kernels written in Java need (it is an incubator module, added explicitly). */
-    public static Availability ofVectorApi()
-    {
-        return ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()
-                ? AVAILABLE
-                : unavailable("the Vector API (module jdk.incubator.vector) is not in this JVM: start it with --add-modules jdk.incubator.vector");
-    }
 }

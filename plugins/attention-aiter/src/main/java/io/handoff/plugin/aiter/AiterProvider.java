@@ -1,5 +1,6 @@
 package io.handoff.plugin.aiter;
 
+import io.handoff.math.VectorApi;
 import io.handoff.spi.Availability;
 import io.handoff.spi.PluginSettings;
 import io.handoff.spi.attention.AttentionBackend;
@@ -55,7 +56,7 @@ public final class AiterProvider
     @Override
     public Availability availability(PluginSettings settings)
     {
-        return Availability.ofVectorApi();
+        return VectorApi.missing().map(Availability::unavailable).orElse(Availability.AVAILABLE);
     }
 
     @Override
