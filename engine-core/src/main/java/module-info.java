@@ -23,7 +23,11 @@ module handoff.core {
     exports io.handoff.core.model.tokenizer to handoff.http, handoff.cli;
     exports io.handoff.core.model.hf to handoff.http, handoff.cli;
     exports io.handoff.core.scheduler to handoff.http, handoff.cli;
+    exports io.handoff.core.scheduler.logprobs to handoff.http, handoff.cli;
     exports io.handoff.core.disagg to handoff.http, handoff.cli;
+    exports io.handoff.core.disagg.control to handoff.http, handoff.cli;
+    exports io.handoff.core.disagg.room to handoff.http, handoff.cli;
+    exports io.handoff.core.disagg.peer to handoff.http, handoff.cli;
     exports io.handoff.core.fault to handoff.http, handoff.cli;
     exports io.handoff.core.security to handoff.http, handoff.cli, handoff.testkit;
     exports io.handoff.core.transfer to handoff.testkit, handoff.cli;

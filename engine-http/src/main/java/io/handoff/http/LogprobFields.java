@@ -1,6 +1,6 @@
 package io.handoff.http;
 
-import io.handoff.core.scheduler.LogprobRequest;
+import io.handoff.core.scheduler.logprobs.LogprobRequest;
 
 import java.util.Optional;
 import java.util.Set;

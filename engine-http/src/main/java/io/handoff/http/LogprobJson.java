@@ -2,7 +2,7 @@ package io.handoff.http;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.handoff.core.scheduler.TokenLogprob;
+import io.handoff.core.scheduler.logprobs.TokenLogprob;
 
 import java.util.List;
 import java.util.function.IntUnaryOperator;

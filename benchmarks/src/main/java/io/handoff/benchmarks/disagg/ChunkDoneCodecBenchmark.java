@@ -1,9 +1,9 @@
 package io.handoff.benchmarks.disagg;
 
-import io.handoff.core.disagg.ControlCodec;
-import io.handoff.core.disagg.ControlCodec.MalformedFrameException;
-import io.handoff.core.disagg.ControlMessage;
-import io.handoff.core.disagg.ControlMessage.ChunkDone;
+import io.handoff.core.disagg.control.ControlCodec;
+import io.handoff.core.disagg.control.ControlCodec.MalformedFrameException;
+import io.handoff.core.disagg.control.ControlMessage;
+import io.handoff.core.disagg.control.ControlMessage.ChunkDone;
 import io.handoff.spi.transfer.RoomKey;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

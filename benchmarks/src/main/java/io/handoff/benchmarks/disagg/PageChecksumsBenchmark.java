@@ -1,6 +1,6 @@
 package io.handoff.benchmarks.disagg;
 
-import io.handoff.core.disagg.PageChecksums;
+import io.handoff.core.disagg.room.PageChecksums;
 import io.handoff.spi.transfer.MemoryRegion;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

@@ -1,6 +1,6 @@
 package io.handoff.benchmarks.disagg;
 
-import io.handoff.core.disagg.TransferPlanner;
+import io.handoff.core.disagg.room.TransferPlanner;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;

@@ -1,6 +1,23 @@
 package io.handoff.core.disagg;
 
-import io.handoff.core.disagg.ControlMessage.RoomMessage;
+import io.handoff.core.disagg.control.ControlMessage;
+import io.handoff.core.disagg.control.ControlSecurity;
+import io.handoff.core.disagg.peer.Compatibility;
+import io.handoff.core.disagg.peer.DrainAckOrigins;
+import io.handoff.core.disagg.peer.PeerProcess;
+import io.handoff.core.disagg.peer.DecodeToPrefillLinks;
+import io.handoff.core.disagg.peer.RestartProofs;
+import io.handoff.core.disagg.peer.SuspectPeers;
+import io.handoff.core.disagg.room.AuxLogprobs;
+import io.handoff.core.disagg.room.DeadlineClock;
+import io.handoff.core.disagg.room.PageChecksums;
+import io.handoff.core.disagg.room.ReceiverRoom;
+import io.handoff.core.disagg.room.ReleasePolicy;
+import io.handoff.core.disagg.room.RoomEffect;
+import io.handoff.core.disagg.room.RoomEvent;
+import io.handoff.core.disagg.room.RoomTable;
+import io.handoff.core.disagg.room.RoomTrace;
+import io.handoff.core.disagg.control.ControlMessage.RoomMessage;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.kv.ReleaseProof;
@@ -36,7 +53,7 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * The decode side of disaggregation: one {@link ReceiverRoom} per request, over the connections
- * {@link PrefillLinks} keeps to the prefills (one per prefill, regions registered once). A room's prompt
+ * {@link DecodeToPrefillLinks} keeps to the prefills (one per prefill, regions registered once). A room's prompt
  * pages were marked RECEIVING by the scheduler at admission; a valid aux record hands the request back
  * to the scheduler with its first token (and the prefill's log probabilities, when it asked for them), a failure fails it, and the room's release policy decides when
  * its pages may be reused (invariant I2).
@@ -51,12 +68,12 @@ public final class DecodeHandoff
     {
         final ReceiverRoom machine;
         final String rid;
-        final PrefillLinks.Link<Room> link;
+        final DecodeToPrefillLinks.Link<Room> link;
         final CompletableFuture<ReleaseProof> proof = new CompletableFuture<>();
         Release release;
         boolean schedulerKnowsOutcome;
 
-        Room(ReceiverRoom machine, String rid, PrefillLinks.Link<Room> link)
+        Room(ReceiverRoom machine, String rid, DecodeToPrefillLinks.Link<Room> link)
         {
             this.machine = machine;
             this.rid = rid;
@@ -66,10 +83,10 @@ public final class DecodeHandoff
 
     /** What the links to the prefills tell this decode's rooms. */
     private final class LinkEvents
-            implements PrefillLinks.Rooms<Room>
+            implements DecodeToPrefillLinks.Rooms<Room>
     {
         @Override
-        public void received(PrefillLinks.Link<Room> from, RoomMessage message)
+        public void received(DecodeToPrefillLinks.Link<Room> from, RoomMessage message)
         {
             Optional<Room> room = rooms.route(message);
             if (room.isEmpty()) {
@@ -103,7 +120,7 @@ public final class DecodeHandoff
          * or the prefill was fenced as suspect) ask again on it. A restarted prefill is another process: it is not asked.
          */
         @Override
-        public void linkReady(PrefillLinks.Link<Room> link)
+        public void linkReady(DecodeToPrefillLinks.Link<Room> link)
         {
             for (Room room : rooms.rooms()) {
                 if (room.link != link && link.sameProcessAs(room.link) && room.machine.awaitsDrainAck()) {
@@ -116,7 +133,7 @@ public final class DecodeHandoff
         }
 
         @Override
-        public void attested(PrefillLinks.Link<Room> from, ControlMessage.ProcessAttestation attestation)
+        public void attested(DecodeToPrefillLinks.Link<Room> from, ControlMessage.ProcessAttestation attestation)
         {
             Optional<RestartProofs.Finding> finding = restarts.attested(from, attestation);
             if (finding.isEmpty()) {
@@ -129,13 +146,13 @@ public final class DecodeHandoff
         }
 
         @Override
-        public void linkFailed(PrefillLinks.Link<Room> link)
+        public void linkFailed(DecodeToPrefillLinks.Link<Room> link)
         {
             restarts.forget(link);
         }
 
         @Override
-        public List<Room> on(PrefillLinks.Link<Room> link)
+        public List<Room> on(DecodeToPrefillLinks.Link<Room> link)
         {
             List<Room> on = new ArrayList<>();
             for (Room room : rooms.rooms()) {
@@ -156,10 +173,10 @@ public final class DecodeHandoff
     private final RoomTable<Room> rooms = new RoomTable<>(1024, 4096);
     // the same rooms' machines, for the write guard a receiver-validating backend asks
     private final RoomTable<ReceiverRoom> machines = new RoomTable<>(0, 4096);
-    private final PrefillLinks<Room> links;
+    private final DecodeToPrefillLinks<Room> links;
     private final SuspectPeers suspects;
     private final DrainAckOrigins ackOrigins = new DrainAckOrigins();
-    private final RestartProofs<PrefillLinks.Link<Room>> restarts = new RestartProofs<>();
+    private final RestartProofs<DecodeToPrefillLinks.Link<Room>> restarts = new RestartProofs<>();
     // lost prefill processes with quarantined rooms that a prefill on their host could not prove gone, and why (for /health)
     private final Map<PeerProcess, String> unproven = new ConcurrentHashMap<>();
     private final boolean releaseOnDrainDeadlineForTesting;
@@ -184,7 +201,7 @@ public final class DecodeHandoff
         this.faults = requireNonNull(faults, "faults is null");
         this.firstRegion = regions.getFirst();
         this.suspects = new SuspectPeers(config.drainDeadline());
-        this.links = new PrefillLinks<>(config, compatibility, backendId, backend, regions, sharedFile, ReceiverRoom.writeGuard(machines),
+        this.links = new DecodeToPrefillLinks<>(config, compatibility, backendId, backend, regions, sharedFile, ReceiverRoom.writeGuard(machines),
                 clock, stats, security, new LinkEvents());
         this.ticker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("handoff-decode-ticks").daemon().factory());
         long period = Math.max(50, config.liveness().heartbeatInterval().toMillis() / 2);
@@ -244,7 +261,7 @@ public final class DecodeHandoff
      * {@code link} reached a prefill: when it is another incarnation on the host of a lost prefill whose rooms still hold
      * quarantined pages, it may prove that prefill gone (a reboot), or be asked whether its process still runs.
      */
-    private void restarted(PrefillLinks.Link<Room> link)
+    private void restarted(DecodeToPrefillLinks.Link<Room> link)
     {
         List<PeerProcess> lost = new ArrayList<>();
         for (Room room : rooms.rooms()) {
@@ -359,7 +376,7 @@ public final class DecodeHandoff
             return;
         }
         RoomKey key = request.ticket().get().room();
-        PrefillLinks.Link<Room> link = links.to(request.ticket().get().bootstrap());
+        DecodeToPrefillLinks.Link<Room> link = links.to(request.ticket().get().bootstrap());
         int[] promptPages = Arrays.copyOf(request.pages(), request.promptPages());
         ReceiverRoom machine = new ReceiverRoom(key, request.rid(), request.promptIds().length, promptPages, link.address(),
                 config.deadlines(), config.checksums() ? Optional.of(verifier(key)) : Optional.empty(), AuxLogprobs.expected(request),

@@ -1,5 +1,7 @@
 package io.handoff.core.disagg;
 
+import io.handoff.core.disagg.control.ControlChannel;
+import io.handoff.core.disagg.room.RoomDeadlines;
 import com.typesafe.config.Config;
 import io.handoff.core.transfer.TransferLink;
 

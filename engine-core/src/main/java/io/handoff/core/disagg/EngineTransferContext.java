@@ -1,5 +1,6 @@
 package io.handoff.core.disagg;
 
+import io.handoff.core.disagg.control.ControlSecurity;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.security.AuthenticationException;

@@ -1,17 +1,33 @@
 package io.handoff.core.disagg;
 
-import io.handoff.core.disagg.ControlMessage.DrainAck;
-import io.handoff.core.disagg.ControlMessage.DrainRequest;
-import io.handoff.core.disagg.ControlMessage.RoomClaim;
-import io.handoff.core.disagg.ControlMessage.RoomMessage;
-import io.handoff.core.disagg.RoomEvent.ChunkForwarded;
+import io.handoff.core.disagg.control.ControlChannel;
+import io.handoff.core.disagg.control.ControlMessage;
+import io.handoff.core.disagg.control.ControlSecurity;
+import io.handoff.core.disagg.peer.Compatibility;
+import io.handoff.core.disagg.peer.PrefillToDecodeLinks;
+import io.handoff.core.disagg.peer.PeerProcess;
+import io.handoff.core.disagg.peer.ProcessCheck;
+import io.handoff.core.disagg.room.AuxLogprobs;
+import io.handoff.core.disagg.room.DeadlineClock;
+import io.handoff.core.disagg.room.EarlySend;
+import io.handoff.core.disagg.room.PageChecksums;
+import io.handoff.core.disagg.room.RoomEffect;
+import io.handoff.core.disagg.room.RoomEvent;
+import io.handoff.core.disagg.room.RoomTable;
+import io.handoff.core.disagg.room.RoomTrace;
+import io.handoff.core.disagg.room.SenderRoom;
+import io.handoff.core.disagg.control.ControlMessage.DrainAck;
+import io.handoff.core.disagg.control.ControlMessage.DrainRequest;
+import io.handoff.core.disagg.control.ControlMessage.RoomClaim;
+import io.handoff.core.disagg.control.ControlMessage.RoomMessage;
+import io.handoff.core.disagg.room.RoomEvent.ChunkForwarded;
 import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.scheduler.FinishReason;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.HandoffRequest;
 import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.KvHandoff.HandoffFailure;
-import io.handoff.core.scheduler.Logprobs;
+import io.handoff.core.scheduler.logprobs.Logprobs;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.transfer.PlanListener;
 import io.handoff.core.transfer.TransferHooks;
@@ -41,7 +57,7 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * The prefill side of disaggregation: drives one {@link SenderRoom} per request from the scheduler's
- * hooks, the decode's messages and the backend's completions, over the connections {@link DecodeLinks}
+ * hooks, the decode's messages and the backend's completions, over the connections {@link PrefillToDecodeLinks}
  * keeps to the decodes. All room events go through {@link #drive}, one at a time, and their effects run
  * in order before the next event (a drain never overtakes a post).
  */
@@ -81,7 +97,7 @@ public final class PrefillHandoff
 
     /** What the links to the decodes tell this prefill's rooms (control reader threads). */
     private final class LinkEvents
-            implements DecodeLinks.Rooms
+            implements PrefillToDecodeLinks.Rooms
     {
         @Override
         public void received(ControlChannel channel, RoomMessage message)
@@ -132,7 +148,7 @@ public final class PrefillHandoff
             });
     // plans posted but not yet moving, by room and chunk: their busy time starts when the backend starts reading them
     private final Map<RoomKey, Map<Integer, java.util.ArrayDeque<TransferStats.Plan>>> waitingToMove = new ConcurrentHashMap<>();
-    private final DecodeLinks links;
+    private final PrefillToDecodeLinks links;
     private final ScheduledExecutorService ticker;
     private volatile Scheduler scheduler;
     private volatile RoomTrace trace = RoomTrace.NONE;
@@ -147,7 +163,7 @@ public final class PrefillHandoff
         this.pageSize = pageSize;
         this.earlySend = requireNonNull(earlySend, "earlySend is null");
         // a decode may connect before this returns; until a request is admitted here there is no room it can reach
-        this.links = new DecodeLinks(config, compatibility, backendId, backend, earlySend, sources, hooks, clock, stats, security,
+        this.links = new PrefillToDecodeLinks(config, compatibility, backendId, backend, earlySend, sources, hooks, clock, stats, security,
                 PeerProcess.current(requireNonNull(incarnation, "incarnation is null")), ProcessCheck.SYSTEM, new LinkEvents());
         this.ticker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("handoff-prefill-ticks").daemon().factory());
         long period = Math.max(50, config.liveness().heartbeatInterval().toMillis() / 2);

@@ -97,7 +97,7 @@ public final class TransferStats
         (success ? roomsSucceeded : roomsFailed).incrementAndGet();
     }
 
-    void ignored()
+    public void ignored()
     {
         messagesIgnored.incrementAndGet();
     }

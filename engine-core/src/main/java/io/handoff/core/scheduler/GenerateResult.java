@@ -1,5 +1,6 @@
 package io.handoff.core.scheduler;
 
+import io.handoff.core.scheduler.logprobs.Logprobs;
 import java.util.List;
 import java.util.Optional;
 

@@ -1,5 +1,6 @@
 package io.handoff.core.scheduler;
 
+import io.handoff.core.scheduler.logprobs.Logprobs;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;

@@ -1,5 +1,8 @@
 package io.handoff.core.scheduler;
 
+import io.handoff.core.scheduler.logprobs.Logprobs;
+import io.handoff.core.scheduler.logprobs.TokenLogprob;
+
 /** Receives a request's output tokens as they are produced, on the scheduler thread: return quickly. */
 @FunctionalInterface
 public interface TokenListener

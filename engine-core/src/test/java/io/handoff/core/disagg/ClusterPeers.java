@@ -1,6 +1,20 @@
 package io.handoff.core.disagg;
 
-import io.handoff.core.disagg.ControlMessage.RoomMessage;
+import io.handoff.core.disagg.control.ControlChannel;
+import io.handoff.core.disagg.control.ControlChannelTest;
+import io.handoff.core.disagg.control.ControlCodec;
+import io.handoff.core.disagg.control.ControlMessage;
+import io.handoff.core.disagg.control.ControlSecurity;
+import io.handoff.core.disagg.peer.Compatibility;
+import io.handoff.core.disagg.peer.PrefillToDecodeLinks;
+import io.handoff.core.disagg.peer.PeerProcess;
+import io.handoff.core.disagg.peer.DecodeToPrefillLinks;
+import io.handoff.core.disagg.peer.ProcessCheck;
+import io.handoff.core.disagg.room.DeadlineClock;
+import io.handoff.core.disagg.room.EarlySend;
+import io.handoff.core.disagg.room.ReleasePolicy;
+import io.handoff.core.disagg.room.RoomDeadlines;
+import io.handoff.core.disagg.control.ControlMessage.RoomMessage;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.security.ClusterSecret;
@@ -32,11 +46,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Fixtures for the security tests of the control connections: a prefill's {@link DecodeLinks} and a decode's
- * {@link PrefillLinks} with given security, over real TCP on loopback, and a raw socket that speaks whatever bytes a
+ * Fixtures for the security tests of the control connections: a prefill's {@link PrefillToDecodeLinks} and a decode's
+ * {@link DecodeToPrefillLinks} with given security, over real TCP on loopback, and a raw socket that speaks whatever bytes a
  * test forges.
  */
-final class ClusterPeers
+public final class ClusterPeers
         implements AutoCloseable
 {
     static final Duration WAIT = Duration.ofSeconds(20);
@@ -51,7 +65,7 @@ final class ClusterPeers
     private final List<AutoCloseable> resources = new ArrayList<>();
 
     /** Waits (bounded) for a condition another thread brings about; never to make something happen. */
-    static void await(String what, java.util.function.BooleanSupplier condition)
+    public static void await(String what, java.util.function.BooleanSupplier condition)
     {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (!condition.getAsBoolean()) {
@@ -104,18 +118,18 @@ final class ClusterPeers
         };
     }
 
-    DecodeLinks prefill(ControlSecurity security)
+    PrefillToDecodeLinks prefill(ControlSecurity security)
             throws IOException
     {
         return prefill(security, PeerProcess.current(""), ProcessCheck.SYSTEM);
     }
 
     /** A prefill's links that answer hellos as {@code self} and questions about processes from {@code processes}. */
-    DecodeLinks prefill(ControlSecurity security, PeerProcess self, ProcessCheck processes)
+    PrefillToDecodeLinks prefill(ControlSecurity security, PeerProcess self, ProcessCheck processes)
             throws IOException
     {
-        DecodeLinks links = new DecodeLinks(config("tcp"), HERE, "tcp", backend(), new EarlySend("off", false, "off"),
-                new PageGeometry(List.of(), 0), TransferHooks.NONE, clock, new TransferStats(), security, self, processes, new DecodeLinks.Rooms()
+        PrefillToDecodeLinks links = new PrefillToDecodeLinks(config("tcp"), HERE, "tcp", backend(), new EarlySend("off", false, "off"),
+                new PageGeometry(List.of(), 0), TransferHooks.NONE, clock, new TransferStats(), security, self, processes, new PrefillToDecodeLinks.Rooms()
                 {
                     @Override
                     public void received(ControlChannel channel, RoomMessage message)
@@ -132,23 +146,23 @@ final class ClusterPeers
     }
 
     /** A decode's links; {@link Lost} hears why each room lost its peer. */
-    PrefillLinks<String> decode(Compatibility compatibility, String backendId, ControlSecurity security, Lost lost)
+    DecodeToPrefillLinks<String> decode(Compatibility compatibility, String backendId, ControlSecurity security, Lost lost)
     {
-        PrefillLinks<String> links = new PrefillLinks<>(config(backendId), compatibility, backendId, backend(), List.of(), null,
+        DecodeToPrefillLinks<String> links = new DecodeToPrefillLinks<>(config(backendId), compatibility, backendId, backend(), List.of(), null,
                 (room, page, count) -> null, clock, new TransferStats(), security, lost);
         resources.add(links);
         return links;
     }
 
     /** Why the room "room" lost its peer. */
-    String lostReason(PrefillLinks<String> decode, DecodeLinks prefill, Lost lost)
+    String lostReason(DecodeToPrefillLinks<String> decode, PrefillToDecodeLinks prefill, Lost lost)
             throws Exception
     {
         decode.join(decode.to(prefill.controlAddress()), "room");
         return lost.reason("room").get(WAIT.toSeconds(), TimeUnit.SECONDS);
     }
 
-    Raw raw(DecodeLinks prefill)
+    Raw raw(PrefillToDecodeLinks prefill)
             throws IOException
     {
         String address = prefill.controlAddress();
@@ -167,7 +181,7 @@ final class ClusterPeers
     }
 
     static class Lost
-            implements PrefillLinks.Rooms<String>
+            implements DecodeToPrefillLinks.Rooms<String>
     {
         private final Map<String, CompletableFuture<String>> reasons = new ConcurrentHashMap<>();
 
@@ -177,7 +191,7 @@ final class ClusterPeers
         }
 
         @Override
-        public void received(PrefillLinks.Link<String> from, RoomMessage message)
+        public void received(DecodeToPrefillLinks.Link<String> from, RoomMessage message)
         {
         }
 
@@ -198,7 +212,7 @@ final class ClusterPeers
         }
 
         @Override
-        public List<String> on(PrefillLinks.Link<String> link)
+        public List<String> on(DecodeToPrefillLinks.Link<String> link)
         {
             return List.of();
         }

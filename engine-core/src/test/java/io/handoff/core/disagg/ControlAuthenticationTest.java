@@ -1,9 +1,16 @@
 package io.handoff.core.disagg;
 
-import io.handoff.core.disagg.ControlMessage.Hello;
-import io.handoff.core.disagg.ControlMessage.HelloResult;
-import io.handoff.core.disagg.ControlMessage.RegisterRegions;
-import io.handoff.core.disagg.ControlMessage.Role;
+import io.handoff.core.disagg.control.ControlChannel;
+import io.handoff.core.disagg.control.ControlChannelTest;
+import io.handoff.core.disagg.control.ControlMessage;
+import io.handoff.core.disagg.control.ControlSecurity;
+import io.handoff.core.disagg.control.ControlServer;
+import io.handoff.core.disagg.peer.Compatibility;
+import io.handoff.core.disagg.peer.PrefillToDecodeLinks;
+import io.handoff.core.disagg.control.ControlMessage.Hello;
+import io.handoff.core.disagg.control.ControlMessage.HelloResult;
+import io.handoff.core.disagg.control.ControlMessage.RegisterRegions;
+import io.handoff.core.disagg.control.ControlMessage.Role;
 import io.handoff.core.security.ClusterSecurity;
 import io.handoff.core.security.LogWarnings;
 import org.junit.jupiter.api.AfterEach;
@@ -57,7 +64,7 @@ class ControlAuthenticationTest
             throws Exception
     {
         ControlSecurity security = secured(SECRET);
-        DecodeLinks prefill = peers.prefill(security);
+        PrefillToDecodeLinks prefill = peers.prefill(security);
         ClusterPeers.Raw forger = peers.raw(prefill);
 
         forger.send(new Hello(ControlMessage.PROTOCOL_VERSION, "forger", Role.DECODE, OTHER_MODEL));
@@ -74,7 +81,7 @@ class ControlAuthenticationTest
     {
         ControlSecurity prefillSecurity = secured(SECRET);
         ControlSecurity decodeSecurity = secured(OTHER);
-        DecodeLinks prefill = peers.prefill(prefillSecurity);
+        PrefillToDecodeLinks prefill = peers.prefill(prefillSecurity);
         ClusterPeers.Lost lost = new ClusterPeers.Lost();
         String reason;
         try (LogWarnings warnings = new LogWarnings()) {
@@ -96,7 +103,7 @@ class ControlAuthenticationTest
     {
         // a decode with a secret, a prefill without: the prefill answers that it has none
         ControlSecurity open = ControlSecurity.loopbackOnly();
-        DecodeLinks insecurePrefill = peers.prefill(open);
+        PrefillToDecodeLinks insecurePrefill = peers.prefill(open);
         ClusterPeers.Lost lost = new ClusterPeers.Lost();
         try (LogWarnings warnings = new LogWarnings()) {
             String reason = peers.lostReason(peers.decode(HERE, "tcp", secured(SECRET), lost), insecurePrefill, lost);
@@ -108,7 +115,7 @@ class ControlAuthenticationTest
         assertThat(open.failures().total()).isOne();
 
         // a decode without a secret, a prefill with one: the decode's hello is refused, naming the setting
-        DecodeLinks securePrefill = peers.prefill(secured(SECRET));
+        PrefillToDecodeLinks securePrefill = peers.prefill(secured(SECRET));
         ClusterPeers.Lost lost2 = new ClusterPeers.Lost();
         assertThat(peers.lostReason(peers.decode(HERE, "tcp", ControlSecurity.loopbackOnly(), lost2), securePrefill, lost2))
                 .containsAnyOf("handshake refused", "refused the handshake").contains("handoff.security.cluster-secret-file");
@@ -118,7 +125,7 @@ class ControlAuthenticationTest
     void theRightSecretLetsTheHelloThroughAndOnlyThenAreDetailsExchanged()
             throws Exception
     {
-        DecodeLinks prefill = peers.prefill(secured(SECRET));
+        PrefillToDecodeLinks prefill = peers.prefill(secured(SECRET));
         ClusterPeers.Lost lost = new ClusterPeers.Lost();
 
         String mismatch = peers.lostReason(peers.decode(OTHER_MODEL, "tcp", secured(SECRET), lost), prefill, lost);
@@ -136,7 +143,7 @@ class ControlAuthenticationTest
             throws Exception
     {
         ControlSecurity security = ControlSecurity.loopbackOnly();
-        DecodeLinks prefill = peers.prefill(security);
+        PrefillToDecodeLinks prefill = peers.prefill(security);
         ClusterPeers.Raw forger = peers.raw(prefill);
 
         forger.send(new RegisterRegions("tcp", new byte[] {1, 2, 3}));
@@ -151,7 +158,7 @@ class ControlAuthenticationTest
     void aNewlineInAPeersHostIdCannotForgeALogLine()
             throws Exception
     {
-        DecodeLinks prefill = peers.prefill(ControlSecurity.loopbackOnly());
+        PrefillToDecodeLinks prefill = peers.prefill(ControlSecurity.loopbackOnly());
         ClusterPeers.Raw forger = peers.raw(prefill);
         try (LogWarnings warnings = new LogWarnings()) {
             // written by hand: a Hello record could not hold the newline

@@ -1,5 +1,9 @@
 package io.handoff.core.disagg;
 
+import io.handoff.core.disagg.control.ControlSecurity;
+import io.handoff.core.disagg.control.FrameBudget;
+import io.handoff.core.disagg.control.FrameReader;
+import io.handoff.core.disagg.peer.PrefillToDecodeLinks;
 import io.handoff.core.security.ClusterSecurity;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -37,7 +41,7 @@ class FrameFloodTest
             throws Exception
     {
         ControlSecurity security = ControlSecurity.loopbackOnly();
-        DecodeLinks prefill = peers.prefill(security);
+        PrefillToDecodeLinks prefill = peers.prefill(security);
         List<ClusterPeers.Raw> flood = new ArrayList<>();
         for (int i = 0; i < CONNECTIONS; i++) {
             ClusterPeers.Raw raw = peers.raw(prefill);
@@ -72,7 +76,7 @@ class FrameFloodTest
             throws Exception
     {
         ControlSecurity security = ControlSecurity.of(ClusterSecurity.withSecret(SECRET).withHandshakeTimeout(Duration.ofMillis(500)));
-        DecodeLinks prefill = peers.prefill(security);
+        PrefillToDecodeLinks prefill = peers.prefill(security);
         List<ClusterPeers.Raw> announcing = new ArrayList<>();
         List<ClusterPeers.Raw> silent = new ArrayList<>();
         for (int i = 0; i < CONNECTIONS; i++) {
@@ -105,7 +109,7 @@ class FrameFloodTest
             throws Exception
     {
         ControlSecurity security = ControlSecurity.loopbackOnly();
-        DecodeLinks prefill = peers.prefill(security);
+        PrefillToDecodeLinks prefill = peers.prefill(security);
         ClusterPeers.Raw raw = peers.raw(prefill);
 
         // a hello is a few KiB at most
@@ -123,7 +127,7 @@ class FrameFloodTest
             throws Exception
     {
         ControlSecurity security = new ControlSecurity(ClusterSecurity.loopbackOnly(), new FrameBudget(3 * 4096), new io.handoff.core.security.AuthFailures());
-        DecodeLinks prefill = peers.prefill(security);
+        PrefillToDecodeLinks prefill = peers.prefill(security);
         List<ClusterPeers.Raw> held = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
             ClusterPeers.Raw raw = peers.raw(prefill);

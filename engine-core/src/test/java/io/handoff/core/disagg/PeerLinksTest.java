@@ -1,6 +1,15 @@
 package io.handoff.core.disagg;
 
-import io.handoff.core.disagg.ControlMessage.RoomMessage;
+import io.handoff.core.disagg.control.ControlChannel;
+import io.handoff.core.disagg.control.ControlChannelTest;
+import io.handoff.core.disagg.peer.Compatibility;
+import io.handoff.core.disagg.peer.PrefillToDecodeLinks;
+import io.handoff.core.disagg.peer.DecodeToPrefillLinks;
+import io.handoff.core.disagg.room.DeadlineClock;
+import io.handoff.core.disagg.room.EarlySend;
+import io.handoff.core.disagg.room.ReleasePolicy;
+import io.handoff.core.disagg.room.RoomDeadlines;
+import io.handoff.core.disagg.control.ControlMessage.RoomMessage;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.scheduler.FailureCause;
 import io.handoff.core.transfer.TransferHooks;
@@ -27,7 +36,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A prefill's {@link DecodeLinks} and a decode's {@link PrefillLinks} over real TCP on loopback: the handshake
+ * A prefill's {@link PrefillToDecodeLinks} and a decode's {@link DecodeToPrefillLinks} over real TCP on loopback: the handshake
  * and the region registration, and what rooms hear when either is refused. Waiting is only for an outcome the
  * test already caused, with a generous bound.
  */
@@ -42,7 +51,7 @@ class PeerLinksTest
 
     /** What the decode's rooms (plain names here) hear from their links. */
     private static final class Heard
-            implements PrefillLinks.Rooms<String>
+            implements DecodeToPrefillLinks.Rooms<String>
     {
         final Map<String, CompletableFuture<String>> lost = new ConcurrentHashMap<>();
         final Map<String, FailureCause> causes = new ConcurrentHashMap<>();
@@ -56,7 +65,7 @@ class PeerLinksTest
         }
 
         @Override
-        public void received(PrefillLinks.Link<String> from, RoomMessage message)
+        public void received(DecodeToPrefillLinks.Link<String> from, RoomMessage message)
         {
         }
 
@@ -79,7 +88,7 @@ class PeerLinksTest
         }
 
         @Override
-        public List<String> on(PrefillLinks.Link<String> link)
+        public List<String> on(DecodeToPrefillLinks.Link<String> link)
         {
             failedLinkForgotten.complete(null);
             return List.of();
@@ -121,11 +130,11 @@ class PeerLinksTest
                 TransferLink.Timeouts.DEFAULT, false);
     }
 
-    private DecodeLinks prefill(String backendId)
+    private PrefillToDecodeLinks prefill(String backendId)
             throws Exception
     {
-        DecodeLinks links = new DecodeLinks(config(backendId), HERE, backendId, backend(), new EarlySend("off", false, "off"),
-                new PageGeometry(List.of(), 0), TransferHooks.NONE, clock, new TransferStats(), new DecodeLinks.Rooms()
+        PrefillToDecodeLinks links = new PrefillToDecodeLinks(config(backendId), HERE, backendId, backend(), new EarlySend("off", false, "off"),
+                new PageGeometry(List.of(), 0), TransferHooks.NONE, clock, new TransferStats(), new PrefillToDecodeLinks.Rooms()
                 {
                     @Override
                     public void received(ControlChannel channel, RoomMessage message)
@@ -141,9 +150,9 @@ class PeerLinksTest
         return links;
     }
 
-    private PrefillLinks<String> decode(Compatibility compatibility, String backendId, Heard heard)
+    private DecodeToPrefillLinks<String> decode(Compatibility compatibility, String backendId, Heard heard)
     {
-        PrefillLinks<String> links = new PrefillLinks<>(config(backendId), compatibility, backendId, backend(), List.of(), null,
+        DecodeToPrefillLinks<String> links = new DecodeToPrefillLinks<>(config(backendId), compatibility, backendId, backend(), List.of(), null,
                 (room, page, count) -> null, clock, new TransferStats(), heard);
         resources.add(links);
         return links;
@@ -162,11 +171,11 @@ class PeerLinksTest
     void aRoomOnAPrefillThatRefusesTheHandshakeLosesItsPeerWithTheReason()
             throws Exception
     {
-        DecodeLinks prefill = prefill("tcp");
+        PrefillToDecodeLinks prefill = prefill("tcp");
         Heard heard = new Heard();
-        PrefillLinks<String> decode = decode(OTHER_MODEL, "tcp", heard);
+        DecodeToPrefillLinks<String> decode = decode(OTHER_MODEL, "tcp", heard);
 
-        PrefillLinks.Link<String> link = decode.to(prefill.controlAddress());
+        DecodeToPrefillLinks.Link<String> link = decode.to(prefill.controlAddress());
         decode.join(link, "room-1");
 
         String reason = heard.lost("room-1").get(WAIT.toSeconds(), TimeUnit.SECONDS);
@@ -179,11 +188,11 @@ class PeerLinksTest
     void aRoomOnAPrefillWithAnotherBackendLosesItsPeerNamingBoth()
             throws Exception
     {
-        DecodeLinks prefill = prefill("tcp");
+        PrefillToDecodeLinks prefill = prefill("tcp");
         Heard heard = new Heard();
-        PrefillLinks<String> decode = decode(HERE, "shm", heard);
+        DecodeToPrefillLinks<String> decode = decode(HERE, "shm", heard);
 
-        PrefillLinks.Link<String> link = decode.to(prefill.controlAddress());
+        DecodeToPrefillLinks.Link<String> link = decode.to(prefill.controlAddress());
         decode.join(link, "room-1");
 
         String reason = heard.lost("room-1").get(WAIT.toSeconds(), TimeUnit.SECONDS);
@@ -196,10 +205,10 @@ class PeerLinksTest
     void aRoomJoiningAFailedLinkHearsAtOnceAndTheNextRequestConnectsAfresh()
             throws Exception
     {
-        DecodeLinks prefill = prefill("tcp");
+        PrefillToDecodeLinks prefill = prefill("tcp");
         Heard heard = new Heard();
-        PrefillLinks<String> decode = decode(OTHER_MODEL, "tcp", heard);
-        PrefillLinks.Link<String> failed = decode.to(prefill.controlAddress());
+        DecodeToPrefillLinks<String> decode = decode(OTHER_MODEL, "tcp", heard);
+        DecodeToPrefillLinks.Link<String> failed = decode.to(prefill.controlAddress());
         decode.join(failed, "room-1");
         String reason = heard.lost("room-1").get(WAIT.toSeconds(), TimeUnit.SECONDS);
         heard.failedLinkForgotten.get(WAIT.toSeconds(), TimeUnit.SECONDS);

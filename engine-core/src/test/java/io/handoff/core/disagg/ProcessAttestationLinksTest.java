@@ -1,10 +1,15 @@
 package io.handoff.core.disagg;
 
-import io.handoff.core.disagg.ControlMessage.Hello;
-import io.handoff.core.disagg.ControlMessage.HelloResult;
-import io.handoff.core.disagg.ControlMessage.ProcessAttestation;
-import io.handoff.core.disagg.ControlMessage.ProcessQuery;
-import io.handoff.core.disagg.ControlMessage.Role;
+import io.handoff.core.disagg.control.ControlMessage;
+import io.handoff.core.disagg.control.ControlSecurity;
+import io.handoff.core.disagg.peer.PrefillToDecodeLinks;
+import io.handoff.core.disagg.peer.PeerProcess;
+import io.handoff.core.disagg.peer.DecodeToPrefillLinks;
+import io.handoff.core.disagg.control.ControlMessage.Hello;
+import io.handoff.core.disagg.control.ControlMessage.HelloResult;
+import io.handoff.core.disagg.control.ControlMessage.ProcessAttestation;
+import io.handoff.core.disagg.control.ControlMessage.ProcessQuery;
+import io.handoff.core.disagg.control.ControlMessage.Role;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -43,7 +48,7 @@ class ProcessAttestationLinksTest
     void thePrefillNamesItsIncarnationAndStartAndAttestsOnlyAProcessItsCheckCannotFind()
             throws Exception
     {
-        DecodeLinks prefill = peers.prefill(ControlSecurity.loopbackOnly(), SELF, (pid, start) -> pid == LIVE_PID);
+        PrefillToDecodeLinks prefill = peers.prefill(ControlSecurity.loopbackOnly(), SELF, (pid, start) -> pid == LIVE_PID);
         ClusterPeers.Raw decode = peers.raw(prefill);
 
         decode.send(new Hello(ControlMessage.PROTOCOL_VERSION, "decode-host", Role.DECODE, HERE));
@@ -65,7 +70,7 @@ class ProcessAttestationLinksTest
             throws Exception
     {
         ControlSecurity security = ControlSecurity.loopbackOnly();
-        DecodeLinks prefill = peers.prefill(security, SELF, (pid, start) -> false);
+        PrefillToDecodeLinks prefill = peers.prefill(security, SELF, (pid, start) -> false);
         ClusterPeers.Raw forger = peers.raw(prefill);
 
         forger.send(new ProcessQuery(4242, 1_000));
@@ -82,11 +87,11 @@ class ProcessAttestationLinksTest
             throws Exception
     {
         Heard heard = new Heard();
-        PrefillLinks<String> decode = peers.decode(HERE, "tcp", ControlSecurity.loopbackOnly(), heard);
+        DecodeToPrefillLinks<String> decode = peers.decode(HERE, "tcp", ControlSecurity.loopbackOnly(), heard);
 
         // before the answer: the link fails, and the attestation is not heard
         try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            PrefillLinks.Link<String> link = decode.to("127.0.0.1:" + server.getLocalPort());
+            DecodeToPrefillLinks.Link<String> link = decode.to("127.0.0.1:" + server.getLocalPort());
             decode.join(link, "room");
             try (ClusterPeers.Raw forger = new ClusterPeers.Raw(server.accept())) {
                 assertThat(forger.receive()).isInstanceOf(Hello.class);
@@ -99,7 +104,7 @@ class ProcessAttestationLinksTest
 
         // after it: heard, on its link
         try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            PrefillLinks.Link<String> link = decode.to("127.0.0.1:" + server.getLocalPort());
+            DecodeToPrefillLinks.Link<String> link = decode.to("127.0.0.1:" + server.getLocalPort());
             try (ClusterPeers.Raw prefill = new ClusterPeers.Raw(server.accept())) {
                 assertThat(prefill.receive()).isInstanceOf(Hello.class);
                 prefill.send(HelloResult.ACCEPTED.from(SELF));
@@ -120,7 +125,7 @@ class ProcessAttestationLinksTest
         final CompletableFuture<ProcessAttestation> first = new CompletableFuture<>();
 
         @Override
-        public void attested(PrefillLinks.Link<String> from, ProcessAttestation attestation)
+        public void attested(DecodeToPrefillLinks.Link<String> from, ProcessAttestation attestation)
         {
             attestations.add(attestation);
             first.complete(attestation);

@@ -1,8 +1,13 @@
 package io.handoff.core.disagg;
 
-import io.handoff.core.disagg.ControlMessage.HelloResult;
-import io.handoff.core.disagg.ControlMessage.RegisterRegions;
-import io.handoff.core.disagg.ControlMessage.RoomClaim;
+import io.handoff.core.disagg.control.ControlMessage;
+import io.handoff.core.disagg.peer.DrainAckOriginsTest;
+import io.handoff.core.disagg.peer.PeerProcess;
+import io.handoff.core.disagg.peer.DecodeToPrefillLinks;
+import io.handoff.core.disagg.room.DeadlineClock;
+import io.handoff.core.disagg.control.ControlMessage.HelloResult;
+import io.handoff.core.disagg.control.ControlMessage.RegisterRegions;
+import io.handoff.core.disagg.control.ControlMessage.RoomClaim;
 import io.handoff.core.scheduler.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
 import org.junit.jupiter.api.AfterEach;
@@ -40,11 +45,11 @@ class RoomClaimLinksTest
     {
         ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
         resources.add(server);
-        PrefillLinks<String> decode = new PrefillLinks<>(DrainAckOriginsTest.config(), DrainAckOriginsTest.HERE, "idle",
+        DecodeToPrefillLinks<String> decode = new DecodeToPrefillLinks<>(DrainAckOriginsTest.config(), DrainAckOriginsTest.HERE, "idle",
                 DrainAckOriginsTest.backend(), List.of(), null, (room, page, count) -> null, clock, new TransferStats(), new ClusterPeers.Lost());
         resources.add(decode);
 
-        PrefillLinks.Link<String> link = decode.to("127.0.0.1:" + server.getLocalPort());
+        DecodeToPrefillLinks.Link<String> link = decode.to("127.0.0.1:" + server.getLocalPort());
         ClusterPeers.Raw prefill = new ClusterPeers.Raw(server.accept());
         resources.add(prefill);
         assertThat(prefill.receive()).isInstanceOf(ControlMessage.Hello.class);
