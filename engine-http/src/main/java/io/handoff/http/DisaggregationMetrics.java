@@ -1,7 +1,7 @@
 package io.handoff.http;
 
 import io.handoff.core.disagg.Disaggregation;
-import io.handoff.core.disagg.TransferStats;
+import io.handoff.core.disagg.peer.TransferStats;
 
 import java.util.Map;
 

@@ -1,15 +1,17 @@
 package io.handoff.core.disagg;
 
+import io.handoff.core.disagg.peer.DisaggregationConfig;
+import io.handoff.core.disagg.peer.TransferStats;
 import io.handoff.core.disagg.control.ControlMessage;
 import io.handoff.core.disagg.control.ControlSecurity;
-import io.handoff.core.disagg.peer.Compatibility;
+import io.handoff.core.disagg.control.Compatibility;
 import io.handoff.core.disagg.peer.DrainAckOrigins;
-import io.handoff.core.disagg.peer.PeerProcess;
+import io.handoff.core.disagg.control.PeerProcess;
 import io.handoff.core.disagg.peer.DecodeToPrefillLinks;
 import io.handoff.core.disagg.peer.RestartProofs;
 import io.handoff.core.disagg.peer.SuspectPeers;
 import io.handoff.core.disagg.room.AuxLogprobs;
-import io.handoff.core.disagg.room.DeadlineClock;
+import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.room.PageChecksums;
 import io.handoff.core.disagg.room.ReceiverRoom;
 import io.handoff.core.disagg.room.ReleasePolicy;

@@ -1,5 +1,6 @@
 package io.handoff.core.disagg;
 
+import io.handoff.core.disagg.control.PeerProcess;
 import io.handoff.core.config.HandoffConfig;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.kv.KvGeometry;
@@ -116,7 +117,7 @@ public final class StandaloneTransfer
             throw new IllegalStateException("already connected");
         }
         disaggregation.backend().registerSources(regions);
-        TransferPeer peer = disaggregation.backend().connect(EngineTransferContext.localHostId(), descriptor);
+        TransferPeer peer = disaggregation.backend().connect(PeerProcess.localHostId(), descriptor);
         try {
             PageGeometry sources = PageGeometry.of(regions);
             sources.checkReceiver(backendId(), peer.receiverGeometry());

@@ -1,7 +1,7 @@
 package io.handoff.core.runtime;
 
 import com.typesafe.config.Config;
-import io.handoff.core.disagg.peer.Compatibility;
+import io.handoff.core.disagg.control.Compatibility;
 import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.kv.KvGeometry;

@@ -1,16 +1,18 @@
 package io.handoff.core.disagg;
 
+import io.handoff.core.disagg.peer.DisaggregationConfig;
+import io.handoff.core.disagg.peer.TransferStats;
 import io.handoff.core.disagg.control.ControlChannel;
 import io.handoff.core.disagg.control.ControlChannelTest;
 import io.handoff.core.disagg.control.ControlCodec;
 import io.handoff.core.disagg.control.ControlMessage;
 import io.handoff.core.disagg.control.ControlSecurity;
-import io.handoff.core.disagg.peer.Compatibility;
+import io.handoff.core.disagg.control.Compatibility;
 import io.handoff.core.disagg.peer.PrefillToDecodeLinks;
-import io.handoff.core.disagg.peer.PeerProcess;
+import io.handoff.core.disagg.control.PeerProcess;
 import io.handoff.core.disagg.peer.DecodeToPrefillLinks;
-import io.handoff.core.disagg.peer.ProcessCheck;
-import io.handoff.core.disagg.room.DeadlineClock;
+import io.handoff.core.disagg.control.ProcessCheck;
+import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.room.EarlySend;
 import io.handoff.core.disagg.room.ReleasePolicy;
 import io.handoff.core.disagg.room.RoomDeadlines;

@@ -1,11 +1,12 @@
 package io.handoff.core.disagg;
 
+import io.handoff.core.disagg.control.PeerProcess;
 import io.handoff.core.disagg.control.ControlChannel;
 import io.handoff.core.disagg.control.ControlChannelTest;
 import io.handoff.core.disagg.control.ControlMessage;
 import io.handoff.core.disagg.control.ControlSecurity;
 import io.handoff.core.disagg.control.ControlServer;
-import io.handoff.core.disagg.peer.Compatibility;
+import io.handoff.core.disagg.control.Compatibility;
 import io.handoff.core.disagg.peer.PrefillToDecodeLinks;
 import io.handoff.core.disagg.control.ControlMessage.Hello;
 import io.handoff.core.disagg.control.ControlMessage.HelloResult;
@@ -55,7 +56,7 @@ class ControlAuthenticationTest
             assertThat(result.hostId()).isEmpty();
             assertThat(result.pid()).isNegative();
             assertThat(result.reason()).doesNotContain("tiny-mla").doesNotContain("seed:42").doesNotContain(HERE.kvLayout())
-                    .doesNotContain(EngineTransferContext.localHostId()).doesNotContain(Long.toString(ProcessHandle.current().pid()));
+                    .doesNotContain(PeerProcess.localHostId()).doesNotContain(Long.toString(ProcessHandle.current().pid()));
         });
     }
 

@@ -3,7 +3,7 @@ package io.handoff.core.disagg;
 import io.handoff.core.disagg.control.ControlMessage;
 import io.handoff.core.disagg.control.ControlSecurity;
 import io.handoff.core.disagg.peer.PrefillToDecodeLinks;
-import io.handoff.core.disagg.peer.PeerProcess;
+import io.handoff.core.disagg.control.PeerProcess;
 import io.handoff.core.disagg.peer.DecodeToPrefillLinks;
 import io.handoff.core.disagg.control.ControlMessage.Hello;
 import io.handoff.core.disagg.control.ControlMessage.HelloResult;

@@ -1,10 +1,11 @@
 package io.handoff.core.disagg;
 
+import io.handoff.core.disagg.peer.TransferStats;
 import io.handoff.core.disagg.control.ControlMessage;
 import io.handoff.core.disagg.peer.DrainAckOriginsTest;
-import io.handoff.core.disagg.peer.PeerProcess;
+import io.handoff.core.disagg.control.PeerProcess;
 import io.handoff.core.disagg.peer.DecodeToPrefillLinks;
-import io.handoff.core.disagg.room.DeadlineClock;
+import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.control.ControlMessage.HelloResult;
 import io.handoff.core.disagg.control.ControlMessage.RegisterRegions;
 import io.handoff.core.disagg.control.ControlMessage.RoomClaim;

@@ -1,6 +1,6 @@
 package io.handoff.core.disagg;
 
-import io.handoff.core.disagg.room.DeadlineClock;
+import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.room.PageChecksums;
 import io.handoff.core.disagg.room.ReceiverRoom;
 import io.handoff.core.disagg.room.ReleasePolicy;

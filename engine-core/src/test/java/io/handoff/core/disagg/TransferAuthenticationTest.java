@@ -1,5 +1,6 @@
 package io.handoff.core.disagg;
 
+import io.handoff.core.disagg.peer.EngineTransferContext;
 import io.handoff.core.disagg.control.ControlSecurity;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.security.ClusterSecret;

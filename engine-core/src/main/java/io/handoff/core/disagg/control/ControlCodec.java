@@ -1,6 +1,6 @@
 package io.handoff.core.disagg.control;
 
-import io.handoff.core.disagg.peer.Compatibility;
+import io.handoff.core.disagg.control.Compatibility;
 import io.handoff.core.disagg.control.ControlMessage.AuxRecord;
 import io.handoff.core.disagg.control.ControlMessage.ChunkDone;
 import io.handoff.core.disagg.control.ControlMessage.DrainAck;

@@ -1,12 +1,14 @@
 package io.handoff.core.disagg.peer;
 
-import io.handoff.core.disagg.DisaggregationConfig;
-import io.handoff.core.disagg.EngineTransferContext;
-import io.handoff.core.disagg.TransferStats;
+import io.handoff.core.disagg.control.Compatibility;
+import io.handoff.core.disagg.control.PeerProcess;
+import io.handoff.core.disagg.peer.DisaggregationConfig;
+import io.handoff.core.disagg.peer.EngineTransferContext;
+import io.handoff.core.disagg.peer.TransferStats;
 import io.handoff.core.disagg.control.ControlChannel;
 import io.handoff.core.disagg.control.ControlMessage;
 import io.handoff.core.disagg.control.ControlSecurity;
-import io.handoff.core.disagg.room.DeadlineClock;
+import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.room.ReleasePolicy;
 import io.handoff.core.disagg.control.ControlMessage.HelloResult;
 import io.handoff.core.disagg.control.ControlMessage.RegionsRegistered;
@@ -277,7 +279,7 @@ public final class DecodeToPrefillLinks<R>
                 public void opened(ControlChannel channel)
                 {
                     link.channel = channel;
-                    channel.send(new ControlMessage.Hello(ControlMessage.PROTOCOL_VERSION, EngineTransferContext.localHostId(),
+                    channel.send(new ControlMessage.Hello(ControlMessage.PROTOCOL_VERSION, PeerProcess.localHostId(),
                             ControlMessage.Role.DECODE, compatibility));
                 }
 
@@ -329,7 +331,7 @@ public final class DecodeToPrefillLinks<R>
                     link.greeted = true;
                 }
                 link.peer = result.process();
-                if (result.hostId().equals(EngineTransferContext.localHostId()) && result.pid() > 0
+                if (result.hostId().equals(PeerProcess.localHostId()) && result.pid() > 0
                         && result.pid() != ProcessHandle.current().pid()) {
                     // its exit will be taken as proof that its writes stopped (I2): only if it really is the peer
                     if (LocalPeer.holdsConnection(result.pid(), channel.localAddress(), channel.remoteAddress())) {

@@ -1,13 +1,16 @@
 package io.handoff.core.disagg.peer;
 
-import io.handoff.core.disagg.DisaggregationConfig;
-import io.handoff.core.disagg.EngineTransferContext;
-import io.handoff.core.disagg.TransferStats;
+import io.handoff.core.disagg.control.Compatibility;
+import io.handoff.core.disagg.control.PeerProcess;
+import io.handoff.core.disagg.control.ProcessCheck;
+import io.handoff.core.disagg.peer.DisaggregationConfig;
+import io.handoff.core.disagg.peer.EngineTransferContext;
+import io.handoff.core.disagg.peer.TransferStats;
 import io.handoff.core.disagg.control.ControlChannel;
 import io.handoff.core.disagg.control.ControlMessage;
 import io.handoff.core.disagg.control.ControlSecurity;
 import io.handoff.core.disagg.control.ControlServer;
-import io.handoff.core.disagg.room.DeadlineClock;
+import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.room.EarlySend;
 import io.handoff.core.disagg.control.ControlMessage.Hello;
 import io.handoff.core.disagg.control.ControlMessage.HelloResult;
@@ -320,7 +323,7 @@ public final class PrefillToDecodeLinks
         EarlySend linkEarlySend;
         TransferPeer peer = null;
         try {
-            peer = backend.connect(EngineTransferContext.localHostId(), register.descriptor());
+            peer = backend.connect(PeerProcess.localHostId(), register.descriptor());
             sources.checkReceiver(backendId, peer.receiverGeometry());
             link = TransferLink.start(backendId, channel.peer(), peer, sources, peer.receiverGeometry(), config.linkTimeouts(), hooks,
                     config.transferWindow());

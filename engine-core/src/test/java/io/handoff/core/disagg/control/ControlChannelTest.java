@@ -1,7 +1,7 @@
 package io.handoff.core.disagg.control;
 
-import io.handoff.core.disagg.peer.Compatibility;
-import io.handoff.core.disagg.room.DeadlineClock;
+import io.handoff.core.disagg.control.Compatibility;
+import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.control.ControlMessage.ChunkDone;
 import io.handoff.core.disagg.control.ControlMessage.DrainAck;
 import io.handoff.core.disagg.control.ControlMessage.Hello;

@@ -1,7 +1,7 @@
 package io.handoff.core.disagg.control;
 
-import io.handoff.core.disagg.peer.Compatibility;
-import io.handoff.core.disagg.peer.PeerProcess;
+import io.handoff.core.disagg.control.Compatibility;
+import io.handoff.core.disagg.control.PeerProcess;
 import io.handoff.core.disagg.room.AuxLogprobs;
 import io.handoff.core.disagg.control.ControlCodec.MalformedFrameException;
 import io.handoff.core.disagg.control.ControlMessage.AuxRecord;

@@ -1,11 +1,12 @@
 package io.handoff.core.disagg.peer;
 
+import io.handoff.core.disagg.control.Compatibility;
 import io.handoff.core.disagg.ClusterPeers;
-import io.handoff.core.disagg.DisaggregationConfig;
-import io.handoff.core.disagg.TransferStats;
+import io.handoff.core.disagg.peer.DisaggregationConfig;
+import io.handoff.core.disagg.peer.TransferStats;
 import io.handoff.core.disagg.control.ControlChannel;
 import io.handoff.core.disagg.control.ControlChannelTest;
-import io.handoff.core.disagg.room.DeadlineClock;
+import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.room.EarlySend;
 import io.handoff.core.disagg.room.ReleasePolicy;
 import io.handoff.core.disagg.room.RoomDeadlines;

@@ -1,5 +1,6 @@
 package io.handoff.core.disagg.peer;
 
+import io.handoff.core.disagg.control.PeerProcess;
 import io.handoff.core.disagg.control.ControlMessage;
 import io.handoff.core.disagg.control.ControlMessage.ProcessAttestation;
 import io.handoff.core.disagg.control.ControlMessage.ProcessQuery;

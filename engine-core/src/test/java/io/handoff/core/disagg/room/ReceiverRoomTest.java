@@ -1,5 +1,6 @@
 package io.handoff.core.disagg.room;
 
+import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.control.ControlMessage.AuxRecord;
 import io.handoff.core.disagg.control.ControlMessage.ChunkDone;
 import io.handoff.core.disagg.control.ControlMessage.DrainAck;

@@ -1,4 +1,4 @@
-package io.handoff.core.disagg;
+package io.handoff.core.disagg.peer;
 
 import io.handoff.core.disagg.control.ControlChannel;
 import io.handoff.core.disagg.room.RoomDeadlines;

@@ -1,4 +1,4 @@
-package io.handoff.core.disagg.room;
+package io.handoff.core.disagg.control;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;

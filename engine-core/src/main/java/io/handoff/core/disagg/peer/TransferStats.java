@@ -1,4 +1,4 @@
-package io.handoff.core.disagg;
+package io.handoff.core.disagg.peer;
 
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -22,12 +22,12 @@ public final class TransferStats
     private long busyNanos;
 
     /** One posted plan's share of the busy time: it starts when the plan can move (its fence done) and ends with its outcome. */
-    final class Plan
+    public final class Plan
     {
         private boolean started;
         private boolean ended;
 
-        void start()
+        public void start()
         {
             synchronized (TransferStats.this) {
                 if (!started && !ended) {
@@ -39,7 +39,7 @@ public final class TransferStats
             }
         }
 
-        void end(long planBytes, boolean completed)
+        public void end(long planBytes, boolean completed)
         {
             synchronized (TransferStats.this) {
                 if (ended) {
@@ -54,7 +54,7 @@ public final class TransferStats
         }
     }
 
-    Plan plan()
+    public Plan plan()
     {
         return new Plan();
     }
@@ -70,13 +70,13 @@ public final class TransferStats
         }
     }
 
-    void earlyBytes(long planBytes)
+    public void earlyBytes(long planBytes)
     {
         earlyBytes.addAndGet(planBytes);
     }
 
     /** A room's KV was all in the decode's memory and its aux record sent, this long after the last chunk's forward completed. */
-    void kvReady(long nanosAfterLastForward)
+    public void kvReady(long nanosAfterLastForward)
     {
         kvReadyNanos.addAndGet(nanosAfterLastForward);
         kvReadyRooms.incrementAndGet();
@@ -92,7 +92,7 @@ public final class TransferStats
         return kvReadyRooms.get();
     }
 
-    void roomEnded(boolean success)
+    public void roomEnded(boolean success)
     {
         (success ? roomsSucceeded : roomsFailed).incrementAndGet();
     }

@@ -1,5 +1,6 @@
-package io.handoff.core.disagg;
+package io.handoff.core.disagg.peer;
 
+import io.handoff.core.disagg.control.PeerProcess;
 import io.handoff.core.disagg.control.ControlSecurity;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPoint;
@@ -35,7 +36,7 @@ import static java.util.Objects.requireNonNull;
 public final class EngineTransferContext
         implements TransferContext, TransferHooks
 {
-    private static final String HOST_ID = computeHostId();
+    private static final String HOST_ID = PeerProcess.localHostId();
 
     /** Hears when a backend starts moving a chunk's pages, for transfer timing. */
     public interface Activity
@@ -71,19 +72,14 @@ public final class EngineTransferContext
     }
 
     /** The process's fault plan, for the decode's point before a landed page is verified. */
-    FaultInjector faults()
+    public FaultInjector faults()
     {
         return faults;
     }
 
-    void listen(Activity listener)
+    public void listen(Activity listener)
     {
         this.activity = requireNonNull(listener, "listener is null");
-    }
-
-    public static String localHostId()
-    {
-        return HOST_ID;
     }
 
     @Override
@@ -181,27 +177,5 @@ public final class EngineTransferContext
     public boolean watchesPage(RoomKey room, int pageIndex)
     {
         return faults.watches(FaultPoint.TRANSFER_AFTER_PAGE, room.roomId(), pageIndex);
-    }
-
-    private static String computeHostId()
-    {
-        String host;
-        try {
-            host = InetAddress.getLocalHost().getHostName();
-        }
-        catch (IOException e) {
-            host = "unknown-host";
-        }
-        String boot = "";
-        try {
-            Path bootId = Path.of("/proc/sys/kernel/random/boot_id");
-            if (Files.isReadable(bootId)) {
-                boot = Files.readString(bootId).strip();
-            }
-        }
-        catch (IOException e) {
-            boot = "";
-        }
-        return boot.isEmpty() ? host : host + "/" + boot;
     }
 }

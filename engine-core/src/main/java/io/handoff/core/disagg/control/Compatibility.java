@@ -1,4 +1,4 @@
-package io.handoff.core.disagg.peer;
+package io.handoff.core.disagg.control;
 
 import io.handoff.core.disagg.control.ControlMessage;
 import io.handoff.core.kv.KvGeometry;
