@@ -2,6 +2,8 @@
 module handoff.cli {
     requires handoff.core;
     requires handoff.http;
+    requires handoff.http.base;
+    requires handoff.router;
     requires handoff.cluster;
     requires info.picocli;
     requires com.fasterxml.jackson.databind;

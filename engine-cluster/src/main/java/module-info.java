@@ -5,10 +5,11 @@
  * API), not on a protocol of Handoff's own.
  */
 module handoff.cluster {
-    requires handoff.core;
+    requires handoff.http.base;
+    requires typesafe.config;
     requires com.fasterxml.jackson.databind;
     requires java.net.http;
     requires org.apache.logging.log4j;
 
-    exports io.handoff.cluster to handoff.http, handoff.cli;
+    exports io.handoff.cluster to handoff.http, handoff.router, handoff.cli;
 }

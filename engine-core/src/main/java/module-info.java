@@ -5,6 +5,7 @@
  */
 module handoff.core {
     requires transitive handoff.spi;
+    requires transitive handoff.trace;
     requires transitive typesafe.config;
     requires org.pf4j;
     requires org.slf4j;

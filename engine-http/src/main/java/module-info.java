@@ -1,6 +1,7 @@
 /** The HTTP API server (SGLang and OpenAI shapes, metrics, bootstrap) and the PD router, over the engine core. */
 module handoff.http {
     requires handoff.core;
+    requires handoff.http.base;
     requires handoff.cluster;
     requires com.fasterxml.jackson.databind;
     requires jdk.httpserver;
@@ -8,6 +9,4 @@ module handoff.http {
     requires org.apache.logging.log4j;
 
     exports io.handoff.http to handoff.cli;
-    exports io.handoff.http.security to handoff.cli;
-    exports io.handoff.router to handoff.cli;
 }

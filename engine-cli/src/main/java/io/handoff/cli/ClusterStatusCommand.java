@@ -10,8 +10,8 @@ import io.handoff.cluster.Membership;
 import io.handoff.cluster.MembershipView;
 import io.handoff.cluster.StaticMembership;
 import io.handoff.core.runtime.Engine;
-import io.handoff.http.ServerConfig;
-import io.handoff.http.security.RouterCredentials;
+import io.handoff.http.base.ServerConfig;
+import io.handoff.http.base.security.RouterCredentials;
 import io.handoff.router.Router;
 import io.handoff.status.ClusterStatus;
 import io.handoff.status.RouterBackends;
@@ -90,7 +90,7 @@ final class ClusterStatusCommand
         // the engine validates the configuration and sets up logging; the check needs nothing else of it
         try (Engine engine = Engine.start(options.source())) {
             cluster = ClusterConfig.from(engine.config().config());
-            credentials = ServerConfig.from(engine.config().config(), engine.security()).access().routerCredentials();
+            credentials = ServerSettings.of(engine).access().routerCredentials();
         }
         checkSourceOptions(cluster.discovery());
         ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();

@@ -1,6 +1,6 @@
 package io.handoff.cli;
 
-import io.handoff.http.ServerConfig;
+import io.handoff.http.base.ServerConfig;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import picocli.CommandLine.Model.CommandSpec;

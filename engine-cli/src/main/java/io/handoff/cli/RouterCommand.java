@@ -8,11 +8,11 @@ import io.handoff.cluster.MemberRole;
 import io.handoff.cluster.Membership;
 import io.handoff.cluster.StaticMembership;
 
-import io.handoff.http.ServerConfig;
+import io.handoff.http.base.ServerConfig;
 import io.handoff.router.Router;
 import io.handoff.router.RouterConfig;
 import io.handoff.core.runtime.Engine;
-import io.handoff.core.scheduler.Timelines;
+import io.handoff.trace.Timelines;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 import picocli.CommandLine.Command;
@@ -67,7 +67,7 @@ final class RouterCommand
         Timelines timelines;
         // The engine validates the configuration (with plugins' keys) and sets up logging; the router needs nothing else of it.
         try (Engine engine = Engine.start(options.source())) {
-            serverConfig = ServerConfig.from(engine.config().config(), engine.security());
+            serverConfig = ServerSettings.of(engine);
             routerConfig = RouterConfig.from(engine.config().config());
             cluster = ClusterConfig.from(engine.config().config());
             timelines = new Timelines(engine.config().config().getInt("handoff.debug.timeline-requests"));

@@ -5,7 +5,7 @@ import io.handoff.cluster.Registration;
 import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.fault.FaultSpec;
 import io.handoff.http.ApiServer;
-import io.handoff.http.ServerConfig;
+import io.handoff.http.base.ServerConfig;
 import io.handoff.core.runtime.ComputeEngine;
 import io.handoff.core.runtime.Engine;
 import org.apache.logging.log4j.LogManager;
@@ -67,7 +67,7 @@ final class ServeCommand
         try {
             // before the model is loaded: a bad key file should not cost the time a checkpoint takes to load
             // the one read of the secret file in this process: the transfer layer gets the same copy
-            config = ServerConfig.from(engine.config().config(), engine.security());
+            config = ServerSettings.of(engine);
             ClusterConfig cluster = ClusterConfig.from(engine.config().config());
             compute = ComputeEngine.create(engine, FaultSpec.parse(engine.config().config().getStringList("handoff.debug.faults")),
                     disaggregationRole);

@@ -6,7 +6,7 @@ import io.handoff.cluster.BoundedBody;
 import io.handoff.cluster.Member;
 import io.handoff.cluster.MemberRole;
 import io.handoff.cluster.MembershipView;
-import io.handoff.http.security.RouterCredentials;
+import io.handoff.http.base.security.RouterCredentials;
 import io.handoff.router.NoAnswer;
 
 import java.io.IOException;

@@ -3,7 +3,7 @@ package io.handoff.status;
 import io.handoff.cluster.Member;
 import io.handoff.cluster.Membership;
 import io.handoff.cluster.MembershipView;
-import io.handoff.http.security.RouterCredentials;
+import io.handoff.http.base.security.RouterCredentials;
 
 import java.io.IOException;
 import java.net.http.HttpClient;

@@ -6,7 +6,7 @@ import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.runtime.ComputeEngine;
 import io.handoff.core.runtime.Engine;
 import io.handoff.http.ApiServer;
-import io.handoff.http.ServerConfig;
+import io.handoff.http.base.ServerConfig;
 
 import java.io.IOException;
 import java.net.URI;
@@ -41,7 +41,7 @@ public final class LocalMember
         all.putAll(settings);
         engine = Engine.start(new ConfigSource(Optional.empty(), all, Map.of()));
         try {
-            config = ServerConfig.from(engine.config().config(), engine.security());
+            config = ServerConfig.from(engine.config().config(), io.handoff.cli.ServerSettings.routerMac(engine.security()));
             compute = ComputeEngine.create(engine, FaultInjector.NONE, role);
             server = ApiServer.start(config, compute.scheduler(), compute.model(), compute.tokenizer(), compute.chatTemplate(), compute.disaggregation());
         }

@@ -1,5 +1,6 @@
 package io.handoff.cluster;
 
+import io.handoff.http.base.StrictJson;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 

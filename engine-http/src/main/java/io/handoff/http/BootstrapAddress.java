@@ -1,5 +1,6 @@
 package io.handoff.http;
 
+import io.handoff.http.base.ApiError;
 import java.net.InetAddress;
 import java.util.regex.Pattern;
 

@@ -1,5 +1,6 @@
 package io.handoff.http;
 
+import io.handoff.http.base.PrometheusText;
 import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.disagg.peer.TransferStats;
 

@@ -1,5 +1,10 @@
 package io.handoff.http;
 
+import io.handoff.http.base.ApiError;
+import io.handoff.http.base.Exchange;
+import io.handoff.http.base.JsonFields;
+import io.handoff.http.base.OutputCount;
+import io.handoff.http.base.UnusedFields;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;

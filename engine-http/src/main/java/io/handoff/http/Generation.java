@@ -1,8 +1,9 @@
 package io.handoff.http;
 
+import io.handoff.http.base.ApiError;
 import io.handoff.core.model.tokenizer.Tokenizer;
-import io.handoff.core.scheduler.FailureCause;
-import io.handoff.core.scheduler.FinishReason;
+import io.handoff.trace.FailureCause;
+import io.handoff.trace.FinishReason;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.GenerateResult;
 import io.handoff.core.scheduler.logprobs.LogprobRequest;

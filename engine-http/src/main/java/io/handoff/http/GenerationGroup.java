@@ -1,5 +1,7 @@
 package io.handoff.http;
 
+import io.handoff.http.base.ApiError;
+import io.handoff.http.base.OutputCount;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -1,5 +1,6 @@
 package io.handoff.http;
 
+import io.handoff.http.base.ApiError;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.scheduler.RequestRejectedException;

@@ -1,5 +1,7 @@
 package io.handoff.http;
 
+import io.handoff.http.base.ApiError;
+import io.handoff.http.base.JsonFields;
 import io.handoff.core.scheduler.logprobs.LogprobRequest;
 
 import java.util.Optional;

@@ -1,5 +1,8 @@
 package io.handoff.http;
 
+import io.handoff.http.base.ApiError;
+import io.handoff.http.base.JsonFields;
+import io.handoff.http.base.OutputCount;
 import com.fasterxml.jackson.databind.JsonNode;
 
 import java.util.ArrayList;

@@ -1,5 +1,8 @@
 package io.handoff.http;
 
+import io.handoff.http.base.ApiError;
+import io.handoff.http.base.Exchange;
+import io.handoff.http.base.JsonFields;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.model.SamplingParams;

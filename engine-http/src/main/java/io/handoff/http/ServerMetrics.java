@@ -1,9 +1,12 @@
 package io.handoff.http;
 
+import io.handoff.http.base.Histogram;
+import io.handoff.http.base.HttpRequestCounts;
+import io.handoff.http.base.PrometheusText;
 import io.handoff.core.kv.PageAccounting;
 import io.handoff.core.kv.QuarantineTimes;
-import io.handoff.core.scheduler.FailureCause;
-import io.handoff.core.scheduler.FinishReason;
+import io.handoff.trace.FailureCause;
+import io.handoff.trace.FinishReason;
 import io.handoff.core.scheduler.RequestRejectedException;
 import io.handoff.core.scheduler.SchedulerStats;
 

@@ -1,5 +1,7 @@
 package io.handoff.http;
 
+import io.handoff.http.base.ApiAccess;
+import io.handoff.http.base.ServerConfig;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.handoff.core.HandoffVersion;
 import io.handoff.core.model.ByteTokenizer;
@@ -7,7 +9,7 @@ import io.handoff.core.scheduler.HandoffRequest;
 import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.core.scheduler.SchedulerStats;
-import io.handoff.http.security.ApiKeys;
+import io.handoff.http.base.security.ApiKeys;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,7 @@
 package io.handoff.http;
 
+import io.handoff.http.testing.PrometheusFormat;
+import io.handoff.http.base.ServerConfig;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.scheduler.SchedulerConfig;

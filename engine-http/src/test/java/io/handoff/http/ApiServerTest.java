@@ -1,5 +1,7 @@
 package io.handoff.http;
 
+import io.handoff.http.testing.PrometheusFormat;
+import io.handoff.http.base.PrometheusText;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.SamplingParams;

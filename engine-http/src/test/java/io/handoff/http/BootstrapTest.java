@@ -1,9 +1,11 @@
 package io.handoff.http;
 
+import io.handoff.http.base.ApiError;
+import io.handoff.http.base.JsonFields;
 import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.scheduler.RoomTicket;
-import io.handoff.http.security.RouterAuthentication;
-import io.handoff.http.security.RouterSigner;
+import io.handoff.http.base.security.RouterAuthentication;
+import io.handoff.http.base.security.RouterSigner;
 import io.handoff.spi.transfer.RoomKey;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -14,7 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 
-import static io.handoff.http.security.TestClusterMac.hmac;
+import static io.handoff.http.testing.TestClusterMac.hmac;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.InstanceOfAssertFactories.type;

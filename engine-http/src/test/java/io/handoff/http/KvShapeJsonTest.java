@@ -1,5 +1,6 @@
 package io.handoff.http;
 
+import io.handoff.http.base.JsonFields;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.kv.KvGeometry;

@@ -1,5 +1,6 @@
 package io.handoff.http;
 
+import io.handoff.http.base.ServerConfig;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.handoff.core.fault.FaultInjector;

@@ -1,5 +1,7 @@
 package io.handoff.http;
 
+import io.handoff.http.base.ApiError;
+import io.handoff.http.base.JsonFields;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.fasterxml.jackson.databind.node.IntNode;
 import io.handoff.http.chat.ChatRequest;

@@ -1,8 +1,9 @@
 package io.handoff.http;
 
+import io.handoff.http.testing.PrometheusFormat;
 import io.handoff.core.kv.PageAccounting;
 import io.handoff.core.kv.QuarantineTimes;
-import io.handoff.core.scheduler.FailureCause;
+import io.handoff.trace.FailureCause;
 import io.handoff.core.scheduler.SchedulerStats;
 import org.junit.jupiter.api.Test;
 

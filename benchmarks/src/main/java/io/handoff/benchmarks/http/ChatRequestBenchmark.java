@@ -2,7 +2,7 @@ package io.handoff.benchmarks.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.handoff.http.JsonFields;
+import io.handoff.http.base.JsonFields;
 import io.handoff.http.chat.ChatRequest;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

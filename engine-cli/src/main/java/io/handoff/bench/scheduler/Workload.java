@@ -1,7 +1,7 @@
 package io.handoff.bench.scheduler;
 
 import io.handoff.core.model.SamplingParams;
-import io.handoff.core.scheduler.FinishReason;
+import io.handoff.trace.FinishReason;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.GenerateResult;
 import io.handoff.core.scheduler.Scheduler;

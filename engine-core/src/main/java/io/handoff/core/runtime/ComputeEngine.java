@@ -20,7 +20,7 @@ import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.scheduler.DecodeMetadataProbe;
 import io.handoff.core.scheduler.SchedulerConfig;
-import io.handoff.core.scheduler.Timelines;
+import io.handoff.trace.Timelines;
 import io.handoff.spi.PluginSettings;
 import io.handoff.spi.attention.AttentionBackend;
 import io.handoff.spi.attention.AttentionBackendProvider;

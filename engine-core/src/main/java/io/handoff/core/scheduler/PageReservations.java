@@ -1,5 +1,6 @@
 package io.handoff.core.scheduler;
 
+import io.handoff.trace.FinishReason;
 import io.handoff.core.kv.PagePool;
 import io.handoff.core.kv.QuarantineTimes;
 import io.handoff.core.kv.ReleaseProof;

@@ -1,5 +1,8 @@
 package io.handoff.core.scheduler;
 
+import io.handoff.trace.FinishReason;
+import io.handoff.trace.FailureCause;
+import io.handoff.trace.RequestTimeline;
 import io.handoff.core.scheduler.logprobs.LogprobRequest;
 import io.handoff.core.scheduler.logprobs.Logprobs;
 import io.handoff.core.scheduler.logprobs.TokenLogprob;

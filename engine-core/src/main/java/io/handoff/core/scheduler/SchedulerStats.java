@@ -1,5 +1,6 @@
 package io.handoff.core.scheduler;
 
+import io.handoff.trace.FailureCause;
 import io.handoff.core.kv.PageAccounting;
 import io.handoff.core.kv.QuarantineTimes;
 

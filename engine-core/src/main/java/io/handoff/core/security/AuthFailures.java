@@ -1,5 +1,6 @@
 package io.handoff.core.security;
 
+import io.handoff.trace.PeerText;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 

@@ -18,7 +18,7 @@ import io.handoff.core.disagg.room.ReleasePolicy;
 import io.handoff.core.disagg.room.RoomDeadlines;
 import io.handoff.core.disagg.control.ControlMessage.RoomMessage;
 import io.handoff.core.kv.KvGeometry;
-import io.handoff.core.scheduler.FailureCause;
+import io.handoff.trace.FailureCause;
 import io.handoff.core.security.ClusterSecret;
 import io.handoff.core.security.ClusterSecurity;
 import io.handoff.core.transfer.TransferHooks;

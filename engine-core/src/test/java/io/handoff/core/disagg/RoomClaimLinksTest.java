@@ -9,7 +9,7 @@ import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.control.ControlMessage.HelloResult;
 import io.handoff.core.disagg.control.ControlMessage.RegisterRegions;
 import io.handoff.core.disagg.control.ControlMessage.RoomClaim;
-import io.handoff.core.scheduler.FailureCause;
+import io.handoff.trace.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

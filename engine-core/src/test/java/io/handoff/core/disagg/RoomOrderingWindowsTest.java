@@ -16,7 +16,7 @@ import io.handoff.core.disagg.room.RoomEvent.PlanCompleted;
 import io.handoff.core.disagg.room.RoomEvent.Received;
 import io.handoff.core.kv.PageState;
 import io.handoff.core.kv.ReleaseProof;
-import io.handoff.core.scheduler.FailureCause;
+import io.handoff.trace.FailureCause;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;

@@ -38,7 +38,7 @@ import io.handoff.core.disagg.room.RoomEvent.Tick;
 import io.handoff.core.kv.PagePool;
 import io.handoff.core.kv.PageState;
 import io.handoff.core.kv.ReleaseProof;
-import io.handoff.core.scheduler.FailureCause;
+import io.handoff.trace.FailureCause;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;

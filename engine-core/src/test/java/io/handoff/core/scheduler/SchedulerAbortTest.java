@@ -1,5 +1,7 @@
 package io.handoff.core.scheduler;
 
+import io.handoff.trace.FinishReason;
+import io.handoff.trace.FailureCause;
 import io.handoff.core.fault.FaultPlan;
 import io.handoff.spi.transfer.RoomKey;
 import org.junit.jupiter.api.Test;

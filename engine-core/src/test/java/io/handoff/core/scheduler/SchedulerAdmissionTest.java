@@ -1,5 +1,6 @@
 package io.handoff.core.scheduler;
 
+import io.handoff.trace.FinishReason;
 import io.handoff.core.fault.FaultPlan;
 import io.handoff.core.model.SamplingParams;
 import org.junit.jupiter.api.Test;

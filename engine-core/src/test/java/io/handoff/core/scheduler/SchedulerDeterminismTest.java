@@ -1,5 +1,6 @@
 package io.handoff.core.scheduler;
 
+import io.handoff.trace.FinishReason;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.spi.attention.KvDtype;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,5 +1,6 @@
 package io.handoff.core.scheduler;
 
+import io.handoff.trace.FinishReason;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.Sampler;
 import io.handoff.core.model.SamplingParams;

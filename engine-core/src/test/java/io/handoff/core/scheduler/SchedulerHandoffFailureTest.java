@@ -1,5 +1,7 @@
 package io.handoff.core.scheduler;
 
+import io.handoff.trace.FinishReason;
+import io.handoff.trace.FailureCause;
 import io.handoff.core.scheduler.KvHandoff.HandoffFailure;
 import org.junit.jupiter.api.Test;
 

@@ -1,5 +1,8 @@
 package io.handoff.core.scheduler;
 
+import io.handoff.trace.FinishReason;
+import io.handoff.trace.RequestTimeline;
+import io.handoff.trace.TimelineEvent;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

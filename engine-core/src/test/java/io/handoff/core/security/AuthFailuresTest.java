@@ -1,5 +1,6 @@
 package io.handoff.core.security;
 
+import io.handoff.trace.PeerText;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

@@ -1,5 +1,6 @@
 package io.handoff.core.security;
 
+import io.handoff.trace.PeerText;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 

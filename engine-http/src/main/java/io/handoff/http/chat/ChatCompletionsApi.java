@@ -4,9 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.scheduler.logprobs.TokenLogprob;
-import io.handoff.http.ApiError;
-import io.handoff.http.Exchange;
-import io.handoff.http.JsonFields;
+import io.handoff.http.base.ApiError;
+import io.handoff.http.base.Exchange;
+import io.handoff.http.base.JsonFields;
 import io.handoff.http.LogprobJson;
 
 import java.io.IOException;

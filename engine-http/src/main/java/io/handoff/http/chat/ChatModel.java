@@ -2,9 +2,9 @@ package io.handoff.http.chat;
 
 import io.handoff.core.scheduler.RoomTicket;
 import io.handoff.core.scheduler.logprobs.TokenLogprob;
-import io.handoff.http.ApiError;
-import io.handoff.http.Exchange;
-import io.handoff.http.JsonFields;
+import io.handoff.http.base.ApiError;
+import io.handoff.http.base.Exchange;
+import io.handoff.http.base.JsonFields;
 import io.handoff.http.LogprobOptions;
 import io.handoff.http.SamplingOptions;
 import io.handoff.http.TokenTexts;
@@ -49,7 +49,7 @@ public interface ChatModel
      * Runs the request's {@code n} generations to their end, telling {@code sink} each one's output text (stop-string
      * prefixes held back), tokens and (when asked for) their log probabilities as they grow; a sink's {@link IOException}
      * means the client is gone: all are aborted and the result says {@link Result#clientGone()}. Throws
-     * {@link io.handoff.http.ApiError} when refused (context, overload).
+     * {@link io.handoff.http.base.ApiError} when refused (context, overload).
      */
     Result generate(Request request, TextSink sink)
             throws InterruptedException;

@@ -2,14 +2,14 @@ package io.handoff.http.chat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.handoff.http.ApiError;
-import io.handoff.http.JsonFields;
+import io.handoff.http.base.ApiError;
+import io.handoff.http.base.JsonFields;
 import io.handoff.http.LogprobFields;
 import io.handoff.http.LogprobOptions;
-import io.handoff.http.OutputCount;
+import io.handoff.http.base.OutputCount;
 import io.handoff.http.SamplingFields;
 import io.handoff.http.SamplingOptions;
-import io.handoff.http.UnusedFields;
+import io.handoff.http.base.UnusedFields;
 
 import java.util.ArrayList;
 import java.util.Iterator;

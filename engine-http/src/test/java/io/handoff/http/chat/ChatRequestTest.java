@@ -3,7 +3,7 @@ package io.handoff.http.chat;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.model.SamplingParams;
-import io.handoff.http.ApiError;
+import io.handoff.http.base.ApiError;
 import io.handoff.http.LogprobOptions;
 import io.handoff.http.SamplingOptions;
 import org.junit.jupiter.api.Test;

@@ -13,7 +13,7 @@ import io.handoff.core.prefix.RadixCache;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.http.ApiServer;
-import io.handoff.http.ServerConfig;
+import io.handoff.http.base.ServerConfig;
 import io.handoff.spi.attention.KvDtype;
 import org.junit.jupiter.api.Test;
 

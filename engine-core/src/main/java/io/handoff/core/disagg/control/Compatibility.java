@@ -2,7 +2,7 @@ package io.handoff.core.disagg.control;
 
 import io.handoff.core.disagg.control.ControlMessage;
 import io.handoff.core.kv.KvGeometry;
-import io.handoff.core.security.PeerText;
+import io.handoff.trace.PeerText;
 import io.handoff.spi.attention.KvLayout;
 
 import java.nio.charset.StandardCharsets;

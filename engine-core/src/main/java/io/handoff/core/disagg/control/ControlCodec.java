@@ -16,12 +16,12 @@ import io.handoff.core.disagg.control.ControlMessage.Role;
 import io.handoff.core.disagg.control.ControlMessage.RoomClaim;
 import io.handoff.core.disagg.control.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.control.ControlMessage.RoomRequest;
-import io.handoff.core.scheduler.FailureCause;
+import io.handoff.trace.FailureCause;
 import io.handoff.core.scheduler.logprobs.LogprobRequest;
 import io.handoff.core.scheduler.logprobs.Logprobs;
 import io.handoff.core.scheduler.logprobs.TokenLogprob;
 import io.handoff.core.scheduler.logprobs.TokenLogprobs;
-import io.handoff.core.security.PeerText;
+import io.handoff.trace.PeerText;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferCapability;
 

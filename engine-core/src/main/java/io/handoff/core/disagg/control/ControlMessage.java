@@ -2,11 +2,11 @@ package io.handoff.core.disagg.control;
 
 import io.handoff.core.disagg.control.Compatibility;
 import io.handoff.core.disagg.control.PeerProcess;
-import io.handoff.core.scheduler.FailureCause;
+import io.handoff.trace.FailureCause;
 import io.handoff.core.scheduler.logprobs.LogprobRequest;
 import io.handoff.core.scheduler.logprobs.Logprobs;
 import io.handoff.core.scheduler.logprobs.TokenLogprob;
-import io.handoff.core.security.PeerText;
+import io.handoff.trace.PeerText;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferCapability;
 

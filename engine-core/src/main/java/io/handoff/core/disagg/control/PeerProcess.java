@@ -4,7 +4,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import io.handoff.core.security.PeerText;
+import io.handoff.trace.PeerText;
 
 import static java.util.Objects.requireNonNull;
 

@@ -1,7 +1,7 @@
 package io.handoff.core.disagg.peer;
 
 import io.handoff.core.disagg.control.ControlMessage.DrainAck;
-import io.handoff.core.security.PeerText;
+import io.handoff.trace.PeerText;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 

@@ -18,7 +18,7 @@ import io.handoff.core.disagg.control.ControlMessage.RegionsRegistered;
 import io.handoff.core.disagg.control.ControlMessage.RegisterRegions;
 import io.handoff.core.disagg.control.ControlMessage.RoomMessage;
 import io.handoff.core.disagg.control.ControlMessage.RoomRequest;
-import io.handoff.core.security.PeerText;
+import io.handoff.trace.PeerText;
 import io.handoff.core.transfer.PoolGrantRefused;
 import io.handoff.core.transfer.TransferHooks;
 import io.handoff.core.transfer.TransferLink;

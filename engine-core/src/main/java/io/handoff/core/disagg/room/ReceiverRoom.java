@@ -25,7 +25,7 @@ import io.handoff.core.disagg.room.RoomEvent.PeerReady;
 import io.handoff.core.disagg.room.RoomEvent.Received;
 import io.handoff.core.disagg.room.RoomEvent.Tick;
 import io.handoff.core.kv.ReleaseProof;
-import io.handoff.core.scheduler.FailureCause;
+import io.handoff.trace.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.WriteGuard;
 

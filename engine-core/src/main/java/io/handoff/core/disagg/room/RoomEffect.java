@@ -2,7 +2,7 @@ package io.handoff.core.disagg.room;
 
 import io.handoff.core.disagg.control.ControlMessage;
 import io.handoff.core.kv.ReleaseProof;
-import io.handoff.core.scheduler.FailureCause;
+import io.handoff.trace.FailureCause;
 import io.handoff.core.scheduler.logprobs.Logprobs;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;

@@ -8,7 +8,7 @@ import io.handoff.core.disagg.control.ControlMessage.Hello;
 import io.handoff.core.disagg.control.ControlMessage.HelloResult;
 import io.handoff.core.disagg.control.ControlMessage.Role;
 import io.handoff.core.disagg.control.ControlMessage.RoomFailed;
-import io.handoff.core.scheduler.FailureCause;
+import io.handoff.trace.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

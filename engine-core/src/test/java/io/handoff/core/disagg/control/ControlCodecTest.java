@@ -17,7 +17,7 @@ import io.handoff.core.disagg.control.ControlMessage.Role;
 import io.handoff.core.disagg.control.ControlMessage.RoomClaim;
 import io.handoff.core.disagg.control.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.control.ControlMessage.RoomRequest;
-import io.handoff.core.scheduler.FailureCause;
+import io.handoff.trace.FailureCause;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.logprobs.LogprobRequest;
 import io.handoff.core.scheduler.logprobs.Logprobs;

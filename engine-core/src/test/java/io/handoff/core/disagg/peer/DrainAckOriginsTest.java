@@ -14,7 +14,7 @@ import io.handoff.core.disagg.control.ControlMessage.DrainAck;
 import io.handoff.core.disagg.control.ControlMessage.RoomMessage;
 import io.handoff.core.disagg.control.ControlMessage.RoomRequest;
 import io.handoff.core.kv.KvGeometry;
-import io.handoff.core.scheduler.FailureCause;
+import io.handoff.trace.FailureCause;
 import io.handoff.core.transfer.TransferHooks;
 import io.handoff.core.transfer.TransferLink;
 import io.handoff.spi.attention.KvDtype;

@@ -137,7 +137,7 @@ class PrefillToDecodeLinksDrainTest
         }
 
         @Override
-        public void lost(String room, io.handoff.core.scheduler.FailureCause cause, String reason)
+        public void lost(String room, io.handoff.trace.FailureCause cause, String reason)
         {
         }
 

@@ -10,7 +10,7 @@ import io.handoff.core.disagg.room.RoomEffect.Fail;
 import io.handoff.core.disagg.room.RoomEffect.Send;
 import io.handoff.core.disagg.room.RoomEvent.PeerReady;
 import io.handoff.core.disagg.room.RoomEvent.Received;
-import io.handoff.core.scheduler.FailureCause;
+import io.handoff.trace.FailureCause;
 import io.handoff.core.scheduler.HandoffRequest;
 import io.handoff.core.scheduler.logprobs.LogprobRequest;
 import io.handoff.core.scheduler.logprobs.Logprobs;

@@ -1,0 +1,96 @@
+package io.handoff.router;
+
+import io.handoff.trace.FailureCause;
+import io.handoff.http.base.Histogram;
+import io.handoff.http.base.HttpRequestCounts;
+import io.handoff.http.base.PrometheusText;
+
+import java.util.LinkedHashMap;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * What the router's {@code GET /metrics} reports: its HTTP requests by route and code (the same family as
+ * a server's), per backend its health, requests in flight, requests sent and failures, requests retried by the
+ * cause of the failed attempt, and the latency of forwarded requests as the client sees it.
+ */
+final class RouterMetrics
+{
+    private static final double NANOS = 1e9;
+
+    private final HttpRequestCounts httpRequests = new HttpRequestCounts();
+    private final Histogram latency = new Histogram(Histogram.LATENCY_BUCKETS);
+    private final LongAdder clientDisconnects = new LongAdder();
+    private final Map<FailureCause, LongAdder> retries = new EnumMap<>(FailureCause.class);
+
+    RouterMetrics()
+    {
+        for (FailureCause cause : FailureCause.values()) {
+            if (cause.retryable()) {
+                retries.put(cause, new LongAdder());
+            }
+        }
+    }
+
+    HttpRequestCounts httpRequests()
+    {
+        return httpRequests;
+    }
+
+    void forwarded(long nanos)
+    {
+        latency.observe(nanos / NANOS);
+    }
+
+    void clientDisconnected()
+    {
+        clientDisconnects.increment();
+    }
+
+    /** A request's first attempt failed for {@code cause} (a retryable one) and it was sent again. */
+    void retried(FailureCause cause)
+    {
+        LongAdder count = retries.get(cause);
+        if (count == null) {
+            throw new IllegalArgumentException("cause " + cause.label() + " is not retryable");
+        }
+        count.increment();
+    }
+
+    String render(List<Backend> backends, int inFlight)
+    {
+        PrometheusText out = new PrometheusText();
+        httpRequests.render(out);
+        out.gauge("handoff_router_inflight_requests", "Generation requests the router has in flight.", inFlight);
+        perBackend(out, backends, "handoff_router_backend_healthy", "1 if the server passed its last health poll (and, once, GET /bootstrap), else 0.",
+                "gauge", backend -> backend.healthy() ? 1 : 0);
+        perBackend(out, backends, "handoff_router_backend_inflight_requests", "Requests this router has in flight on the server.",
+                "gauge", Backend::inFlight);
+        perBackend(out, backends, "handoff_router_backend_requests_total", "Requests this router has sent to the server.",
+                "counter", Backend::requests);
+        perBackend(out, backends, "handoff_router_backend_failures_total", "Requests the server failed: no response, or a 5xx status.",
+                "counter", Backend::failures);
+        out.counter("handoff_router_client_disconnects_total", "Streaming requests aborted on both servers because their client disconnected.",
+                clientDisconnects.sum());
+        out.family("handoff_router_retries_total", "Requests sent a second time, in a new room, because the first attempt's KV transfer failed; "
+                + "by the cause of that failure.", "counter");
+        retries.forEach((cause, count) -> out.sample("handoff_router_retries_total", Map.of("cause", cause.label()), count.sum()));
+        out.histogram("handoff_router_request_latency_seconds", "Time from receiving a generation request to the end of its response.",
+                latency.snapshot());
+        return out.toString();
+    }
+
+    private static void perBackend(PrometheusText out, List<Backend> backends, String name, String help, String type, ToDoubleFunction<Backend> value)
+    {
+        out.family(name, help, type);
+        for (Backend backend : backends) {
+            Map<String, String> labels = new LinkedHashMap<>();
+            labels.put("role", backend.role().label());
+            labels.put("backend", backend.url().toString());
+            out.sample(name, labels, value.applyAsDouble(backend));
+        }
+    }
+}
