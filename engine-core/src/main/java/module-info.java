@@ -24,7 +24,6 @@ module handoff.core {
     exports io.handoff.core.model.tokenizer to handoff.http, handoff.cli;
     exports io.handoff.core.model.hf to handoff.http, handoff.cli;
     exports io.handoff.core.scheduler to handoff.http, handoff.cli;
-    exports io.handoff.core.scheduler.logprobs to handoff.http, handoff.cli;
     exports io.handoff.core.disagg to handoff.http, handoff.cli;
     exports io.handoff.core.disagg.control to handoff.http, handoff.cli;
     exports io.handoff.core.disagg.room to handoff.http, handoff.cli;

@@ -7,11 +7,11 @@ import io.handoff.trace.FailureCause;
 import io.handoff.trace.FinishReason;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.GenerateResult;
-import io.handoff.core.scheduler.logprobs.LogprobRequest;
-import io.handoff.core.scheduler.logprobs.Logprobs;
+import io.handoff.core.scheduler.LogprobRequest;
+import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.scheduler.RequestHandle;
 import io.handoff.core.scheduler.TokenListener;
-import io.handoff.core.scheduler.logprobs.TokenLogprob;
+import io.handoff.core.scheduler.TokenLogprob;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

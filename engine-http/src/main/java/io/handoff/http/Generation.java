@@ -6,11 +6,11 @@ import io.handoff.trace.FailureCause;
 import io.handoff.trace.FinishReason;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.GenerateResult;
-import io.handoff.core.scheduler.logprobs.LogprobRequest;
-import io.handoff.core.scheduler.logprobs.Logprobs;
+import io.handoff.core.scheduler.LogprobRequest;
+import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.scheduler.TokenListener;
-import io.handoff.core.scheduler.logprobs.TokenLogprob;
+import io.handoff.core.scheduler.TokenLogprob;
 
 import java.io.IOException;
 import java.time.Duration;

@@ -2,7 +2,7 @@ package io.handoff.http;
 
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.JsonFields;
-import io.handoff.core.scheduler.logprobs.LogprobRequest;
+import io.handoff.core.scheduler.LogprobRequest;
 
 import java.util.Optional;
 import java.util.Set;

@@ -3,7 +3,7 @@ package io.handoff.http;
 import io.handoff.http.base.JsonFields;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.handoff.core.scheduler.logprobs.TokenLogprob;
+import io.handoff.core.scheduler.TokenLogprob;
 
 import java.util.List;
 import java.util.function.IntUnaryOperator;

@@ -1,6 +1,6 @@
 package io.handoff.http;
 
-import io.handoff.core.scheduler.logprobs.LogprobRequest;
+import io.handoff.core.scheduler.LogprobRequest;
 
 /**
  * The log probabilities one generation returns, as the APIs ask for them: every output token's, with the {@code topN}

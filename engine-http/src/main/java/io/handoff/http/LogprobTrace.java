@@ -1,7 +1,7 @@
 package io.handoff.http;
 
-import io.handoff.core.scheduler.logprobs.Logprobs;
-import io.handoff.core.scheduler.logprobs.TokenLogprob;
+import io.handoff.core.scheduler.Logprobs;
+import io.handoff.core.scheduler.TokenLogprob;
 
 import java.util.ArrayList;
 import java.util.Collections;

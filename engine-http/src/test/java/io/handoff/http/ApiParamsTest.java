@@ -7,7 +7,7 @@ import io.handoff.core.model.SamplingParams;
 import io.handoff.core.runtime.ChatTemplateText;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.GenerateResult;
-import io.handoff.core.scheduler.logprobs.LogprobRequest;
+import io.handoff.core.scheduler.LogprobRequest;
 import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.core.scheduler.TokenListener;

@@ -3,8 +3,8 @@ package io.handoff.http;
 import io.handoff.http.base.JsonFields;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.handoff.core.scheduler.logprobs.Logprobs;
-import io.handoff.core.scheduler.logprobs.TokenLogprob;
+import io.handoff.core.scheduler.Logprobs;
+import io.handoff.core.scheduler.TokenLogprob;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;

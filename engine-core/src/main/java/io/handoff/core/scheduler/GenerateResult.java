@@ -2,7 +2,7 @@ package io.handoff.core.scheduler;
 
 import io.handoff.trace.FinishReason;
 import io.handoff.trace.FailureCause;
-import io.handoff.core.scheduler.logprobs.Logprobs;
+import io.handoff.core.scheduler.Logprobs;
 import java.util.List;
 import java.util.Optional;
 

@@ -1,6 +1,6 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.core.scheduler.logprobs.LogprobRequest;
+import io.handoff.core.scheduler.LogprobRequest;
 import java.util.Optional;
 
 /**

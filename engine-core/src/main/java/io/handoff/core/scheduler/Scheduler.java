@@ -3,7 +3,7 @@ package io.handoff.core.scheduler;
 import io.handoff.trace.FailureCause;
 import io.handoff.trace.TimelineEvent;
 import io.handoff.trace.Timelines;
-import io.handoff.core.scheduler.logprobs.Logprobs;
+import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;

@@ -1,9 +1,9 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.core.scheduler.logprobs.LogprobRequest;
-import io.handoff.core.scheduler.logprobs.Logprobs;
-import io.handoff.core.scheduler.logprobs.TokenLogprob;
-import io.handoff.core.scheduler.logprobs.TokenLogprobs;
+import io.handoff.core.scheduler.LogprobRequest;
+import io.handoff.core.scheduler.Logprobs;
+import io.handoff.core.scheduler.TokenLogprob;
+import io.handoff.core.scheduler.TokenLogprobs;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.model.ForwardBatch;

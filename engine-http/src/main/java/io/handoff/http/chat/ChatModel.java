@@ -1,7 +1,7 @@
 package io.handoff.http.chat;
 
 import io.handoff.core.scheduler.RoomTicket;
-import io.handoff.core.scheduler.logprobs.TokenLogprob;
+import io.handoff.core.scheduler.TokenLogprob;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.Exchange;
 import io.handoff.http.base.JsonFields;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 import io.handoff.core.scheduler.RoomTicket;
-import io.handoff.core.scheduler.logprobs.TokenLogprob;
+import io.handoff.core.scheduler.TokenLogprob;
 import io.handoff.http.base.Exchange;
 import io.handoff.http.base.HttpRequestCounts;
 import io.handoff.http.base.JsonFields;

@@ -3,11 +3,11 @@ package io.handoff.core.disagg.room;
 import io.handoff.core.disagg.control.ControlCodec;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.HandoffRequest;
-import io.handoff.core.scheduler.logprobs.LogprobRequest;
-import io.handoff.core.scheduler.logprobs.Logprobs;
+import io.handoff.core.scheduler.LogprobRequest;
+import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.scheduler.RequestRejectedException;
-import io.handoff.core.scheduler.logprobs.TokenLogprob;
-import io.handoff.core.scheduler.logprobs.TokenLogprobs;
+import io.handoff.core.scheduler.TokenLogprob;
+import io.handoff.core.scheduler.TokenLogprobs;
 
 import java.util.List;
 import java.util.Optional;

@@ -26,7 +26,7 @@ import io.handoff.core.disagg.room.RoomEvent.PlanFailed;
 import io.handoff.core.disagg.room.RoomEvent.Received;
 import io.handoff.core.disagg.room.RoomEvent.Tick;
 import io.handoff.trace.FailureCause;
-import io.handoff.core.scheduler.logprobs.Logprobs;
+import io.handoff.core.scheduler.Logprobs;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
 

@@ -12,10 +12,10 @@ import io.handoff.core.disagg.room.RoomEvent.PeerReady;
 import io.handoff.core.disagg.room.RoomEvent.Received;
 import io.handoff.trace.FailureCause;
 import io.handoff.core.scheduler.HandoffRequest;
-import io.handoff.core.scheduler.logprobs.LogprobRequest;
-import io.handoff.core.scheduler.logprobs.Logprobs;
+import io.handoff.core.scheduler.LogprobRequest;
+import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.scheduler.RoomTicket;
-import io.handoff.core.scheduler.logprobs.TokenLogprob;
+import io.handoff.core.scheduler.TokenLogprob;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

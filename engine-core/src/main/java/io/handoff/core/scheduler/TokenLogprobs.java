@@ -1,5 +1,6 @@
-package io.handoff.core.scheduler.logprobs;
+package io.handoff.core.scheduler;
 
+import io.handoff.core.scheduler.LogprobRequest;
 import io.handoff.math.ExactExp;
 
 import static java.util.Objects.requireNonNull;

@@ -1,4 +1,4 @@
-package io.handoff.core.scheduler.logprobs;
+package io.handoff.core.scheduler;
 
 import java.util.Arrays;
 

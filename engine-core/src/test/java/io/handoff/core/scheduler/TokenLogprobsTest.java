@@ -1,5 +1,6 @@
-package io.handoff.core.scheduler.logprobs;
+package io.handoff.core.scheduler;
 
+import io.handoff.core.scheduler.LogprobRequest;
 import io.handoff.core.scheduler.RequestRejectedException;
 import org.junit.jupiter.api.Test;
 
