@@ -29,6 +29,7 @@ module handoff.core {
     exports io.handoff.core.disagg.room to handoff.http, handoff.cli;
     exports io.handoff.core.disagg.peer to handoff.http, handoff.cli;
     exports io.handoff.core.fault to handoff.http, handoff.cli;
+    exports io.handoff.core.output to handoff.http, handoff.cli;
     exports io.handoff.core.security to handoff.http, handoff.cli, handoff.testkit;
     exports io.handoff.core.transfer to handoff.testkit, handoff.cli;
 

@@ -7,12 +7,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.core.model.tokenizer.Tokenizer;
+import io.handoff.core.output.OutputText;
+import io.handoff.core.output.SamplingOptions;
+import io.handoff.core.output.TextGeneration;
 import io.handoff.core.runtime.ComputeEngine;
 import io.handoff.core.runtime.Engine;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.GenerateResult;
-import io.handoff.core.scheduler.RequestHandle;
-import io.handoff.core.scheduler.TokenListener;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -60,6 +61,10 @@ final class GenerateCommand
     @Option(names = "--ignore-eos", description = "Keep generating past the end-of-sequence token.")
     boolean ignoreEos;
 
+    @Option(names = "--stop", paramLabel = "STR", description = "Stop when the output contains STR; the text ends before it and the "
+            + "finish reason is stop, as in the HTTP APIs. Repeat for several.")
+    List<String> stops = new ArrayList<>();
+
     @Option(names = "--json", description = "Print a JSON array, one object per prompt.")
     boolean json;
 
@@ -84,30 +89,31 @@ final class GenerateCommand
         try (Engine engine = Engine.start(options.source());
                 ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
             Tokenizer tokenizer = compute.tokenizer();
-            List<RequestHandle> handles = new ArrayList<>();
+            SamplingOptions output = new SamplingOptions(sampling, stops, Set.of(), ignoreEos, false, true);
+            List<TextGeneration> generations = new ArrayList<>();
             for (int i = 0; i < prompts.size(); i++) {
                 GenerateRequest request = new GenerateRequest("generate-" + i, tokenizer.encodePrompt(prompts.get(i)), maxNewTokens,
                         sampling, Set.of(), ignoreEos, false);
-                handles.add(compute.scheduler().submit(request, TokenListener.NONE));
+                generations.add(TextGeneration.submit(compute.scheduler(), request, output, tokenizer));
             }
-            List<GenerateResult> results = new ArrayList<>();
-            for (RequestHandle handle : handles) {
-                results.add(handle.result().join());
+            List<TextGeneration.Result> results = new ArrayList<>();
+            for (TextGeneration generation : generations) {
+                results.add(generation.result().join());
             }
-            print(results, tokenizer, compute);
-            return results.stream().anyMatch(r -> r.error().isPresent()) ? Main.FAILURE : Main.OK;
+            print(results, compute);
+            return results.stream().anyMatch(r -> r.result().error().isPresent()) ? Main.FAILURE : Main.OK;
         }
     }
 
-    private void print(List<GenerateResult> results, Tokenizer tokenizer, ComputeEngine compute)
+    private void print(List<TextGeneration.Result> results, ComputeEngine compute)
             throws Exception
     {
         PrintWriter out = spec.commandLine().getOut();
         if (!json) {
             for (int i = 0; i < results.size(); i++) {
-                GenerateResult result = results.get(i);
-                out.println(prompts.get(i) + tokenizer.decode(result.outputIds()));
-                result.error().ifPresent(error -> out.println("  [error: " + error + "]"));
+                TextGeneration.Result generated = results.get(i);
+                out.println(prompts.get(i) + generated.text());
+                generated.result().error().ifPresent(error -> out.println("  [error: " + error + "]"));
             }
             out.flush();
             return;
@@ -115,18 +121,25 @@ final class GenerateCommand
         ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         ArrayNode array = mapper.createArrayNode();
         for (int i = 0; i < results.size(); i++) {
-            GenerateResult result = results.get(i);
+            GenerateResult result = results.get(i).result();
+            OutputText.Ending ending = results.get(i).ending();
             ObjectNode node = array.addObject();
             node.put("prompt", prompts.get(i));
-            node.put("text", tokenizer.decode(result.outputIds()));
+            node.put("text", results.get(i).text());
             ArrayNode ids = node.putArray("output_ids");
-            for (int id : result.outputIds()) {
+            for (int id : ending.outputIds()) {
                 ids.add(id);
             }
             node.put("prompt_tokens", result.promptTokens());
-            node.put("completion_tokens", result.outputIds().length);
+            node.put("completion_tokens", ending.outputIds().length);
             node.put("cached_tokens", result.cachedTokens());
-            node.put("finish_reason", result.finishReason().name().toLowerCase(java.util.Locale.ROOT));
+            node.put("finish_reason", ending.reason().name().toLowerCase(java.util.Locale.ROOT));
+            ending.match().ifPresent(match -> {
+                switch (match) {
+                    case OutputText.StopString stop -> node.put("matched_stop", stop.stop());
+                    case OutputText.StopToken token -> node.put("matched_stop", token.id());
+                }
+            });
             node.put("error", result.error().orElse(null));
             node.put("model", compute.model().name());
             node.put("attention", compute.attentionId());

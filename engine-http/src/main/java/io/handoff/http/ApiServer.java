@@ -1,5 +1,6 @@
 package io.handoff.http;
 
+import io.handoff.core.output.SamplingOptions;
 import io.handoff.http.base.AbortRequest;
 import io.handoff.http.base.AccessNotice;
 import io.handoff.http.base.ApiError;

@@ -1,5 +1,6 @@
 package io.handoff.http;
 
+import io.handoff.core.output.OutputText;
 import io.handoff.http.base.ApiError;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.trace.FailureCause;
@@ -297,18 +298,9 @@ final class Generation
                     Optional.empty());
         }
         GenerateResult result = done.result();
-        Optional<OutputText.Match> match = text.match();
-        int[] ids = result.outputIds();
-        FinishReason reason = result.finishReason();
-        if (match.isPresent()) {
-            // A stop string ends the output at the token that completed it; later tokens were already on their way.
-            ids = Arrays.copyOf(ids, Math.min(ids.length, text.tokens()));
-            reason = FinishReason.STOP;
-        }
-        else if (reason == FinishReason.STOP && ids.length > 0 && eosTokenIds.contains(ids[ids.length - 1])) {
-            match = Optional.of(new OutputText.StopToken(ids[ids.length - 1]));
-        }
-        return new Outcome(params.rid(), params.promptIds(), ids, text.text(), reason, match, result.error(), result.promptTokens(),
+        OutputText.Ending ending = text.ending(result.outputIds(), result.finishReason(), eosTokenIds);
+        int[] ids = ending.outputIds();
+        return new Outcome(params.rid(), params.promptIds(), ids, text.text(), ending.reason(), ending.match(), result.error(), result.promptTokens(),
                 result.cachedTokens(), result.queueNanos(), result.firstTokenNanos(), result.totalNanos(), clientGone, result.cause(),
                 logprobs(result.logprobs(), ids.length));
     }

@@ -1,5 +1,6 @@
 package io.handoff.http;
 
+import io.handoff.core.output.SamplingOptions;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.JsonFields;
 import io.handoff.core.model.SamplingParams;

@@ -6,7 +6,7 @@ import io.handoff.http.base.ApiError;
 import io.handoff.http.base.Exchange;
 import io.handoff.http.base.JsonFields;
 import io.handoff.http.LogprobOptions;
-import io.handoff.http.SamplingOptions;
+import io.handoff.core.output.SamplingOptions;
 import io.handoff.http.TokenTexts;
 
 import java.io.IOException;

@@ -8,7 +8,7 @@ import io.handoff.http.LogprobFields;
 import io.handoff.http.LogprobOptions;
 import io.handoff.http.base.OutputCount;
 import io.handoff.http.SamplingFields;
-import io.handoff.http.SamplingOptions;
+import io.handoff.core.output.SamplingOptions;
 import io.handoff.http.base.UnusedFields;
 
 import java.util.ArrayList;

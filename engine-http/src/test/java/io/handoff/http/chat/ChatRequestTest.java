@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.LogprobOptions;
-import io.handoff.http.SamplingOptions;
+import io.handoff.core.output.SamplingOptions;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.handoff.http;
+package io.handoff.core.output;
 
 import io.handoff.core.model.tokenizer.BpeTokenizer;
 import io.handoff.core.model.tokenizer.ByteLevel;

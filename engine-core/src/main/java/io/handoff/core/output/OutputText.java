@@ -1,7 +1,8 @@
-package io.handoff.http;
+package io.handoff.core.output;
 
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.tokenizer.Tokenizer;
+import io.handoff.trace.FinishReason;
 
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
@@ -9,6 +10,7 @@ import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CoderResult;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -27,15 +29,15 @@ import static java.util.Objects.requireNonNull;
  * {@code no_stop_trim}) the stop string or token stays in the text. Special tokens add nothing to the text unless
  * {@code skipSpecialTokens} is false; then they add how they are written ({@link Tokenizer#specialTokenText}).
  */
-final class OutputText
+public final class OutputText
 {
     /** Why the output ended here: a stop string or a stop token id. */
-    sealed interface Match
+    public sealed interface Match
             permits StopString, StopToken {}
 
-    record StopString(String stop) implements Match {}
+    public record StopString(String stop) implements Match {}
 
-    record StopToken(int id) implements Match {}
+    public record StopToken(int id) implements Match {}
 
     private final List<String> stops;
     private final Set<Integer> stopIds;
@@ -54,18 +56,18 @@ final class OutputText
     private boolean finished;
     private Match match;
 
-    OutputText(List<String> stops, Set<Integer> stopIds)
+    public OutputText(List<String> stops, Set<Integer> stopIds)
     {
         this(stops, stopIds, new ByteTokenizer());
     }
 
-    OutputText(List<String> stops, Set<Integer> stopIds, Tokenizer tokenizer)
+    public OutputText(List<String> stops, Set<Integer> stopIds, Tokenizer tokenizer)
     {
         this(stops, stopIds, Set.of(), false, true, tokenizer);
     }
 
     /** The text of an output sampled with {@code options}; {@code eosIds} are the ids that end it unless EOS is ignored. */
-    OutputText(SamplingOptions options, Set<Integer> eosIds, Tokenizer tokenizer)
+    public OutputText(SamplingOptions options, Set<Integer> eosIds, Tokenizer tokenizer)
     {
         this(options.stops(), options.stopTokenIds(), options.ignoreEos() ? Set.of() : eosIds, options.noStopTrim(), options.skipSpecialTokens(),
                 tokenizer);
@@ -87,7 +89,7 @@ final class OutputText
      * Adds the next output token. Returns true when the output has just ended at a stop string or a stop
      * token id; tokens after that are ignored.
      */
-    boolean append(int tokenId)
+    public boolean append(int tokenId)
     {
         if (match != null || finished) {
             return false;
@@ -122,7 +124,7 @@ final class OutputText
     }
 
     /** The output ended (for whatever reason): the bytes still waiting in the decoder become text. */
-    void finish()
+    public void finish()
     {
         if (finished) {
             return;
@@ -187,23 +189,23 @@ final class OutputText
     }
 
     /** Tokens that count as output: up to and including the one that ended it. */
-    int tokens()
+    public int tokens()
     {
         return tokens;
     }
 
-    String text()
+    public String text()
     {
         return text.toString();
     }
 
-    Optional<Match> match()
+    public Optional<Match> match()
     {
         return Optional.ofNullable(match);
     }
 
     /** How much of {@link #text} a client may see now: all of it once the output ended, else all but a possible stop-string prefix. */
-    int stableLength()
+    public int stableLength()
     {
         if (finished || match != null || longestStop == 0) {
             return text.length();
@@ -228,5 +230,35 @@ final class OutputText
             }
         }
         return true;
+    }
+
+    /**
+     * How the output ended, given what the scheduler returned: a stop string ends it at the token that completed it
+     * (later tokens were already on their way, and the finish reason becomes {@link FinishReason#STOP}); an output that
+     * ended on an EOS id names that id as its match. Call after {@link #finish}.
+     */
+    public Ending ending(int[] outputIds, FinishReason reason, Set<Integer> eosTokenIds)
+    {
+        int[] ids = outputIds;
+        Optional<Match> ended = match();
+        if (ended.isPresent()) {
+            ids = Arrays.copyOf(ids, Math.min(ids.length, tokens));
+            reason = FinishReason.STOP;
+        }
+        else if (reason == FinishReason.STOP && ids.length > 0 && eosTokenIds.contains(ids[ids.length - 1])) {
+            ended = Optional.of(new StopToken(ids[ids.length - 1]));
+        }
+        return new Ending(ids, reason, ended);
+    }
+
+    /** The output's tokens as a client sees them, why it ended, and the stop string or token that ended it, if any. */
+    public record Ending(int[] outputIds, FinishReason reason, Optional<Match> match)
+    {
+        public Ending
+        {
+            requireNonNull(outputIds, "outputIds is null");
+            requireNonNull(reason, "reason is null");
+            requireNonNull(match, "match is null");
+        }
     }
 }
