@@ -1,5 +1,7 @@
 package io.handoff.http;
 
+import io.handoff.http.fields.LogprobTrace;
+import io.handoff.http.fields.TokenTexts;
 import io.handoff.core.output.SamplingOptions;
 import io.handoff.http.base.AbortRequest;
 import io.handoff.http.base.AccessNotice;

@@ -1,5 +1,11 @@
 package io.handoff.http;
 
+import io.handoff.http.fields.LogprobFields;
+import io.handoff.http.fields.LogprobJson;
+import io.handoff.http.fields.LogprobOptions;
+import io.handoff.http.fields.LogprobTrace;
+import io.handoff.http.fields.SamplingFields;
+import io.handoff.http.fields.TokenTexts;
 import io.handoff.core.output.OutputText;
 import io.handoff.core.output.SamplingOptions;
 import io.handoff.http.base.ApiError;

@@ -1,5 +1,6 @@
 package io.handoff.http;
 
+import io.handoff.http.fields.LogprobTrace;
 import io.handoff.core.output.OutputText;
 import io.handoff.http.base.ApiError;
 import io.handoff.core.model.tokenizer.Tokenizer;

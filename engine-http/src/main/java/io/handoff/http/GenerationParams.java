@@ -1,5 +1,6 @@
 package io.handoff.http;
 
+import io.handoff.http.fields.LogprobOptions;
 import io.handoff.core.output.SamplingOptions;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.RoomTicket;

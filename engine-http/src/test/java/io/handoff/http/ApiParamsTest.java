@@ -1,5 +1,6 @@
 package io.handoff.http;
 
+import io.handoff.http.fields.TokenTexts;
 import io.handoff.http.base.ServerConfig;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.handoff.core.model.ByteTokenizer;

@@ -36,7 +36,7 @@ import java.util.stream.Stream;
  * {@link ReferenceAttention} (engine-core has no attention plugin on its module path), on a free
  * loopback port; plus a client for it.
  */
-final class LocalServer
+public final class LocalServer
         implements AutoCloseable
 {
     static final ObjectMapper JSON = new ObjectMapper();
@@ -144,7 +144,7 @@ final class LocalServer
         }
     }
 
-    static JsonNode json(String text)
+    public static JsonNode json(String text)
     {
         try {
             return JSON.readTree(text);

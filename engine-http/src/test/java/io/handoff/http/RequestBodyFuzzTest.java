@@ -1,5 +1,6 @@
 package io.handoff.http;
 
+import io.handoff.http.fields.SamplingFields;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.JsonFields;
 import com.code_intelligence.jazzer.junit.FuzzTest;

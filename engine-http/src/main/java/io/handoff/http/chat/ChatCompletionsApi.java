@@ -7,7 +7,7 @@ import io.handoff.core.scheduler.TokenLogprob;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.Exchange;
 import io.handoff.http.base.JsonFields;
-import io.handoff.http.LogprobJson;
+import io.handoff.http.fields.LogprobJson;
 
 import java.io.IOException;
 import java.io.OutputStream;

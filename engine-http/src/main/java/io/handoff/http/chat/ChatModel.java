@@ -5,9 +5,9 @@ import io.handoff.core.scheduler.TokenLogprob;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.Exchange;
 import io.handoff.http.base.JsonFields;
-import io.handoff.http.LogprobOptions;
+import io.handoff.http.fields.LogprobOptions;
 import io.handoff.core.output.SamplingOptions;
-import io.handoff.http.TokenTexts;
+import io.handoff.http.fields.TokenTexts;
 
 import java.io.IOException;
 import java.util.List;

@@ -4,10 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.JsonFields;
-import io.handoff.http.LogprobFields;
-import io.handoff.http.LogprobOptions;
+import io.handoff.http.fields.LogprobFields;
+import io.handoff.http.fields.LogprobOptions;
 import io.handoff.http.base.OutputCount;
-import io.handoff.http.SamplingFields;
+import io.handoff.http.fields.SamplingFields;
 import io.handoff.core.output.SamplingOptions;
 import io.handoff.http.base.UnusedFields;
 

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.http.base.ApiError;
-import io.handoff.http.LogprobOptions;
+import io.handoff.http.fields.LogprobOptions;
 import io.handoff.core.output.SamplingOptions;
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package io.handoff.http;
+package io.handoff.http.fields;
 
 import io.handoff.core.model.tokenizer.Tokenizer;
 

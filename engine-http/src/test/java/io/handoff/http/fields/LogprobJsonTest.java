@@ -1,5 +1,6 @@
-package io.handoff.http;
+package io.handoff.http.fields;
 
+import io.handoff.http.LocalServer;
 import io.handoff.http.base.JsonFields;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
