@@ -1,21 +1,22 @@
-/** The {@code handoff} command line: serve, router, inspect, generate, plugins, config, demo, chaos, bench, sdk and cluster. */
+/**
+ * The {@code handoff} command line: serve, router, generate, plugins, config and sdk. The tools (bench, demo, chaos,
+ * inspect, cluster status) come from the module that provides {@link io.handoff.cli.ToolCommands}, and share this
+ * module's option mixins.
+ */
 module handoff.cli {
-    requires handoff.core;
+    requires transitive handoff.core;
     requires handoff.http;
     requires handoff.http.base;
     requires handoff.router;
     requires handoff.cluster;
-    requires info.picocli;
+    requires transitive info.picocli;
     requires com.fasterxml.jackson.databind;
-    requires java.net.http;
     requires java.xml;
     requires java.compiler;
     requires org.apache.logging.log4j;
-    requires jdk.incubator.vector;
 
+    exports io.handoff.cli to handoff.tools;
     opens io.handoff.cli to info.picocli;
-    opens io.handoff.bench.serving to info.picocli;
-    opens io.handoff.bench.transfer to info.picocli;
-    opens io.handoff.bench.attention to info.picocli;
-    opens io.handoff.bench.scheduler to info.picocli;
+
+    uses io.handoff.cli.ToolCommands;
 }

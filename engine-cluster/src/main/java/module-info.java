@@ -11,5 +11,5 @@ module handoff.cluster {
     requires java.net.http;
     requires org.apache.logging.log4j;
 
-    exports io.handoff.cluster to handoff.http, handoff.router, handoff.cli;
+    exports io.handoff.cluster to handoff.http, handoff.router, handoff.cli, handoff.tools;
 }

@@ -8,5 +8,5 @@ module handoff.http {
     requires java.net.http;
     requires org.apache.logging.log4j;
 
-    exports io.handoff.http to handoff.cli;
+    exports io.handoff.http to handoff.cli, handoff.tools;
 }

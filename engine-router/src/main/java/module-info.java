@@ -9,5 +9,5 @@ module handoff.router {
     requires java.net.http;
     requires org.apache.logging.log4j;
 
-    exports io.handoff.router to handoff.cli;
+    exports io.handoff.router to handoff.cli, handoff.tools;
 }

@@ -6,7 +6,7 @@ import picocli.CommandLine.Spec;
 import java.util.concurrent.Callable;
 
 /** A command that only groups subcommands ({@code bench}, {@code sdk}): run alone, it prints its usage and exits 2. */
-abstract class CommandGroup
+public abstract class CommandGroup
         implements Callable<Integer>
 {
     @Spec

@@ -15,7 +15,7 @@ public final class EngineOptions
 {
     @Option(names = "--config", paramLabel = "FILE",
             description = "HOCON configuration file (default: conf/handoff.conf of the distribution, if present).")
-    Path configFile;
+    public Path configFile;
 
     @Option(names = "-D", paramLabel = "KEY=VALUE", mapFallbackValue = "",
             description = "Override one configuration key, e.g. -Dhandoff.logging.level=debug. Repeatable; wins over files.")

@@ -7,6 +7,7 @@ import picocli.CommandLine.Command;
 
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.util.ServiceLoader;
 import java.util.concurrent.Callable;
 
 /** {@code handoff}: the command line. Exit codes: 0 ok, 1 failure, 2 usage error. */
@@ -14,9 +15,7 @@ import java.util.concurrent.Callable;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "Handoff: prefill/decode disaggregated LLM serving.",
-        subcommands = {PluginsCommand.class, ConfigCommand.class, GenerateCommand.class, ServeCommand.class, RouterCommand.class, InspectCommand.class,
-                DemoCommand.class, ChaosCommand.class, BenchCommand.class, SdkCommand.class, ClusterCommand.class,
-                CommandLine.HelpCommand.class})
+        subcommands = {PluginsCommand.class, ConfigCommand.class, GenerateCommand.class, ServeCommand.class, RouterCommand.class, SdkCommand.class})
 public final class Main
         implements Callable<Integer>
 {
@@ -35,6 +34,11 @@ public final class Main
     public static int run(String... args)
     {
         CommandLine commandLine = new CommandLine(new Main());
+        // The tools (bench, demo, chaos, inspect, cluster status) are a module of their own; help comes last.
+        for (ToolCommands tools : ServiceLoader.load(ToolCommands.class)) {
+            tools.commands().forEach(commandLine::addSubcommand);
+        }
+        commandLine.addSubcommand(new CommandLine.HelpCommand());
         commandLine.setExecutionExceptionHandler(Main::handleFailure);
         commandLine.setParameterExceptionHandler(Main::handleUsageError);
         return commandLine.execute(args);

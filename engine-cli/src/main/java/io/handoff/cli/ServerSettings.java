@@ -13,7 +13,7 @@ public final class ServerSettings
 {
     private ServerSettings() {}
 
-    static ServerConfig of(Engine engine)
+    public static ServerConfig of(Engine engine)
     {
         return ServerConfig.from(engine.config().config(), routerMac(engine.security()));
     }

@@ -1,0 +1,247 @@
+package io.handoff.tools;
+
+import io.handoff.cli.CommandGroup;
+import io.handoff.cli.EngineOptions;
+import io.handoff.cli.Main;
+import io.handoff.cli.ModelPathOption;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.bench.attention.AttentionBenchCommand;
+import io.handoff.bench.scheduler.SchedulerBenchCommand;
+import io.handoff.bench.serving.ServingCommand;
+import io.handoff.bench.transfer.TransferBenchCommand;
+import io.handoff.bench.transfer.TransferReceiverCommand;
+import io.handoff.core.fault.FaultInjector;
+import io.handoff.core.model.MatmulReference;
+import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.SamplingParams;
+import io.handoff.core.runtime.ComputeEngine;
+import io.handoff.core.runtime.Engine;
+import io.handoff.core.scheduler.GenerateRequest;
+import io.handoff.core.scheduler.RequestHandle;
+import io.handoff.core.scheduler.Scheduler;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
+
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = "Benchmarks. Every figure comes with a reference measured in the same run.",
+        subcommands = {BenchCommand.Compute.class, TransferBenchCommand.class, TransferReceiverCommand.class, ServingCommand.class,
+                AttentionBenchCommand.class, SchedulerBenchCommand.class})
+final class BenchCommand
+        extends CommandGroup
+{
+    @Command(name = "compute", mixinStandardHelpOptions = true,
+            description = "Prefill and decode throughput of the colocated engine at several batch sizes, against the "
+                    + "machine's throughput on the model's own matmul kernel (measured in the same run), and with --llama-cpp "
+                    + "against llama.cpp on the same GGUF file and thread count.")
+    static final class Compute
+            implements Callable<Integer>
+    {
+        @Mixin
+        EngineOptions options;
+
+        @Option(names = "--model", paramLabel = "NAME", description = "Model; sets handoff.model.name.")
+        String model;
+
+        @Mixin
+        ModelPathOption modelPath;
+
+        @Option(names = "--attention", paramLabel = "ID", description = "Attention backend; sets handoff.attention.backend.")
+        String attention;
+
+        @Option(names = "--batch", split = ",", defaultValue = "1,32", description = "Batch sizes (default ${DEFAULT-VALUE}).")
+        List<Integer> batches;
+
+        @Option(names = "--prompt-len", defaultValue = "512", description = "Prompt tokens for the prefill run (default ${DEFAULT-VALUE}).")
+        int promptLength;
+
+        @Option(names = "--decode-tokens", defaultValue = "64", description = "Tokens per request for the decode run (default ${DEFAULT-VALUE}).")
+        int decodeTokens;
+
+        @Option(names = "--threads", paramLabel = "N", description = "Compute threads; sets handoff.scheduler.threads (default: one per core).")
+        Integer threads;
+
+        @Option(names = "--repeats", defaultValue = "3", paramLabel = "N",
+                description = "Runs of each measurement; the median is reported (default ${DEFAULT-VALUE}).")
+        int repeats;
+
+        @Option(names = "--llama-cpp", paramLabel = "DIR",
+                description = "Also measure llama.cpp on the same .gguf file (batch 1, same threads, prompt and decode lengths): DIR is a "
+                        + "node_modules folder holding node-llama-cpp 3.x (make bench-llamacpp installs one); needs node on the PATH.")
+        Path llamaCpp;
+
+        @Option(names = "--json", description = "Print JSON.")
+        boolean json;
+
+        @Spec
+        CommandSpec spec;
+
+        @Override
+        public Integer call()
+                throws Exception
+        {
+            if (model != null) {
+                options.overrides.put("handoff.model.name", model);
+            }
+            modelPath.applyTo(options.overrides);
+            if (attention != null) {
+                options.overrides.put("handoff.attention.backend", attention);
+            }
+            if (threads != null) {
+                options.overrides.put("handoff.scheduler.threads", Integer.toString(threads));
+            }
+            if (repeats < 1) {
+                throw new IllegalArgumentException("--repeats must be at least 1, was " + repeats);
+            }
+            if (llamaCpp != null && (modelPath.modelPath == null || !modelPath.modelPath.toString().endsWith(".gguf") || !batches.contains(1))) {
+                throw new IllegalArgumentException("--llama-cpp compares llama.cpp on the same file at batch 1: give --model-path FILE.gguf "
+                        + "and include 1 in --batch (was --model-path " + modelPath.modelPath + ", --batch " + batches + ")");
+            }
+            // Distinct prompts and no cache reuse: the prefill figure must be computed tokens.
+            options.overrides.put("handoff.scheduler.prefix-cache", "false");
+            ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+            ArrayNode rows = mapper.createArrayNode();
+            int computeThreads;
+            String kvType;
+            try (Engine engine = Engine.start(options.source());
+                    ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
+                ModelConfig config = compute.model();
+                computeThreads = engine.config().config().getInt("handoff.scheduler.threads");
+                computeThreads = computeThreads == 0 ? Runtime.getRuntime().availableProcessors() : computeThreads;
+                // the pool's own element type: the configured value may be "auto"
+                kvType = compute.kv().geometry().dtype().name();
+                long flopsPerToken = compute.matmulFlopsPerToken();
+                run(compute.scheduler(), 1, 64, 2, config.vocabSize(), 99); // warm-up: JIT and pools
+                decode(compute.scheduler(), 1, 99);
+                for (int batch : batches) {
+                    double[] prefills = new double[repeats];
+                    double[] decodes = new double[repeats];
+                    for (int r = 0; r < repeats; r++) {
+                        prefills[r] = (double) batch * promptLength / run(compute.scheduler(), batch, promptLength, 1, config.vocabSize(), 1000L * r + batch);
+                        decodes[r] = decode(compute.scheduler(), batch, 1000L * r + batch);
+                    }
+                    double prefillTokens = median(prefills);
+                    double decodeTokensPerSecond = median(decodes);
+                    double prefillReference = MatmulReference.gflops(computeThreads, config.intermediateSize(), config.hiddenSize(), 64, 500);
+                    double decodeReference = MatmulReference.gflops(computeThreads, config.intermediateSize(), config.hiddenSize(), batch, 500);
+                    ObjectNode row = rows.addObject();
+                    row.put("model", config.name());
+                    row.put("attention", compute.attentionId());
+                    row.put("batch", batch);
+                    row.put("prompt_len", promptLength);
+                    row.put("prefill_tokens_per_s", round(prefillTokens));
+                    row.put("prefill_matmul_gflops", round(prefillTokens * flopsPerToken / 1e9));
+                    row.put("reference_matmul_gflops_64_tokens", round(prefillReference));
+                    row.put("prefill_ratio_to_reference", round(prefillTokens * flopsPerToken / 1e9 / prefillReference));
+                    row.put("decode_tokens_per_s", round(decodeTokensPerSecond));
+                    row.put("decode_matmul_gflops", round(decodeTokensPerSecond * flopsPerToken / 1e9));
+                    row.put("reference_matmul_gflops_batch_tokens", round(decodeReference));
+                    row.put("decode_ratio_to_reference", round(decodeTokensPerSecond * flopsPerToken / 1e9 / decodeReference));
+                    row.put("threads", computeThreads);
+                    row.put("repeats", repeats);
+                }
+            }
+            // llama.cpp runs once the engine has closed, so the two never share the cores
+            ObjectNode comparison = null;
+            if (llamaCpp != null) {
+                LlamaCppBench.Result llama = new LlamaCppBench(llamaCpp, modelPath.modelPath, computeThreads, promptLength, decodeTokens, kvType,
+                        repeats).run();
+                ObjectNode batchOne = (ObjectNode) rows.get(batches.indexOf(1));
+                comparison = batchOne.putObject("llama_cpp");
+                comparison.put("kv_type", kvType);
+                comparison.put("prefill_tokens_per_s", round(llama.prefillTokensPerSecond()));
+                comparison.put("decode_tokens_per_s", round(llama.decodeTokensPerSecond()));
+                comparison.put("prefill_ratio", round(batchOne.get("prefill_tokens_per_s").asDouble() / llama.prefillTokensPerSecond()));
+                comparison.put("decode_ratio", round(batchOne.get("decode_tokens_per_s").asDouble() / llama.decodeTokensPerSecond()));
+            }
+            PrintWriter out = spec.commandLine().getOut();
+            if (json) {
+                out.println(mapper.writeValueAsString(rows));
+            }
+            else {
+                out.printf("%-9s %-7s %5s %14s %8s %14s %8s%n", "model", "attn", "batch", "prefill tok/s", "vs ref", "decode tok/s", "vs ref");
+                rows.forEach(r -> out.printf("%-9s %-7s %5d %14.1f %8.2f %14.1f %8.2f%n", r.get("model").asText(), r.get("attention").asText(),
+                        r.get("batch").asInt(), r.get("prefill_tokens_per_s").asDouble(), r.get("prefill_ratio_to_reference").asDouble(),
+                        r.get("decode_tokens_per_s").asDouble(), r.get("decode_ratio_to_reference").asDouble()));
+                out.println("vs ref: the engine's weight-matmul GFLOP/s divided by the same kernel's GFLOP/s on a bare "
+                        + "[intermediate x hidden] matmul measured in this run (64 tokens for prefill, batch tokens for decode).");
+                if (comparison != null) {
+                    ObjectNode batchOne = (ObjectNode) rows.get(batches.indexOf(1));
+                    out.printf("%nthe same file, batch 1, %d threads, prompt %d tokens, %d decode tokens, KV %s, median of %d:%n", computeThreads,
+                            promptLength, decodeTokens, comparison.get("kv_type").asText(), repeats);
+                    out.printf("%-10s %14s %14s%n", "", "prefill tok/s", "decode tok/s");
+                    out.printf("%-10s %14.1f %14.1f%n", "handoff", batchOne.get("prefill_tokens_per_s").asDouble(),
+                            batchOne.get("decode_tokens_per_s").asDouble());
+                    out.printf("%-10s %14.1f %14.1f%n", "llama.cpp", comparison.get("prefill_tokens_per_s").asDouble(),
+                            comparison.get("decode_tokens_per_s").asDouble());
+                    out.printf("%-10s %14.2f %14.2f%n", "ratio", comparison.get("prefill_ratio").asDouble(), comparison.get("decode_ratio").asDouble());
+                }
+            }
+            out.flush();
+            return Main.OK;
+        }
+
+        /** Seconds to run {@code batch} requests of {@code promptLength} random tokens to {@code maxNew} tokens each. */
+        private static double run(Scheduler scheduler, int batch, int promptLength, int maxNew, int vocab, long seed)
+        {
+            SplittableRandom random = new SplittableRandom(seed);
+            List<RequestHandle> handles = new ArrayList<>();
+            long start = System.nanoTime();
+            for (int i = 0; i < batch; i++) {
+                int[] prompt = random.ints(promptLength, 0, 256).toArray();
+                handles.add(scheduler.submit(new GenerateRequest("bench-" + seed + "-" + i, prompt, maxNew, SamplingParams.GREEDY,
+                        Set.of(), true, false), (index, token) -> {}));
+            }
+            handles.forEach(h -> h.result().join());
+            return (System.nanoTime() - start) / 1e9;
+        }
+
+        /** Decode tokens per second: from the moment every request has its first token to the last token. */
+        private double decode(Scheduler scheduler, int batch, long seed)
+        {
+            SplittableRandom random = new SplittableRandom(7 + seed);
+            AtomicLong firstTokens = new AtomicLong();
+            AtomicLong allStarted = new AtomicLong();
+            List<RequestHandle> handles = new ArrayList<>();
+            for (int i = 0; i < batch; i++) {
+                int[] prompt = random.ints(32, 0, 256).toArray();
+                handles.add(scheduler.submit(new GenerateRequest("decode-" + seed + "-" + i, prompt, decodeTokens, SamplingParams.GREEDY,
+                        Set.of(), true, false), (index, token) -> {
+                            if (index == 0 && firstTokens.incrementAndGet() == batch) {
+                                allStarted.set(System.nanoTime());
+                            }
+                        }));
+            }
+            handles.forEach(h -> h.result().join());
+            long end = System.nanoTime();
+            return (double) batch * (decodeTokens - 1) / ((end - allStarted.get()) / 1e9);
+        }
+
+        private static double median(double[] values)
+        {
+            double[] sorted = values.clone();
+            Arrays.sort(sorted);
+            return sorted[sorted.length / 2];
+        }
+
+        private static double round(double value)
+        {
+            return Math.round(value * 100) / 100.0;
+        }
+    }
+}

@@ -1,0 +1,183 @@
+package io.handoff.tools;
+
+import io.handoff.cli.EngineOptions;
+import io.handoff.cli.Main;
+import io.handoff.cli.ModelPathOption;
+import io.handoff.chaos.ChaosProgress;
+import io.handoff.chaos.ChaosReport;
+import io.handoff.chaos.ChaosRun;
+import io.handoff.chaos.ChaosSettings;
+import io.handoff.core.config.ConfigSource;
+import io.handoff.core.runtime.Engine;
+import io.handoff.demo.DemoSettings;
+import io.handoff.demo.ProcessNode;
+import io.handoff.demo.StartupFailure;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+
+@Command(name = "chaos", mixinStandardHelpOptions = true,
+        description = {"A bounded soak: start a prefill (or several) and a decode with fault rules that fail, stall or corrupt a fraction of "
+                + "the KV transfers, and a router; send a stream of requests of which a fraction is aborted at random phases (before "
+                + "bootstrap, during the transfer, during decode; by /abort_request or by closing the connection); optionally kill and "
+                + "restart a server once; then check every output against a colocated engine in this process, bit for bit, and what "
+                + "the servers still hold once idle.",
+                "Exit 0 when nothing diverged, nothing hung and no page leaked; 1 otherwise or when the soak could not run."})
+final class ChaosCommand
+        implements Callable<Integer>
+{
+    private static final Duration STOP_GRACE = Duration.ofSeconds(10);
+
+    @Mixin
+    EngineOptions options;
+
+    @Option(names = "--json", description = "Print the report as one JSON object on stdout.")
+    boolean json;
+
+    @Option(names = "--requests", defaultValue = "300", paramLabel = "N", description = "Requests to send (default ${DEFAULT-VALUE}).")
+    int requests;
+
+    @Option(names = "--concurrency", defaultValue = "8", paramLabel = "N", description = "Requests in flight at once (default ${DEFAULT-VALUE}).")
+    int concurrency;
+
+    @Option(names = "--max-new-tokens", defaultValue = "8", paramLabel = "N",
+            description = "Tokens each request generates (greedy, ignore_eos; default ${DEFAULT-VALUE}).")
+    int maxNewTokens;
+
+    @Option(names = "--seed", defaultValue = "1", paramLabel = "N",
+            description = "Seed of the questions, of which requests are aborted and how, and of which rooms the faults choose (default ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--abort-rate", defaultValue = "0.2", paramLabel = "F", description = "Fraction of requests the client aborts (default ${DEFAULT-VALUE}).")
+    double abortRate;
+
+    @Option(names = "--fail-rate", defaultValue = "0.05", paramLabel = "F",
+            description = "Fraction of transfers given a fault, split evenly: failed before their first page, stalled before each chunk "
+                    + "(--stall-ms), or with one bit of a landed page flipped (default ${DEFAULT-VALUE}).")
+    double failRate;
+
+    @Option(names = "--stall-ms", defaultValue = "200", paramLabel = "MS",
+            description = "How long a stalled transfer waits before each chunk; keep it under the room deadlines (default ${DEFAULT-VALUE}).")
+    long stallMillis;
+
+    @Option(names = "--transfer-backend", defaultValue = "mooncake", paramLabel = "ID",
+            description = "KV transfer backend (mooncake, mori, nixl, ...); sets " + DemoSettings.TRANSFER_BACKEND_KEY + " (default ${DEFAULT-VALUE}).")
+    String transferBackend;
+
+    @Option(names = "--model", paramLabel = "NAME", description = "Model (tiny-mla, tiny-gqa); sets " + DemoSettings.MODEL_KEY + ".")
+    String model;
+
+    @Mixin
+    ModelPathOption modelPath;
+
+    @Option(names = "--prefills", defaultValue = "1", paramLabel = "N", description = "Prefill servers (default ${DEFAULT-VALUE}; the decode is one).")
+    int prefills;
+
+    @Option(names = "--kill-restart", defaultValue = "none", paramLabel = "ROLE",
+            description = "Kill (SIGKILL) this server once, after a third of the requests, and start it again: none, prefill or decode "
+                    + "(default ${DEFAULT-VALUE}).")
+    String killRestart;
+
+    @Option(names = "--request-deadline", defaultValue = "60", paramLabel = "SECONDS",
+            description = "A request without an outcome by then is counted hung (default ${DEFAULT-VALUE}).")
+    int requestDeadlineSeconds;
+
+    @Option(names = "--settle-timeout", defaultValue = "30", paramLabel = "SECONDS",
+            description = "How long the servers may take after the last request to go idle and give every page back (default ${DEFAULT-VALUE}).")
+    int settleTimeoutSeconds;
+
+    @Option(names = "--startup-timeout", defaultValue = "120", paramLabel = "SECONDS",
+            description = "How long each group of servers may take to become healthy (default ${DEFAULT-VALUE}).")
+    int startupTimeoutSeconds;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call()
+            throws Exception
+    {
+        modelPath.applyTo(options.overrides);
+        ChaosSettings settings = settings();
+        PrintWriter err = spec.commandLine().getErr();
+        Path launcher = Engine.home().resolve("bin").resolve("handoff");
+        if (!Files.isExecutable(launcher)) {
+            throw new ParameterException(spec.commandLine(), "no launcher at " + launcher + ": run the soak from a distribution (bin/handoff chaos)");
+        }
+        Path logDir = Files.createTempDirectory("handoff-chaos-");
+        err.println("handoff chaos: server logs: " + logDir);
+        ConfigSource source = options.source();
+        ConfigSource reference = new ConfigSource(source.file(), settings.demo().effectiveOverrides(), System.getenv());
+        boolean terminal = ChaosProgress.stderrIsTerminal();
+        ChaosRun run = new ChaosRun(settings, reference,
+                ProcessNode.launcher(List.of(launcher.toString()), Map.of("JAVA_HOME", System.getProperty("java.home")), logDir),
+                line -> {
+                    err.println("handoff chaos: " + line);
+                    err.flush();
+                },
+                total -> new ChaosProgress(err, terminal, total));
+        ChaosReport report;
+        try {
+            report = run.run();
+        }
+        catch (StartupFailure e) {
+            err.println("handoff chaos: " + e.getMessage());
+            err.flush();
+            return Main.FAILURE;
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        out.print(json ? report.toJson().toPrettyString() + System.lineSeparator() : report.toText());
+        out.flush();
+        if (!report.clean()) {
+            err.println("handoff chaos: not clean (divergent " + report.divergent().size() + ", hung " + report.count(io.handoff.chaos.RequestOutcome.Kind.HUNG)
+                    + ", pages leaked " + (report.leakKnown() ? report.leakedPages() : "unknown") + "); server logs: " + logDir);
+            err.flush();
+            return Main.FAILURE;
+        }
+        return Main.OK;
+    }
+
+    private ChaosSettings settings()
+    {
+        try {
+            return new ChaosSettings(requests, concurrency, maxNewTokens, seed, abortRate, failRate, prefills, transferBackend, Optional.ofNullable(model),
+                    Optional.ofNullable(options.configFile), new LinkedHashMap<>(options.overrides), killRestart(), seconds("--request-deadline", requestDeadlineSeconds),
+                    Duration.ofMillis(stallMillis), seconds("--startup-timeout", startupTimeoutSeconds), seconds("--settle-timeout", settleTimeoutSeconds),
+                    STOP_GRACE);
+        }
+        catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
+    private ChaosSettings.KillRestart killRestart()
+    {
+        try {
+            return ChaosSettings.KillRestart.valueOf(killRestart.toUpperCase(java.util.Locale.ROOT));
+        }
+        catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--kill-restart must be none, prefill or decode, got '" + killRestart + "'");
+        }
+    }
+
+    private static Duration seconds(String option, int seconds)
+    {
+        if (seconds < 1) {
+            throw new IllegalArgumentException(option + " must be at least 1 second, got " + seconds);
+        }
+        return Duration.ofSeconds(seconds);
+    }
+}
