@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.model.DeepseekConfig;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.core.model.SeededWeights;
+import io.handoff.core.model.SyntheticWeights;
 import io.handoff.core.model.hf.DeepseekHfConfig;
 import io.handoff.core.model.hf.HfModelConfig;
 import io.handoff.core.json.JsonFile;
@@ -57,7 +57,7 @@ final class KvShapedCheckpoints
         patchConfig(directory, config -> config.put("num_hidden_layers", layers).put("num_attention_heads", 8).put("num_key_value_heads", 8)
                 .put("head_dim", 128));
         ModelConfig config = HfModelConfig.read(directory).toModelConfig(directory.getFileName().toString());
-        SeededWeights weights = new SeededWeights(seed);
+        SyntheticWeights weights = new SyntheticWeights(seed);
         Files.write(directory.resolve(SafetensorsWeights.SINGLE_FILE),
                 SafetensorsEncoder.encode(SeededCheckpoint.tensorShapes(config), weights::floats, TensorDtype.F32));
         return config;

@@ -8,7 +8,7 @@ import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.core.model.SeededWeights;
+import io.handoff.core.model.SyntheticWeights;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.prefix.RadixCache;
 import io.handoff.core.runtime.ChatTemplateText;
@@ -79,7 +79,7 @@ public final class LocalServer
     static Transformer newModel()
     {
         ModelConfig config = ModelConfig.byName("tiny-mla");
-        return new Transformer(config, new SeededWeights(config.weightsSeed()), 2);
+        return new Transformer(config, new SyntheticWeights(config.weightsSeed()), 2);
     }
 
     static LocalServer standard()

@@ -18,7 +18,7 @@ import static java.util.Objects.requireNonNull;
  * {@code headDim} is {@code qkNopeHeadDim + qkRopeHeadDim} (as in DeepSeek's HF config), and a
  * {@code qLoraRank} of 0 means queries are projected directly (no low-rank query path).
  *
- * @param weightsSeed seed of {@link SeededWeights}; part of {@link #compatibilityHash()} because two nodes
+ * @param weightsSeed seed of {@link SyntheticWeights}; part of {@link #compatibilityHash()} because two nodes
  *         with the same shapes but different weights must not exchange KV
  * @param tieWordEmbeddings the output projection is the embedding matrix (no {@code lm_head.weight})
  * @param weightsIdentity what identifies a checkpoint's weights (a digest of its files' headers), empty for seeded

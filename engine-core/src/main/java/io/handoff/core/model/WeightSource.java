@@ -3,7 +3,7 @@ package io.handoff.core.model;
 /**
  * Where a model's tensors come from, by their Hugging Face names ({@code model.embed_tokens.weight},
  * {@code model.layers.0.self_attn.q_proj.weight}, …) and shapes as stored in a checkpoint (a linear
- * layer is {@code [out, in]}, row-major). {@link SeededWeights} generates them; a safetensors loader
+ * layer is {@code [out, in]}, row-major). {@link SyntheticWeights} generates them; a safetensors loader
  * implements the same interface, so the transformer cannot tell the two apart.
  */
 public interface WeightSource

@@ -3,7 +3,7 @@ package io.handoff.core.runtime;
 import com.typesafe.config.Config;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.core.model.SeededWeights;
+import io.handoff.core.model.SyntheticWeights;
 import io.handoff.core.model.WeightSource;
 import io.handoff.core.model.hf.CheckpointIdentity;
 import io.handoff.core.model.hf.DeepseekHfConfig;
@@ -59,7 +59,7 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
      */
     public KvDtype defaultKvDtype()
     {
-        return weights instanceof SeededWeights ? KvDtype.F32 : KvDtype.F16;
+        return weights instanceof SyntheticWeights ? KvDtype.F32 : KvDtype.F16;
     }
 
     /** Without a chat template. */
@@ -73,7 +73,7 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
         String path = config.getString(PATH_KEY);
         if (path.isBlank()) {
             ModelConfig model = ModelConfig.byName(config.getString(NAME_KEY));
-            return new ModelSource(model, new SeededWeights(model.weightsSeed()), new ByteTokenizer());
+            return new ModelSource(model, new SyntheticWeights(model.weightsSeed()), new ByteTokenizer());
         }
         return open(Path.of(path), config.getInt(MAX_CONTEXT_KEY));
     }

@@ -64,7 +64,7 @@ class GqaVariantsTest
         for (String name : new String[] {"qwen2-gqa", "qwen3-gqa", "llama3-rope-gqa", "rope-divisors-gqa"}) {
             ModelConfig config = variant(name);
             configs.put(name, config);
-            models.put(name, new Transformer(config, new SeededWeights(config.weightsSeed()), 2));
+            models.put(name, new Transformer(config, new SyntheticWeights(config.weightsSeed()), 2));
         }
     }
 
@@ -92,7 +92,7 @@ class GqaVariantsTest
         ModelConfig config = configs.get(model);
         // past the original context's low-frequency wavelength (64 / low_freq_factor), so llama3 scaling is exercised
         int[] prompt = randomTokens(80, 61);
-        double[][] expected = new NaiveTransformer(config, new SeededWeights(config.weightsSeed())).logits(prompt);
+        double[][] expected = new NaiveTransformer(config, new SyntheticWeights(config.weightsSeed())).logits(prompt);
         try (ModelHarness h = harness(model, 22)) {
             float[][] actual = h.forwardAllPositions(ForwardBatch.builder().extend(prompt, 0, h.allocate(prompt.length)));
             for (int t = 0; t < prompt.length; t++) {
@@ -109,7 +109,7 @@ class GqaVariantsTest
     {
         int[] prompt = randomTokens(80, 62);
         float[][] plain;
-        try (Transformer llama = new Transformer(ModelConfig.byName("tiny-gqa"), new SeededWeights(configs.get(model).weightsSeed()), 2);
+        try (Transformer llama = new Transformer(ModelConfig.byName("tiny-gqa"), new SyntheticWeights(configs.get(model).weightsSeed()), 2);
                 ModelHarness h = new ModelHarness(llama, KvDtype.F32, 16, 1)) {
             plain = h.forwardAllPositions(ForwardBatch.builder().extend(prompt, 0, h.allocate(prompt.length)));
         }

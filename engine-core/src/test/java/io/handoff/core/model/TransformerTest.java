@@ -36,8 +36,8 @@ class TransformerTest
     void loadModels()
     {
         models = Map.of(
-                "tiny-mla", new Transformer(ModelConfig.byName("tiny-mla"), new SeededWeights(ModelConfig.byName("tiny-mla").weightsSeed()), 2),
-                "tiny-gqa", new Transformer(ModelConfig.byName("tiny-gqa"), new SeededWeights(ModelConfig.byName("tiny-gqa").weightsSeed()), 2));
+                "tiny-mla", new Transformer(ModelConfig.byName("tiny-mla"), new SyntheticWeights(ModelConfig.byName("tiny-mla").weightsSeed()), 2),
+                "tiny-gqa", new Transformer(ModelConfig.byName("tiny-gqa"), new SyntheticWeights(ModelConfig.byName("tiny-gqa").weightsSeed()), 2));
     }
 
     @AfterAll
@@ -80,7 +80,7 @@ class TransformerTest
     {
         ModelConfig config = ModelConfig.byName(model);
         int[] prompt = tokenizer.encode("Ünïcødé and MLA", true);
-        double[][] expected = new NaiveTransformer(config, new SeededWeights(config.weightsSeed())).logits(prompt);
+        double[][] expected = new NaiveTransformer(config, new SyntheticWeights(config.weightsSeed())).logits(prompt);
         try (ModelHarness h = harness(model, KvDtype.F32, 22)) {
             float[][] actual = h.forwardAllPositions(ForwardBatch.builder().extend(prompt, 0, h.allocate(prompt.length)));
             for (int t = 0; t < prompt.length; t++) {
@@ -167,7 +167,7 @@ class TransformerTest
         ModelConfig config = ModelConfig.byName("tiny-mla");
         int[] prompt = randomTokens(70, 41);
         float[][] sequential;
-        try (Transformer oneThread = new Transformer(config, new SeededWeights(config.weightsSeed()), 1);
+        try (Transformer oneThread = new Transformer(config, new SyntheticWeights(config.weightsSeed()), 1);
                 ModelHarness h = new ModelHarness(oneThread, KvDtype.F32, 16, 10)) {
             sequential = h.forwardAllPositions(ForwardBatch.builder().extend(prompt, 0, h.allocate(prompt.length)));
         }

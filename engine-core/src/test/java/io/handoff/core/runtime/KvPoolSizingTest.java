@@ -5,7 +5,7 @@ import com.typesafe.config.ConfigFactory;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.core.model.SeededWeights;
+import io.handoff.core.model.SyntheticWeights;
 import io.handoff.testkit.model.SeededCheckpoint;
 import io.handoff.spi.attention.KvDtype;
 import org.junit.jupiter.api.Test;
@@ -52,7 +52,7 @@ class KvPoolSizingTest
     void autoGivesACheckpointAnF16PoolAndTheSeededModelsF32(@TempDir Path dir)
     {
         ModelConfig tiny = SeededCheckpoint.config("tiny", 1L, false);
-        try (ModelSource seeded = new ModelSource(tiny, new SeededWeights(1L), new ByteTokenizer())) {
+        try (ModelSource seeded = new ModelSource(tiny, new SyntheticWeights(1L), new ByteTokenizer())) {
             assertThat(seeded.defaultKvDtype()).isEqualTo(KvDtype.F32);
         }
         SeededCheckpoint.write(dir.resolve("ckpt"), 1L, false);

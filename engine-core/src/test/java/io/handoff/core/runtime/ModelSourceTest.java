@@ -5,7 +5,7 @@ import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.testkit.model.ReferenceAttention;
 import io.handoff.core.model.RopeScaling;
-import io.handoff.core.model.SeededWeights;
+import io.handoff.core.model.SyntheticWeights;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.model.WeightSource;
 import io.handoff.core.model.gguf.GgufTensorType;
@@ -76,7 +76,7 @@ class ModelSourceTest
             try (ModelSource source = ModelSource.open(model, 2048)) {
                 int[] prompt = source.tokenizer().encodePrompt("the theory in a thin tin");
                 float[][] fromFile = logits(source.config(), source.weights(), prompt);
-                WeightSource seeded = new SeededWeights(11L);
+                WeightSource seeded = new SyntheticWeights(11L);
                 float[][] fromSeed = logits(source.config(), seeded, prompt);
                 assertThat(fromFile).as("tied " + tied).isDeepEqualTo(fromSeed);
                 if (tied) {
@@ -109,9 +109,9 @@ class ModelSourceTest
                         config.weightsIdentity(), written.attentionBias(), written.qkNorm(), written.ropeScaling()));
                 int[] prompt = IntStream.range(0, 60).map(i -> (i * 37) % SeededCheckpoint.VOCAB_SIZE).toArray();
                 float[][] fromFile = logits(config, source.weights(), prompt);
-                assertThat(fromFile).as(v.name()).isDeepEqualTo(logits(config, new SeededWeights(13L), prompt));
+                assertThat(fromFile).as(v.name()).isDeepEqualTo(logits(config, new SyntheticWeights(13L), prompt));
                 ModelConfig plain = SeededCheckpoint.config(v.name(), 13L, written.tieWordEmbeddings());
-                assertThat(fromFile[59]).as(v.name() + ": the feature is not ignored").isNotEqualTo(logits(plain, new SeededWeights(13L), prompt)[59]);
+                assertThat(fromFile[59]).as(v.name() + ": the feature is not ignored").isNotEqualTo(logits(plain, new SyntheticWeights(13L), prompt)[59]);
             }
         }
     }

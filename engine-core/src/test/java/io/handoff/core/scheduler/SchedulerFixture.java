@@ -9,7 +9,7 @@ import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.ModelRunner;
 import io.handoff.core.model.Sampler;
 import io.handoff.core.model.SamplingParams;
-import io.handoff.core.model.SeededWeights;
+import io.handoff.core.model.SyntheticWeights;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.prefix.ChunkCache;
 import io.handoff.core.prefix.PrefixCache;
@@ -74,7 +74,7 @@ final class SchedulerFixture
 
     static Transformer model(String name)
     {
-        return MODELS.computeIfAbsent(name, n -> new Transformer(ModelConfig.byName(n), new SeededWeights(ModelConfig.byName(n).weightsSeed()), MODEL_THREADS));
+        return MODELS.computeIfAbsent(name, n -> new Transformer(ModelConfig.byName(n), new SyntheticWeights(ModelConfig.byName(n).weightsSeed()), MODEL_THREADS));
     }
 
     /** {@code model}, with {@code token}'s logit raised above every other: greedy picks it at every position. */

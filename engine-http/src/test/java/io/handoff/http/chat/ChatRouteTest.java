@@ -7,7 +7,7 @@ import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.testkit.model.ReferenceAttention;
-import io.handoff.core.model.SeededWeights;
+import io.handoff.core.model.SyntheticWeights;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.prefix.RadixCache;
 import io.handoff.core.scheduler.Scheduler;
@@ -33,7 +33,7 @@ class ChatRouteTest
     {
         ModelConfig model = ModelConfig.byName("tiny-mla");
         KvPool kv = KvPool.allocate(KvGeometry.of(model.attentionGeometry(), model.layers(), KvDtype.F32, 16), 64);
-        Transformer transformer = new Transformer(model, new SeededWeights(model.weightsSeed()), 1);
+        Transformer transformer = new Transformer(model, new SyntheticWeights(model.weightsSeed()), 1);
         Scheduler scheduler = new Scheduler(new SchedulerConfig(2, 64, 16, true, 1), transformer, kv, new RadixCache(16, kv.pagePool()),
                 new ReferenceAttention(model.attentionGeometry(), kv.view()), FaultInjector.NONE);
         ApiServer server = ApiServer.start(ServerConfig.loopback(), scheduler, model);

@@ -7,7 +7,7 @@ import io.handoff.core.model.Architecture;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.RopeScaling;
 import io.handoff.core.model.hf.HfModelConfig.HfArchitecture;
-import io.handoff.core.model.SeededWeights;
+import io.handoff.core.model.SyntheticWeights;
 import io.handoff.core.model.tokenizer.BpeTokenizer;
 import io.handoff.core.model.tokenizer.ByteLevel;
 
@@ -22,7 +22,7 @@ import java.util.SequencedMap;
 import java.util.stream.Collectors;
 
 /**
- * Writes a small Llama (or Qwen2, Qwen3) checkpoint directory from {@link SeededWeights}, laid out as Transformers saves
+ * Writes a small Llama (or Qwen2, Qwen3) checkpoint directory from {@link SyntheticWeights}, laid out as Transformers saves
  * one: {@code config.json}, an F32 {@code model.safetensors}, and a byte-level BPE tokenizer (256 byte
  * tokens, a few merges, {@code <|begin_of_text|>} prepended by a TemplateProcessing, Llama 3's split),
  * with {@code generation_config.json} naming {@code <|end_of_text|>}. Tests and demos serve it with
@@ -64,7 +64,7 @@ public final class SeededCheckpoint
     public static ModelConfig write(Path directory, long seed, boolean tieWordEmbeddings, HfArchitecture architecture, RopeScaling ropeScaling)
     {
         ModelConfig config = config(directory.getFileName().toString(), seed, tieWordEmbeddings, architecture, ropeScaling);
-        SeededWeights weights = new SeededWeights(seed);
+        SyntheticWeights weights = new SyntheticWeights(seed);
         try {
             Files.createDirectories(directory);
             Files.writeString(directory.resolve(HfModelConfig.FILE), configJson(config, architecture));

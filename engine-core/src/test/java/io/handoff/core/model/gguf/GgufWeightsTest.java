@@ -6,7 +6,7 @@ import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.testkit.model.ReferenceAttention;
 import io.handoff.core.model.RopeScaling;
-import io.handoff.core.model.SeededWeights;
+import io.handoff.core.model.SyntheticWeights;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.model.WeightMatrix;
 import io.handoff.core.model.WeightSource;
@@ -84,7 +84,7 @@ class GgufWeightsTest
     /** The seeded model as llama.cpp would write it: GGUF names, reversed dims, Llama's q/k rows permuted. */
     private Path writeSeeded(String arch, GgufTensorType type, boolean permute, UnaryOperator<Map<String, int[]>> select)
     {
-        SeededWeights seeded = new SeededWeights(TINY_GQA.weightsSeed());
+        SyntheticWeights seeded = new SyntheticWeights(TINY_GQA.weightsSeed());
         GgufWriter writer = new GgufWriter().model(TINY_GQA, arch);
         select.apply(new LinkedHashMap<>(SHAPES)).forEach((name, shape) -> {
             float[] values = seeded.floats(name, shape);
@@ -102,7 +102,7 @@ class GgufWeightsTest
     @Test
     void aLlamaF32FileWithPermutedQkReturnsExactlyTheSeededFloatsOfEveryTensor()
     {
-        SeededWeights seeded = new SeededWeights(TINY_GQA.weightsSeed());
+        SyntheticWeights seeded = new SyntheticWeights(TINY_GQA.weightsSeed());
         try (GgufWeights weights = GgufWeights.open(writeSeeded("llama", GgufTensorType.F32, true, UnaryOperator.identity()))) {
             assertThat(weights.names()).containsExactlyInAnyOrderElementsOf(SHAPES.keySet());
             SHAPES.forEach((name, shape) -> assertThat(weights.floats(name, shape)).as(name).isEqualTo(seeded.floats(name, shape)));
@@ -115,7 +115,7 @@ class GgufWeightsTest
     void aTransformerBuiltFromTheFilesConfigAndWeightsGivesBitIdenticalLogitsToSeededWeights()
     {
         int[] prompt = new ByteTokenizer().encode("weights from a gguf file", true);
-        float[][] fromSeed = logits(TINY_GQA, new SeededWeights(TINY_GQA.weightsSeed()), prompt);
+        float[][] fromSeed = logits(TINY_GQA, new SyntheticWeights(TINY_GQA.weightsSeed()), prompt);
         float[][] fromFile;
         try (GgufWeights weights = GgufWeights.open(writeSeeded("llama", GgufTensorType.F32, true, UnaryOperator.identity()))) {
             fromFile = logits(weights.model().config(), weights, prompt);
@@ -212,7 +212,7 @@ class GgufWeightsTest
         ModelConfig variant = new ModelConfig(c.name(), c.architecture(), c.vocabSize(), c.hiddenSize(), c.layers(), c.heads(), c.kvHeads(),
                 c.headDim(), 0, 0, 0, 0, 0, c.intermediateSize(), c.ropeTheta(), c.rmsEps(), c.maxContext(), c.weightsSeed(), false, "", !norms,
                 norms, RopeScaling.NONE);
-        SeededWeights seeded = new SeededWeights(c.weightsSeed());
+        SyntheticWeights seeded = new SyntheticWeights(c.weightsSeed());
         GgufWriter writer = new GgufWriter().model(c, arch);
         boolean permute = arch.equals("llama");
         SeededCheckpoint.tensorShapes(variant).forEach((name, shape) -> {
@@ -252,7 +252,7 @@ class GgufWeightsTest
         Path path = writeSeeded("llama", GgufTensorType.F32, true, UnaryOperator.identity());
         Path scaled = dir.resolve("scaled.gguf");
         GgufWriter writer = new GgufWriter().model(c, "llama").tensor("rope_freqs.weight", GgufTensorType.F32, new long[] {divisors.length}, divisors);
-        SeededWeights seeded = new SeededWeights(c.weightsSeed());
+        SyntheticWeights seeded = new SyntheticWeights(c.weightsSeed());
         SHAPES.forEach((name, shape) -> {
             float[] values = seeded.floats(name, shape);
             if (name.endsWith("q_proj.weight")) {
@@ -285,7 +285,7 @@ class GgufWeightsTest
     @Test
     void aQwen2FileIsReadUnpermuted()
     {
-        SeededWeights seeded = new SeededWeights(TINY_GQA.weightsSeed());
+        SyntheticWeights seeded = new SyntheticWeights(TINY_GQA.weightsSeed());
         try (GgufWeights weights = GgufWeights.open(writeSeeded("qwen2", GgufTensorType.F32, false, UnaryOperator.identity()))) {
             SHAPES.forEach((name, shape) -> assertThat(weights.floats(name, shape)).as(name).isEqualTo(seeded.floats(name, shape)));
         }
@@ -295,7 +295,7 @@ class GgufWeightsTest
     @EnumSource(value = GgufTensorType.class, names = {"F16", "BF16"})
     void halfPrecisionFilesReturnExactlyTheRoundedSeededFloats(GgufTensorType type)
     {
-        SeededWeights seeded = new SeededWeights(TINY_GQA.weightsSeed());
+        SyntheticWeights seeded = new SyntheticWeights(TINY_GQA.weightsSeed());
         try (GgufWeights weights = GgufWeights.open(writeSeeded("llama", type, true, UnaryOperator.identity()))) {
             SHAPES.forEach((name, shape) -> {
                 float[] expected = seeded.floats(name, shape);
@@ -315,7 +315,7 @@ class GgufWeightsTest
     @Test
     void aQ8FileReturnsEveryValueWithinHalfItsBlockScale()
     {
-        SeededWeights seeded = new SeededWeights(TINY_GQA.weightsSeed());
+        SyntheticWeights seeded = new SyntheticWeights(TINY_GQA.weightsSeed());
         try (GgufWeights weights = GgufWeights.open(writeSeeded("llama", GgufTensorType.Q8_0, true, UnaryOperator.identity()))) {
             SHAPES.forEach((name, shape) -> {
                 float[] original = seeded.floats(name, shape);
@@ -360,7 +360,7 @@ class GgufWeightsTest
     @Test
     void withoutAnOutputTensorTheLmHeadIsTheEmbedding()
     {
-        SeededWeights seeded = new SeededWeights(TINY_GQA.weightsSeed());
+        SyntheticWeights seeded = new SyntheticWeights(TINY_GQA.weightsSeed());
         Path path = writeSeeded("llama", GgufTensorType.F32, true, shapes -> {
             shapes.remove("lm_head.weight");
             return shapes;

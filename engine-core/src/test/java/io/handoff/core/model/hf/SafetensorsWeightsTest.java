@@ -5,7 +5,7 @@ import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.testkit.model.ReferenceAttention;
-import io.handoff.core.model.SeededWeights;
+import io.handoff.core.model.SyntheticWeights;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.model.WeightSource;
 import io.handoff.spi.attention.KvDtype;
@@ -36,14 +36,14 @@ class SafetensorsWeightsTest
 
     private static List<SafetensorsWriter.Tensor> seededTensors()
     {
-        return tensors(SHAPES, new SeededWeights(TINY_GQA.weightsSeed()));
+        return tensors(SHAPES, new SyntheticWeights(TINY_GQA.weightsSeed()));
     }
 
     @Test
     void anF32SingleFileReturnsExactlyTheSeededFloatsOfEveryTensor()
     {
         SafetensorsWriter.write(dir.resolve(SafetensorsWeights.SINGLE_FILE), seededTensors(), TensorDtype.F32);
-        SeededWeights seeded = new SeededWeights(TINY_GQA.weightsSeed());
+        SyntheticWeights seeded = new SyntheticWeights(TINY_GQA.weightsSeed());
 
         try (SafetensorsWeights weights = SafetensorsWeights.open(dir)) {
             assertThat(weights.names()).containsExactlyInAnyOrderElementsOf(SHAPES.keySet());
@@ -56,7 +56,7 @@ class SafetensorsWeightsTest
     void anF32ShardedCheckpointReturnsExactlyTheSeededFloatsOfEveryTensor()
     {
         SafetensorsWriter.writeSharded(dir, seededTensors(), TensorDtype.F32, 3);
-        SeededWeights seeded = new SeededWeights(TINY_GQA.weightsSeed());
+        SyntheticWeights seeded = new SyntheticWeights(TINY_GQA.weightsSeed());
 
         try (SafetensorsWeights weights = SafetensorsWeights.open(dir)) {
             SHAPES.forEach((name, shape) -> assertThat(weights.floats(name, shape)).as(name).isEqualTo(seeded.floats(name, shape)));
@@ -70,7 +70,7 @@ class SafetensorsWeightsTest
         SafetensorsWriter.writeSharded(dir, seededTensors(), TensorDtype.F32, 2);
         int[] prompt = new ByteTokenizer().encode("weights from a file", true);
 
-        float[][] fromSeed = logits(new SeededWeights(TINY_GQA.weightsSeed()), prompt);
+        float[][] fromSeed = logits(new SyntheticWeights(TINY_GQA.weightsSeed()), prompt);
         float[][] fromFile;
         try (SafetensorsWeights weights = SafetensorsWeights.open(dir)) {
             fromFile = logits(weights, prompt);
@@ -108,7 +108,7 @@ class SafetensorsWeightsTest
             float[][] expanded = logits(expansion, prompt, 1);
             assertThat(logits(weights, prompt, 1)).isDeepEqualTo(expanded);
             assertThat(logits(weights, prompt, 3)).isDeepEqualTo(expanded);
-            assertThat(expanded).as("rounding changed the model").isNotEqualTo(logits(new SeededWeights(TINY_GQA.weightsSeed()), prompt, 1));
+            assertThat(expanded).as("rounding changed the model").isNotEqualTo(logits(new SyntheticWeights(TINY_GQA.weightsSeed()), prompt, 1));
         }
     }
 

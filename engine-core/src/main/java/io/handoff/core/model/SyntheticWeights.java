@@ -13,12 +13,12 @@ import java.util.SplittableRandom;
  * {@link #gain}), so that a loader or transformer ignoring them shows in the logits. Uniform
  * rather than Gaussian so the values need nothing but exact double arithmetic to reproduce.
  */
-public final class SeededWeights
+public final class SyntheticWeights
         implements WeightSource
 {
     private final long seed;
 
-    public SeededWeights(long seed)
+    public SyntheticWeights(long seed)
     {
         this.seed = seed;
     }
