@@ -8,7 +8,6 @@ module handoff.core {
     requires transitive handoff.trace;
     requires transitive typesafe.config;
     requires org.pf4j;
-    requires org.slf4j;
     requires org.apache.logging.log4j;
     requires org.apache.logging.log4j.core;
     requires handoff.math;

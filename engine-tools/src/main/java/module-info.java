@@ -6,15 +6,12 @@
 module handoff.tools {
     requires handoff.cli;
     requires handoff.core;
-    requires handoff.http;
     requires handoff.http.base;
     requires handoff.router;
     requires handoff.cluster;
     requires info.picocli;
     requires com.fasterxml.jackson.databind;
     requires java.net.http;
-    requires java.xml;
-    requires org.apache.logging.log4j;
     requires jdk.incubator.vector;
 
     opens io.handoff.tools to info.picocli;

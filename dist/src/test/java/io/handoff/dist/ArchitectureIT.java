@@ -30,7 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ArchitectureIT
 {
-    private static final Set<String> FRONT_END_MODULES = Set.of("handoff.http", "handoff.cli", "com.fasterxml.jackson.databind",
+    private static final Set<String> FRONT_END_MODULES = Set.of("handoff.http", "handoff.http.base", "handoff.router", "handoff.cli", "handoff.tools", "com.fasterxml.jackson.databind",
             "com.fasterxml.jackson.core", "info.picocli", "jdk.httpserver", "java.net.http");
 
     @Test
@@ -64,7 +64,7 @@ class ArchitectureIT
     void noEngineCoreClassNamesAFrontEndType()
             throws Exception
     {
-        List<String> frontEnd = List.of("io/handoff/http/", "io/handoff/router/", "io/handoff/cli/", "io/handoff/demo/", "com/fasterxml/",
+        List<String> frontEnd = List.of("io/handoff/http/", "io/handoff/router/", "io/handoff/cli/", "io/handoff/tools/", "io/handoff/bench/", "io/handoff/demo/", "com/fasterxml/",
                 "picocli/", "com/sun/net/httpserver/", "java/net/http/");
         Set<String> found = referencedTypes(Engine.class, type -> frontEnd.stream().anyMatch(type::startsWith));
         assertThat(found).as("front-end types named by engine-core classes").isEmpty();
