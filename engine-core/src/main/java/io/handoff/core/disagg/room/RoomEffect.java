@@ -50,7 +50,7 @@ public sealed interface RoomEffect
         }
     }
 
-    /** Prefill: call {@code TransferPeer.drain(room)} and feed {@link RoomEvent.Drained} back when it completes. */
+    /** Prefill: drain the room on its connection ({@code TransferLink.drain(room)}) and feed {@link RoomEvent.Drained} back when it completes. */
     record Drain(RoomKey room)
             implements SenderEffect
     {

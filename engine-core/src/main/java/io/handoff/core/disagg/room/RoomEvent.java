@@ -138,7 +138,7 @@ public sealed interface RoomEvent
         }
     }
 
-    /** Prefill: {@code TransferPeer.drain(room)} completed, as a {@link RoomEffect.Drain} asked. */
+    /** Prefill: {@code TransferLink.drain(room)} completed, as a {@link RoomEffect.Drain} asked. */
     record Drained()
             implements ForSender {}
 
