@@ -13,7 +13,7 @@ class ClusterConfigTest
 {
     private static ClusterConfig parse(String hocon)
     {
-        return ClusterConfig.from(ConfigFactory.parseString(hocon).withFallback(ConfigFactory.parseResources(ClusterConfig.class, "/reference.conf")).resolve());
+        return ClusterConfig.from(ConfigFactory.parseString(hocon).withFallback(ConfigFactory.parseResources("reference.conf")).resolve());
     }
 
     @Test

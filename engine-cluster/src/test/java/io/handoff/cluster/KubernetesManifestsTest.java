@@ -107,7 +107,7 @@ class KubernetesManifestsTest
         Map<String, HasMetadata> objects = typed(Kustomization.render(OVERLAYS.resolve(overlay)));
         ConfigMap configMap = (ConfigMap) objects.get("ConfigMap/handoff-config");
         Config config = ConfigFactory.parseString(configMap.getData().get("handoff.conf")).resolve();
-        ClusterConfig cluster = ClusterConfig.from(config.withFallback(ConfigFactory.parseResources(ClusterConfig.class, "/reference.conf")));
+        ClusterConfig cluster = ClusterConfig.from(config.withFallback(ConfigFactory.parseResources("reference.conf")));
         assertThat(cluster.discovery()).isEqualTo(Discovery.KUBERNETES);
         long gracePeriod = config.getDuration("handoff.server.grace-period").toSeconds();
         int port = config.getInt("handoff.server.port");
