@@ -43,7 +43,7 @@ final class RouterFixture
         all.put("handoff.router.health-timeout", healthTimeout.toMillis() + "ms");
         all.put("handoff.router.request-timeout", "30s");
         all.put("handoff.router.connect-timeout", "5s");
-        return RouterConfig.from(ConfigFactory.parseMap(all).withFallback(ConfigFactory.parseResources("reference.conf")).resolve());
+        return RouterConfig.from(ConfigFactory.parseMap(all).withFallback(ConfigFactory.parseResources(RouterConfig.class, "/reference.conf")).resolve());
     }
 
     final List<FakeBackend> prefills;
