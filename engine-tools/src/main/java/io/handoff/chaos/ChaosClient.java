@@ -3,33 +3,26 @@ package io.handoff.chaos;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.client.GenerateClient;
 import io.handoff.demo.StreamingClient;
 
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import static java.util.Objects.requireNonNull;
 
 /**
- * The soak's client: one streamed, greedy request per call through the router, aborted as its {@link AbortPlan} says
- * ({@code POST /abort_request} to the router, or closing the connection), and ended by a deadline of its own. Never
- * throws for what the servers or the connection did: that is the outcome.
+ * The soak's client: one streamed, greedy request per call through the router (the tools' {@link GenerateClient}),
+ * aborted as its {@link AbortPlan} says ({@code POST /abort_request} to the router, or closing the connection), and
+ * ended by a deadline of its own. Never throws for what the servers or the connection did: that is the outcome.
  */
 final class ChaosClient
         implements AutoCloseable
@@ -43,9 +36,7 @@ final class ChaosClient
     private final String ridPrefix;
     private final int maxNewTokens;
     private final Duration deadline;
-    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
-    private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(
-            Thread.ofPlatform().daemon().name("chaos-request-deadline").factory());
+    private final GenerateClient client;
 
     ChaosClient(URI router, String ridPrefix, int maxNewTokens, Duration deadline)
     {
@@ -53,6 +44,7 @@ final class ChaosClient
         this.ridPrefix = requireNonNull(ridPrefix, "ridPrefix is null");
         this.maxNewTokens = maxNewTokens;
         this.deadline = requireNonNull(deadline, "deadline is null");
+        this.client = new GenerateClient(router, "chaos-request-deadline");
     }
 
     String rid(int index)
@@ -65,12 +57,9 @@ final class ChaosClient
         String rid = rid(index);
         ObjectNode body = StreamingClient.body(prompt, maxNewTokens);
         body.put("rid", rid);
-        HttpRequest request = HttpRequest.newBuilder(router.resolve("/generate"))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
-                .build();
-        long deadlineNanos = System.nanoTime() + deadline.toNanos();
-        CompletableFuture<HttpResponse<InputStream>> call = client.sendAsync(request, HttpResponse.BodyHandlers.ofInputStream());
+        long start = System.nanoTime();
+        long deadlineNanos = start + deadline.toNanos();
+        CompletableFuture<HttpResponse<InputStream>> call = client.post("/generate", body);
         boolean abortSent = false;
         try {
             if (plan.phase() == AbortPlan.Phase.BEFORE_BOOTSTRAP) {
@@ -93,18 +82,7 @@ final class ChaosClient
                     byte[] error = in.readNBytes(MAX_ERROR_BODY);
                     return abortSent ? RequestOutcome.aborted(index, new int[0], plan) : httpFailure(index, response.statusCode(), error, plan);
                 }
-                AtomicBoolean timedOut = new AtomicBoolean();
-                // A stalled stream would block the read forever; closing it from here ends the read.
-                ScheduledFuture<?> timeout = watchdog.schedule(() -> {
-                    timedOut.set(true);
-                    closeQuietly(in);
-                }, Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
-                try {
-                    return read(index, rid, in, plan, abortSent, timedOut);
-                }
-                finally {
-                    timeout.cancel(false);
-                }
+                return read(index, rid, in, start, deadlineNanos, plan, abortSent);
             }
         }
         catch (InterruptedException e) {
@@ -117,69 +95,54 @@ final class ChaosClient
         }
     }
 
-    private RequestOutcome read(int index, String rid, InputStream in, AbortPlan plan, boolean abortSent, AtomicBoolean timedOut)
+    private RequestOutcome read(int index, String rid, InputStream in, long start, long deadlineNanos, AbortPlan plan, boolean abortSent)
             throws InterruptedException
     {
-        int[] ids = new int[0];
-        JsonNode finishReason = null;
-        boolean aborting = abortSent;
-        try {
-            if (plan.phase() == AbortPlan.Phase.DURING_TRANSFER) {
+        boolean[] aborting = {abortSent};
+        if (plan.phase() == AbortPlan.Phase.DURING_TRANSFER) {
+            if (plan.method() == AbortPlan.Method.DISCONNECT) {
+                return RequestOutcome.aborted(index, new int[0], plan);
+            }
+            aborting[0] = client.abort(rid);
+        }
+        GenerateClient.Streamed stream = client.read(in, start, deadlineNanos, (ids, finishReason) -> {
+            if (plan.phase() == AbortPlan.Phase.DURING_DECODE && !aborting[0] && finishReason == null && ids.length >= plan.afterTokens()) {
                 if (plan.method() == AbortPlan.Method.DISCONNECT) {
-                    return RequestOutcome.aborted(index, ids, plan);
+                    return false;
                 }
-                aborting = abort(rid);
-            }
-            BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
-            String line;
-            while ((line = reader.readLine()) != null) {
-                if (!line.startsWith("data:")) {
-                    continue;
+                try {
+                    aborting[0] = client.abort(rid);
                 }
-                String data = line.substring("data:".length()).strip();
-                if (data.equals("[DONE]")) {
-                    break;
-                }
-                JsonNode event = JSON.readTree(data);
-                if (event.has("error")) {
-                    return aborting ? RequestOutcome.aborted(index, ids, plan) : failure(index, ids, event, plan);
-                }
-                int[] cumulative = ids(event.path("output_ids"));
-                if (cumulative.length >= ids.length) {
-                    ids = cumulative;
-                }
-                JsonNode reason = event.path("meta_info").path("finish_reason");
-                if (!reason.isMissingNode() && !reason.isNull()) {
-                    finishReason = reason;
-                }
-                if (plan.phase() == AbortPlan.Phase.DURING_DECODE && !aborting && finishReason == null && ids.length >= plan.afterTokens()) {
-                    if (plan.method() == AbortPlan.Method.DISCONNECT) {
-                        return RequestOutcome.aborted(index, ids, plan);
-                    }
-                    aborting = abort(rid);
+                catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
                 }
             }
+            return true;
+        });
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
         }
-        catch (IOException e) {
-            if (timedOut.get()) {
-                return RequestOutcome.hung(index, ids, "no end of the stream within " + deadline.toSeconds() + " s", plan);
+        int[] ids = stream.outputIds();
+        return switch (stream.end()) {
+            case STOPPED -> RequestOutcome.aborted(index, ids, plan);
+            case TIMED_OUT -> RequestOutcome.hung(index, ids, "no end of the stream within " + deadline.toSeconds() + " s", plan);
+            case BROKEN -> aborting[0] ? RequestOutcome.aborted(index, ids, plan)
+                    : RequestOutcome.failed(index, ids, "stream_broken", "the stream broke: " + stream.failure(), plan);
+            case ERROR_EVENT -> aborting[0] ? RequestOutcome.aborted(index, ids, plan) : failure(index, ids, stream.errorEvent().orElseThrow(), plan);
+            case DONE, NO_DONE -> {
+                if (stream.finishReason().isEmpty()) {
+                    yield aborting[0] ? RequestOutcome.aborted(index, ids, plan)
+                            : RequestOutcome.failed(index, ids, "stream_broken", "the stream ended without a finish reason after " + ids.length + " tokens", plan);
+                }
+                if (stream.abortedByServer()) {
+                    yield aborting[0] ? RequestOutcome.aborted(index, ids, plan)
+                            : RequestOutcome.failed(index, ids, "server_abort", "aborted by the server: " + stream.serverMessage(), plan);
+                }
+                // an abort that came after the end changes nothing: the request completed
+                yield RequestOutcome.completed(index, ids, plan);
             }
-            return aborting ? RequestOutcome.aborted(index, ids, plan)
-                    : RequestOutcome.failed(index, ids, "stream_broken", "the stream broke: " + e, plan);
-        }
-        if (timedOut.get()) {
-            return RequestOutcome.hung(index, ids, "no end of the stream within " + deadline.toSeconds() + " s", plan);
-        }
-        if (finishReason == null) {
-            return aborting ? RequestOutcome.aborted(index, ids, plan)
-                    : RequestOutcome.failed(index, ids, "stream_broken", "the stream ended without a finish reason after " + ids.length + " tokens", plan);
-        }
-        if (finishReason.path("type").asText("").equals("abort")) {
-            return aborting ? RequestOutcome.aborted(index, ids, plan)
-                    : RequestOutcome.failed(index, ids, "server_abort", "aborted by the server: " + finishReason.path("message").asText(""), plan);
-        }
-        // an abort that came after the end changes nothing: the request completed
-        return RequestOutcome.completed(index, ids, plan);
+        };
     }
 
     /** Asks the router to abort {@code rid} until it has it (the request may still be on its way), or the call ended. */
@@ -188,30 +151,13 @@ final class ChaosClient
     {
         long until = System.nanoTime() + ABORT_LOOKUP_NANOS;
         while (!call.isDone() && System.nanoTime() - until < 0) {
-            if (abort(rid)) {
+            if (client.abort(rid)) {
                 return true;
             }
             // the router has not read the request yet: ask again in a moment, bounded above
             Thread.sleep(1);
         }
         return false;
-    }
-
-    /** {@code POST /abort_request}; true when the router had the rid in flight. */
-    private boolean abort(String rid)
-            throws InterruptedException
-    {
-        HttpRequest request = HttpRequest.newBuilder(router.resolve("/abort_request"))
-                .timeout(Duration.ofSeconds(10))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(JSON.createObjectNode().put("rid", rid).toString()))
-                .build();
-        try {
-            return client.send(request, HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
-        }
-        catch (IOException e) {
-            return false;
-        }
     }
 
     private static RequestOutcome httpFailure(int index, int status, byte[] body, AbortPlan plan)
@@ -238,29 +184,9 @@ final class ChaosClient
         return RequestOutcome.failed(index, ids, cause.isEmpty() ? error.path("code").asText("unknown") : cause, message, plan);
     }
 
-    private static int[] ids(JsonNode array)
-    {
-        int[] ids = new int[array.size()];
-        for (int i = 0; i < ids.length; i++) {
-            ids[i] = array.get(i).asInt();
-        }
-        return ids;
-    }
-
-    private static void closeQuietly(InputStream in)
-    {
-        try {
-            in.close();
-        }
-        catch (IOException ignored) {
-            // the reader sees the stream end either way
-        }
-    }
-
     @Override
     public void close()
     {
-        watchdog.shutdownNow();
         client.close();
     }
 }

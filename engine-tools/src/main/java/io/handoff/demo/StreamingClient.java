@@ -1,52 +1,40 @@
 package io.handoff.demo;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.client.GenerateClient;
 
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static java.util.Objects.requireNonNull;
 
 /**
  * Sends the demo's requests to {@code POST /generate} with {@code stream: true}, greedy and with
- * {@code ignore_eos}, a fixed number in flight, and times every output token as it arrives: time to first
- * token and inter-token latency are what a client sees, transfer and routing included.
+ * {@code ignore_eos}, a fixed number in flight, through the tools' {@link GenerateClient}, which times every output
+ * token as it arrives: time to first token and inter-token latency are what a client sees, transfer and routing included.
  */
 public final class StreamingClient
         implements AutoCloseable
 {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final int MAX_ERROR_BODY = 2000;
 
-    private final URI generate;
+    private final GenerateClient client;
     private final Duration requestTimeout;
-    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-    private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(
-            Thread.ofPlatform().daemon().name("demo-request-timeout").factory());
 
     public StreamingClient(URI server, Duration requestTimeout)
     {
-        this.generate = requireNonNull(server, "server is null").resolve("/generate");
+        this.client = new GenerateClient(requireNonNull(server, "server is null"), "demo-request-timeout");
         this.requestTimeout = requireNonNull(requestTimeout, "requestTimeout is null");
     }
 
@@ -86,39 +74,22 @@ public final class StreamingClient
     /** One streamed request; never throws for what the server or the connection did: that is the result's error. */
     public RequestResult generate(int index, String prompt, int maxNewTokens)
     {
-        HttpRequest request = HttpRequest.newBuilder(generate)
-                .timeout(requestTimeout)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body(prompt, maxNewTokens).toString()))
-                .build();
         long start = System.nanoTime();
+        URI generate = client.base().resolve("/generate");
         try {
-            HttpResponse<InputStream> response = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
+            HttpResponse<InputStream> response = client.post("/generate", body(prompt, maxNewTokens)).get(requestTimeout.toNanos(), TimeUnit.NANOSECONDS);
             try (InputStream in = response.body()) {
                 if (response.statusCode() != 200) {
-                    String text = new String(in.readNBytes(MAX_ERROR_BODY), StandardCharsets.UTF_8);
-                    return RequestResult.failed(index, new int[0], "HTTP " + response.statusCode() + ": " + errorMessage(text));
+                    return RequestResult.failed(index, new int[0], "HTTP " + response.statusCode() + ": " + GenerateClient.errorMessage(in));
                 }
-                AtomicBoolean timedOut = new AtomicBoolean();
-                long left = requestTimeout.toNanos() - (System.nanoTime() - start);
-                // A stalled stream would block the read forever; closing it from here ends the read.
-                ScheduledFuture<?> timeout = watchdog.schedule(() -> {
-                    timedOut.set(true);
-                    closeQuietly(in);
-                }, Math.max(0, left), TimeUnit.NANOSECONDS);
-                try {
-                    return read(index, in, start, maxNewTokens);
-                }
-                catch (IOException e) {
-                    if (timedOut.get()) {
-                        return RequestResult.failed(index, new int[0], "no complete answer within " + requestTimeout.toSeconds() + " s");
-                    }
-                    throw e;
-                }
-                finally {
-                    timeout.cancel(false);
-                }
+                return result(index, client.read(in, start, start + requestTimeout.toNanos(), GenerateClient.ChunkListener.READ_ALL), requestTimeout);
             }
+        }
+        catch (TimeoutException e) {
+            return RequestResult.failed(index, new int[0], "no response within " + requestTimeout.toSeconds() + " s");
+        }
+        catch (ExecutionException e) {
+            return RequestResult.failed(index, new int[0], "POST " + generate + " failed: " + e.getCause());
         }
         catch (IOException e) {
             return RequestResult.failed(index, new int[0], "POST " + generate + " failed: " + e);
@@ -129,106 +100,31 @@ public final class StreamingClient
         }
     }
 
-    /** Reads server-sent events: cumulative {@code output_ids} per chunk, a last chunk with the finish reason, then {@code [DONE]}. */
-    public static RequestResult read(int index, InputStream in, long start, int maxNewTokens)
-            throws IOException
+    /** A stream as the demo counts it: complete, with a finish reason that is not an abort, or failed saying why. */
+    public static RequestResult result(int index, GenerateClient.Streamed stream, Duration requestTimeout)
     {
-        BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
-        int[] ids = new int[0];
-        double ttft = Double.NaN;
-        double[] gaps = new double[Math.max(0, maxNewTokens - 1)];
-        int gapCount = 0;
-        long previous = 0;
-        JsonNode finishReason = null;
-        String line;
-        while ((line = reader.readLine()) != null) {
-            if (!line.startsWith("data:")) {
-                continue;
-            }
-            String data = line.substring("data:".length()).strip();
-            long now = System.nanoTime();
-            if (data.equals("[DONE]")) {
-                if (finishReason == null) {
-                    return RequestResult.failed(index, ids, "the stream ended ([DONE]) without a finish reason after " + ids.length + " tokens");
+        int[] ids = stream.outputIds();
+        return switch (stream.end()) {
+            case DONE -> {
+                if (stream.finishReason().isEmpty()) {
+                    yield RequestResult.failed(index, ids, "the stream ended ([DONE]) without a finish reason after " + ids.length + " tokens");
                 }
-                return outcome(index, ids, ttft, Arrays.copyOf(gaps, gapCount), finishReason);
-            }
-            JsonNode chunk = JSON.readTree(data);
-            if (chunk.has("error")) {
-                return RequestResult.failed(index, ids, "the server reported an error: " + chunk.path("error").path("message").asText(chunk.get("error").toString()));
-            }
-            int[] cumulative = ids(chunk.path("output_ids"));
-            for (int token = ids.length; token < cumulative.length; token++) {
-                if (token == 0) {
-                    ttft = (now - start) / 1e6;
+                if (stream.abortedByServer()) {
+                    String message = stream.serverMessage();
+                    yield RequestResult.failed(index, ids, "aborted by the server: " + (message.isEmpty() ? "no reason given" : message));
                 }
-                else {
-                    if (gapCount == gaps.length) {
-                        gaps = Arrays.copyOf(gaps, gaps.length * 2 + 1);
-                    }
-                    // Tokens that arrive together (one chunk, or chunks read at once) are 0 apart: the client saw them so.
-                    gaps[gapCount++] = (now - previous) / 1e6;
-                }
-                previous = now;
+                yield new RequestResult(index, ids, stream.ttftMillis(), stream.interTokenMillis(), Optional.empty());
             }
-            if (cumulative.length >= ids.length) {
-                ids = cumulative;
-            }
-            JsonNode reason = chunk.path("meta_info").path("finish_reason");
-            if (!reason.isMissingNode() && !reason.isNull()) {
-                finishReason = reason;
-            }
-        }
-        return RequestResult.failed(index, ids, "the stream ended without [DONE] after " + ids.length + " tokens");
-    }
-
-    private static RequestResult outcome(int index, int[] ids, double ttft, double[] gaps, JsonNode finishReason)
-    {
-        String type = finishReason.path("type").asText("");
-        if (type.equals("abort")) {
-            return RequestResult.failed(index, ids, "aborted by the server: " + finishReason.path("message").asText("no reason given"));
-        }
-        return new RequestResult(index, ids, ttft, gaps, Optional.empty());
-    }
-
-    private static int[] ids(JsonNode array)
-    {
-        int[] ids = new int[array.size()];
-        for (int i = 0; i < ids.length; i++) {
-            ids[i] = array.get(i).asInt();
-        }
-        return ids;
-    }
-
-    /** The {@code error.message} of an error body, or the body itself. */
-    private static String errorMessage(String body)
-    {
-        try {
-            JsonNode message = JSON.readTree(body).path("error").path("message");
-            if (message.isTextual()) {
-                return message.asText();
-            }
-        }
-        catch (IOException ignored) {
-            // not JSON: show it as it came
-        }
-        return body.strip();
-    }
-
-    private static void closeQuietly(InputStream in)
-    {
-        try {
-            in.close();
-        }
-        catch (IOException ignored) {
-            // the reader sees the stream end either way
-        }
+            case ERROR_EVENT -> RequestResult.failed(index, ids, "the server reported an error: " + stream.serverMessage());
+            case NO_DONE, STOPPED -> RequestResult.failed(index, ids, "the stream ended without [DONE] after " + ids.length + " tokens");
+            case TIMED_OUT -> RequestResult.failed(index, ids, "no complete answer within " + requestTimeout.toSeconds() + " s");
+            case BROKEN -> RequestResult.failed(index, ids, "the stream broke: " + stream.failure());
+        };
     }
 
     @Override
     public void close()
     {
-        watchdog.shutdownNow();
         client.close();
     }
 }

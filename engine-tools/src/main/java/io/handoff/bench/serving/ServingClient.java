@@ -3,6 +3,7 @@ package io.handoff.bench.serving;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.client.GenerateClient;
 import io.handoff.demo.RequestResult;
 import io.handoff.demo.StreamingClient;
 
@@ -10,27 +11,22 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.ConnectException;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Optional;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.TimeoutException;
 
 import static java.util.Objects.requireNonNull;
 
 /**
  * One server's or router's {@code POST /generate} with {@code input_ids}, streamed, greedy and with {@code ignore_eos},
- * timed at the client: the stream's cumulative chunks are read by the demo's {@link StreamingClient#read}, which times
- * every token as it arrives. Also reads {@code GET /v1/models} for the vocabulary and context size. Never throws for what
- * the server or the connection did with a request: that is the sample's status and error.
+ * timed at the client by the tools' {@link GenerateClient}, which times every token as it arrives. Also reads
+ * {@code GET /v1/models} for the vocabulary and context size. Never throws for what the server or the connection did
+ * with a request: that is the sample's status and error.
  */
 public final class ServingClient
         implements AutoCloseable
@@ -41,18 +37,16 @@ public final class ServingClient
     // ids below this are valid for every model Handoff serves (the presets have 259, real vocabularies tens of thousands)
     static final int SAFE_VOCAB = 256;
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final int MAX_ERROR_BODY = 2000;
 
     private final URI base;
     private final Duration requestTimeout;
-    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
-    private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(
-            Thread.ofPlatform().daemon().name("bench-serving-timeout").factory());
+    private final GenerateClient client;
 
     public ServingClient(URI base, Duration requestTimeout)
     {
         this.base = requireNonNull(base, "base is null");
         this.requestTimeout = requireNonNull(requestTimeout, "requestTimeout is null");
+        this.client = new GenerateClient(base, "bench-serving-timeout");
     }
 
     public URI base()
@@ -64,10 +58,9 @@ public final class ServingClient
     public ModelInfo model()
             throws InterruptedException
     {
-        HttpRequest request = HttpRequest.newBuilder(base.resolve("/v1/models")).timeout(Duration.ofSeconds(30)).GET().build();
         HttpResponse<String> response;
         try {
-            response = client.send(request, HttpResponse.BodyHandlers.ofString());
+            response = client.get("/v1/models", Duration.ofSeconds(30));
         }
         catch (ConnectException | HttpConnectTimeoutException e) {
             throw new IllegalStateException(base + ": cannot connect (" + (e.getMessage() != null ? e.getMessage() : "refused")
@@ -111,42 +104,28 @@ public final class ServingClient
 
     public Sample generate(BenchRequest request, String rid)
     {
-        HttpRequest http = HttpRequest.newBuilder(base.resolve("/generate"))
-                .timeout(requestTimeout)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body(request, rid).toString()))
-                .build();
         long start = System.nanoTime();
         int inputs = request.inputIds().length;
         try {
-            HttpResponse<InputStream> response = client.send(http, HttpResponse.BodyHandlers.ofInputStream());
+            HttpResponse<InputStream> response = client.post("/generate", body(request, rid)).get(requestTimeout.toNanos(), TimeUnit.NANOSECONDS);
             try (InputStream in = response.body()) {
                 if (response.statusCode() != 200) {
-                    String text = new String(in.readNBytes(MAX_ERROR_BODY), StandardCharsets.UTF_8);
-                    return failed(request, rid, response.statusCode(), errorMessage(text), start);
+                    return failed(request, rid, response.statusCode(), GenerateClient.errorMessage(in), start);
                 }
-                AtomicBoolean timedOut = new AtomicBoolean();
-                // A stalled stream would block the read forever; closing it from here ends the read.
-                ScheduledFuture<?> timeout = watchdog.schedule(() -> {
-                    timedOut.set(true);
-                    closeQuietly(in);
-                }, Math.max(0, requestTimeout.toNanos() - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
-                try {
-                    RequestResult result = StreamingClient.read(request.index(), in, start, request.maxNewTokens());
-                    double e2e = (System.nanoTime() - start) / 1e6;
-                    Optional<String> error = result.error().or(() -> result.outputIds().length == request.maxNewTokens() ? Optional.empty()
-                            : Optional.of("produced " + result.outputIds().length + " tokens, not the " + request.maxNewTokens() + " asked for with ignore_eos"));
-                    return new Sample(request.index(), rid, inputs, 200, result.outputIds(), error.isEmpty() ? result.ttftMillis() : Double.NaN,
-                            error.isEmpty() ? result.interTokenMillis() : new double[0], e2e, error);
-                }
-                catch (IOException e) {
-                    return failed(request, rid, 200, timedOut.get() ? "no complete answer within " + requestTimeout.toSeconds() + " s"
-                            : "the stream broke: " + e, start);
-                }
-                finally {
-                    timeout.cancel(false);
-                }
+                GenerateClient.Streamed stream = client.read(in, start, start + requestTimeout.toNanos(), GenerateClient.ChunkListener.READ_ALL);
+                RequestResult result = StreamingClient.result(request.index(), stream, requestTimeout);
+                double e2e = (System.nanoTime() - start) / 1e6;
+                Optional<String> error = result.error().or(() -> result.outputIds().length == request.maxNewTokens() ? Optional.empty()
+                        : Optional.of("produced " + result.outputIds().length + " tokens, not the " + request.maxNewTokens() + " asked for with ignore_eos"));
+                return new Sample(request.index(), rid, inputs, 200, result.outputIds(), error.isEmpty() ? result.ttftMillis() : Double.NaN,
+                        error.isEmpty() ? result.interTokenMillis() : new double[0], e2e, error);
             }
+        }
+        catch (TimeoutException e) {
+            return failed(request, rid, 0, "no response within " + requestTimeout.toSeconds() + " s", start);
+        }
+        catch (ExecutionException e) {
+            return failed(request, rid, 0, "POST " + base.resolve("/generate") + " failed: " + e.getCause(), start);
         }
         catch (IOException e) {
             return failed(request, rid, 0, "POST " + base.resolve("/generate") + " failed: " + e, start);
@@ -163,41 +142,15 @@ public final class ServingClient
                 (System.nanoTime() - start) / 1e6, Optional.of(error));
     }
 
-    /** The {@code error.message} of an error body, or the body itself. */
-    private static String errorMessage(String body)
-    {
-        try {
-            JsonNode message = JSON.readTree(body).path("error").path("message");
-            if (message.isTextual()) {
-                return message.asText();
-            }
-        }
-        catch (IOException ignored) {
-            // not JSON: show it as it came
-        }
-        return abbreviate(body);
-    }
-
     private static String abbreviate(String text)
     {
         String stripped = text.strip();
         return stripped.length() <= 300 ? stripped : stripped.substring(0, 300) + "...";
     }
 
-    private static void closeQuietly(InputStream in)
-    {
-        try {
-            in.close();
-        }
-        catch (IOException ignored) {
-            // the reader sees the stream end either way
-        }
-    }
-
     @Override
     public void close()
     {
-        watchdog.shutdownNow();
         client.close();
     }
 }
