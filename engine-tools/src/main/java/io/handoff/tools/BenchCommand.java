@@ -14,7 +14,7 @@ import io.handoff.bench.serving.ServingCommand;
 import io.handoff.bench.transfer.TransferBenchCommand;
 import io.handoff.bench.transfer.TransferReceiverCommand;
 import io.handoff.core.fault.FaultInjector;
-import io.handoff.core.model.MatmulReference;
+import io.handoff.bench.MatmulReference;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.core.runtime.ComputeEngine;

@@ -202,7 +202,7 @@ public final class Disaggregation
         }
     }
 
-    static List<MemoryRegion> regions(KvPool pool)
+    public static List<MemoryRegion> regions(KvPool pool)
     {
         List<MemoryRegion> regions = new ArrayList<>();
         for (KvRegion region : pool.regions()) {
@@ -211,18 +211,18 @@ public final class Disaggregation
         return regions;
     }
 
-    TransferBackend backend()
+    public TransferBackend backend()
     {
         return backend;
     }
 
-    DisaggregationConfig config()
+    public DisaggregationConfig config()
     {
         return config;
     }
 
     /** This process's private folder of the run directory (0700): where its shared files go. */
-    Path privateFolder()
+    public Path privateFolder()
     {
         return runDirectory.path();
     }

@@ -17,7 +17,7 @@ import java.util.stream.IntStream;
  * output rows, never inside one dot product, so results are bit-identical whatever the batch, the
  * chunking or the number of threads. Transcendentals use {@link StrictMath} so two machines agree.
  */
-final class Kernels
+public final class Kernels
 {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
     private static final int L = F.length();
@@ -66,7 +66,7 @@ final class Kernels
      * two rows at a time to F32 and multiply them with a tile of tokens two by two ({@link #dot2x2}), so each
      * load serves two products; every product still has {@link #dot}'s order.
      */
-    static void matmul(ForkJoinPool pool, float[] out, int outOff, int outStride, WeightMatrix w, float[] x, int xOff, int xStride,
+    public static void matmul(ForkJoinPool pool, float[] out, int outOff, int outStride, WeightMatrix w, float[] x, int xOff, int xStride,
             int tokens)
     {
         matmuls(pool, x, xOff, xStride, tokens, new Product(out, outOff, outStride, w));

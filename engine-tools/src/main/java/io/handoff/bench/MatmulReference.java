@@ -1,5 +1,7 @@
-package io.handoff.core.model;
+package io.handoff.bench;
 
+import io.handoff.core.model.Kernels;
+import io.handoff.core.model.WeightMatrix;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

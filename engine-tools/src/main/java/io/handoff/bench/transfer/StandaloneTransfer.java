@@ -1,5 +1,6 @@
-package io.handoff.core.disagg;
+package io.handoff.bench.transfer;
 
+import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.disagg.control.PeerProcess;
 import io.handoff.core.config.HandoffConfig;
 import io.handoff.core.fault.FaultInjector;
