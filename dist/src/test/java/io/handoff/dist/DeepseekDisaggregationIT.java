@@ -2,12 +2,12 @@ package io.handoff.dist;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.handoff.core.model.DeepseekConfig;
-import io.handoff.testkit.model.SeededDeepseekCheckpoint;
-import io.handoff.testkit.model.SeededDeepseekCheckpoint.Options;
-import io.handoff.testkit.model.SeededDeepseekCheckpoint.Version;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.runtime.ModelSource;
 import io.handoff.demo.Workload;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint.Options;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint.Version;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;

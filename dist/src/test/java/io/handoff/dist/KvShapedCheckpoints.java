@@ -2,17 +2,17 @@ package io.handoff.dist;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.json.JsonFile;
 import io.handoff.core.model.DeepseekConfig;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SyntheticWeights;
 import io.handoff.core.model.hf.DeepseekHfConfig;
 import io.handoff.core.model.hf.HfModelConfig;
-import io.handoff.core.json.JsonFile;
-import io.handoff.testkit.model.SafetensorsEncoder;
 import io.handoff.core.model.hf.SafetensorsWeights;
+import io.handoff.core.model.hf.TensorDtype;
+import io.handoff.testkit.model.SafetensorsEncoder;
 import io.handoff.testkit.model.SeededCheckpoint;
 import io.handoff.testkit.model.SeededDeepseekCheckpoint;
-import io.handoff.core.model.hf.TensorDtype;
 
 import java.io.IOException;
 import java.nio.file.Files;

@@ -3,8 +3,6 @@ package io.handoff.dist;
 import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.fault.FaultPlan;
 import io.handoff.core.model.SamplingParams;
-import io.handoff.trace.FailureCause;
-import io.handoff.trace.FinishReason;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.GenerateResult;
 import io.handoff.core.scheduler.LogprobRequest;
@@ -12,6 +10,8 @@ import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.scheduler.RequestHandle;
 import io.handoff.core.scheduler.TokenListener;
 import io.handoff.core.scheduler.TokenLogprob;
+import io.handoff.trace.FailureCause;
+import io.handoff.trace.FinishReason;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

@@ -8,12 +8,12 @@ import io.handoff.core.fault.FaultPlan.Match;
 import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.runtime.ComputeEngine;
 import io.handoff.core.runtime.Engine;
-import io.handoff.trace.FailureCause;
-import io.handoff.trace.FinishReason;
 import io.handoff.core.scheduler.GenerateResult;
 import io.handoff.core.scheduler.RequestHandle;
 import io.handoff.core.scheduler.SchedulerStats;
 import io.handoff.core.scheduler.TokenListener;
+import io.handoff.trace.FailureCause;
+import io.handoff.trace.FinishReason;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 

@@ -7,13 +7,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.core.model.tokenizer.Tokenizer;
+import io.handoff.core.output.Generation;
+import io.handoff.core.output.GenerationMetrics;
+import io.handoff.core.output.GenerationParams;
 import io.handoff.core.output.OutputText;
 import io.handoff.core.output.SamplingOptions;
-import io.handoff.core.output.TextGeneration;
 import io.handoff.core.runtime.ComputeEngine;
 import io.handoff.core.runtime.Engine;
-import io.handoff.core.scheduler.GenerateRequest;
-import io.handoff.core.scheduler.GenerateResult;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -23,6 +23,7 @@ import picocli.CommandLine.Spec;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
 
@@ -90,30 +91,36 @@ final class GenerateCommand
                 ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
             Tokenizer tokenizer = compute.tokenizer();
             SamplingOptions output = new SamplingOptions(sampling, stops, Set.of(), ignoreEos, false, true);
-            List<TextGeneration> generations = new ArrayList<>();
+            // Every prompt is submitted before any is read, so the scheduler batches them; each Generation keeps its
+            // tokens until it is run.
+            List<Generation> generations = new ArrayList<>();
             for (int i = 0; i < prompts.size(); i++) {
-                GenerateRequest request = new GenerateRequest("generate-" + i, tokenizer.encodePrompt(prompts.get(i)), maxNewTokens,
-                        sampling, Set.of(), ignoreEos, false);
-                generations.add(TextGeneration.submit(compute.scheduler(), request, output, tokenizer));
+                GenerationParams params = new GenerationParams("generate-" + i, tokenizer.encodePrompt(prompts.get(i)), maxNewTokens, output,
+                        Optional.empty(), Optional.empty());
+                Generation generation = new Generation(params, compute.scheduler(), tokenizer, GenerationMetrics.NONE, () -> {}, false);
+                generation.submit();
+                generations.add(generation);
             }
-            List<TextGeneration.Result> results = new ArrayList<>();
-            for (TextGeneration generation : generations) {
-                results.add(generation.result().join());
+            List<Generation.Outcome> results = new ArrayList<>();
+            for (Generation generation : generations) {
+                try (generation) {
+                    results.add(generation.run(Generation.Sink.NONE));
+                }
             }
             print(results, compute);
-            return results.stream().anyMatch(r -> r.result().error().isPresent()) ? Main.FAILURE : Main.OK;
+            return results.stream().anyMatch(r -> r.error().isPresent()) ? Main.FAILURE : Main.OK;
         }
     }
 
-    private void print(List<TextGeneration.Result> results, ComputeEngine compute)
+    private void print(List<Generation.Outcome> results, ComputeEngine compute)
             throws Exception
     {
         PrintWriter out = spec.commandLine().getOut();
         if (!json) {
             for (int i = 0; i < results.size(); i++) {
-                TextGeneration.Result generated = results.get(i);
+                Generation.Outcome generated = results.get(i);
                 out.println(prompts.get(i) + generated.text());
-                generated.result().error().ifPresent(error -> out.println("  [error: " + error + "]"));
+                generated.error().ifPresent(error -> out.println("  [error: " + error + "]"));
             }
             out.flush();
             return;
@@ -121,20 +128,19 @@ final class GenerateCommand
         ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         ArrayNode array = mapper.createArrayNode();
         for (int i = 0; i < results.size(); i++) {
-            GenerateResult result = results.get(i).result();
-            OutputText.Ending ending = results.get(i).ending();
+            Generation.Outcome result = results.get(i);
             ObjectNode node = array.addObject();
             node.put("prompt", prompts.get(i));
-            node.put("text", results.get(i).text());
+            node.put("text", result.text());
             ArrayNode ids = node.putArray("output_ids");
-            for (int id : ending.outputIds()) {
+            for (int id : result.outputIds()) {
                 ids.add(id);
             }
             node.put("prompt_tokens", result.promptTokens());
-            node.put("completion_tokens", ending.outputIds().length);
+            node.put("completion_tokens", result.outputIds().length);
             node.put("cached_tokens", result.cachedTokens());
-            node.put("finish_reason", ending.reason().name().toLowerCase(java.util.Locale.ROOT));
-            ending.match().ifPresent(match -> {
+            node.put("finish_reason", result.reason().name().toLowerCase(java.util.Locale.ROOT));
+            result.match().ifPresent(match -> {
                 switch (match) {
                     case OutputText.StopString stop -> node.put("matched_stop", stop.stop());
                     case OutputText.StopToken token -> node.put("matched_stop", token.id());

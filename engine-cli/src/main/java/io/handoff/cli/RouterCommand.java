@@ -8,10 +8,10 @@ import io.handoff.cluster.MemberRole;
 import io.handoff.cluster.Membership;
 import io.handoff.cluster.StaticMembership;
 
+import io.handoff.core.runtime.Engine;
 import io.handoff.http.base.ServerConfig;
 import io.handoff.router.Router;
 import io.handoff.router.RouterConfig;
-import io.handoff.core.runtime.Engine;
 import io.handoff.trace.Timelines;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;

@@ -1,8 +1,8 @@
 package io.handoff.cluster;
 
-import io.handoff.http.base.StrictJson;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.handoff.http.base.StrictJson;
 
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;

@@ -1,10 +1,10 @@
 package io.handoff.http;
 
+import io.handoff.core.disagg.Disaggregation;
+import io.handoff.core.scheduler.RoomTicket;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.Exchange;
 import io.handoff.http.base.JsonFields;
-import io.handoff.core.disagg.Disaggregation;
-import io.handoff.core.scheduler.RoomTicket;
 import io.handoff.http.base.security.RouterAuthentication;
 import io.handoff.http.base.security.RouterSignature;
 import io.handoff.spi.transfer.RoomKey;

@@ -1,8 +1,8 @@
 package io.handoff.http;
 
-import io.handoff.http.base.PrometheusText;
 import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.disagg.peer.TransferStats;
+import io.handoff.http.base.PrometheusText;
 
 import java.util.Map;
 

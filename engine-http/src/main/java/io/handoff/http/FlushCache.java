@@ -1,11 +1,11 @@
 package io.handoff.http;
 
-import io.handoff.http.base.ApiError;
-import io.handoff.http.base.Exchange;
-import io.handoff.http.base.JsonFields;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.scheduler.CacheFlush;
 import io.handoff.core.scheduler.Scheduler;
+import io.handoff.http.base.ApiError;
+import io.handoff.http.base.Exchange;
+import io.handoff.http.base.JsonFields;
 
 import java.io.IOException;
 import java.time.Duration;

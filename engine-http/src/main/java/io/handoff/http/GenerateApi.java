@@ -1,23 +1,25 @@
 package io.handoff.http;
 
-import io.handoff.http.fields.LogprobFields;
-import io.handoff.http.fields.LogprobJson;
-import io.handoff.http.fields.LogprobOptions;
-import io.handoff.http.fields.SamplingFields;
-import io.handoff.http.fields.TokenTexts;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.model.ModelConfig;
+import io.handoff.core.model.tokenizer.Tokenizer;
+import io.handoff.core.output.Generation;
+import io.handoff.core.output.GenerationParams;
+import io.handoff.core.output.LogprobOptions;
 import io.handoff.core.output.OutputText;
 import io.handoff.core.output.SamplingOptions;
+import io.handoff.core.scheduler.RoomTicket;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.Exchange;
 import io.handoff.http.base.JsonFields;
 import io.handoff.http.base.OutputCount;
 import io.handoff.http.base.UnusedFields;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.handoff.core.model.tokenizer.Tokenizer;
-import io.handoff.core.model.ModelConfig;
-import io.handoff.core.scheduler.RoomTicket;
+import io.handoff.http.fields.LogprobFields;
+import io.handoff.http.fields.LogprobJson;
+import io.handoff.http.fields.SamplingFields;
+import io.handoff.http.fields.TokenTexts;
 
 import java.io.IOException;
 import java.util.ArrayList;

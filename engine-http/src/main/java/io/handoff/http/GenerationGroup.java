@@ -1,5 +1,7 @@
 package io.handoff.http;
 
+import io.handoff.core.output.Generation;
+import io.handoff.core.output.GenerationParams;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.OutputCount;
 import java.io.IOException;
@@ -171,7 +173,7 @@ final class GenerationGroup
             for (Generation run : runs) {
                 Generation.Outcome outcome = run.run(Generation.Sink.NONE);
                 if (outcome.failed()) {
-                    throw outcome.failure();
+                    throw ApiError.generationFailed(outcome.error(), outcome.cause());
                 }
             }
         }
@@ -258,7 +260,7 @@ final class GenerationGroup
             }
         }
         Optional<ApiError> failure = Arrays.stream(outcomes).filter(outcome -> outcome != null && outcome.failed()).findFirst()
-                .map(Generation.Outcome::failure);
+                .map(outcome -> ApiError.generationFailed(outcome.error(), outcome.cause()));
         List<Double> scores = generations.stream().map(Generation::cumulativeLogprob).toList();
         synchronized (lock) {
             return new Result(Arrays.asList(outcomes), failure, clientGone, scores);

@@ -1,10 +1,12 @@
 package io.handoff.http;
 
-import io.handoff.http.base.ApiError;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.tokenizer.Tokenizer;
+import io.handoff.core.output.Generation;
+import io.handoff.core.output.GenerationParams;
 import io.handoff.core.scheduler.RequestRejectedException;
 import io.handoff.core.scheduler.Scheduler;
+import io.handoff.http.base.ApiError;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 

@@ -1,9 +1,9 @@
 package io.handoff.http;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.JsonFields;
 import io.handoff.http.base.OutputCount;
-import com.fasterxml.jackson.databind.JsonNode;
 
 import java.util.ArrayList;
 import java.util.HashSet;

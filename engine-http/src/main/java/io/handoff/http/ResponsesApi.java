@@ -1,12 +1,12 @@
 package io.handoff.http;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.model.SamplingParams;
 import io.handoff.core.output.SamplingOptions;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.Exchange;
 import io.handoff.http.base.JsonFields;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.handoff.core.model.SamplingParams;
 import io.handoff.http.chat.ChatCompletionsApi;
 import io.handoff.http.chat.ChatModel;
 import io.handoff.http.chat.ChatTemplate;

@@ -1,9 +1,9 @@
 package io.handoff.http;
 
-import io.handoff.http.base.ApiError;
-import io.handoff.http.base.JsonFields;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.http.base.ApiError;
+import io.handoff.http.base.JsonFields;
 import io.handoff.http.chat.ChatMessage;
 
 import java.util.ArrayList;

@@ -1,8 +1,5 @@
 package io.handoff.http;
 
-import io.handoff.http.base.Exchange;
-import io.handoff.http.base.JsonFields;
-import io.handoff.http.base.ServerConfig;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.HandoffVersion;
@@ -11,6 +8,9 @@ import io.handoff.core.model.ModelConfig;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.core.scheduler.SchedulerStats;
+import io.handoff.http.base.Exchange;
+import io.handoff.http.base.JsonFields;
+import io.handoff.http.base.ServerConfig;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;

@@ -1,14 +1,16 @@
 package io.handoff.http;
 
+import io.handoff.core.kv.PageAccounting;
+import io.handoff.core.kv.QuarantineTimes;
+import io.handoff.core.output.Generation;
+import io.handoff.core.output.GenerationMetrics;
+import io.handoff.core.scheduler.RequestRejectedException;
+import io.handoff.core.scheduler.SchedulerStats;
 import io.handoff.http.base.Histogram;
 import io.handoff.http.base.HttpRequestCounts;
 import io.handoff.http.base.PrometheusText;
-import io.handoff.core.kv.PageAccounting;
-import io.handoff.core.kv.QuarantineTimes;
 import io.handoff.trace.FailureCause;
 import io.handoff.trace.FinishReason;
-import io.handoff.core.scheduler.RequestRejectedException;
-import io.handoff.core.scheduler.SchedulerStats;
 
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -20,6 +22,7 @@ import java.util.concurrent.atomic.LongAdder;
  * scheduler's snapshot (requests, tokens, KV pages by state, prefix cache) read at scrape time.
  */
 public final class ServerMetrics
+        implements GenerationMetrics
 {
     private static final double NANOS = 1e9;
 
@@ -51,17 +54,20 @@ public final class ServerMetrics
         rejected.get(kind).increment();
     }
 
-    void interToken(long nanos)
+    @Override
+    public void interToken(long nanos)
     {
         interToken.observe(nanos / NANOS);
     }
 
-    void clientDisconnected()
+    @Override
+    public void clientDisconnected()
     {
         clientDisconnects.increment();
     }
 
-    void finished(Generation.Outcome outcome)
+    @Override
+    public void finished(Generation.Outcome outcome)
     {
         finished.get(outcome.reason()).increment();
         if (outcome.firstTokenNanos() > 0) {

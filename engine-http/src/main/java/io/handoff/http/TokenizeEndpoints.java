@@ -1,14 +1,14 @@
 package io.handoff.http;
 
-import io.handoff.http.base.ApiError;
-import io.handoff.http.base.Exchange;
-import io.handoff.http.base.HttpRoutes;
-import io.handoff.http.base.JsonFields;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.tokenizer.Tokenizer;
+import io.handoff.http.base.ApiError;
+import io.handoff.http.base.Exchange;
+import io.handoff.http.base.HttpRoutes;
+import io.handoff.http.base.JsonFields;
 
 import java.io.IOException;
 import java.util.ArrayList;

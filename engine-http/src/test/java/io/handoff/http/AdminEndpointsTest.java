@@ -1,7 +1,5 @@
 package io.handoff.http;
 
-import io.handoff.http.base.ApiAccess;
-import io.handoff.http.base.ServerConfig;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.handoff.core.HandoffVersion;
 import io.handoff.core.model.ByteTokenizer;
@@ -9,6 +7,8 @@ import io.handoff.core.scheduler.HandoffRequest;
 import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.core.scheduler.SchedulerStats;
+import io.handoff.http.base.ApiAccess;
+import io.handoff.http.base.ServerConfig;
 import io.handoff.http.base.security.ApiKeys;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

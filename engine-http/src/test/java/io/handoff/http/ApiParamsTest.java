@@ -1,17 +1,17 @@
 package io.handoff.http;
 
-import io.handoff.http.fields.TokenTexts;
-import io.handoff.http.base.ServerConfig;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.core.runtime.ChatTemplateText;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.GenerateResult;
-import io.handoff.core.scheduler.LogprobRequest;
 import io.handoff.core.scheduler.KvHandoff;
+import io.handoff.core.scheduler.LogprobRequest;
 import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.core.scheduler.TokenListener;
+import io.handoff.http.base.ServerConfig;
+import io.handoff.http.fields.TokenTexts;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;

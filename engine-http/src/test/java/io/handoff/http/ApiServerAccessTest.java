@@ -1,12 +1,12 @@
 package io.handoff.http;
 
-import io.handoff.http.testing.PrometheusFormat;
+import io.handoff.core.model.Transformer;
+import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.http.base.ApiAccess;
 import io.handoff.http.base.RequestLimits;
 import io.handoff.http.base.ServerConfig;
-import io.handoff.core.model.Transformer;
-import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.http.base.security.ApiKeys;
+import io.handoff.http.testing.PrometheusFormat;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -1,10 +1,10 @@
 package io.handoff.http;
 
-import io.handoff.http.testing.PrometheusFormat;
-import io.handoff.http.base.ServerConfig;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.scheduler.SchedulerConfig;
+import io.handoff.http.base.ServerConfig;
+import io.handoff.http.testing.PrometheusFormat;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

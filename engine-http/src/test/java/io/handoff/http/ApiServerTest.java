@@ -1,13 +1,13 @@
 package io.handoff.http;
 
-import io.handoff.http.testing.PrometheusFormat;
-import io.handoff.http.base.PrometheusText;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.GenerateResult;
 import io.handoff.core.scheduler.TokenListener;
+import io.handoff.http.base.PrometheusText;
+import io.handoff.http.testing.PrometheusFormat;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,16 +1,16 @@
 package io.handoff.http;
 
-import io.handoff.http.base.ApiError;
-import io.handoff.http.base.JsonFields;
 import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.scheduler.RoomTicket;
+import io.handoff.http.base.ApiError;
+import io.handoff.http.base.JsonFields;
 import io.handoff.http.base.security.RouterAuthentication;
 import io.handoff.http.base.security.RouterSigner;
 import io.handoff.spi.transfer.RoomKey;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;

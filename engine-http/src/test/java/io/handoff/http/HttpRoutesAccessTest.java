@@ -1,13 +1,12 @@
 package io.handoff.http;
 
-import io.handoff.http.base.HttpRequestCounts;
-import io.handoff.http.base.HttpRoutes;
-import io.handoff.http.base.RequestGuard;
-import io.handoff.http.LocalServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
+import io.handoff.http.base.HttpRequestCounts;
+import io.handoff.http.base.HttpRoutes;
 import io.handoff.http.base.HttpRoutes.Access;
 import io.handoff.http.base.HttpRoutes.Route;
+import io.handoff.http.base.RequestGuard;
 import io.handoff.http.base.security.ApiKeys;
 import io.handoff.http.base.security.RateLimiter;
 import org.junit.jupiter.api.AfterEach;

@@ -1,10 +1,10 @@
 package io.handoff.http;
 
-import io.handoff.http.base.JsonFields;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.model.ModelConfig;
+import io.handoff.http.base.JsonFields;
 import io.handoff.spi.attention.KvDtype;
 import org.junit.jupiter.api.Test;
 

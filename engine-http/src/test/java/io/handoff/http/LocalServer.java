@@ -1,6 +1,5 @@
 package io.handoff.http;
 
-import io.handoff.http.base.ServerConfig;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.handoff.core.fault.FaultInjector;
@@ -16,6 +15,7 @@ import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.core.scheduler.SchedulerStats;
+import io.handoff.http.base.ServerConfig;
 import io.handoff.spi.attention.KvDtype;
 import io.handoff.testkit.model.ReferenceAttention;
 

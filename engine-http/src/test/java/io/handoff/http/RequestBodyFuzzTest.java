@@ -1,11 +1,11 @@
 package io.handoff.http;
 
-import io.handoff.http.fields.SamplingFields;
-import io.handoff.http.base.ApiError;
-import io.handoff.http.base.JsonFields;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.fasterxml.jackson.databind.node.IntNode;
+import io.handoff.http.base.ApiError;
+import io.handoff.http.base.JsonFields;
 import io.handoff.http.chat.ChatRequest;
+import io.handoff.http.fields.SamplingFields;
 
 import java.util.Set;
 

@@ -1,10 +1,10 @@
 package io.handoff.http;
 
-import io.handoff.http.base.ServerConfig;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.handoff.core.runtime.ChatTemplateText;
 import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.SchedulerConfig;
+import io.handoff.http.base.ServerConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -1,10 +1,10 @@
 package io.handoff.http;
 
-import io.handoff.http.testing.PrometheusFormat;
 import io.handoff.core.kv.PageAccounting;
 import io.handoff.core.kv.QuarantineTimes;
-import io.handoff.trace.FailureCause;
 import io.handoff.core.scheduler.SchedulerStats;
+import io.handoff.http.testing.PrometheusFormat;
+import io.handoff.trace.FailureCause;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;

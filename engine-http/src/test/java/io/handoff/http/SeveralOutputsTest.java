@@ -1,6 +1,5 @@
 package io.handoff.http;
 
-import io.handoff.http.base.ServerConfig;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.SamplingParams;
@@ -10,6 +9,7 @@ import io.handoff.core.scheduler.LogprobRequest;
 import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.core.scheduler.TokenListener;
 import io.handoff.core.scheduler.TokenLogprob;
+import io.handoff.http.base.ServerConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -20,8 +20,8 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;

@@ -1,15 +1,14 @@
 package io.handoff.http;
 
-import io.handoff.http.base.ApiAccess;
-import io.handoff.http.base.DebugEndpoints;
-import io.handoff.http.base.ServerConfig;
-import io.handoff.http.LocalServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.handoff.core.config.ConfigSource;
 import io.handoff.core.config.HandoffConfig;
 import io.handoff.core.config.InvalidConfigException;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.scheduler.SchedulerConfig;
+import io.handoff.http.base.ApiAccess;
+import io.handoff.http.base.DebugEndpoints;
+import io.handoff.http.base.ServerConfig;
 import io.handoff.http.base.security.ApiKeys;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

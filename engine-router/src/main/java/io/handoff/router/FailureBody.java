@@ -1,8 +1,8 @@
 package io.handoff.router;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.handoff.trace.FailureCause;
 import io.handoff.http.base.JsonFields;
+import io.handoff.trace.FailureCause;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,8 +1,8 @@
 package io.handoff.router;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.handoff.trace.PeerText;
 import io.handoff.http.base.JsonFields;
+import io.handoff.trace.PeerText;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 

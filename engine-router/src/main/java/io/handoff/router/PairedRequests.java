@@ -4,14 +4,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
-import io.handoff.trace.FailureCause;
-import io.handoff.trace.RequestTimeline;
-import io.handoff.trace.TimelineEvent;
-import io.handoff.trace.Timelines;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.Exchange;
 import io.handoff.http.base.JsonFields;
 import io.handoff.http.base.OutputCount;
+import io.handoff.trace.FailureCause;
+import io.handoff.trace.RequestTimeline;
+import io.handoff.trace.TimelineEvent;
+import io.handoff.trace.Timelines;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 

@@ -1,12 +1,12 @@
 package io.handoff.router;
 
-import io.handoff.trace.FailureCause;
 import io.handoff.http.base.Histogram;
 import io.handoff.http.base.HttpRequestCounts;
 import io.handoff.http.base.PrometheusText;
+import io.handoff.trace.FailureCause;
 
-import java.util.LinkedHashMap;
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;

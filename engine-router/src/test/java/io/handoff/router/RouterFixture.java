@@ -3,8 +3,8 @@ package io.handoff.router;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.typesafe.config.ConfigFactory;
 import io.handoff.cluster.Membership;
-import io.handoff.trace.Timelines;
 import io.handoff.http.base.ServerConfig;
+import io.handoff.trace.Timelines;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -12,8 +12,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
 
 import static io.handoff.router.RouterFixture.json;
 import static org.assertj.core.api.Assertions.assertThat;

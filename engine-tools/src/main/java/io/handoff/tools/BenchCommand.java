@@ -1,20 +1,20 @@
 package io.handoff.tools;
 
-import io.handoff.cli.CommandGroup;
-import io.handoff.cli.EngineOptions;
-import io.handoff.cli.Main;
-import io.handoff.cli.ModelPathOption;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.bench.MatmulReference;
 import io.handoff.bench.attention.AttentionBenchCommand;
 import io.handoff.bench.scheduler.SchedulerBenchCommand;
 import io.handoff.bench.serving.ServingCommand;
 import io.handoff.bench.transfer.TransferBenchCommand;
 import io.handoff.bench.transfer.TransferReceiverCommand;
+import io.handoff.cli.CommandGroup;
+import io.handoff.cli.EngineOptions;
+import io.handoff.cli.Main;
+import io.handoff.cli.ModelPathOption;
 import io.handoff.core.fault.FaultInjector;
-import io.handoff.bench.MatmulReference;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.core.runtime.ComputeEngine;

@@ -1,12 +1,12 @@
 package io.handoff.tools;
 
-import io.handoff.cli.EngineOptions;
-import io.handoff.cli.Main;
-import io.handoff.cli.ModelPathOption;
 import io.handoff.chaos.ChaosProgress;
 import io.handoff.chaos.ChaosReport;
 import io.handoff.chaos.ChaosRun;
 import io.handoff.chaos.ChaosSettings;
+import io.handoff.cli.EngineOptions;
+import io.handoff.cli.Main;
+import io.handoff.cli.ModelPathOption;
 import io.handoff.core.config.ConfigSource;
 import io.handoff.core.runtime.Engine;
 import io.handoff.demo.DemoSettings;

@@ -1,11 +1,11 @@
 package io.handoff.tools;
 
-import io.handoff.cli.EngineOptions;
-import io.handoff.cli.Main;
-import io.handoff.cli.ServerSettings;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
+import io.handoff.cli.EngineOptions;
+import io.handoff.cli.Main;
+import io.handoff.cli.ServerSettings;
 import io.handoff.cluster.Cluster;
 import io.handoff.cluster.ClusterConfig;
 import io.handoff.cluster.Discovery;

@@ -1,8 +1,8 @@
 package io.handoff.tools;
 
-import io.handoff.cli.Main;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.handoff.cli.Main;
 import io.handoff.inspect.MergedTimeline;
 import io.handoff.inspect.NodeTimeline;
 import io.handoff.inspect.TimelineFetch;
@@ -11,8 +11,8 @@ import io.handoff.router.Router;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;

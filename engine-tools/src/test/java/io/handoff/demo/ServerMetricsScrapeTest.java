@@ -1,8 +1,8 @@
 package io.handoff.demo;
 
-import io.handoff.http.ServerMetrics;
 import io.handoff.core.kv.PageAccounting;
 import io.handoff.core.scheduler.SchedulerStats;
+import io.handoff.http.ServerMetrics;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,16 +1,16 @@
 package io.handoff.tools;
 
-import io.handoff.cli.Main;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
+import io.handoff.cli.Main;
 import io.handoff.core.config.ConfigSource;
 import io.handoff.core.runtime.Engine;
-import io.handoff.trace.Timelines;
 import io.handoff.http.base.ServerConfig;
 import io.handoff.router.Router;
 import io.handoff.router.RouterConfig;
 import io.handoff.status.LocalMember;
+import io.handoff.trace.Timelines;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -1,9 +1,9 @@
 package io.handoff.tools;
 
-import io.handoff.cli.Main;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.typesafe.config.ConfigFactory;
+import io.handoff.cli.Main;
 import io.handoff.cluster.Cluster;
 import io.handoff.cluster.ClusterConfig;
 import io.handoff.cluster.Member;

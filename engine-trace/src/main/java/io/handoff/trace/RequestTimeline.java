@@ -1,6 +1,5 @@
 package io.handoff.trace;
 
-import io.handoff.trace.FinishReason;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

@@ -1,6 +1,5 @@
 package io.handoff.trace;
 
-import io.handoff.trace.FinishReason;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

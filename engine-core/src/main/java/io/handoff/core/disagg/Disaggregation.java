@@ -1,14 +1,14 @@
 package io.handoff.core.disagg;
 
+import io.handoff.core.config.HandoffConfig;
+import io.handoff.core.disagg.control.Compatibility;
+import io.handoff.core.disagg.control.ControlSecurity;
 import io.handoff.core.disagg.peer.DisaggregationConfig;
 import io.handoff.core.disagg.peer.EngineTransferContext;
-import io.handoff.core.disagg.peer.TransferStats;
-import io.handoff.core.disagg.control.ControlSecurity;
-import io.handoff.core.disagg.control.Compatibility;
 import io.handoff.core.disagg.peer.Incarnation;
+import io.handoff.core.disagg.peer.TransferStats;
 import io.handoff.core.disagg.room.EarlySend;
 import io.handoff.core.disagg.room.PageChecksums;
-import io.handoff.core.config.HandoffConfig;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;

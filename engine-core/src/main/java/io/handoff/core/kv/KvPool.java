@@ -1,7 +1,6 @@
 package io.handoff.core.kv;
 
 import io.handoff.spi.attention.KvCacheView;
-import io.handoff.core.kv.PagedKvCache;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;

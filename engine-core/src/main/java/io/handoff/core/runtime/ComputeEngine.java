@@ -1,8 +1,8 @@
 package io.handoff.core.runtime;
 
 import com.typesafe.config.Config;
-import io.handoff.core.disagg.control.Compatibility;
 import io.handoff.core.disagg.Disaggregation;
+import io.handoff.core.disagg.control.Compatibility;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
@@ -16,18 +16,18 @@ import io.handoff.core.plugin.PluginRegistry;
 import io.handoff.core.prefix.ChunkCache;
 import io.handoff.core.prefix.PrefixCache;
 import io.handoff.core.prefix.RadixCache;
+import io.handoff.core.scheduler.DecodeMetadataProbe;
 import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.Scheduler;
-import io.handoff.core.scheduler.DecodeMetadataProbe;
 import io.handoff.core.scheduler.SchedulerConfig;
-import io.handoff.trace.Timelines;
+import io.handoff.math.ExactExp;
 import io.handoff.spi.PluginSettings;
 import io.handoff.spi.attention.AttentionBackend;
 import io.handoff.spi.attention.AttentionBackendProvider;
 import io.handoff.spi.attention.AttentionCapabilities;
 import io.handoff.spi.attention.AttentionGeometry;
 import io.handoff.spi.attention.KvDtype;
-import io.handoff.math.ExactExp;
+import io.handoff.trace.Timelines;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 

@@ -1,6 +1,7 @@
 package io.handoff.core.runtime;
 
 import com.typesafe.config.Config;
+import io.handoff.core.json.JsonFile;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SyntheticWeights;
@@ -8,7 +9,6 @@ import io.handoff.core.model.WeightSource;
 import io.handoff.core.model.hf.CheckpointIdentity;
 import io.handoff.core.model.hf.DeepseekHfConfig;
 import io.handoff.core.model.hf.HfModelConfig;
-import io.handoff.core.json.JsonFile;
 import io.handoff.core.model.hf.SafetensorsWeights;
 import io.handoff.core.model.tokenizer.PromptBos;
 import io.handoff.core.model.tokenizer.Tokenizer;

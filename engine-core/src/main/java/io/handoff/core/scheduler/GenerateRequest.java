@@ -1,6 +1,5 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.core.scheduler.LogprobRequest;
 import io.handoff.core.model.SamplingParams;
 
 import java.util.Optional;

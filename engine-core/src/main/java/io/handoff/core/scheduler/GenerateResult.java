@@ -1,8 +1,7 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.trace.FinishReason;
 import io.handoff.trace.FailureCause;
-import io.handoff.core.scheduler.Logprobs;
+import io.handoff.trace.FinishReason;
 import java.util.List;
 import java.util.Optional;
 

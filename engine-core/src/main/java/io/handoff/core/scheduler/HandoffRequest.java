@@ -1,6 +1,5 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.core.scheduler.LogprobRequest;
 import java.util.Optional;
 
 /**

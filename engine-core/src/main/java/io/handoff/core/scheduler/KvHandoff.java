@@ -1,9 +1,8 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.trace.FinishReason;
-import io.handoff.trace.FailureCause;
-import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.kv.ReleaseProof;
+import io.handoff.trace.FailureCause;
+import io.handoff.trace.FinishReason;
 
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;

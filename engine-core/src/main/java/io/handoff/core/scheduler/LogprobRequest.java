@@ -1,6 +1,5 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.core.scheduler.RequestRejectedException;
 
 /**
  * What log probabilities a request wants back: those of every output token (with the {@code topN} most likely

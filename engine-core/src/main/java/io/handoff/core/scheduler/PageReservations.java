@@ -1,6 +1,5 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.trace.FinishReason;
 import io.handoff.core.kv.PagePool;
 import io.handoff.core.kv.QuarantineTimes;
 import io.handoff.core.kv.ReleaseProof;
@@ -9,6 +8,7 @@ import io.handoff.core.model.ModelConfig;
 import io.handoff.core.prefix.PrefixCache;
 import io.handoff.core.prefix.PrefixInsert;
 import io.handoff.core.prefix.PrefixMatch;
+import io.handoff.trace.FinishReason;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 

@@ -1,7 +1,5 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.core.scheduler.ScheduledRequest;
-import io.handoff.core.scheduler.StepPlan;
 import io.handoff.core.model.ForwardBatch;
 
 import java.util.Arrays;

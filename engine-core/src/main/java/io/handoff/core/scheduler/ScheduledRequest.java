@@ -1,13 +1,9 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.trace.FinishReason;
-import io.handoff.trace.FailureCause;
-import io.handoff.trace.RequestTimeline;
-import io.handoff.core.scheduler.LogprobRequest;
-import io.handoff.core.scheduler.Logprobs;
-import io.handoff.core.scheduler.TokenLogprob;
-import io.handoff.core.scheduler.TokenLogprobs;
 import io.handoff.core.prefix.PrefixNode;
+import io.handoff.trace.FailureCause;
+import io.handoff.trace.FinishReason;
+import io.handoff.trace.RequestTimeline;
 
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -1,9 +1,5 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.trace.FailureCause;
-import io.handoff.trace.TimelineEvent;
-import io.handoff.trace.Timelines;
-import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
@@ -12,6 +8,9 @@ import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.ModelRunner;
 import io.handoff.core.prefix.PrefixCache;
 import io.handoff.spi.attention.AttentionBackend;
+import io.handoff.trace.FailureCause;
+import io.handoff.trace.TimelineEvent;
+import io.handoff.trace.Timelines;
 
 import java.time.Duration;
 import java.util.Optional;

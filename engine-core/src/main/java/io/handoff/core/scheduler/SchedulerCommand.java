@@ -1,8 +1,7 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.trace.FailureCause;
-import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.kv.ReleaseProof;
+import io.handoff.trace.FailureCause;
 
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;

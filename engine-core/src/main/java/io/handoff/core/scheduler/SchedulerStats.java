@@ -1,8 +1,8 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.trace.FailureCause;
 import io.handoff.core.kv.PageAccounting;
 import io.handoff.core.kv.QuarantineTimes;
+import io.handoff.trace.FailureCause;
 
 import java.util.EnumMap;
 import java.util.Map;

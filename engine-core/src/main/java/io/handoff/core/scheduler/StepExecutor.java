@@ -1,6 +1,5 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.core.scheduler.PromptLogitRows;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.kv.KvPool;

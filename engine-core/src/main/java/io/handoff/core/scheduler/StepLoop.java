@@ -1,14 +1,13 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.trace.FinishReason;
-import io.handoff.trace.FailureCause;
-import io.handoff.trace.TimelineEvent;
-import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.kv.PagePool;
 import io.handoff.core.kv.ReqToTokenTable;
 import io.handoff.core.prefix.PrefixCache;
+import io.handoff.trace.FailureCause;
+import io.handoff.trace.FinishReason;
+import io.handoff.trace.TimelineEvent;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
@@ -16,8 +15,8 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
-import java.util.Iterator;
 import java.util.EnumMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

@@ -1,7 +1,5 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.core.scheduler.Logprobs;
-import io.handoff.core.scheduler.TokenLogprob;
 
 /** Receives a request's output tokens as they are produced, on the scheduler thread: return quickly. */
 @FunctionalInterface

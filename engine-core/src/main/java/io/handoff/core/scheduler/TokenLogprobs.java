@@ -1,6 +1,5 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.core.scheduler.LogprobRequest;
 import io.handoff.math.ExactExp;
 
 import static java.util.Objects.requireNonNull;

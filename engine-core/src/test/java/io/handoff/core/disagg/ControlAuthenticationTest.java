@@ -1,17 +1,17 @@
 package io.handoff.core.disagg;
 
-import io.handoff.core.disagg.control.PeerProcess;
+import io.handoff.core.disagg.control.Compatibility;
 import io.handoff.core.disagg.control.ControlChannel;
 import io.handoff.core.disagg.control.ControlChannelTest;
 import io.handoff.core.disagg.control.ControlMessage;
-import io.handoff.core.disagg.control.ControlSecurity;
-import io.handoff.core.disagg.control.ControlServer;
-import io.handoff.core.disagg.control.Compatibility;
-import io.handoff.core.disagg.peer.PrefillToDecodeLinks;
 import io.handoff.core.disagg.control.ControlMessage.Hello;
 import io.handoff.core.disagg.control.ControlMessage.HelloResult;
 import io.handoff.core.disagg.control.ControlMessage.RegisterRegions;
 import io.handoff.core.disagg.control.ControlMessage.Role;
+import io.handoff.core.disagg.control.ControlSecurity;
+import io.handoff.core.disagg.control.ControlServer;
+import io.handoff.core.disagg.control.PeerProcess;
+import io.handoff.core.disagg.peer.PrefillToDecodeLinks;
 import io.handoff.core.security.ClusterSecurity;
 import io.handoff.core.security.LogWarnings;
 import org.junit.jupiter.api.AfterEach;

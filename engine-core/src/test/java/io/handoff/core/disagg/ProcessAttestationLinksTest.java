@@ -1,15 +1,15 @@
 package io.handoff.core.disagg;
 
 import io.handoff.core.disagg.control.ControlMessage;
-import io.handoff.core.disagg.control.ControlSecurity;
-import io.handoff.core.disagg.peer.PrefillToDecodeLinks;
-import io.handoff.core.disagg.control.PeerProcess;
-import io.handoff.core.disagg.peer.DecodeToPrefillLinks;
 import io.handoff.core.disagg.control.ControlMessage.Hello;
 import io.handoff.core.disagg.control.ControlMessage.HelloResult;
 import io.handoff.core.disagg.control.ControlMessage.ProcessAttestation;
 import io.handoff.core.disagg.control.ControlMessage.ProcessQuery;
 import io.handoff.core.disagg.control.ControlMessage.Role;
+import io.handoff.core.disagg.control.ControlSecurity;
+import io.handoff.core.disagg.control.PeerProcess;
+import io.handoff.core.disagg.peer.DecodeToPrefillLinks;
+import io.handoff.core.disagg.peer.PrefillToDecodeLinks;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

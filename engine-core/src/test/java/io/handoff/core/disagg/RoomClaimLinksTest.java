@@ -1,16 +1,16 @@
 package io.handoff.core.disagg;
 
-import io.handoff.core.disagg.peer.TransferStats;
 import io.handoff.core.disagg.control.ControlMessage;
-import io.handoff.core.disagg.peer.DrainAckOriginsTest;
-import io.handoff.core.disagg.control.PeerProcess;
-import io.handoff.core.disagg.peer.DecodeToPrefillLinks;
-import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.control.ControlMessage.HelloResult;
 import io.handoff.core.disagg.control.ControlMessage.RegisterRegions;
 import io.handoff.core.disagg.control.ControlMessage.RoomClaim;
-import io.handoff.trace.FailureCause;
+import io.handoff.core.disagg.control.DeadlineClock;
+import io.handoff.core.disagg.control.PeerProcess;
+import io.handoff.core.disagg.peer.DecodeToPrefillLinks;
+import io.handoff.core.disagg.peer.DrainAckOriginsTest;
+import io.handoff.core.disagg.peer.TransferStats;
 import io.handoff.spi.transfer.RoomKey;
+import io.handoff.trace.FailureCause;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

@@ -1,10 +1,8 @@
 package io.handoff.core.disagg;
 
+import io.handoff.core.disagg.control.ControlMessage.RoomMessage;
 import io.handoff.core.disagg.room.ReceiverRoom;
 import io.handoff.core.disagg.room.ReleasePolicy;
-import io.handoff.core.disagg.room.RoomPhase;
-import io.handoff.core.disagg.room.SenderRoom;
-import io.handoff.core.disagg.control.ControlMessage.RoomMessage;
 import io.handoff.core.disagg.room.RoomEffect.Commit;
 import io.handoff.core.disagg.room.RoomEffect.Complete;
 import io.handoff.core.disagg.room.RoomEffect.Drain;
@@ -21,6 +19,8 @@ import io.handoff.core.disagg.room.RoomEvent.PeerReady;
 import io.handoff.core.disagg.room.RoomEvent.PlanCompleted;
 import io.handoff.core.disagg.room.RoomEvent.Received;
 import io.handoff.core.disagg.room.RoomEvent.Tick;
+import io.handoff.core.disagg.room.RoomPhase;
+import io.handoff.core.disagg.room.SenderRoom;
 import io.handoff.core.kv.PagePool;
 import io.handoff.core.kv.PageState;
 import io.handoff.core.kv.ReleaseProof;

@@ -1,10 +1,8 @@
 package io.handoff.core.disagg;
 
+import io.handoff.core.disagg.control.ControlMessage.DrainAck;
 import io.handoff.core.disagg.room.ReceiverRoom;
 import io.handoff.core.disagg.room.ReleasePolicy;
-import io.handoff.core.disagg.room.RoomPhase;
-import io.handoff.core.disagg.room.SenderRoom;
-import io.handoff.core.disagg.control.ControlMessage.DrainAck;
 import io.handoff.core.disagg.room.RoomEffect.Complete;
 import io.handoff.core.disagg.room.RoomEffect.Fail;
 import io.handoff.core.disagg.room.RoomEffect.Ignored;
@@ -14,12 +12,14 @@ import io.handoff.core.disagg.room.RoomEvent.Abort;
 import io.handoff.core.disagg.room.RoomEvent.ChunkForwarded;
 import io.handoff.core.disagg.room.RoomEvent.PlanCompleted;
 import io.handoff.core.disagg.room.RoomEvent.Received;
+import io.handoff.core.disagg.room.RoomPhase;
+import io.handoff.core.disagg.room.SenderRoom;
 import io.handoff.core.kv.PageState;
 import io.handoff.core.kv.ReleaseProof;
-import io.handoff.trace.FailureCause;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
+import io.handoff.trace.FailureCause;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 

@@ -1,7 +1,7 @@
 package io.handoff.core.disagg;
 
-import io.handoff.core.disagg.peer.EngineTransferContext;
 import io.handoff.core.disagg.control.ControlSecurity;
+import io.handoff.core.disagg.peer.EngineTransferContext;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.security.ClusterSecret;
 import io.handoff.core.security.ClusterSecurity;

@@ -1,6 +1,5 @@
 package io.handoff.core.json;
 
-import io.handoff.core.json.Json;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

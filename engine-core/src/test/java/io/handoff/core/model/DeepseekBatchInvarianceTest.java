@@ -1,13 +1,13 @@
 package io.handoff.core.model;
 
+import io.handoff.core.json.JsonFile;
 import io.handoff.core.model.hf.DeepseekHfConfig;
 import io.handoff.core.model.hf.HfModelConfig;
-import io.handoff.core.json.JsonFile;
 import io.handoff.core.model.hf.SafetensorsWeights;
+import io.handoff.spi.attention.KvDtype;
 import io.handoff.testkit.model.SeededCheckpoint;
 import io.handoff.testkit.model.SeededDeepseekCheckpoint;
 import io.handoff.testkit.model.SeededDeepseekCheckpoint.Options;
-import io.handoff.spi.attention.KvDtype;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

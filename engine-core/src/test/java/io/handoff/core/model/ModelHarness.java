@@ -1,8 +1,8 @@
 package io.handoff.core.model;
 
+import io.handoff.core.kv.PagedKvCache;
 import io.handoff.spi.attention.AttentionBackend;
 import io.handoff.spi.attention.KvDtype;
-import io.handoff.core.kv.PagedKvCache;
 import io.handoff.testkit.model.ReferenceAttention;
 
 import java.lang.foreign.Arena;

@@ -6,8 +6,8 @@ import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SyntheticWeights;
-import io.handoff.testkit.model.SeededCheckpoint;
 import io.handoff.spi.attention.KvDtype;
+import io.handoff.testkit.model.SeededCheckpoint;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -4,7 +4,6 @@ import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.testkit.model.ReferenceAttention;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.model.gguf.GgufTensorType;
@@ -18,6 +17,7 @@ import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.core.scheduler.TokenListener;
 import io.handoff.spi.attention.KvDtype;
+import io.handoff.testkit.model.ReferenceAttention;
 
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -1,6 +1,5 @@
 package io.handoff.core.runtime;
 
-import io.handoff.testkit.model.ReferenceAttention;
 import io.handoff.core.model.gguf.GgufTensorType;
 import io.handoff.core.model.gguf.GgufVocabulary;
 import io.handoff.core.model.gguf.LlamaCppReference;
@@ -8,6 +7,7 @@ import io.handoff.core.model.gguf.SeededLlamaGguf;
 import io.handoff.core.model.tokenizer.NodeReference;
 import io.handoff.core.scheduler.GenerateResult;
 import io.handoff.spi.attention.KvDtype;
+import io.handoff.testkit.model.ReferenceAttention;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

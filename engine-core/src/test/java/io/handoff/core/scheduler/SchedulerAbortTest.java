@@ -1,9 +1,9 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.trace.FinishReason;
-import io.handoff.trace.FailureCause;
 import io.handoff.core.fault.FaultPlan;
 import io.handoff.spi.transfer.RoomKey;
+import io.handoff.trace.FailureCause;
+import io.handoff.trace.FinishReason;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

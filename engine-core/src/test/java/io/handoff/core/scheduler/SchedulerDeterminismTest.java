@@ -1,8 +1,8 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.trace.FinishReason;
 import io.handoff.core.model.SamplingParams;
 import io.handoff.spi.attention.KvDtype;
+import io.handoff.trace.FinishReason;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;

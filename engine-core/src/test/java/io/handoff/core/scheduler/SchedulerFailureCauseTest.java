@@ -1,10 +1,10 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.trace.FinishReason;
-import io.handoff.trace.FailureCause;
 import io.handoff.core.fault.FaultPlan.Match;
 import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.kv.ReleaseProof;
+import io.handoff.trace.FailureCause;
+import io.handoff.trace.FinishReason;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;

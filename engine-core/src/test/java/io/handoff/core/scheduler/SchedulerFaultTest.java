@@ -1,9 +1,9 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.trace.FinishReason;
 import io.handoff.core.fault.FaultPlan;
 import io.handoff.core.fault.FaultPlan.Match;
 import io.handoff.core.fault.FaultPoint;
+import io.handoff.trace.FinishReason;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

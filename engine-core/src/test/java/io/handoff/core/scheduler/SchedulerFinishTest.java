@@ -1,9 +1,9 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.trace.FinishReason;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.Sampler;
 import io.handoff.core.model.SamplingParams;
+import io.handoff.trace.FinishReason;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

@@ -1,8 +1,8 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.trace.FinishReason;
-import io.handoff.trace.FailureCause;
 import io.handoff.core.scheduler.KvHandoff.HandoffFailure;
+import io.handoff.trace.FailureCause;
+import io.handoff.trace.FinishReason;
 import org.junit.jupiter.api.Test;
 
 import java.util.Optional;

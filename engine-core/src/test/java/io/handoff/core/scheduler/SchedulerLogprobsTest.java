@@ -1,16 +1,12 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.core.scheduler.LogprobRequest;
-import io.handoff.core.scheduler.Logprobs;
-import io.handoff.core.scheduler.TokenLogprob;
-import io.handoff.core.scheduler.TokenLogprobs;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.testkit.model.ReferenceAttention;
 import io.handoff.core.model.Transformer;
 import io.handoff.spi.attention.KvDtype;
+import io.handoff.testkit.model.ReferenceAttention;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

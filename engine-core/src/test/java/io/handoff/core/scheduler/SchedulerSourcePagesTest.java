@@ -1,7 +1,7 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.trace.FinishReason;
 import io.handoff.trace.FailureCause;
+import io.handoff.trace.FinishReason;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;

@@ -1,7 +1,5 @@
 package io.handoff.core.scheduler;
 
-import io.handoff.core.scheduler.LogprobRequest;
-import io.handoff.core.scheduler.RequestRejectedException;
 import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;

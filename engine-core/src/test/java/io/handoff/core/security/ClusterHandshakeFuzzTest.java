@@ -1,8 +1,8 @@
 package io.handoff.core.security;
 
-import io.handoff.trace.PeerText;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.handoff.trace.PeerText;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

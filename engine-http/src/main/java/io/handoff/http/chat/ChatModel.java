@@ -1,12 +1,12 @@
 package io.handoff.http.chat;
 
+import io.handoff.core.output.LogprobOptions;
+import io.handoff.core.output.SamplingOptions;
 import io.handoff.core.scheduler.RoomTicket;
 import io.handoff.core.scheduler.TokenLogprob;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.Exchange;
 import io.handoff.http.base.JsonFields;
-import io.handoff.http.fields.LogprobOptions;
-import io.handoff.core.output.SamplingOptions;
 import io.handoff.http.fields.TokenTexts;
 
 import java.io.IOException;

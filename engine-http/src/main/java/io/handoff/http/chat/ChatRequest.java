@@ -2,14 +2,14 @@ package io.handoff.http.chat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.output.LogprobOptions;
+import io.handoff.core.output.SamplingOptions;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.JsonFields;
-import io.handoff.http.fields.LogprobFields;
-import io.handoff.http.fields.LogprobOptions;
 import io.handoff.http.base.OutputCount;
-import io.handoff.http.fields.SamplingFields;
-import io.handoff.core.output.SamplingOptions;
 import io.handoff.http.base.UnusedFields;
+import io.handoff.http.fields.LogprobFields;
+import io.handoff.http.fields.SamplingFields;
 
 import java.util.ArrayList;
 import java.util.Iterator;

@@ -1,8 +1,9 @@
 package io.handoff.http.fields;
 
+import io.handoff.core.output.LogprobOptions;
+import io.handoff.core.scheduler.LogprobRequest;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.JsonFields;
-import io.handoff.core.scheduler.LogprobRequest;
 
 import java.util.Optional;
 import java.util.Set;

@@ -1,9 +1,10 @@
 package io.handoff.http.fields;
 
-import io.handoff.http.base.JsonFields;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.output.LogprobTrace;
 import io.handoff.core.scheduler.TokenLogprob;
+import io.handoff.http.base.JsonFields;
 
 import java.util.List;
 import java.util.function.IntUnaryOperator;

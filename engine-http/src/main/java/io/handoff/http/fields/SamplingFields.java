@@ -1,9 +1,9 @@
 package io.handoff.http.fields;
 
+import io.handoff.core.model.SamplingParams;
 import io.handoff.core.output.SamplingOptions;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.JsonFields;
-import io.handoff.core.model.SamplingParams;
 
 import java.util.Arrays;
 import java.util.HashSet;

@@ -7,8 +7,8 @@ import io.handoff.core.scheduler.RoomTicket;
 import io.handoff.core.scheduler.TokenLogprob;
 import io.handoff.http.base.Exchange;
 import io.handoff.http.base.HttpRequestCounts;
-import io.handoff.http.base.JsonFields;
 import io.handoff.http.base.HttpRoutes;
+import io.handoff.http.base.JsonFields;
 import io.handoff.http.base.ServerConfig;
 import io.handoff.http.fields.TokenTexts;
 import org.junit.jupiter.api.AfterEach;
@@ -378,7 +378,7 @@ class ChatCompletionsApiTest
                   {"token": "e", "logprob": -0.125, "bytes": [101], "top_logprobs": [{"token": "e", "logprob": -0.125, "bytes": [101]}]},
                   {"token": "l", "logprob": -0.25, "bytes": [108], "top_logprobs": [{"token": "l", "logprob": -0.25, "bytes": [108]}]}],
                  "refusal": null}"""));
-        assertThat(model.requests.getFirst().logprobs()).contains(new io.handoff.http.fields.LogprobOptions(1, -1, true));
+        assertThat(model.requests.getFirst().logprobs()).contains(new io.handoff.core.output.LogprobOptions(1, -1, true));
 
         List<JsonNode> content = new ArrayList<>();
         for (String event : post(server, request + ", \"stream\": true}").body().split("\n\n")) {

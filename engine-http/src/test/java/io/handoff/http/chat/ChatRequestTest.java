@@ -3,9 +3,9 @@ package io.handoff.http.chat;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.model.SamplingParams;
-import io.handoff.http.base.ApiError;
-import io.handoff.http.fields.LogprobOptions;
+import io.handoff.core.output.LogprobOptions;
 import io.handoff.core.output.SamplingOptions;
+import io.handoff.http.base.ApiError;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

@@ -6,7 +6,6 @@ import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.testkit.model.ReferenceAttention;
 import io.handoff.core.model.SyntheticWeights;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.prefix.RadixCache;
@@ -15,6 +14,7 @@ import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.http.ApiServer;
 import io.handoff.http.base.ServerConfig;
 import io.handoff.spi.attention.KvDtype;
+import io.handoff.testkit.model.ReferenceAttention;
 import org.junit.jupiter.api.Test;
 
 import java.net.URI;

@@ -1,11 +1,13 @@
 package io.handoff.http.fields;
 
-import io.handoff.http.LocalServer;
-import io.handoff.http.base.JsonFields;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.output.LogprobOptions;
+import io.handoff.core.output.LogprobTrace;
 import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.scheduler.TokenLogprob;
+import io.handoff.http.LocalServer;
+import io.handoff.http.base.JsonFields;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;

@@ -1,11 +1,11 @@
 package io.handoff.bench.scheduler;
 
 import io.handoff.core.model.SamplingParams;
-import io.handoff.trace.FinishReason;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.GenerateResult;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.scheduler.SchedulerStats;
+import io.handoff.trace.FinishReason;
 
 import java.util.ArrayList;
 import java.util.List;

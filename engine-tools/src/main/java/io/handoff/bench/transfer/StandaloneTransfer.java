@@ -1,8 +1,8 @@
 package io.handoff.bench.transfer;
 
+import io.handoff.core.config.HandoffConfig;
 import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.disagg.control.PeerProcess;
-import io.handoff.core.config.HandoffConfig;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;

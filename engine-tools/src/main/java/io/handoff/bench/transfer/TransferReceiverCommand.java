@@ -1,7 +1,6 @@
 package io.handoff.bench.transfer;
 
 import io.handoff.core.disagg.Disaggregation;
-import io.handoff.bench.transfer.StandaloneTransfer;
 import io.handoff.core.runtime.Engine;
 import io.handoff.spi.transfer.MemoryRegion;
 import picocli.CommandLine.Command;

@@ -2,8 +2,8 @@ package io.handoff.bench.scheduler;
 
 import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.core.model.SamplingParams;
 import io.handoff.core.model.Sampler;
+import io.handoff.core.model.SamplingParams;
 import io.handoff.core.model.Transformer;
 import org.junit.jupiter.api.Test;
 

@@ -1,13 +1,13 @@
 package io.handoff.testkit.model;
 
-import io.handoff.core.model.hf.HfModelConfig;
-import io.handoff.core.model.hf.SafetensorsWeights;
-import io.handoff.core.model.hf.TensorDtype;
 import io.handoff.core.model.Architecture;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.RopeScaling;
-import io.handoff.core.model.hf.HfModelConfig.HfArchitecture;
 import io.handoff.core.model.SyntheticWeights;
+import io.handoff.core.model.hf.HfModelConfig;
+import io.handoff.core.model.hf.HfModelConfig.HfArchitecture;
+import io.handoff.core.model.hf.SafetensorsWeights;
+import io.handoff.core.model.hf.TensorDtype;
 import io.handoff.core.model.tokenizer.BpeTokenizer;
 import io.handoff.core.model.tokenizer.ByteLevel;
 

@@ -1,12 +1,12 @@
 package io.handoff.testkit.model;
 
 import io.handoff.core.json.JsonFile;
-import io.handoff.core.model.hf.HfModelConfig;
-import io.handoff.core.model.hf.SafetensorsWeights;
-import io.handoff.core.model.hf.TensorDtype;
 import io.handoff.core.model.DeepseekConfig;
 import io.handoff.core.model.MoeConfig;
 import io.handoff.core.model.RopeScaling;
+import io.handoff.core.model.hf.HfModelConfig;
+import io.handoff.core.model.hf.SafetensorsWeights;
+import io.handoff.core.model.hf.TensorDtype;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

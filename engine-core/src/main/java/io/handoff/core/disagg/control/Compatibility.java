@@ -1,9 +1,8 @@
 package io.handoff.core.disagg.control;
 
-import io.handoff.core.disagg.control.ControlMessage;
 import io.handoff.core.kv.KvGeometry;
-import io.handoff.trace.PeerText;
 import io.handoff.spi.attention.KvLayout;
+import io.handoff.trace.PeerText;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

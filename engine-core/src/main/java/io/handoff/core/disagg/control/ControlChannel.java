@@ -1,6 +1,5 @@
 package io.handoff.core.disagg.control;
 
-import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.control.ControlCodec.MalformedFrameException;
 import io.handoff.core.disagg.control.ControlMessage.Heartbeat;
 import io.handoff.core.security.AuthenticationException;

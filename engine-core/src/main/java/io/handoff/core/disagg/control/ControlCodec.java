@@ -1,6 +1,5 @@
 package io.handoff.core.disagg.control;
 
-import io.handoff.core.disagg.control.Compatibility;
 import io.handoff.core.disagg.control.ControlMessage.AuxRecord;
 import io.handoff.core.disagg.control.ControlMessage.ChunkDone;
 import io.handoff.core.disagg.control.ControlMessage.DrainAck;
@@ -16,14 +15,14 @@ import io.handoff.core.disagg.control.ControlMessage.Role;
 import io.handoff.core.disagg.control.ControlMessage.RoomClaim;
 import io.handoff.core.disagg.control.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.control.ControlMessage.RoomRequest;
-import io.handoff.trace.FailureCause;
 import io.handoff.core.scheduler.LogprobRequest;
 import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.scheduler.TokenLogprob;
 import io.handoff.core.scheduler.TokenLogprobs;
-import io.handoff.trace.PeerText;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferCapability;
+import io.handoff.trace.FailureCause;
+import io.handoff.trace.PeerText;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

@@ -1,14 +1,12 @@
 package io.handoff.core.disagg.control;
 
-import io.handoff.core.disagg.control.Compatibility;
-import io.handoff.core.disagg.control.PeerProcess;
-import io.handoff.trace.FailureCause;
 import io.handoff.core.scheduler.LogprobRequest;
 import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.scheduler.TokenLogprob;
-import io.handoff.trace.PeerText;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferCapability;
+import io.handoff.trace.FailureCause;
+import io.handoff.trace.PeerText;
 
 import java.util.Arrays;
 import java.util.List;

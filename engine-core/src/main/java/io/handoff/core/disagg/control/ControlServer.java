@@ -1,6 +1,5 @@
 package io.handoff.core.disagg.control;
 
-import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.security.AuthenticationException;
 import io.handoff.core.security.ClusterHandshake;
 import io.handoff.core.security.Session;

@@ -1,10 +1,10 @@
 package io.handoff.core.disagg.control;
 
+import io.handoff.trace.PeerText;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import io.handoff.trace.PeerText;
 
 import static java.util.Objects.requireNonNull;
 

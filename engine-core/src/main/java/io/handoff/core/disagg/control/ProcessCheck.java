@@ -1,6 +1,5 @@
 package io.handoff.core.disagg.control;
 
-import io.handoff.core.disagg.control.ControlMessage;
 
 /**
  * Whether a process runs on this host: what a prefill consults to answer a decode's {@link ControlMessage.ProcessQuery}.

@@ -1,26 +1,23 @@
 package io.handoff.core.disagg.peer;
 
 import io.handoff.core.disagg.control.Compatibility;
-import io.handoff.core.disagg.control.PeerProcess;
-import io.handoff.core.disagg.peer.DisaggregationConfig;
-import io.handoff.core.disagg.peer.EngineTransferContext;
-import io.handoff.core.disagg.peer.TransferStats;
 import io.handoff.core.disagg.control.ControlChannel;
 import io.handoff.core.disagg.control.ControlMessage;
-import io.handoff.core.disagg.control.ControlSecurity;
-import io.handoff.core.disagg.control.DeadlineClock;
-import io.handoff.core.disagg.room.ReleasePolicy;
 import io.handoff.core.disagg.control.ControlMessage.HelloResult;
 import io.handoff.core.disagg.control.ControlMessage.RegionsRegistered;
 import io.handoff.core.disagg.control.ControlMessage.RoomClaim;
 import io.handoff.core.disagg.control.ControlMessage.RoomMessage;
-import io.handoff.trace.FailureCause;
+import io.handoff.core.disagg.control.ControlSecurity;
+import io.handoff.core.disagg.control.DeadlineClock;
+import io.handoff.core.disagg.control.PeerProcess;
+import io.handoff.core.disagg.room.ReleasePolicy;
 import io.handoff.core.security.AuthenticationException;
 import io.handoff.core.security.LocalPeer;
-import io.handoff.trace.PeerText;
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.WriteGuard;
+import io.handoff.trace.FailureCause;
+import io.handoff.trace.PeerText;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 

@@ -1,8 +1,8 @@
 package io.handoff.core.disagg.peer;
 
+import com.typesafe.config.Config;
 import io.handoff.core.disagg.control.ControlChannel;
 import io.handoff.core.disagg.room.RoomDeadlines;
-import com.typesafe.config.Config;
 import io.handoff.core.transfer.TransferLink;
 
 import java.time.Duration;

@@ -1,7 +1,7 @@
 package io.handoff.core.disagg.peer;
 
-import io.handoff.core.disagg.control.PeerProcess;
 import io.handoff.core.disagg.control.ControlSecurity;
+import io.handoff.core.disagg.control.PeerProcess;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.security.AuthenticationException;
@@ -13,8 +13,8 @@ import io.handoff.core.transfer.TransferHooks;
 import io.handoff.spi.transfer.FrameTags;
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PoolDescription;
-import io.handoff.spi.transfer.SharedPoolMapping;
 import io.handoff.spi.transfer.RoomKey;
+import io.handoff.spi.transfer.SharedPoolMapping;
 import io.handoff.spi.transfer.TransferContext;
 
 import java.io.IOException;

@@ -1,24 +1,20 @@
 package io.handoff.core.disagg.peer;
 
 import io.handoff.core.disagg.control.Compatibility;
-import io.handoff.core.disagg.control.PeerProcess;
-import io.handoff.core.disagg.control.ProcessCheck;
-import io.handoff.core.disagg.peer.DisaggregationConfig;
-import io.handoff.core.disagg.peer.EngineTransferContext;
-import io.handoff.core.disagg.peer.TransferStats;
 import io.handoff.core.disagg.control.ControlChannel;
 import io.handoff.core.disagg.control.ControlMessage;
-import io.handoff.core.disagg.control.ControlSecurity;
-import io.handoff.core.disagg.control.ControlServer;
-import io.handoff.core.disagg.control.DeadlineClock;
-import io.handoff.core.disagg.room.EarlySend;
 import io.handoff.core.disagg.control.ControlMessage.Hello;
 import io.handoff.core.disagg.control.ControlMessage.HelloResult;
 import io.handoff.core.disagg.control.ControlMessage.RegionsRegistered;
 import io.handoff.core.disagg.control.ControlMessage.RegisterRegions;
 import io.handoff.core.disagg.control.ControlMessage.RoomMessage;
 import io.handoff.core.disagg.control.ControlMessage.RoomRequest;
-import io.handoff.trace.PeerText;
+import io.handoff.core.disagg.control.ControlSecurity;
+import io.handoff.core.disagg.control.ControlServer;
+import io.handoff.core.disagg.control.DeadlineClock;
+import io.handoff.core.disagg.control.PeerProcess;
+import io.handoff.core.disagg.control.ProcessCheck;
+import io.handoff.core.disagg.room.EarlySend;
 import io.handoff.core.transfer.PoolGrantRefused;
 import io.handoff.core.transfer.TransferHooks;
 import io.handoff.core.transfer.TransferLink;
@@ -26,6 +22,7 @@ import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferPeer;
+import io.handoff.trace.PeerText;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 

@@ -1,8 +1,8 @@
 package io.handoff.core.disagg.peer;
 
-import io.handoff.core.disagg.control.PeerProcess;
 import io.handoff.core.disagg.control.ControlMessage.ProcessAttestation;
 import io.handoff.core.disagg.control.ControlMessage.ProcessQuery;
+import io.handoff.core.disagg.control.PeerProcess;
 
 import java.util.ArrayList;
 import java.util.Collection;

@@ -25,9 +25,9 @@ import io.handoff.core.disagg.room.RoomEvent.PeerReady;
 import io.handoff.core.disagg.room.RoomEvent.Received;
 import io.handoff.core.disagg.room.RoomEvent.Tick;
 import io.handoff.core.kv.ReleaseProof;
-import io.handoff.trace.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.WriteGuard;
+import io.handoff.trace.FailureCause;
 
 import java.util.ArrayList;
 import java.util.Arrays;

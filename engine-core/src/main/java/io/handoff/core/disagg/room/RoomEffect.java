@@ -2,10 +2,10 @@ package io.handoff.core.disagg.room;
 
 import io.handoff.core.disagg.control.ControlMessage;
 import io.handoff.core.kv.ReleaseProof;
-import io.handoff.trace.FailureCause;
 import io.handoff.core.scheduler.Logprobs;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
+import io.handoff.trace.FailureCause;
 
 import java.util.Arrays;
 

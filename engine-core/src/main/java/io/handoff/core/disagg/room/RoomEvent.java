@@ -1,10 +1,10 @@
 package io.handoff.core.disagg.room;
 
 import io.handoff.core.disagg.control.ControlMessage.RoomMessage;
-import io.handoff.trace.FailureCause;
 import io.handoff.core.scheduler.Logprobs;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.TransferPlan;
+import io.handoff.trace.FailureCause;
 
 import java.util.Optional;
 

@@ -3,10 +3,10 @@ package io.handoff.core.disagg.room;
 import io.handoff.core.disagg.control.ControlMessage.AuxRecord;
 import io.handoff.core.disagg.control.ControlMessage.ChunkDone;
 import io.handoff.core.disagg.control.ControlMessage.RoomRequest;
+import io.handoff.spi.transfer.TransferPlan;
 import io.handoff.trace.RequestTimeline;
 import io.handoff.trace.TimelineEvent;
 import io.handoff.trace.Timelines;
-import io.handoff.spi.transfer.TransferPlan;
 
 import java.util.List;
 

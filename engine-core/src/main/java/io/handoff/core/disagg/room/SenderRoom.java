@@ -25,10 +25,10 @@ import io.handoff.core.disagg.room.RoomEvent.PlanCompleted;
 import io.handoff.core.disagg.room.RoomEvent.PlanFailed;
 import io.handoff.core.disagg.room.RoomEvent.Received;
 import io.handoff.core.disagg.room.RoomEvent.Tick;
-import io.handoff.trace.FailureCause;
 import io.handoff.core.scheduler.Logprobs;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
+import io.handoff.trace.FailureCause;
 
 import java.util.ArrayList;
 import java.util.Arrays;

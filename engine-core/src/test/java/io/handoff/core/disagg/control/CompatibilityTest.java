@@ -1,6 +1,5 @@
 package io.handoff.core.disagg.control;
 
-import io.handoff.core.disagg.control.ControlMessage;
 import io.handoff.core.disagg.control.ControlMessage.Hello;
 import io.handoff.core.disagg.control.ControlMessage.HelloResult;
 import io.handoff.core.disagg.control.ControlMessage.Role;

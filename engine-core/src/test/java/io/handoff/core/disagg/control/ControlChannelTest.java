@@ -1,15 +1,13 @@
 package io.handoff.core.disagg.control;
 
-import io.handoff.core.disagg.control.Compatibility;
-import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.control.ControlMessage.ChunkDone;
 import io.handoff.core.disagg.control.ControlMessage.DrainAck;
 import io.handoff.core.disagg.control.ControlMessage.Hello;
 import io.handoff.core.disagg.control.ControlMessage.HelloResult;
 import io.handoff.core.disagg.control.ControlMessage.Role;
 import io.handoff.core.disagg.control.ControlMessage.RoomFailed;
-import io.handoff.trace.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
+import io.handoff.trace.FailureCause;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

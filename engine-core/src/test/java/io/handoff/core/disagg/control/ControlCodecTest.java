@@ -1,8 +1,5 @@
 package io.handoff.core.disagg.control;
 
-import io.handoff.core.disagg.control.Compatibility;
-import io.handoff.core.disagg.control.PeerProcess;
-import io.handoff.core.disagg.room.AuxLogprobs;
 import io.handoff.core.disagg.control.ControlCodec.MalformedFrameException;
 import io.handoff.core.disagg.control.ControlMessage.AuxRecord;
 import io.handoff.core.disagg.control.ControlMessage.ChunkDone;
@@ -17,7 +14,7 @@ import io.handoff.core.disagg.control.ControlMessage.Role;
 import io.handoff.core.disagg.control.ControlMessage.RoomClaim;
 import io.handoff.core.disagg.control.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.control.ControlMessage.RoomRequest;
-import io.handoff.trace.FailureCause;
+import io.handoff.core.disagg.room.AuxLogprobs;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.LogprobRequest;
 import io.handoff.core.scheduler.Logprobs;
@@ -26,6 +23,7 @@ import io.handoff.core.scheduler.RoomTicket;
 import io.handoff.core.scheduler.TokenLogprob;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferCapability;
+import io.handoff.trace.FailureCause;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;

@@ -1,20 +1,17 @@
 package io.handoff.core.disagg.peer;
 
-import io.handoff.core.disagg.control.Compatibility;
 import io.handoff.core.disagg.ClusterPeers;
-import io.handoff.core.disagg.peer.DisaggregationConfig;
-import io.handoff.core.disagg.peer.TransferStats;
+import io.handoff.core.disagg.control.Compatibility;
 import io.handoff.core.disagg.control.ControlChannel;
 import io.handoff.core.disagg.control.ControlChannelTest;
+import io.handoff.core.disagg.control.ControlMessage.DrainAck;
+import io.handoff.core.disagg.control.ControlMessage.RoomMessage;
+import io.handoff.core.disagg.control.ControlMessage.RoomRequest;
 import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.room.EarlySend;
 import io.handoff.core.disagg.room.ReleasePolicy;
 import io.handoff.core.disagg.room.RoomDeadlines;
-import io.handoff.core.disagg.control.ControlMessage.DrainAck;
-import io.handoff.core.disagg.control.ControlMessage.RoomMessage;
-import io.handoff.core.disagg.control.ControlMessage.RoomRequest;
 import io.handoff.core.kv.KvGeometry;
-import io.handoff.trace.FailureCause;
 import io.handoff.core.transfer.TransferHooks;
 import io.handoff.core.transfer.TransferLink;
 import io.handoff.spi.attention.KvDtype;
@@ -27,6 +24,7 @@ import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.TransferPeer;
 import io.handoff.spi.transfer.WriteGuard;
+import io.handoff.trace.FailureCause;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

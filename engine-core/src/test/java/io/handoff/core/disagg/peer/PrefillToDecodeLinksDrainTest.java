@@ -1,16 +1,14 @@
 package io.handoff.core.disagg.peer;
 
 import io.handoff.core.disagg.control.Compatibility;
-import io.handoff.core.disagg.peer.DisaggregationConfig;
-import io.handoff.core.disagg.peer.TransferStats;
 import io.handoff.core.disagg.control.ControlChannel;
 import io.handoff.core.disagg.control.ControlChannelTest;
+import io.handoff.core.disagg.control.ControlMessage.RoomMessage;
+import io.handoff.core.disagg.control.ControlMessage.RoomRequest;
 import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.room.EarlySend;
 import io.handoff.core.disagg.room.ReleasePolicy;
 import io.handoff.core.disagg.room.RoomDeadlines;
-import io.handoff.core.disagg.control.ControlMessage.RoomMessage;
-import io.handoff.core.disagg.control.ControlMessage.RoomRequest;
 import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.transfer.PlanListener;
 import io.handoff.core.transfer.TransferHooks;

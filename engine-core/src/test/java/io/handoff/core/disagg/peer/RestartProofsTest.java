@@ -1,9 +1,9 @@
 package io.handoff.core.disagg.peer;
 
-import io.handoff.core.disagg.control.PeerProcess;
 import io.handoff.core.disagg.control.ControlMessage;
 import io.handoff.core.disagg.control.ControlMessage.ProcessAttestation;
 import io.handoff.core.disagg.control.ControlMessage.ProcessQuery;
+import io.handoff.core.disagg.control.PeerProcess;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

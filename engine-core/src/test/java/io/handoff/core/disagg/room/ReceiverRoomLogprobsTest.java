@@ -1,21 +1,21 @@
 package io.handoff.core.disagg.room;
 
-import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.control.ControlMessage.AuxRecord;
 import io.handoff.core.disagg.control.ControlMessage.ChunkDone;
 import io.handoff.core.disagg.control.ControlMessage.RoomFailed;
+import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.room.RoomEffect.Commit;
 import io.handoff.core.disagg.room.RoomEffect.Complete;
 import io.handoff.core.disagg.room.RoomEffect.Fail;
 import io.handoff.core.disagg.room.RoomEffect.Send;
 import io.handoff.core.disagg.room.RoomEvent.PeerReady;
 import io.handoff.core.disagg.room.RoomEvent.Received;
-import io.handoff.trace.FailureCause;
 import io.handoff.core.scheduler.HandoffRequest;
 import io.handoff.core.scheduler.LogprobRequest;
 import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.scheduler.RoomTicket;
 import io.handoff.core.scheduler.TokenLogprob;
+import io.handoff.trace.FailureCause;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

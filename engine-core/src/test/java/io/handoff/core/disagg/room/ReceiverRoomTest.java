@@ -1,12 +1,12 @@
 package io.handoff.core.disagg.room;
 
-import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.control.ControlMessage.AuxRecord;
 import io.handoff.core.disagg.control.ControlMessage.ChunkDone;
 import io.handoff.core.disagg.control.ControlMessage.DrainAck;
 import io.handoff.core.disagg.control.ControlMessage.DrainRequest;
 import io.handoff.core.disagg.control.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.control.ControlMessage.RoomRequest;
+import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.room.RoomEffect.Commit;
 import io.handoff.core.disagg.room.RoomEffect.Complete;
 import io.handoff.core.disagg.room.RoomEffect.Fail;
@@ -23,15 +23,15 @@ import io.handoff.core.disagg.room.RoomEvent.PeerReady;
 import io.handoff.core.disagg.room.RoomEvent.Received;
 import io.handoff.core.disagg.room.RoomEvent.Tick;
 import io.handoff.core.kv.ReleaseProof;
-import io.handoff.trace.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.WriteGuard;
+import io.handoff.trace.FailureCause;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
-import java.util.EnumSet;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;

@@ -5,8 +5,8 @@ import io.handoff.core.disagg.control.ControlMessage.DrainAck;
 import io.handoff.core.disagg.control.ControlMessage.DrainRequest;
 import io.handoff.core.disagg.control.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.control.ControlMessage.RoomRequest;
-import io.handoff.trace.FailureCause;
 import io.handoff.spi.transfer.RoomKey;
+import io.handoff.trace.FailureCause;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,19 +1,19 @@
 package io.handoff.core.disagg.room;
 
-import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.control.ControlMessage;
 import io.handoff.core.disagg.control.ControlMessage.AuxRecord;
 import io.handoff.core.disagg.control.ControlMessage.ChunkDone;
 import io.handoff.core.disagg.control.ControlMessage.RoomRequest;
+import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.room.RoomEvent.ChunkForwarded;
 import io.handoff.core.disagg.room.RoomEvent.PeerReady;
 import io.handoff.core.disagg.room.RoomEvent.Received;
-import io.handoff.trace.RequestTimeline;
-import io.handoff.trace.TimelineEvent;
-import io.handoff.trace.Timelines;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
+import io.handoff.trace.RequestTimeline;
+import io.handoff.trace.TimelineEvent;
+import io.handoff.trace.Timelines;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

@@ -1,6 +1,5 @@
 package io.handoff.core.disagg.room;
 
-import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.control.ControlMessage.AuxRecord;
 import io.handoff.core.disagg.control.ControlMessage.ChunkDone;
 import io.handoff.core.disagg.control.ControlMessage.DrainAck;
@@ -8,6 +7,7 @@ import io.handoff.core.disagg.control.ControlMessage.DrainRequest;
 import io.handoff.core.disagg.control.ControlMessage.RoomClaim;
 import io.handoff.core.disagg.control.ControlMessage.RoomFailed;
 import io.handoff.core.disagg.control.ControlMessage.RoomRequest;
+import io.handoff.core.disagg.control.DeadlineClock;
 import io.handoff.core.disagg.room.RoomEffect.Complete;
 import io.handoff.core.disagg.room.RoomEffect.Drain;
 import io.handoff.core.disagg.room.RoomEffect.Fail;
@@ -23,10 +23,10 @@ import io.handoff.core.disagg.room.RoomEvent.PlanCompleted;
 import io.handoff.core.disagg.room.RoomEvent.PlanFailed;
 import io.handoff.core.disagg.room.RoomEvent.Received;
 import io.handoff.core.disagg.room.RoomEvent.Tick;
-import io.handoff.trace.FailureCause;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPlan;
+import io.handoff.trace.FailureCause;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

@@ -1,10 +1,10 @@
 package io.handoff.core.model.gguf;
 
+import io.handoff.core.json.Json;
 import io.handoff.core.model.DeepseekConfig;
 import io.handoff.core.model.MoeConfig;
 import io.handoff.core.model.RopeScaling;
 import io.handoff.core.model.hf.DeepseekHfConfig;
-import io.handoff.core.json.Json;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;

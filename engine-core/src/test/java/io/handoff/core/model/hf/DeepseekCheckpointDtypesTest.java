@@ -1,17 +1,17 @@
 package io.handoff.core.model.hf;
 
-import io.handoff.testkit.model.SafetensorsEncoder;
-import io.handoff.testkit.model.SeededDeepseekCheckpoint;
 import io.handoff.core.kv.PagedKvCache;
 import io.handoff.core.model.DeepseekConfig;
 import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.ModelConfig;
-import io.handoff.testkit.model.ReferenceAttention;
 import io.handoff.core.model.Transformer;
-import io.handoff.testkit.model.SeededDeepseekCheckpoint.Options;
-import io.handoff.testkit.model.SeededDeepseekCheckpoint.Tensor;
 import io.handoff.core.runtime.ModelSource;
 import io.handoff.spi.attention.KvDtype;
+import io.handoff.testkit.model.ReferenceAttention;
+import io.handoff.testkit.model.SafetensorsEncoder;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint.Options;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint.Tensor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,10 +1,10 @@
 package io.handoff.core.model.hf;
 
-import io.handoff.testkit.model.SafetensorsEncoder;
-import io.handoff.testkit.model.SeededDeepseekCheckpoint;
 import io.handoff.core.model.DeepseekConfig;
 import io.handoff.core.model.E4m3Reference;
+import io.handoff.testkit.model.SafetensorsEncoder;
 import io.handoff.testkit.model.SafetensorsEncoder.Stored;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint;
 import io.handoff.testkit.model.SeededDeepseekCheckpoint.Options;
 import io.handoff.testkit.model.SeededDeepseekCheckpoint.Tensor;
 

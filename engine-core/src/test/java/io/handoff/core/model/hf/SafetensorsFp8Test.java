@@ -1,8 +1,8 @@
 package io.handoff.core.model.hf;
 
-import io.handoff.testkit.model.SafetensorsEncoder;
 import io.handoff.core.model.E4m3Reference;
 import io.handoff.core.model.WeightMatrix;
+import io.handoff.testkit.model.SafetensorsEncoder;
 import io.handoff.testkit.model.SafetensorsEncoder.Stored;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,9 +1,9 @@
 package io.handoff.core.model.hf;
 
-import io.handoff.testkit.model.SafetensorsEncoder;
-import io.handoff.testkit.model.SeededCheckpoint;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.WeightSource;
+import io.handoff.testkit.model.SafetensorsEncoder;
+import io.handoff.testkit.model.SeededCheckpoint;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

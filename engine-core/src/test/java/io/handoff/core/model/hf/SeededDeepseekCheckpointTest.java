@@ -1,16 +1,16 @@
 package io.handoff.core.model.hf;
 
 import io.handoff.core.json.JsonFile;
-import io.handoff.testkit.model.SafetensorsEncoder;
-import io.handoff.testkit.model.SeededCheckpoint;
-import io.handoff.testkit.model.SeededDeepseekCheckpoint;
 import io.handoff.core.model.DeepseekConfig;
 import io.handoff.core.model.MoeConfig;
 import io.handoff.core.model.RopeScaling;
-import io.handoff.testkit.model.SeededDeepseekCheckpoint.Options;
-import io.handoff.testkit.model.SeededDeepseekCheckpoint.Tensor;
 import io.handoff.core.model.tokenizer.NodeReference;
 import io.handoff.core.runtime.ModelSource;
+import io.handoff.testkit.model.SafetensorsEncoder;
+import io.handoff.testkit.model.SeededCheckpoint;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint.Options;
+import io.handoff.testkit.model.SeededDeepseekCheckpoint.Tensor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -1,8 +1,8 @@
 package io.handoff.plugin.aiter;
 
+import io.handoff.math.ExactExp;
 import io.handoff.spi.attention.KvCacheView;
 import io.handoff.spi.attention.KvRows;
-import io.handoff.math.ExactExp;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 

@@ -1,7 +1,7 @@
 package io.handoff.plugin.triton;
 
-import io.handoff.spi.attention.KvDtype;
 import io.handoff.math.ExactExp;
+import io.handoff.spi.attention.KvDtype;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 

@@ -1,5 +1,6 @@
 package io.handoff.plugin.triton;
 
+import io.handoff.math.ExactExp;
 import io.handoff.plugin.triton.KvFixture.Step;
 import io.handoff.spi.PluginSettings;
 import io.handoff.spi.attention.AttentionBackend;
@@ -7,7 +8,6 @@ import io.handoff.spi.attention.AttentionGeometry;
 import io.handoff.spi.attention.KvDtype;
 import io.handoff.spi.attention.KvLayout;
 import io.handoff.testkit.model.ReferenceAttention;
-import io.handoff.math.ExactExp;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,4 +1,4 @@
-package io.handoff.http.fields;
+package io.handoff.core.output;
 
 import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.scheduler.TokenLogprob;

@@ -1,7 +1,5 @@
-package io.handoff.http;
+package io.handoff.core.output;
 
-import io.handoff.http.fields.LogprobOptions;
-import io.handoff.core.output.SamplingOptions;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.RoomTicket;
 
@@ -15,7 +13,7 @@ import static java.util.Objects.requireNonNull;
  * One generation as any API asks for it, after validation: one prompt, how to sample and stop, and the log
  * probabilities to return.
  */
-record GenerationParams(
+public record GenerationParams(
         String rid,
         int[] promptIds,
         int maxNewTokens,
@@ -23,7 +21,7 @@ record GenerationParams(
         Optional<LogprobOptions> logprobs,
         Optional<RoomTicket> ticket)
 {
-    GenerationParams
+    public GenerationParams
     {
         requireNonNull(rid, "rid is null");
         requireNonNull(promptIds, "promptIds is null");
@@ -32,12 +30,12 @@ record GenerationParams(
         requireNonNull(ticket, "ticket is null");
     }
 
-    List<String> stops()
+    public List<String> stops()
     {
         return options.stops();
     }
 
-    Set<Integer> stopTokenIds()
+    public Set<Integer> stopTokenIds()
     {
         return options.stopTokenIds();
     }
@@ -46,7 +44,7 @@ record GenerationParams(
      * This generation as output {@code seedOffset} of its prompt in a group: its own rid and room, and the seed
      * {@code seed + seedOffset}, so a prompt's outputs differ when they sample and each stays reproducible.
      */
-    GenerationParams forOutput(String outputRid, int seedOffset, Optional<RoomTicket> outputTicket)
+    public GenerationParams forOutput(String outputRid, int seedOffset, Optional<RoomTicket> outputTicket)
     {
         SamplingOptions seeded = new SamplingOptions(options.sampling().withSeed(options.sampling().seed() + seedOffset), options.stops(),
                 options.stopTokenIds(), options.ignoreEos(), options.noStopTrim(), options.skipSpecialTokens());
@@ -57,12 +55,12 @@ record GenerationParams(
      * A one-token greedy run of this prompt that returns nothing to the client: it leaves the prompt's KV in the
      * prefix cache, so the outputs that follow share it instead of each computing it.
      */
-    GenerationParams promptRun(String runRid)
+    public GenerationParams promptRun(String runRid)
     {
         return new GenerationParams(runRid, promptIds, 1, SamplingOptions.HEALTH, Optional.empty(), Optional.empty());
     }
 
-    GenerateRequest toRequest()
+    public GenerateRequest toRequest()
     {
         GenerateRequest request = new GenerateRequest(rid, promptIds, maxNewTokens, options.sampling(), options.stopTokenIds(),
                 options.ignoreEos(), false, ticket);

@@ -1,11 +1,6 @@
-package io.handoff.http;
+package io.handoff.core.output;
 
-import io.handoff.http.fields.LogprobTrace;
-import io.handoff.core.output.OutputText;
-import io.handoff.http.base.ApiError;
 import io.handoff.core.model.tokenizer.Tokenizer;
-import io.handoff.trace.FailureCause;
-import io.handoff.trace.FinishReason;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.GenerateResult;
 import io.handoff.core.scheduler.LogprobRequest;
@@ -13,6 +8,8 @@ import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.scheduler.TokenListener;
 import io.handoff.core.scheduler.TokenLogprob;
+import io.handoff.trace.FailureCause;
+import io.handoff.trace.FinishReason;
 
 import java.io.IOException;
 import java.time.Duration;
@@ -30,17 +27,17 @@ import java.util.concurrent.TimeoutException;
 import static java.util.Objects.requireNonNull;
 
 /**
- * One request in flight between the scheduler and an HTTP exchange. The scheduler thread only enqueues
- * events (a token, the result); the exchange's thread decodes text, matches stop strings, writes to the
- * client and, when a stop string appears or the client is gone, aborts the request in the scheduler. The
- * result arrives only after the request's pages are back, so {@link #run} returning means they are.
+ * One request in flight between the scheduler and a front end (an HTTP exchange, the CLI). The scheduler thread only
+ * enqueues events (a token, the result); the front end's thread decodes text, matches stop strings, feeds its sink
+ * and, when a stop string appears or the client is gone, aborts the request in the scheduler (which knows stop token
+ * ids, not strings). The result arrives only after the request's pages are back, so {@link #run} returning means they are.
  */
-final class Generation
+public final class Generation
         implements AutoCloseable
 {
     /** Receives the output as it grows; throws {@link IOException} when the client is gone. */
     @FunctionalInterface
-    interface Sink
+    public interface Sink
     {
         Sink NONE = generation -> {};
 
@@ -57,7 +54,7 @@ final class Generation
      * @param cause why it failed, when the engine named a cause
      * @param logprobs the log probabilities asked for, output entries matching {@code outputIds}
      */
-    record Outcome(
+    public record Outcome(
             String rid,
             int[] promptIds,
             int[] outputIds,
@@ -78,16 +75,10 @@ final class Generation
          * Whether the client is told the request failed: an error, or an abort the engine made for a cause of its own
          * (its KV transfer failed), not one the client asked for.
          */
-        boolean failed()
+        public boolean failed()
         {
             return reason == FinishReason.ERROR
                     || (reason == FinishReason.ABORT && !clientGone && cause.isPresent() && cause.get() != FailureCause.CLIENT_ABORT);
-        }
-
-        /** The error a failed request answers with: its message, and its cause for a router or client to act on. */
-        ApiError failure()
-        {
-            return ApiError.generationFailed(error, cause);
         }
     }
 
@@ -107,7 +98,7 @@ final class Generation
 
     private final GenerationParams params;
     private final Scheduler scheduler;
-    private final ServerMetrics metrics;
+    private final GenerationMetrics metrics;
     private final Runnable onClose;
     private final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
     private final OutputText text;
@@ -125,7 +116,7 @@ final class Generation
     private long previousToken;
 
     /** @param scored the output's log probabilities are wanted (whether or not the client asked for them), for {@link #cumulativeLogprob} */
-    Generation(GenerationParams params, Scheduler scheduler, Tokenizer tokenizer, ServerMetrics metrics, Runnable onClose, boolean scored)
+    public Generation(GenerationParams params, Scheduler scheduler, Tokenizer tokenizer, GenerationMetrics metrics, Runnable onClose, boolean scored)
     {
         this.scored = scored;
         this.eosTokenIds = tokenizer.eosTokenIds();
@@ -138,7 +129,7 @@ final class Generation
     }
 
     /** Submits the request; throws {@link io.handoff.core.scheduler.RequestRejectedException} when the scheduler refuses it. */
-    void submit()
+    public void submit()
     {
         TokenListener listener = new TokenListener()
         {
@@ -171,18 +162,18 @@ final class Generation
         }
     }
 
-    String rid()
+    public String rid()
     {
         return params.rid();
     }
 
-    GenerationParams params()
+    public GenerationParams params()
     {
         return params;
     }
 
     /** Asks the scheduler to end this request; {@link #run} then reports {@link FinishReason#ABORT}. */
-    void abort()
+    public void abort()
     {
         abortRequested = true;
         if (result != null) {
@@ -191,32 +182,32 @@ final class Generation
     }
 
     /** The output text a client may be shown so far (a possible stop-string prefix is held back). */
-    String stableText()
+    public String stableText()
     {
         return text.text().substring(0, text.stableLength());
     }
 
     /** The output tokens so far. */
-    int[] outputIds()
+    public int[] outputIds()
     {
         return Arrays.copyOf(ids, text.tokens());
     }
 
     /** The log probabilities so far (the prompt's, known from the first token on, and the output's), when the request asked for them. */
-    Optional<LogprobTrace> logprobsSoFar()
+    public Optional<LogprobTrace> logprobsSoFar()
     {
         return params.logprobs().map(options -> new LogprobTrace(options, params.promptIds(), promptLogprobs, logprobs));
     }
 
     /** Blocks until the request has ended and its pages are back, feeding {@code sink} every token. */
-    Outcome run(Sink sink)
+    public Outcome run(Sink sink)
             throws InterruptedException
     {
         return run(sink, Long.MAX_VALUE).orElseThrow();
     }
 
     /** Like {@link #run(Sink)}, but gives up waiting after {@code timeout} (the request goes on until {@link #close}). */
-    Optional<Outcome> run(Sink sink, Duration timeout)
+    public Optional<Outcome> run(Sink sink, Duration timeout)
             throws InterruptedException
     {
         return run(sink, System.nanoTime() + timeout.toNanos());
@@ -274,7 +265,7 @@ final class Generation
      * The sum of the output tokens' log probabilities (how likely the model found this output), once {@link #run}
      * returned for a scored generation; NaN when the engine returned fewer log probabilities than output tokens.
      */
-    double cumulativeLogprob()
+    public double cumulativeLogprob()
     {
         return cumulativeLogprob;
     }
