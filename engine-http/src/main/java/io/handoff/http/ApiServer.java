@@ -9,6 +9,7 @@ import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.output.Generation;
+import io.handoff.core.output.GenerationGroup;
 import io.handoff.core.output.GenerationParams;
 import io.handoff.core.output.LogprobTrace;
 import io.handoff.core.output.SamplingOptions;
@@ -304,7 +305,7 @@ public final class ApiServer
                         request.sampling(), request.logprobs(), request.ticket());
                 OutputCount count = new OutputCount(1, false, request.n(), request.n());
                 OutputRids rids = OutputRids.of(Optional.of(TextNode.valueOf(request.rid())), count, generations::newRid);
-                try (GenerationGroup group = GenerationGroup.start(generations, bootstrap, List.of(params), count, rids)) {
+                try (GenerationGroup group = generations.startGroup(bootstrap, List.of(params), count, rids)) {
                     GenerationGroup.Result result = group.run((index, g) -> sink.onText(index, g.stableText(), g.outputIds(),
                             g.logprobsSoFar().map(LogprobTrace::output).orElse(List.of())));
                     List<Outcome> outcomes = result.outcomes().stream()
@@ -312,7 +313,7 @@ public final class ApiServer
                                     outcome.promptTokens(), outcome.outputIds(), outcome.error(), outcome.clientGone(),
                                     outcome.logprobs().map(LogprobTrace::output).orElse(List.of())))
                             .toList();
-                    return new Result(outcomes, result.failure(), result.clientGone());
+                    return new Result(outcomes, result.failure().map(Generations::failure), result.clientGone());
                 }
             }
         };

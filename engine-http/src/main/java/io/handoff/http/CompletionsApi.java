@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.output.Generation;
+import io.handoff.core.output.GenerationGroup;
 import io.handoff.core.output.GenerationParams;
 import io.handoff.core.output.LogprobOptions;
 import io.handoff.core.output.LogprobTrace;
@@ -103,16 +104,16 @@ final class CompletionsApi
         }
         OutputRids rids = OutputRids.of(body.raw("rid"), count, generations::newRid);
         String id = "cmpl-" + rids.name();
-        try (GenerationGroup group = GenerationGroup.start(generations, bootstrap, params, count, rids)) {
+        try (GenerationGroup group = generations.startGroup(bootstrap, params, count, rids)) {
             if (!stream) {
                 GenerationGroup.Result result = group.run(GenerationGroup.Sink.NONE);
                 if (result.failure().isPresent()) {
-                    throw result.failure().get();
+                    throw Generations.failure(result.failure().get());
                 }
                 ObjectNode response = JsonFields.openAiEnvelope(id, "text_completion", created, model.name());
                 ArrayNode choices = response.putArray("choices");
                 // with best_of, each prompt's n most likely candidates, most likely first; usage counts every candidate
-                List<Integer> returned = bestOf ? result.best(count) : IntStream.range(0, count.total()).boxed().toList();
+                List<Integer> returned = bestOf ? Generations.best(result, count) : IntStream.range(0, count.total()).boxed().toList();
                 for (int k = 0; k < returned.size(); k++) {
                     int index = returned.get(k);
                     choices.add(choice(result.outcomes().get(index), params.get(index / count.perPrompt()).options(), echo).put("index", k));
@@ -147,7 +148,7 @@ final class CompletionsApi
                 return;
             }
             if (result.failure().isPresent()) {
-                events.send(Exchange.errorBody(result.failure().get()));
+                events.send(Exchange.errorBody(Generations.failure(result.failure().get())));
             }
             else if (includeUsage) {
                 ObjectNode usage = JsonFields.openAiEnvelope(id, "text_completion", created, model.name());

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.output.Generation;
+import io.handoff.core.output.GenerationGroup;
 import io.handoff.core.output.GenerationParams;
 import io.handoff.core.output.LogprobOptions;
 import io.handoff.core.output.OutputText;
@@ -78,11 +79,11 @@ final class GenerateApi
             params.add(generation(body, prompt.ids(), prompt.field(), "", ticket));
         }
         OutputRids rids = OutputRids.of(body.raw("rid"), count, generations::newRid);
-        try (GenerationGroup group = GenerationGroup.start(generations, bootstrap, params, count, rids)) {
+        try (GenerationGroup group = generations.startGroup(bootstrap, params, count, rids)) {
             if (!stream) {
                 GenerationGroup.Result result = group.run(GenerationGroup.Sink.NONE);
                 if (result.failure().isPresent()) {
-                    throw result.failure().get();
+                    throw Generations.failure(result.failure().get());
                 }
                 if (count.single()) {
                     exchange.sendJson(200, response(result.outcomes().getFirst()));
@@ -114,7 +115,7 @@ final class GenerateApi
                 return;
             }
             if (result.failure().isPresent()) {
-                events.send(Exchange.errorBody(result.failure().get()));
+                events.send(Exchange.errorBody(Generations.failure(result.failure().get())));
             }
             events.done();
         }

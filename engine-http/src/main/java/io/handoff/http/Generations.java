@@ -3,14 +3,17 @@ package io.handoff.http;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.output.Generation;
+import io.handoff.core.output.GenerationGroup;
 import io.handoff.core.output.GenerationParams;
 import io.handoff.core.scheduler.RequestRejectedException;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.http.base.ApiError;
+import io.handoff.http.base.OutputCount;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,6 +26,7 @@ import static java.util.Objects.requireNonNull;
  * scheduler's verdict as an HTTP error), abort by rid, and the drain of a graceful shutdown.
  */
 final class Generations
+        implements GenerationGroup.Registry
 {
     private static final Logger log = LogManager.getLogger(Generations.class);
 
@@ -54,7 +58,8 @@ final class Generations
     }
 
     /** A rid for a request that brought none: unique within this process. */
-    String newRid()
+    @Override
+    public String newRid()
     {
         return ridPrefix + "-" + nextRid.incrementAndGet();
     }
@@ -91,7 +96,8 @@ final class Generations
     }
 
     /** {@link #start(GenerationParams)}, with the output's log probabilities computed when {@code scored} ({@link Generation#cumulativeLogprob}). */
-    Generation start(GenerationParams params, boolean scored)
+    @Override
+    public Generation start(GenerationParams params, boolean scored)
     {
         Generation generation = new Generation(params, scheduler, tokenizer, metrics, () -> remove(params.rid()), scored);
         synchronized (active) {
@@ -124,10 +130,57 @@ final class Generations
     }
 
     /**
+     * The outputs a request asks for ({@code count}: its prompts times n or best_of), started as one group: output
+     * {@code i} gets rid {@code rids.outputs()[i]}, room {@code bootstrap_room + i} and seed {@code seed + i % perPrompt}.
+     * The engine's refusals come back as the HTTP errors they are (a failed prompt run as the generation's failure).
+     */
+    GenerationGroup startGroup(Bootstrap bootstrap, List<GenerationParams> prompts, OutputCount count, OutputRids rids)
+            throws InterruptedException
+    {
+        if (prompts.size() != count.prompts() || rids.outputs().size() != count.total()) {
+            throw new IllegalArgumentException(prompts.size() + " prompts and " + rids.outputs().size() + " rids for " + count);
+        }
+        List<GenerationParams> outputs = new ArrayList<>();
+        for (int i = 0; i < count.total(); i++) {
+            GenerationParams prompt = prompts.get(i / count.perPrompt());
+            outputs.add(prompt.forOutput(rids.outputs().get(i), i % count.perPrompt(), Bootstrap.forOutput(prompt.ticket(), i)));
+        }
+        try {
+            return GenerationGroup.start(this, prompts, outputs, shape(count), rids.groups(), bootstrap.computesPrompts());
+        }
+        catch (GenerationGroup.PromptRunFailed e) {
+            throw failure(e.outcome());
+        }
+    }
+
+    static GenerationGroup.Shape shape(OutputCount count)
+    {
+        return new GenerationGroup.Shape(count.prompts(), count.perPrompt(), count.returned());
+    }
+
+    /** The error a failed generation answers with: its message, and its cause for a router or client to act on. */
+    static ApiError failure(Generation.Outcome outcome)
+    {
+        return ApiError.generationFailed(outcome.error(), outcome.cause());
+    }
+
+    /** best_of's choice of outputs, or a 500 when the engine returned no log probability to rank one by. */
+    static List<Integer> best(GenerationGroup.Result result, OutputCount count)
+    {
+        try {
+            return result.best(shape(count));
+        }
+        catch (IllegalStateException e) {
+            throw ApiError.internal(e.getMessage());
+        }
+    }
+
+    /**
      * Names a group of generations {@code rid} (each has a rid of its own too), so that {@code abort(rid)} runs
      * {@code abort}; close the returned handle when the group ends. A rid in flight already is a 409.
      */
-    AutoCloseable nameGroup(String rid, Runnable abort)
+    @Override
+    public AutoCloseable nameGroup(String rid, Runnable abort)
     {
         requireNonNull(abort, "abort is null");
         synchronized (active) {

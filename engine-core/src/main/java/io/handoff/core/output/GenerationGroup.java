@@ -1,9 +1,7 @@
-package io.handoff.http;
+package io.handoff.core.output;
 
 import io.handoff.core.output.Generation;
 import io.handoff.core.output.GenerationParams;
-import io.handoff.http.base.ApiError;
-import io.handoff.http.base.OutputCount;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -27,13 +25,65 @@ import static java.util.Objects.requireNonNull;
  *
  * <p>The group ends as one request: when an output fails, the others are aborted and the group reports that
  * failure; when the client is gone (a sink write fails), all are aborted; {@link #abort} (also by the group's
- * rid, see {@link Generations#nameGroup}) aborts all.
+ * rid, see {@link Registry#nameGroup}) aborts all. It is the engine's n / best_of fan-out for every front end: the
+ * HTTP APIs map its result to their responses and errors.
  */
-final class GenerationGroup
+public final class GenerationGroup
         implements AutoCloseable
 {
+    /** Where a group's generations are started and its rids named: the server's book of requests in flight. */
+    public interface Registry
+    {
+        /** Registers and submits a generation, computing its output's log probabilities when {@code scored}. */
+        Generation start(GenerationParams params, boolean scored);
+
+        /** Makes {@code rid} abort the group through {@code abort} until the returned handle is closed. */
+        AutoCloseable nameGroup(String rid, Runnable abort);
+
+        /** A rid unique within this process. */
+        String newRid();
+    }
+
+    /**
+     * How many outputs a request asks for: {@code prompts} prompts (a batch), each sampled {@code perPrompt} times
+     * ({@code n}, or {@code best_of} candidates), of which {@code returned} are returned per prompt.
+     */
+    public record Shape(int prompts, int perPrompt, int returned)
+    {
+        public Shape
+        {
+            if (prompts < 1 || perPrompt < 1 || returned < 1 || returned > perPrompt) {
+                throw new IllegalArgumentException("a group needs at least one prompt and 1 <= returned <= perPrompt, got " + prompts + " prompts, "
+                        + perPrompt + " per prompt, " + returned + " returned");
+            }
+        }
+
+        public int total()
+        {
+            return prompts * perPrompt;
+        }
+    }
+
+    /** A prompt run (the shared prompt computed once) failed before any output started. */
+    public static final class PromptRunFailed
+            extends RuntimeException
+    {
+        private final transient Generation.Outcome outcome;
+
+        PromptRunFailed(Generation.Outcome outcome)
+        {
+            super(outcome.error().orElse("the prompt run failed"));
+            this.outcome = outcome;
+        }
+
+        public Generation.Outcome outcome()
+        {
+            return outcome;
+        }
+    }
+
     /** Receives every output's growth and end, one call at a time; throws {@link IOException} when the client is gone. */
-    interface Sink
+    public interface Sink
     {
         Sink NONE = (index, generation) -> {};
 
@@ -49,13 +99,13 @@ final class GenerationGroup
      * How the group ended.
      *
      * @param outcomes every output's outcome, by index
-     * @param failure the error of the lowest-index output that failed; the client is told this
+     * @param failure the lowest-index output that failed; the client is told its error
      * @param clientGone the client disconnected, and every output was aborted for it
      * @param cumulativeLogprobs each output's {@link Generation#cumulativeLogprob} (NaN unless the group was scored)
      */
-    record Result(List<Generation.Outcome> outcomes, Optional<ApiError> failure, boolean clientGone, List<Double> cumulativeLogprobs)
+    public record Result(List<Generation.Outcome> outcomes, Optional<Generation.Outcome> failure, boolean clientGone, List<Double> cumulativeLogprobs)
     {
-        Result
+        public Result
         {
             outcomes = List.copyOf(outcomes);
             requireNonNull(failure, "failure is null");
@@ -65,8 +115,9 @@ final class GenerationGroup
         /**
          * OpenAI's {@code best_of}: of each prompt's {@code count.perPrompt()} candidates, the indexes of the
          * {@code count.returned()} with the highest cumulative log probability, most likely first (ties: the lower index).
+         * Throws {@link IllegalStateException} when the engine returned no log probability for a candidate.
          */
-        List<Integer> best(OutputCount count)
+        public List<Integer> best(Shape count)
         {
             List<Integer> chosen = new ArrayList<>();
             for (int prompt = 0; prompt < count.prompts(); prompt++) {
@@ -74,7 +125,7 @@ final class GenerationGroup
                 for (int j = 0; j < count.perPrompt(); j++) {
                     int index = prompt * count.perPrompt() + j;
                     if (Double.isNaN(cumulativeLogprobs.get(index))) {
-                        throw ApiError.internal("best_of ranks completions by their log probability, and the engine returned none for candidate "
+                        throw new IllegalStateException("best_of ranks completions by their log probability, and the engine returned none for candidate "
                                 + index + "; send the request without best_of");
                     }
                     candidates.add(index);
@@ -87,7 +138,7 @@ final class GenerationGroup
         }
     }
 
-    private final Generations generations;
+    private final Registry generations;
     private final List<GenerationParams> outputs;
     // best_of: every output's log probabilities are computed, to rank them
     private final boolean scored;
@@ -103,7 +154,7 @@ final class GenerationGroup
     private boolean failed;
     private boolean clientGone;
 
-    private GenerationGroup(Generations generations, List<GenerationParams> outputs, boolean scored)
+    private GenerationGroup(Registry generations, List<GenerationParams> outputs, boolean scored)
     {
         this.generations = generations;
         this.outputs = List.copyOf(outputs);
@@ -111,32 +162,30 @@ final class GenerationGroup
     }
 
     /**
-     * Expands {@code prompts} (each prompt's generation as the request asks for it, with the request's first room)
-     * into the group's outputs, runs the prompt runs where they share a prompt's KV, and submits every output.
-     * Throws the {@link ApiError} of a refusal (before any output ran, so it is still a plain HTTP error).
+     * Starts the group: {@code outputs} are every prompt's outputs in prompt-major order (each with its own rid, room and
+     * seed, see {@link GenerationParams#forOutput}); {@code names} are the rids that abort some of them (a batch's
+     * per-prompt rids) or all. When {@code computesPrompts} and a prompt has several outputs, each prompt is first run
+     * once ({@link GenerationParams#promptRun}) so that its outputs share its KV. Throws {@link PromptRunFailed} when such
+     * a run fails, and the scheduler's refusal of an output; either before any output ran.
      */
-    static GenerationGroup start(Generations generations, Bootstrap bootstrap, List<GenerationParams> prompts, OutputCount count, OutputRids rids)
+    public static GenerationGroup start(Registry generations, List<GenerationParams> prompts, List<GenerationParams> outputs, Shape shape,
+            Map<String, List<Integer>> names, boolean computesPrompts)
             throws InterruptedException
     {
         requireNonNull(generations, "generations is null");
-        if (prompts.size() != count.prompts() || rids.outputs().size() != count.total()) {
-            throw new IllegalArgumentException(prompts.size() + " prompts and " + rids.outputs().size() + " rids for " + count);
+        if (prompts.size() != shape.prompts() || outputs.size() != shape.total()) {
+            throw new IllegalArgumentException(prompts.size() + " prompts and " + outputs.size() + " outputs for " + shape);
         }
-        List<GenerationParams> outputs = new ArrayList<>();
-        for (int i = 0; i < count.total(); i++) {
-            GenerationParams prompt = prompts.get(i / count.perPrompt());
-            outputs.add(prompt.forOutput(rids.outputs().get(i), i % count.perPrompt(), Bootstrap.forOutput(prompt.ticket(), i)));
-        }
-        GenerationGroup group = new GenerationGroup(generations, outputs, count.perPrompt() > count.returned());
+        GenerationGroup group = new GenerationGroup(generations, outputs, shape.perPrompt() > shape.returned());
         try {
-            for (Map.Entry<String, List<Integer>> name : rids.groups().entrySet()) {
+            for (Map.Entry<String, List<Integer>> name : names.entrySet()) {
                 List<Integer> indexes = name.getValue();
                 AutoCloseable handle = generations.nameGroup(name.getKey(), () -> group.abort(indexes));
                 synchronized (group.lock) {
                     group.names.add(handle);
                 }
             }
-            if (count.perPrompt() > 1 && bootstrap.computesPrompts()) {
+            if (shape.perPrompt() > 1 && computesPrompts) {
                 group.runPrompts(prompts);
             }
             for (int i = 0; i < outputs.size(); i++) {
@@ -155,7 +204,7 @@ final class GenerationGroup
             throws InterruptedException
     {
         for (GenerationParams prompt : prompts) {
-            Generation run = generations.start(prompt.promptRun("prompt-" + generations.newRid()));
+            Generation run = generations.start(prompt.promptRun("prompt-" + generations.newRid()), false);
             boolean abortNow;
             synchronized (lock) {
                 promptRuns.add(run);
@@ -173,7 +222,7 @@ final class GenerationGroup
             for (Generation run : runs) {
                 Generation.Outcome outcome = run.run(Generation.Sink.NONE);
                 if (outcome.failed()) {
-                    throw ApiError.generationFailed(outcome.error(), outcome.cause());
+                    throw new PromptRunFailed(outcome);
                 }
             }
         }
@@ -200,7 +249,7 @@ final class GenerationGroup
     }
 
     /** Aborts every output: {@link #run} then reports them {@code ABORT}. */
-    void abort()
+    public void abort()
     {
         List<Generation> all = new ArrayList<>();
         synchronized (lock) {
@@ -223,7 +272,7 @@ final class GenerationGroup
     }
 
     /** Runs every output to its end (concurrently when there are several), feeding {@code sink}. */
-    Result run(Sink sink)
+    public Result run(Sink sink)
             throws InterruptedException
     {
         requireNonNull(sink, "sink is null");
@@ -259,8 +308,7 @@ final class GenerationGroup
                 throw e;
             }
         }
-        Optional<ApiError> failure = Arrays.stream(outcomes).filter(outcome -> outcome != null && outcome.failed()).findFirst()
-                .map(outcome -> ApiError.generationFailed(outcome.error(), outcome.cause()));
+        Optional<Generation.Outcome> failure = Arrays.stream(outcomes).filter(outcome -> outcome != null && outcome.failed()).findFirst();
         List<Double> scores = generations.stream().map(Generation::cumulativeLogprob).toList();
         synchronized (lock) {
             return new Result(Arrays.asList(outcomes), failure, clientGone, scores);
