@@ -41,8 +41,8 @@ final class GenerateCommand
     @Option(names = "--max-new-tokens", defaultValue = "32", paramLabel = "N", description = "Tokens to generate per prompt (default ${DEFAULT-VALUE}).")
     int maxNewTokens;
 
-    @Option(names = "--model", paramLabel = "NAME", description = "Model (tiny-mla, tiny-gqa); sets handoff.model.name.")
-    String model;
+    @Mixin
+    ModelOption model;
 
     @Mixin
     ModelPathOption modelPath;
@@ -79,9 +79,7 @@ final class GenerateCommand
         if (maxNewTokens < 1) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--max-new-tokens must be at least 1, got " + maxNewTokens);
         }
-        if (model != null) {
-            options.overrides.put("handoff.model.name", model);
-        }
+        model.applyTo(options.overrides);
         modelPath.applyTo(options.overrides);
         if (attention != null) {
             options.overrides.put("handoff.attention.backend", attention);

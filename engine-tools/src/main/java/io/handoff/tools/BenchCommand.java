@@ -10,6 +10,7 @@ import io.handoff.bench.scheduler.SchedulerBenchCommand;
 import io.handoff.bench.serving.ServingCommand;
 import io.handoff.bench.transfer.TransferBenchCommand;
 import io.handoff.bench.transfer.TransferReceiverCommand;
+import io.handoff.cli.ModelOption;
 import io.handoff.cli.CommandGroup;
 import io.handoff.cli.EngineOptions;
 import io.handoff.cli.Main;
@@ -55,8 +56,8 @@ final class BenchCommand
         @Mixin
         EngineOptions options;
 
-        @Option(names = "--model", paramLabel = "NAME", description = "Model; sets handoff.model.name.")
-        String model;
+        @Mixin
+        ModelOption model;
 
         @Mixin
         ModelPathOption modelPath;
@@ -95,9 +96,7 @@ final class BenchCommand
         public Integer call()
                 throws Exception
         {
-            if (model != null) {
-                options.overrides.put("handoff.model.name", model);
-            }
+            model.applyTo(options.overrides);
             modelPath.applyTo(options.overrides);
             if (attention != null) {
                 options.overrides.put("handoff.attention.backend", attention);

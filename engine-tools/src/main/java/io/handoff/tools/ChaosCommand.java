@@ -4,6 +4,7 @@ import io.handoff.chaos.ChaosProgress;
 import io.handoff.chaos.ChaosReport;
 import io.handoff.chaos.ChaosRun;
 import io.handoff.chaos.ChaosSettings;
+import io.handoff.cli.ModelOption;
 import io.handoff.cli.EngineOptions;
 import io.handoff.cli.Main;
 import io.handoff.cli.ModelPathOption;
@@ -77,8 +78,8 @@ final class ChaosCommand
             description = "KV transfer backend (mooncake, mori, nixl, ...); sets " + DemoSettings.TRANSFER_BACKEND_KEY + " (default ${DEFAULT-VALUE}).")
     String transferBackend;
 
-    @Option(names = "--model", paramLabel = "NAME", description = "Model (tiny-mla, tiny-gqa); sets " + DemoSettings.MODEL_KEY + ".")
-    String model;
+    @Mixin
+    ModelOption model;
 
     @Mixin
     ModelPathOption modelPath;
@@ -153,7 +154,7 @@ final class ChaosCommand
     private ChaosSettings settings()
     {
         try {
-            return new ChaosSettings(requests, concurrency, maxNewTokens, seed, abortRate, failRate, prefills, transferBackend, Optional.ofNullable(model),
+            return new ChaosSettings(requests, concurrency, maxNewTokens, seed, abortRate, failRate, prefills, transferBackend, model.name(),
                     Optional.ofNullable(options.configFile), new LinkedHashMap<>(options.overrides), killRestart(), seconds("--request-deadline", requestDeadlineSeconds),
                     Duration.ofMillis(stallMillis), seconds("--startup-timeout", startupTimeoutSeconds), seconds("--settle-timeout", settleTimeoutSeconds),
                     STOP_GRACE);

@@ -1,5 +1,6 @@
 package io.handoff.tools;
 
+import io.handoff.cli.ModelOption;
 import io.handoff.cli.EngineOptions;
 import io.handoff.cli.Main;
 import io.handoff.cli.ModelPathOption;
@@ -69,8 +70,8 @@ final class DemoCommand
     @Option(names = "--attention", paramLabel = "ID", description = "Attention backend (triton, aiter); sets " + DemoSettings.ATTENTION_KEY + ".")
     String attention;
 
-    @Option(names = "--model", paramLabel = "NAME", description = "Model (tiny-mla, tiny-gqa); sets " + DemoSettings.MODEL_KEY + ".")
-    String model;
+    @Mixin
+    ModelOption model;
 
     @Mixin
     ModelPathOption modelPath;
@@ -142,7 +143,7 @@ final class DemoCommand
     private DemoSettings settings()
     {
         try {
-            return new DemoSettings(requests, seed, maxNewTokens, concurrency, prefills, decodes, transferBackend, Optional.ofNullable(model),
+            return new DemoSettings(requests, seed, maxNewTokens, concurrency, prefills, decodes, transferBackend, model.name(),
                     Optional.ofNullable(attention), Optional.ofNullable(options.configFile), new LinkedHashMap<>(options.overrides), inProcess,
                     colocatedStandIns, seconds("--startup-timeout", startupTimeoutSeconds), seconds("--request-timeout", requestTimeoutSeconds),
                     STOP_GRACE);

@@ -3,6 +3,7 @@ package io.handoff.bench.attention;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.cli.ModelOption;
 import io.handoff.cli.EngineOptions;
 import io.handoff.cli.Main;
 import io.handoff.cli.ModelPathOption;
@@ -57,8 +58,8 @@ public final class AttentionBenchCommand
     @Option(names = "--plugin", required = true, paramLabel = "ID", description = "Attention plugin (handoff plugins lists them), e.g. triton, aiter.")
     String plugin;
 
-    @Option(names = "--model", paramLabel = "NAME", description = "Model whose attention geometry is used; sets handoff.model.name (tiny-mla, tiny-gqa).")
-    String model;
+    @Mixin
+    ModelOption model;
 
     @Option(names = "--batch", defaultValue = "8", description = "Sequences per decode step (default ${DEFAULT-VALUE}).")
     int batch;
@@ -98,9 +99,7 @@ public final class AttentionBenchCommand
             throws Exception
     {
         checkOptions();
-        if (model != null) {
-            options.overrides.put(ModelSource.NAME_KEY, model);
-        }
+        model.applyTo(options.overrides);
         modelPath.applyTo(options.overrides);
         if (kvDtype != null) {
             options.overrides.put("handoff.kv.dtype", kvDtype.toLowerCase(Locale.ROOT));

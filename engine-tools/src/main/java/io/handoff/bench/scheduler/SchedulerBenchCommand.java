@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.cli.ModelOption;
 import io.handoff.cli.EngineOptions;
 import io.handoff.cli.Main;
 import io.handoff.core.config.ConfigSource;
@@ -45,8 +46,8 @@ public final class SchedulerBenchCommand
     @Mixin
     EngineOptions options;
 
-    @Option(names = "--model", paramLabel = "NAME", description = "Model; sets handoff.model.name (tiny-mla, tiny-gqa).")
-    String model;
+    @Mixin
+    ModelOption model;
 
     @Option(names = "--batch", split = ",", defaultValue = "16,64,256", description = "Requests in flight (default ${DEFAULT-VALUE}).")
     List<Integer> batches;
@@ -86,9 +87,7 @@ public final class SchedulerBenchCommand
             throws Exception
     {
         checkOptions();
-        if (model != null) {
-            options.overrides.put(ModelSource.NAME_KEY, model);
-        }
+        model.applyTo(options.overrides);
         if (threads != null) {
             options.overrides.put("handoff.scheduler.threads", Integer.toString(threads));
         }
