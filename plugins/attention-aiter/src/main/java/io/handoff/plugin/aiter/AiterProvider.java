@@ -25,7 +25,7 @@ import static java.util.Objects.requireNonNull;
  * {@code [128k, 128(k+1))}; extend uses the same boundaries per query. Results are deterministic and
  * batch- and chunk-invariant to the bit, independent of the worker count, and decode of position
  * {@code p} equals extend of position {@code p}. Against
- * {@link io.handoff.testkit.model.ReferenceAttention} (double precision) the tests bound the max
+ * the test kit's {@code ReferenceAttention} (double precision) the tests bound the max
  * absolute error by {@code 2e-6} for F32, BF16 and F16 KV alike, for KV in [-1, 1] and queries in [-2, 2].
  * The KV pool must be readable from any thread (a shared or global arena).
  */

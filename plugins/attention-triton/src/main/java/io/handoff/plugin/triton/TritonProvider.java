@@ -23,7 +23,7 @@ import static java.util.Objects.requireNonNull;
  * <p>Splits: {@code num_kv_splits(seq_len) = ceil(seq_len / 256)}, split {@code k} holding positions
  * {@code [256k, 256(k+1))}; extend tiles use the same boundaries. Results are deterministic and batch-
  * and chunk-invariant to the bit, and decode of position {@code p} equals extend of position {@code p}.
- * Against {@link io.handoff.testkit.model.ReferenceAttention} (double precision) the tests bound the
+ * Against the test kit's {@code ReferenceAttention} (double precision) the tests bound the
  * max absolute error by {@code 2e-6} for F32, BF16 and F16 KV alike (the reference reads the same 16-bit values), for
  * KV in [-1, 1] and queries in [-2, 2]. The KV pool must be readable from any thread
  * (a shared or global arena): splits run on the fork-join pool.
