@@ -4,6 +4,7 @@ import io.handoff.cluster.Member;
 import io.handoff.cluster.MemberRole;
 import io.handoff.cluster.MembershipView;
 import io.handoff.http.base.ApiError;
+import io.handoff.router.prefix.RouteKey;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 

@@ -1,5 +1,7 @@
 package io.handoff.router;
 
+import io.handoff.router.prefix.PrefixTree;
+import io.handoff.router.prefix.RouteKey;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;

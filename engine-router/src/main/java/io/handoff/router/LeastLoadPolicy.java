@@ -1,5 +1,6 @@
 package io.handoff.router;
 
+import io.handoff.router.prefix.RouteKey;
 import java.util.List;
 
 import static java.util.Objects.requireNonNull;

@@ -8,6 +8,8 @@ import io.handoff.http.base.ApiError;
 import io.handoff.http.base.Exchange;
 import io.handoff.http.base.JsonFields;
 import io.handoff.http.base.OutputCount;
+import io.handoff.router.prefix.RouteKey;
+import io.handoff.router.prefix.RouteKeys;
 import io.handoff.trace.FailureCause;
 import io.handoff.trace.RequestTimeline;
 import io.handoff.trace.TimelineEvent;

@@ -1,5 +1,6 @@
 package io.handoff.router;
 
+import io.handoff.router.prefix.RouteKey;
 import java.util.List;
 
 /** Each request to the candidate after the last one chosen, blind to load and cache. */

@@ -17,6 +17,7 @@ import io.handoff.http.base.JsonFields;
 import io.handoff.http.base.PrometheusText;
 import io.handoff.http.base.ServerConfig;
 import io.handoff.http.base.TimelineEndpoint;
+import io.handoff.router.prefix.RouteKeys;
 import io.handoff.trace.Timelines;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;

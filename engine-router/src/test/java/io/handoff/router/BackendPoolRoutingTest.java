@@ -2,6 +2,8 @@ package io.handoff.router;
 
 import io.handoff.cluster.Member;
 import io.handoff.cluster.MemberRole;
+import io.handoff.router.prefix.RouteKey;
+import io.handoff.router.prefix.RouteKeys;
 import org.junit.jupiter.api.Test;
 
 import java.net.URI;

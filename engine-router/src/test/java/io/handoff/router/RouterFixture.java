@@ -25,7 +25,7 @@ import java.util.stream.Stream;
  * run only when a test calls {@link #poll()} (the interval is an hour), so a test decides when the router
  * notices a change.
  */
-final class RouterFixture
+public final class RouterFixture
         implements AutoCloseable
 {
     /**
@@ -190,7 +190,7 @@ final class RouterFixture
         return json(response.body());
     }
 
-    static JsonNode json(String text)
+    public static JsonNode json(String text)
     {
         try {
             return FakeBackend.JSON.readTree(text);

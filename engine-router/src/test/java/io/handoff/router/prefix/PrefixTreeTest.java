@@ -1,4 +1,4 @@
-package io.handoff.router;
+package io.handoff.router.prefix;
 
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package io.handoff.router;
+package io.handoff.router.prefix;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -11,12 +11,12 @@ import java.util.Arrays;
  * prompt (all of its prompts go to one prefill). Anything else, or a field of the wrong shape, gives
  * {@link RouteKey#NONE}: the servers, not the router, refuse bad requests.
  */
-final class RouteKeys
+public final class RouteKeys
 {
     private final int limit;
 
     /** @param limit the most symbols a key keeps (the whole prompt's length is counted still) */
-    RouteKeys(int limit)
+    public RouteKeys(int limit)
     {
         if (limit < 1) {
             throw new IllegalArgumentException("limit must be at least 1, was " + limit);
@@ -24,7 +24,7 @@ final class RouteKeys
         this.limit = limit;
     }
 
-    RouteKey of(String path, JsonNode body)
+    public RouteKey of(String path, JsonNode body)
     {
         Symbols symbols = switch (path) {
             case "/generate" -> body.has("input_ids") ? ids(first(body.get("input_ids"))) : text(first(body.get("text")));

@@ -1,5 +1,6 @@
-package io.handoff.router;
+package io.handoff.router.prefix;
 
+import io.handoff.router.RouterFixture;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,4 +1,4 @@
-package io.handoff.router;
+package io.handoff.router.prefix;
 
 import java.util.Arrays;
 
@@ -12,7 +12,7 @@ import java.util.Arrays;
  * @param promptLength the whole prompt's length in symbols, kind symbol excluded
  * @param maxNewTokens the new tokens asked for, or the servers' default when the request names none
  */
-record RouteKey(int[] symbols, long promptLength, int maxNewTokens)
+public record RouteKey(int[] symbols, long promptLength, int maxNewTokens)
 {
     /** Leads a key of text chars. */
     static final int TEXT = -1;
@@ -22,9 +22,9 @@ record RouteKey(int[] symbols, long promptLength, int maxNewTokens)
     static final int DEFAULT_MAX_NEW_TOKENS = 128;
 
     /** A request whose prompt the router cannot read: it matches no prefix. */
-    static final RouteKey NONE = new RouteKey(new int[0], 0, DEFAULT_MAX_NEW_TOKENS);
+    public static final RouteKey NONE = new RouteKey(new int[0], 0, DEFAULT_MAX_NEW_TOKENS);
 
-    RouteKey
+    public RouteKey
     {
         symbols = symbols.clone();
         if (promptLength < 0 || maxNewTokens < 0) {
@@ -39,7 +39,7 @@ record RouteKey(int[] symbols, long promptLength, int maxNewTokens)
     }
 
     /** The symbols without a copy, for the prefix trees (which never change them). */
-    int[] shared()
+    public int[] shared()
     {
         return symbols;
     }
@@ -48,7 +48,7 @@ record RouteKey(int[] symbols, long promptLength, int maxNewTokens)
      * The KV pages a decode holds for this request while it runs: {@code ceil((prompt + max new tokens) / pageSize)}
      * per generation. The prompt's length is in chars for a text, an overestimate of its tokens for most tokenizers.
      */
-    long pages(int pageSize, int generations)
+    public long pages(int pageSize, int generations)
     {
         if (pageSize < 1 || generations < 1) {
             throw new IllegalArgumentException("pageSize and generations must be at least 1, were " + pageSize + " and " + generations);

@@ -1,4 +1,4 @@
-package io.handoff.router;
+package io.handoff.router.prefix;
 
 import java.util.Arrays;
 import java.util.Comparator;
@@ -13,7 +13,7 @@ import java.util.TreeSet;
  * leaves are evicted whole (a key longer than the capacity is kept as its first {@code capacity} symbols).
  * Thread-safe.
  */
-final class PrefixTree
+public final class PrefixTree
 {
     private static final class Node
     {
@@ -39,7 +39,7 @@ final class PrefixTree
     private long serials;
     private long size;
 
-    PrefixTree(long capacity)
+    public PrefixTree(long capacity)
     {
         if (capacity < 1) {
             throw new IllegalArgumentException("capacity must be at least 1 symbol, was " + capacity);
@@ -48,7 +48,7 @@ final class PrefixTree
     }
 
     /** How many of {@code key}'s first symbols this tree holds. */
-    synchronized int match(int[] key)
+    public synchronized int match(int[] key)
     {
         Node node = root;
         int matched = 0;
@@ -68,7 +68,7 @@ final class PrefixTree
     }
 
     /** Adds {@code key} (its first {@code capacity} symbols), as the most recently used; evicts old leaves past the capacity. */
-    synchronized void insert(int[] key)
+    public synchronized void insert(int[] key)
     {
         int length = (int) Math.min(key.length, capacity);
         Node node = root;
@@ -99,7 +99,7 @@ final class PrefixTree
     }
 
     /** Symbols held, over every edge. */
-    synchronized long size()
+    public synchronized long size()
     {
         return size;
     }
