@@ -137,8 +137,8 @@ final class Generations
     GenerationGroup startGroup(Bootstrap bootstrap, List<GenerationParams> prompts, OutputCount count, OutputRids rids)
             throws InterruptedException
     {
-        if (prompts.size() != count.prompts() || rids.outputs().size() != count.total()) {
-            throw new IllegalArgumentException(prompts.size() + " prompts and " + rids.outputs().size() + " rids for " + count);
+        if (rids.outputs().size() != count.total()) {
+            throw new IllegalArgumentException(rids.outputs().size() + " rids for " + count);
         }
         List<GenerationParams> outputs = new ArrayList<>();
         for (int i = 0; i < count.total(); i++) {

@@ -28,7 +28,6 @@ final class ChaosClient
         implements AutoCloseable
 {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final int MAX_ERROR_BODY = 4000;
     // How long the client keeps asking the router to abort a request it does not have yet (it is being sent).
     private static final long ABORT_LOOKUP_NANOS = TimeUnit.SECONDS.toNanos(2);
 
@@ -79,7 +78,7 @@ final class ChaosClient
             }
             try (InputStream in = response.body()) {
                 if (response.statusCode() != 200) {
-                    byte[] error = in.readNBytes(MAX_ERROR_BODY);
+                    byte[] error = GenerateClient.errorBody(in);
                     return abortSent ? RequestOutcome.aborted(index, new int[0], plan) : httpFailure(index, response.statusCode(), error, plan);
                 }
                 return read(index, rid, in, start, deadlineNanos, plan, abortSent);

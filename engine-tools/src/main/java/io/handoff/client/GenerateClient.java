@@ -170,11 +170,18 @@ public final class GenerateClient
         }
     }
 
-    /** The {@code error.message} of an error response (its first {@value #MAX_ERROR_BODY} bytes), or the body itself. */
+    /** The first {@value #MAX_ERROR_BODY} bytes of an error response: enough for its JSON error, bounded whatever the server sends. */
+    public static byte[] errorBody(InputStream body)
+            throws IOException
+    {
+        return body.readNBytes(MAX_ERROR_BODY);
+    }
+
+    /** The {@code error.message} of an error response ({@link #errorBody}), or the body itself. */
     public static String errorMessage(InputStream body)
             throws IOException
     {
-        return errorMessage(new String(body.readNBytes(MAX_ERROR_BODY), StandardCharsets.UTF_8));
+        return errorMessage(new String(errorBody(body), StandardCharsets.UTF_8));
     }
 
     /** The {@code error.message} of an error body, or the body itself. */
@@ -189,7 +196,13 @@ public final class GenerateClient
         catch (IOException ignored) {
             // not JSON: show it as it came
         }
-        String stripped = body.strip();
+        return abbreviate(body);
+    }
+
+    /** {@code text} stripped, and cut to 300 characters for a one-line message. */
+    public static String abbreviate(String text)
+    {
+        String stripped = text.strip();
         return stripped.length() <= 300 ? stripped : stripped.substring(0, 300) + "...";
     }
 

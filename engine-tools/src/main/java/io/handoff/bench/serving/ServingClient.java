@@ -71,17 +71,17 @@ public final class ServingClient
         }
         if (response.statusCode() != 200) {
             throw new IllegalStateException(base + ": GET /v1/models answered HTTP " + response.statusCode() + ": "
-                    + abbreviate(response.body()) + "; is this a handoff server or router (and healthy)?");
+                    + GenerateClient.abbreviate(response.body()) + "; is this a handoff server or router (and healthy)?");
         }
         JsonNode model;
         try {
             model = JSON.readTree(response.body()).path("data").path(0);
         }
         catch (IOException e) {
-            throw new IllegalStateException(base + ": GET /v1/models answered something that is not JSON: " + abbreviate(response.body()));
+            throw new IllegalStateException(base + ": GET /v1/models answered something that is not JSON: " + GenerateClient.abbreviate(response.body()));
         }
         if (!model.path("id").isTextual() || !model.path("max_model_len").canConvertToInt()) {
-            throw new IllegalStateException(base + ": GET /v1/models names no model with 'id' and 'max_model_len': " + abbreviate(response.body()));
+            throw new IllegalStateException(base + ": GET /v1/models names no model with 'id' and 'max_model_len': " + GenerateClient.abbreviate(response.body()));
         }
         boolean reported = model.path("vocab_size").canConvertToInt() && model.path("vocab_size").asInt() > 0;
         return new ModelInfo(model.get("id").asText(), reported ? model.get("vocab_size").asInt() : SAFE_VOCAB, model.get("max_model_len").asInt(),
@@ -140,12 +140,6 @@ public final class ServingClient
     {
         return new Sample(request.index(), rid, request.inputIds().length, status, new int[0], Double.NaN, new double[0],
                 (System.nanoTime() - start) / 1e6, Optional.of(error));
-    }
-
-    private static String abbreviate(String text)
-    {
-        String stripped = text.strip();
-        return stripped.length() <= 300 ? stripped : stripped.substring(0, 300) + "...";
     }
 
     @Override
