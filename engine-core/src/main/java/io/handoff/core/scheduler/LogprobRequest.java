@@ -1,6 +1,5 @@
 package io.handoff.core.scheduler;
 
-
 /**
  * What log probabilities a request wants back: those of every output token (with the {@code topN} most likely
  * alternatives at each), and, when {@code inputStart >= 0}, those of the prompt tokens from position

@@ -109,7 +109,6 @@ public record ChatRequest(
                 OutputCount.of("/v1/chat/completions", body).returned(), optional(body, "rid").map(v -> string("rid", v)));
     }
 
-
     private static List<ChatMessage> messages(ObjectNode body)
     {
         JsonNode value = optional(body, "messages").orElseThrow(() -> ApiError.invalid("missing_field", "messages", "'messages' is required"));

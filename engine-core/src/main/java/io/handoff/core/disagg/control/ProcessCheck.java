@@ -1,6 +1,5 @@
 package io.handoff.core.disagg.control;
 
-
 /**
  * Whether a process runs on this host: what a prefill consults to answer a decode's {@link ControlMessage.ProcessQuery}.
  * Tests pass their own, so that a dead or live predecessor needs no real process.
