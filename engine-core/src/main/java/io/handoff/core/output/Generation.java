@@ -108,7 +108,7 @@ public final class Generation
     private final List<TokenLogprob> logprobs = new ArrayList<>();
     private volatile CompletableFuture<GenerateResult> result;
     private volatile boolean abortRequested;
-    // Exchange-thread state.
+    // State of the thread that runs the generation (an HTTP exchange, the CLI).
     private Logprobs promptLogprobs = Logprobs.NONE;
     private Outcome outcome;
     private double cumulativeLogprob = Double.NaN;
@@ -306,8 +306,8 @@ public final class Generation
     }
 
     /**
-     * Ends the generation for the server: when {@link #run} did not see it to the end (the exchange failed
-     * before), aborts it and waits for its pages to come back, so nothing outlives the exchange.
+     * Ends the generation for its front end: when {@link #run} did not see it to the end (the caller failed
+     * before), aborts it and waits for its pages to come back, so nothing outlives the caller.
      */
     @Override
     public void close()
