@@ -4,6 +4,7 @@ import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.disagg.peer.TransferStats;
 import io.handoff.http.base.PrometheusText;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** The {@code /metrics} lines of a prefill or decode: what moved, how fast, and how rooms ended. */
@@ -35,6 +36,15 @@ final class DisaggregationMetrics
         out.counter("handoff_cluster_auth_failures_total",
                 "Cluster connections refused for failing authentication (or speaking before their hello), and this node's own failed attempts.",
                 disaggregation.authFailures());
+        out.family("handoff_connections_refused_total", "Connections a cluster listener (control, transfer) dropped or refused before "
+                + "admitting them, by listener and reason: limit (a cap on unadmitted connections), hello-timeout (no accepted hello in "
+                + "time), protocol, malformed, closed-before-hello, and authentication failures.", "counter");
+        disaggregation.refusals().counts().forEach((key, count) -> {
+            Map<String, String> labels = new LinkedHashMap<>();
+            labels.put("listener", key.listener());
+            labels.put("reason", key.reason());
+            out.sample("handoff_connections_refused_total", labels, count);
+        });
         out.gauge("handoff_suspect_peers", "Prefills this decode holds suspect: a failed room of theirs waited longer than "
                 + "handoff.disaggregation.drain-deadline for its drain ack; their pages stay quarantined until a proof.",
                 disaggregation.suspectPeers().size());

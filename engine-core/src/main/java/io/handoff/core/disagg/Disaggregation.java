@@ -299,6 +299,12 @@ public final class Disaggregation
         return security.failures().total();
     }
 
+    /** Every connection this process's cluster listeners (control, transfer) dropped or refused, by listener and reason. */
+    public io.handoff.trace.ConnectionRefusals refusals()
+    {
+        return security.failures().refusals();
+    }
+
     /** The security settings this process runs with (the HTTP side signs and checks with the same secret). */
     public ClusterSecurity security()
     {

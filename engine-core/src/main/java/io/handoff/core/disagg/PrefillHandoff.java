@@ -81,6 +81,8 @@ public final class PrefillHandoff
         boolean endedByRequest;
         /** The scheduler asked how to release the request's pages; until then the room's outcome must stay reachable. */
         volatile boolean requestFinished;
+        /** Retired from the room table (under the room's lock): messages that still reach it are answered as for an unknown room. */
+        boolean retired;
         int nextChunk;
         boolean prefixForwarded;
         boolean lastComputed;
@@ -107,7 +109,10 @@ public final class PrefillHandoff
             Optional<Room> room = rooms.route(message);
             ControlMessage.RoomFailed ended = message instanceof ControlMessage.RoomRequest ? endedInFailure.get(message.room()) : null;
             if (room.isPresent()) {
-                receive(room.get(), message);
+                if (!receive(room.get(), message) && message instanceof DrainRequest drain) {
+                    // the room settled and was retired while this request was on its way: nothing of it is in flight
+                    channel.send(new DrainAck(drain.room()));
+                }
             }
             else if (ended != null) {
                 // the room failed and was retired before this decode's page list came: say so, or the decode waits for data
@@ -354,36 +359,57 @@ public final class PrefillHandoff
     // ---------------------------------------------------------------------------------------------
     // Driving rooms.
 
-    /** A claim names its request: one naming another request than this room's (a confused decode) claims nothing. */
-    private void receive(Room room, RoomMessage message)
+    /**
+     * A claim names its request: one naming another request than this room's (a confused decode) claims nothing. False
+     * when the room was retired before the message could reach it (the caller answers as for an unknown room).
+     */
+    private boolean receive(Room room, RoomMessage message)
     {
         if (message instanceof RoomClaim claim && !claim.requestId().equals(room.rid)) {
             stats.ignored();
             log.debug("room {}: ignored a claim for request {}; the room is request {}'s", claim.room(), claim.requestId(), room.rid);
-            return;
+            return true;
         }
-        drive(room, new RoomEvent.Received(message));
+        return drive(room, new RoomEvent.Received(message));
     }
 
-    private void drive(Room room, RoomEvent.ForSender event)
+    /** Feeds one event to a live room and runs its effects; false (doing nothing) once the room is retired. */
+    private boolean drive(Room room, RoomEvent.ForSender event)
     {
-        List<RoomEffect.SenderEffect> effects;
         synchronized (room) {
-            effects = trace.sender(room.rid, event, room.machine.on(event, clock.nanos()));
-            for (RoomEffect.SenderEffect effect : effects) {
+            if (room.retired) {
+                return false;
+            }
+            for (RoomEffect.SenderEffect effect : trace.sender(room.rid, event, room.machine.on(event, clock.nanos()))) {
                 execute(room, effect);
             }
         }
         retireIfSettled(room);
+        return true;
     }
 
+    /**
+     * Retires a room once nothing more can happen to it: terminal, drained, its drain ack sent, its sources released and
+     * its request finished. Under the room's lock, so a message routed to it meanwhile either runs before (and is
+     * answered by the room) or finds it retired.
+     */
     private void retireIfSettled(Room room)
     {
-        if (room.machine.phase().isTerminal() && room.sourcesReleased.isDone() && room.requestFinished) {
-            room.machine.failureNotice().ifPresent(notice -> endedInFailure.put(notice.room(), notice));
-            rooms.retire(room.machine.room());
-            links.forget(room.machine.room());
+        synchronized (room) {
+            if (room.retired || !room.machine.isSettled() || !room.sourcesReleased.isDone() || !room.requestFinished) {
+                return;
+            }
+            room.retired = true;
         }
+        room.machine.failureNotice().ifPresent(notice -> endedInFailure.put(notice.room(), notice));
+        rooms.retire(room.machine.room());
+        links.forget(room.machine.room());
+    }
+
+    /** Rooms not retired yet: still transferring, draining, or owing a decode its drain ack. */
+    public int unsettledRooms()
+    {
+        return rooms.rooms().size();
     }
 
     private void execute(Room room, RoomEffect.SenderEffect effect)

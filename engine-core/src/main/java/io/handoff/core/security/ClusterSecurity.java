@@ -26,11 +26,13 @@ public record ClusterSecurity(
         boolean allowInsecureRemote,
         Duration handshakeTimeout,
         long frameBytesInFlight,
-        int maxUnauthenticatedConnections)
+        int maxUnauthenticatedConnections,
+        int maxUnauthenticatedPerAddress)
 {
     public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(5);
     public static final long DEFAULT_FRAME_BYTES_IN_FLIGHT = 64L << 20;
     public static final int DEFAULT_MAX_UNAUTHENTICATED = 256;
+    public static final int DEFAULT_MAX_UNAUTHENTICATED_PER_ADDRESS = 32;
 
     public ClusterSecurity
     {
@@ -40,9 +42,9 @@ public record ClusterSecurity(
         if (handshakeTimeout.isNegative() || handshakeTimeout.isZero()) {
             throw new IllegalArgumentException("handshake timeout must be positive, was " + handshakeTimeout);
         }
-        if (frameBytesInFlight < 1 || maxUnauthenticatedConnections < 1) {
-            throw new IllegalArgumentException("frame budget and connection limit must be positive: " + frameBytesInFlight + ", "
-                    + maxUnauthenticatedConnections);
+        if (frameBytesInFlight < 1 || maxUnauthenticatedConnections < 1 || maxUnauthenticatedPerAddress < 1) {
+            throw new IllegalArgumentException("frame budget and connection limits must be positive: " + frameBytesInFlight + ", "
+                    + maxUnauthenticatedConnections + ", " + maxUnauthenticatedPerAddress);
         }
     }
 
@@ -50,24 +52,32 @@ public record ClusterSecurity(
     public static ClusterSecurity loopbackOnly()
     {
         return new ClusterSecurity(Optional.empty(), "", false, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_FRAME_BYTES_IN_FLIGHT,
-                DEFAULT_MAX_UNAUTHENTICATED);
+                DEFAULT_MAX_UNAUTHENTICATED, DEFAULT_MAX_UNAUTHENTICATED_PER_ADDRESS);
     }
 
     /** {@code secret}, default limits (tests, and embedders that hold the key themselves). */
     public static ClusterSecurity withSecret(ClusterSecret secret)
     {
         return new ClusterSecurity(Optional.of(secret), "a key given in code", false, DEFAULT_HANDSHAKE_TIMEOUT,
-                DEFAULT_FRAME_BYTES_IN_FLIGHT, DEFAULT_MAX_UNAUTHENTICATED);
+                DEFAULT_FRAME_BYTES_IN_FLIGHT, DEFAULT_MAX_UNAUTHENTICATED, DEFAULT_MAX_UNAUTHENTICATED_PER_ADDRESS);
     }
 
     public ClusterSecurity withHandshakeTimeout(Duration timeout)
     {
-        return new ClusterSecurity(secret, secretSource, allowInsecureRemote, timeout, frameBytesInFlight, maxUnauthenticatedConnections);
+        return new ClusterSecurity(secret, secretSource, allowInsecureRemote, timeout, frameBytesInFlight, maxUnauthenticatedConnections,
+                maxUnauthenticatedPerAddress);
     }
 
     public ClusterSecurity withFrameBytesInFlight(long bytes)
     {
-        return new ClusterSecurity(secret, secretSource, allowInsecureRemote, handshakeTimeout, bytes, maxUnauthenticatedConnections);
+        return new ClusterSecurity(secret, secretSource, allowInsecureRemote, handshakeTimeout, bytes, maxUnauthenticatedConnections,
+                maxUnauthenticatedPerAddress);
+    }
+
+    /** These settings with other caps on unauthenticated connections (tests of the caps). */
+    public ClusterSecurity withUnauthenticatedCaps(int total, int perAddress)
+    {
+        return new ClusterSecurity(secret, secretSource, allowInsecureRemote, handshakeTimeout, frameBytesInFlight, total, perAddress);
     }
 
     /** Reads {@code handoff.security}, loading the secret file when one is set. */
@@ -77,7 +87,7 @@ public record ClusterSecurity(
         String file = s.getString("cluster-secret-file").strip();
         Optional<ClusterSecret> secret = file.isEmpty() ? Optional.empty() : Optional.of(ClusterSecret.read(Path.of(file)));
         return new ClusterSecurity(secret, file, s.getBoolean("allow-insecure-remote"), s.getDuration("handshake-timeout"),
-                s.getBytes("frame-bytes-in-flight"), s.getInt("max-unauthenticated-connections"));
+                s.getBytes("frame-bytes-in-flight"), s.getInt("max-unauthenticated-connections"), s.getInt("max-unauthenticated-per-address"));
     }
 
     /** Whether peers must prove the cluster secret. */

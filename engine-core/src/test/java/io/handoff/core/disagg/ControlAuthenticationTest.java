@@ -88,9 +88,9 @@ class ControlAuthenticationTest
         try (LogWarnings warnings = new LogWarnings()) {
             reason = peers.lostReason(peers.decode(HERE, "tcp", decodeSecurity, lost), prefill, lost);
             // the prefill counts, then logs: wait for its line
-            ClusterPeers.await("the prefill logs the refusal", () -> warnings.lines().stream().anyMatch(line -> line.contains("refused peer")));
+            ClusterPeers.await("the prefill logs the refusal", () -> warnings.lines().stream().anyMatch(line -> line.contains("refused a connection from")));
             assertThat(prefillSecurity.failures().total()).isOne();
-            assertThat(warnings.lines()).anySatisfy(line -> assertThat(line).contains("refused peer 127.0.0.1")
+            assertThat(warnings.lines()).anySatisfy(line -> assertThat(line).contains("refused a connection from 127.0.0.1")
                     .contains("cluster authentication failed").contains("cluster secret"));
         }
         assertThat(reason).contains("cluster authentication failed").contains("cluster secret");
@@ -183,7 +183,8 @@ class ControlAuthenticationTest
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("would listen on 0.0.0.0, which is not a loopback address")
                 .hasMessageContaining("handoff.security.cluster-secret-file").hasMessageContaining("allow-insecure-remote = true");
         ClusterSecurity insecure = new ClusterSecurity(Optional.empty(), "", true, ClusterSecurity.DEFAULT_HANDSHAKE_TIMEOUT,
-                ClusterSecurity.DEFAULT_FRAME_BYTES_IN_FLIGHT, ClusterSecurity.DEFAULT_MAX_UNAUTHENTICATED);
+                ClusterSecurity.DEFAULT_FRAME_BYTES_IN_FLIGHT, ClusterSecurity.DEFAULT_MAX_UNAUTHENTICATED,
+                ClusterSecurity.DEFAULT_MAX_UNAUTHENTICATED_PER_ADDRESS);
         assertThat(insecure.describe()).startsWith("INSECURE");
         for (ControlSecurity allowed : List.of(ControlSecurity.of(insecure), secured(SECRET))) {
             try (ControlServer server = ControlServer.start(everywhere, ControlChannelTest.LIVENESS, peers.clock, allowed, nobody)) {

@@ -5,6 +5,7 @@ import io.handoff.core.disagg.control.FrameBudget;
 import io.handoff.core.disagg.control.FrameReader;
 import io.handoff.core.disagg.peer.PrefillToDecodeLinks;
 import io.handoff.core.security.ClusterSecurity;
+import io.handoff.trace.ConnectionRefusals;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -40,7 +41,8 @@ class FrameFloodTest
     void withoutASecretAFloodHoldsOneSmallBufferPerConnectionAndTheHelloTimeoutDropsThemAll()
             throws Exception
     {
-        ControlSecurity security = ControlSecurity.loopbackOnly();
+        // caps above the flood: this test is about what each connection holds and its deadline
+        ControlSecurity security = ControlSecurity.of(ClusterSecurity.loopbackOnly().withUnauthenticatedCaps(256, CONNECTIONS));
         PrefillToDecodeLinks prefill = peers.prefill(security);
         List<ClusterPeers.Raw> flood = new ArrayList<>();
         for (int i = 0; i < CONNECTIONS; i++) {
@@ -61,9 +63,10 @@ class FrameFloodTest
         prefill.tick();
 
         for (ClusterPeers.Raw raw : flood) {
-            assertThat(raw.closedByPeer()).isTrue();
+            // dropped without a word, so the close is plain even to a peer that reads nothing
+            assertThat(raw.in.read()).as("nothing is sent to a connection that never said hello").isEqualTo(-1);
         }
-        assertThat(prefill.awaitingHello()).isZero();
+        ClusterPeers.await("the prefill forgets every dropped connection", () -> prefill.awaitingHello() == 0);
         ClusterPeers.await("the readers gave their buffers back", () -> security.budget().held() == 0);
         assertThat(security.failures().total()).isEqualTo(CONNECTIONS);
         ClusterPeers.Lost lost = new ClusterPeers.Lost();
@@ -75,7 +78,8 @@ class FrameFloodTest
     void withASecretAFloodHoldsNothingAndSilentConnectionsAreDroppedAtTheHandshakeTimeout()
             throws Exception
     {
-        ControlSecurity security = ControlSecurity.of(ClusterSecurity.withSecret(SECRET).withHandshakeTimeout(Duration.ofMillis(500)));
+        ControlSecurity security = ControlSecurity.of(ClusterSecurity.withSecret(SECRET).withHandshakeTimeout(Duration.ofMillis(500))
+                .withUnauthenticatedCaps(256, 2 * CONNECTIONS));
         PrefillToDecodeLinks prefill = peers.prefill(security);
         List<ClusterPeers.Raw> announcing = new ArrayList<>();
         List<ClusterPeers.Raw> silent = new ArrayList<>();
@@ -101,6 +105,54 @@ class FrameFloodTest
         ClusterPeers.Lost lost = new ClusterPeers.Lost();
         ControlSecurity decode = ControlSecurity.of(ClusterSecurity.withSecret(SECRET));
         assertThat(peers.lostReason(peers.decode(HERE, "tcp", decode, lost), prefill, lost)).as("an authenticated decode is still served")
+                .contains("regions refused");
+    }
+
+    @Test
+    void connectionsBeyondTheCapsAreClosedOnArrivalCountedAndTheDeadlineStillDropsTheRestDuringAndAfterTheFlood()
+            throws Exception
+    {
+        ControlSecurity security = ControlSecurity.of(ClusterSecurity.loopbackOnly().withUnauthenticatedCaps(256, 8));
+        PrefillToDecodeLinks prefill = peers.prefill(security);
+        List<ClusterPeers.Raw> held = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            ClusterPeers.Raw raw = peers.raw(prefill);
+            raw.out.writeInt(SIXTEEN_MIB);
+            raw.out.flush();
+            held.add(raw);
+        }
+        ClusterPeers.await("eight connections wait for their hello", () -> prefill.awaitingHello() == 8);
+        List<ClusterPeers.Raw> beyond = new ArrayList<>();
+        for (int i = 0; i < 16; i++) {
+            beyond.add(peers.raw(prefill));
+        }
+        for (ClusterPeers.Raw raw : beyond) {
+            assertThat(raw.in.read()).as("closed on arrival, beyond the per-address cap").isEqualTo(-1);
+        }
+        ClusterPeers.await("each refusal is counted", () -> security.failures().refusals().total("control") == 16);
+        assertThat(security.failures().refusals().counts()).containsEntry(new ConnectionRefusals.Key("control", "limit"), 16L);
+
+        // half the deadline later, a new connection fits again only once one of the first eight is gone
+        peers.clock.advance(ClusterSecurity.DEFAULT_HANDSHAKE_TIMEOUT.dividedBy(2));
+        held.getFirst().socket.close();
+        ClusterPeers.await("the prefill forgets the closed one", () -> prefill.awaitingHello() == 7);
+        ClusterPeers.Raw late = peers.raw(prefill);
+        ClusterPeers.await("the late one is taken", () -> prefill.awaitingHello() == 8);
+
+        // the deadline of the first seven falls; the late one's, counted from its own arrival, not yet
+        peers.clock.advance(ClusterSecurity.DEFAULT_HANDSHAKE_TIMEOUT.dividedBy(2));
+        prefill.tick();
+        for (ClusterPeers.Raw raw : held.subList(1, 8)) {
+            assertThat(raw.in.read()).isEqualTo(-1);
+        }
+        ClusterPeers.await("only the late one waits", () -> prefill.awaitingHello() == 1);
+        peers.clock.advance(ClusterSecurity.DEFAULT_HANDSHAKE_TIMEOUT.dividedBy(2));
+        prefill.tick();
+        assertThat(late.in.read()).isEqualTo(-1);
+        assertThat(security.failures().refusals().counts()).containsEntry(new ConnectionRefusals.Key("control", "hello-timeout"), 8L)
+                .containsEntry(new ConnectionRefusals.Key("control", "closed-before-hello"), 1L);
+        ClusterPeers.Lost lost = new ClusterPeers.Lost();
+        assertThat(peers.lostReason(peers.decode(HERE, "tcp", security, lost), prefill, lost)).as("a real decode is still served")
                 .contains("regions refused");
     }
 

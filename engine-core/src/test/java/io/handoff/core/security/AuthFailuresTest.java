@@ -1,9 +1,12 @@
 package io.handoff.core.security;
 
+import io.handoff.trace.ConnectionRefusals;
 import io.handoff.trace.PeerText;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -11,27 +14,45 @@ import static org.assertj.core.api.Assertions.assertThat;
 class AuthFailuresTest
 {
     @Test
-    void everyRefusalIsCountedButEachAddressAndKindIsLoggedOncePerInterval()
+    void everyRefusalIsCountedByListenerAndReasonButEachAddressIsLoggedAFewTimesPerWindowThenSummarized()
     {
         AtomicLong now = new AtomicLong();
-        AuthFailures failures = new AuthFailures(now::get, Duration.ofSeconds(60));
-        try (LogWarnings warnings = new LogWarnings()) {
-            for (int i = 0; i < 1000; i++) {
-                failures.refused("the control endpoint", "10.0.0.1", "protocol", "no hello");
-            }
-            failures.refused("the control endpoint", "10.0.0.2", "protocol", "no hello");
-            now.addAndGet(Duration.ofSeconds(61).toNanos());
-            failures.refused("the control endpoint", "10.0.0.1", "protocol", "no hello");
-
-            failures.refused("the control endpoint", "10.0.0.1", "SECRET_MISMATCH", "the cluster secrets differ");
-
-            assertThat(failures.total()).isEqualTo(1003);
-            assertThat(warnings.lines()).as("another kind of refusal from a flooding address is still logged")
-                    .anySatisfy(line -> assertThat(line).contains("10.0.0.1").contains("the cluster secrets differ"));
-            assertThat(warnings.lines()).filteredOn(line -> line.contains("10.0.0.1")).hasSize(3);
-            assertThat(warnings.lines()).filteredOn(line -> line.contains("10.0.0.2")).hasSize(1);
-            assertThat(warnings.lines()).anySatisfy(line -> assertThat(line).contains("999 more refusals like it from this address"));
+        List<String> lines = new ArrayList<>();
+        ConnectionRefusals refusals = new ConnectionRefusals(lines::add, now::get, Duration.ofSeconds(60));
+        AuthFailures failures = new AuthFailures(refusals);
+        for (int i = 0; i < 1000; i++) {
+            failures.refused("control", "10.0.0.1", "protocol", "no hello");
         }
+        failures.refused("control", "10.0.0.2", "protocol", "no hello");
+        refusals.refused("control", "10.0.0.1", "hello-timeout", "no hello within 5000 ms");
+        refusals.refused("transfer", "10.0.0.1", "limit", "too many");
+
+        assertThat(failures.total()).isEqualTo(1001);
+        assertThat(refusals.counts()).containsEntry(new ConnectionRefusals.Key("control", "protocol"), 1001L)
+                .containsEntry(new ConnectionRefusals.Key("control", "hello-timeout"), 1L)
+                .containsEntry(new ConnectionRefusals.Key("transfer", "limit"), 1L);
+        assertThat(lines).filteredOn(line -> line.startsWith("control") && line.contains("10.0.0.1")).hasSize(ConnectionRefusals.LOGGED_PER_WINDOW);
+        assertThat(lines).filteredOn(line -> line.contains("10.0.0.2")).hasSize(1);
+        assertThat(lines).as("another listener has its own share").anySatisfy(line -> assertThat(line).startsWith("transfer").contains("too many"));
+
+        refusals.flush();
+        assertThat(lines).noneSatisfy(line -> assertThat(line).contains("more connection(s)"));
+        now.addAndGet(Duration.ofSeconds(61).toNanos());
+        refusals.flush();
+        assertThat(lines).anySatisfy(line -> assertThat(line).contains("refused 998 more connection(s) from 10.0.0.1")
+                .contains("hello-timeout=1").contains("protocol=997"));
+        // a new window logs again
+        int before = lines.size();
+        failures.refused("control", "10.0.0.1", "protocol", "no hello");
+        assertThat(lines).hasSize(before + 1);
+    }
+
+    @Test
+    void peerTextInARefusalCannotEndALineOrFloodOne()
+    {
+        List<String> lines = new ArrayList<>();
+        new ConnectionRefusals(lines::add).refused("control", "10.0.0.1\nERROR forged", "malformed", "x".repeat(10_000) + "\r\n");
+        assertThat(lines).singleElement().satisfies(line -> assertThat(line).doesNotContain("\n").doesNotContain("\r").hasSizeLessThan(700));
     }
 
     @Test

@@ -83,4 +83,29 @@ public interface TransferContext
     default void refused(String peerAddress, String reason)
     {
     }
+
+    /**
+     * {@link #refused(String, String)} with the class of refusal, a short label the core counts it under in
+     * {@code handoff_connections_refused_total{listener="transfer",reason}}: "limit", "hello-timeout", "malformed", ...
+     */
+    default void refused(String peerAddress, String kind, String reason)
+    {
+        refused(peerAddress, reason);
+    }
+
+    /**
+     * How many connections a backend's listener may hold that have not finished authenticating and saying their hello,
+     * in all and from one remote address: the cluster's {@code handoff.security.max-unauthenticated-connections} and
+     * {@code max-unauthenticated-per-address}. A backend closes (and reports with {@link #refused(String, String, String)})
+     * a connection beyond either on arrival, so a flood cannot hold its threads.
+     */
+    default int maxUnauthenticatedConnections()
+    {
+        return 256;
+    }
+
+    default int maxUnauthenticatedPerAddress()
+    {
+        return 32;
+    }
 }

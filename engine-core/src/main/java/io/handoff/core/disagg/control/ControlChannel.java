@@ -26,6 +26,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 
 import static java.util.Objects.requireNonNull;
 
@@ -90,14 +91,23 @@ public final class ControlChannel
     private final String peer;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong heartbeats = new AtomicLong();
+    private final long openedNanos;
+    private final AtomicBoolean refusalCounted = new AtomicBoolean();
+    // a connection this side accepted is admitted once the owner accepted its hello; one this side opened, at once
+    private volatile boolean admitted;
+    private volatile Consumer<ControlChannel> onAdmitted = channel -> {};
+    // when the write in progress began, or 0 when none is: a peer that stops reading must not hold a sender forever
+    private volatile long writingSinceNanos;
     private volatile String closeReason;
     private volatile long lastReceivedNanos;
     private volatile long lastSentNanos;
     private volatile ScheduledFuture<?> ticks;
 
-    private ControlChannel(Socket socket, Liveness liveness, DeadlineClock clock, Listener listener, Session session, ControlSecurity security)
+    private ControlChannel(Socket socket, Liveness liveness, DeadlineClock clock, Listener listener, Session session, ControlSecurity security,
+            boolean admitted)
             throws IOException
     {
+        this.admitted = admitted;
         this.security = requireNonNull(security, "security is null");
         this.socket = socket;
         this.liveness = requireNonNull(liveness, "liveness is null");
@@ -110,6 +120,7 @@ public final class ControlChannel
         this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
         this.sendingTags = session == null ? null : session.sending();
         long now = clock.nanos();
+        this.openedNanos = now;
         this.lastReceivedNanos = now;
         this.lastSentNanos = now;
     }
@@ -147,7 +158,7 @@ public final class ControlChannel
                     throw e;
                 }
             }
-            return open(socket, liveness, clock, listener, session, security);
+            return open(socket, liveness, clock, listener, session, security, true, channel -> {});
         }
         catch (IOException | RuntimeException e) {
             socket.close();
@@ -155,12 +166,17 @@ public final class ControlChannel
         }
     }
 
-    /** @param session the completed handshake's session, or null without a cluster secret */
+    /**
+     * @param session the completed handshake's session, or null without a cluster secret
+     * @param admitted false for a connection this side accepted: it is sent nothing unasked (no heartbeat) until
+     *         {@link #admit}, which then runs {@code onAdmitted}
+     */
     static ControlChannel open(Socket socket, Liveness liveness, DeadlineClock clock, Listener listener, Session session,
-            ControlSecurity security)
+            ControlSecurity security, boolean admitted, Consumer<ControlChannel> onAdmitted)
             throws IOException
     {
-        ControlChannel channel = new ControlChannel(socket, liveness, clock, listener, session, security);
+        ControlChannel channel = new ControlChannel(socket, liveness, clock, listener, session, security, admitted);
+        channel.onAdmitted = requireNonNull(onAdmitted, "onAdmitted is null");
         listener.opened(channel);
         Thread.ofVirtual().name("handoff-control-" + channel.peer).start(channel::readLoop);
         return channel;
@@ -188,6 +204,39 @@ public final class ControlChannel
     public InetSocketAddress remoteAddress()
     {
         return (InetSocketAddress) socket.getRemoteSocketAddress();
+    }
+
+    /**
+     * The owner accepted the peer's hello: from now on the channel sends heartbeats and is no longer counted against the
+     * caps and the hello deadline of unadmitted connections. Idempotent.
+     */
+    public void admit()
+    {
+        if (!admitted) {
+            admitted = true;
+            onAdmitted.accept(this);
+        }
+    }
+
+    /** Whether the peer is admitted (its hello accepted; always, on a connection this side opened). */
+    public boolean admitted()
+    {
+        return admitted;
+    }
+
+    /**
+     * True the first time only: whoever refuses or drops this connection counts it when this says so, so that a
+     * connection is one refusal in the metrics however many reasons it gave.
+     */
+    public boolean countRefusal()
+    {
+        return refusalCounted.compareAndSet(false, true);
+    }
+
+    /** When the connection opened, on the channel's clock. */
+    public long openedNanos()
+    {
+        return openedNanos;
     }
 
     /** Whether the peer proved the cluster secret (false on a channel of a node without one). */
@@ -218,19 +267,28 @@ public final class ControlChannel
      */
     public boolean send(ControlMessage message)
     {
+        return send(message, true);
+    }
+
+    // a heartbeat's write does not move lastSentNanos: tick() already did, when it decided the heartbeat was due
+    private boolean send(ControlMessage message, boolean marksSent)
+    {
         byte[] frame = ControlCodec.encode(message);
         if (closed.get()) {
             return false;
         }
         sendLock.lock();
         try {
+            writingSinceNanos = Math.max(1, clock.nanos());
             out.writeInt(frame.length);
             out.write(frame);
             if (sendingTags != null) {
                 out.write(sendingTags.tag(frame, frame.length));
             }
             out.flush();
-            lastSentNanos = clock.nanos();
+            if (marksSent) {
+                lastSentNanos = clock.nanos();
+            }
             return true;
         }
         catch (IOException e) {
@@ -238,25 +296,46 @@ public final class ControlChannel
             return false;
         }
         finally {
+            writingSinceNanos = 0;
             sendLock.unlock();
         }
     }
 
-    /** Sends a heartbeat when nothing was sent for a heartbeat interval, then checks the peer's liveness. */
+    /**
+     * Checks the peer's liveness, then, on an admitted channel, sends a heartbeat when nothing was sent for a heartbeat
+     * interval. The heartbeat is written on a thread of its own: a peer that stops reading can stall that write, never
+     * the caller (one ticker serves every channel, and their deadlines).
+     */
     public void tick()
     {
-        if (clock.nanos() - lastSentNanos >= liveness.heartbeatInterval().toNanos()) {
-            send(new Heartbeat(heartbeats.incrementAndGet()));
+        if (!checkLiveness() || !admitted) {
+            return;
         }
-        checkLiveness();
+        long now = clock.nanos();
+        if (now - lastSentNanos >= liveness.heartbeatInterval().toNanos()) {
+            // due from now on, whenever the write ends: a stuck write is found by checkLiveness within the peer timeout,
+            // and the few heartbeats queued behind it until then end with the channel
+            lastSentNanos = now;
+            Heartbeat heartbeat = new Heartbeat(heartbeats.incrementAndGet());
+            Thread.ofVirtual().name("handoff-control-heartbeat").start(() -> send(heartbeat, false));
+        }
     }
 
-    /** Closes the channel if no frame arrived from the peer for the peer timeout; returns whether it is open. */
+    /**
+     * Closes the channel if no frame arrived from the peer for the peer timeout, or a write to it has been stuck that
+     * long (it stopped reading); returns whether it is open.
+     */
     public boolean checkLiveness()
     {
-        long silent = clock.nanos() - lastReceivedNanos;
+        long now = clock.nanos();
+        long silent = now - lastReceivedNanos;
+        long writing = writingSinceNanos;
         if (silent >= liveness.peerTimeout().toNanos()) {
             close("no frame from " + peer + " for " + silent / 1_000_000 + " ms (peer timeout " + liveness.peerTimeout().toMillis() + " ms)");
+        }
+        else if (writing != 0 && now - writing >= liveness.peerTimeout().toNanos()) {
+            close(peer + " has not read what this side sent for " + (now - writing) / 1_000_000 + " ms (peer timeout "
+                    + liveness.peerTimeout().toMillis() + " ms)");
         }
         return isOpen();
     }
@@ -331,11 +410,15 @@ public final class ControlChannel
         }
         catch (FrameReader.PeerAuthenticates e) {
             answerWithoutSecret();
-            security.failures().refused("the control channel", peerHost(), "peer has a secret", e.getMessage());
+            if (countRefusal()) {
+                security.failures().refused(ControlServer.LISTENER, peerHost(), "peer-has-secret", e.getMessage());
+            }
             close("cluster authentication with " + peer + " is impossible: " + e.getMessage());
         }
         catch (AuthenticationException e) {
-            security.failures().refused("the control channel", peerHost(), e);
+            if (countRefusal()) {
+                security.failures().refused(ControlServer.LISTENER, peerHost(), e);
+            }
             close("cluster authentication of " + peer + " failed: " + e.getMessage());
         }
         catch (FrameReader.BudgetExhausted e) {

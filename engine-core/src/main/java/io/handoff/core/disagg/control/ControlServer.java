@@ -14,6 +14,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -27,14 +28,23 @@ import static java.util.Objects.requireNonNull;
  *
  * <p>With a cluster secret a connection becomes a channel only after it passed the {@link ClusterHandshake}, on a
  * thread of its own with the handshake timeout, so the accept loop never waits for a peer. A peer that fails is
- * told only a generic refusal, counted and logged (rate-limited per address); at most
- * {@code max-unauthenticated-connections} handshakes run at once, and further connections are closed on arrival.
+ * told only a generic refusal.
+ *
+ * <p>A connection is <em>unadmitted</em> from its arrival until the owner accepted its hello
+ * ({@link ControlChannel#admit}). Unadmitted connections are capped in total ({@code max-unauthenticated-connections})
+ * and per remote address ({@code max-unauthenticated-per-address}): more are closed on arrival. Each must be admitted
+ * within the handshake timeout of its arrival, or {@link #tick} drops it, whatever the others do: every step of its
+ * handshake, hello, frame header and frame body falls under that one deadline, which no later byte moves. An unadmitted
+ * connection is sent nothing unasked (no heartbeat) and is dropped without a word, so its close is plain even to a peer
+ * that reads nothing. Every drop and refusal is counted by reason and logged, rate-limited
+ * ({@link io.handoff.trace.ConnectionRefusals}).
  */
 public final class ControlServer
         implements AutoCloseable
 {
     private static final Logger log = LogManager.getLogger(ControlServer.class);
-    private static final String WHAT = "the control endpoint";
+    /** The metric label of this listener. */
+    public static final String LISTENER = "control";
     // a refused peer's unread bytes are drained for at most this long, so our refusal is not lost to a reset
     private static final int DRAIN_MILLIS = 250;
     private static final int DRAIN_BYTES = 64 * 1024;
@@ -46,6 +56,11 @@ public final class ControlServer
     private final ControlChannel.Listener listener;
     private final Set<ControlChannel> channels = ConcurrentHashMap.newKeySet();
     private final AtomicInteger handshaking = new AtomicInteger();
+    // connections not admitted yet (handshaking, or open without an accepted hello): in all and by remote address
+    private final AtomicInteger unadmitted = new AtomicInteger();
+    private final Map<String, AtomicInteger> unadmittedByHost = new ConcurrentHashMap<>();
+    // the unadmitted channels, each released from the counts exactly once (admitted, dropped or closed)
+    private final Map<ControlChannel, String> pending = new ConcurrentHashMap<>();
 
     private ControlServer(ServerSocket serverSocket, ControlChannel.Liveness liveness, DeadlineClock clock, ControlSecurity security,
             ControlChannel.Listener listener)
@@ -77,7 +92,7 @@ public final class ControlServer
         if (bind.isUnresolved()) {
             throw new IOException("cannot listen for control connections on " + bind + ": the host does not resolve");
         }
-        security.settings().checkListen(WHAT, bind.getAddress());
+        security.settings().checkListen("the control endpoint", bind.getAddress());
         ServerSocket serverSocket = new ServerSocket();
         try {
             serverSocket.bind(bind);
@@ -108,12 +123,35 @@ public final class ControlServer
         return handshaking.get();
     }
 
-    /** {@link ControlChannel#tick} on every open channel. */
+    /** Connections not admitted yet: handshaking, or open without an accepted hello. */
+    public int unadmitted()
+    {
+        return unadmitted.get();
+    }
+
+    /**
+     * Drops every unadmitted connection past its deadline (the handshake timeout from its arrival), then
+     * {@link ControlChannel#tick} on every open channel, and logs the refusal summaries that are due.
+     */
     public void tick()
     {
+        long now = clock.nanos();
+        long deadline = security.settings().handshakeTimeout().toNanos();
+        for (ControlChannel channel : pending.keySet()) {
+            if (!channel.admitted() && now - channel.openedNanos() >= deadline) {
+                String host = channel.peerHost();
+                // released before the close, so the listener's closed() does not count it as a peer that left
+                if (release(channel) && channel.countRefusal()) {
+                    security.failures().refused(LISTENER, host, "hello-timeout", "dropped: not admitted within the handshake timeout of "
+                            + deadline / 1_000_000 + " ms (handoff.security.handshake-timeout)");
+                }
+                channel.close("dropped: no accepted hello within " + deadline / 1_000_000 + " ms");
+            }
+        }
         for (ControlChannel channel : channels) {
             channel.tick();
         }
+        security.failures().refusals().flush();
     }
 
     /** Stops accepting and closes every channel. */
@@ -138,6 +176,8 @@ public final class ControlServer
             @Override
             public void opened(ControlChannel channel)
             {
+                // reserved under its host at arrival (hostOf gives what peerHost does); before its reader starts
+                pending.put(channel, channel.peerHost());
                 channels.add(channel);
                 listener.opened(channel);
             }
@@ -152,6 +192,10 @@ public final class ControlServer
             public void closed(ControlChannel channel, String reason)
             {
                 channels.remove(channel);
+                if (release(channel) && channel.countRefusal()) {
+                    // closed before its hello was accepted, by the peer or for what it sent, and nobody counted it yet
+                    security.failures().refusals().refused(LISTENER, channel.peerHost(), "closed-before-hello", reason);
+                }
                 listener.closed(channel, reason);
             }
         };
@@ -166,22 +210,58 @@ public final class ControlServer
                 }
                 return;
             }
-            if (!security.settings().authenticates()) {
-                open(socket, null, tracking);
-                continue;
-            }
-            if (handshaking.incrementAndGet() > security.settings().maxUnauthenticatedConnections()) {
-                handshaking.decrementAndGet();
-                security.failures().refused(WHAT, hostOf(socket), "limit", "more than " + security.settings().maxUnauthenticatedConnections()
-                        + " connections are authenticating at once (handoff.security.max-unauthenticated-connections)");
+            String host = hostOf(socket);
+            String overCap = reserve(host);
+            if (overCap != null) {
+                security.failures().refusals().refused(LISTENER, host, "limit", overCap);
                 closeQuietly(socket);
                 continue;
             }
-            Thread.ofVirtual().name("handoff-control-handshake-" + port()).start(() -> authenticate(socket, tracking));
+            if (!security.settings().authenticates()) {
+                open(socket, null, host, tracking);
+                continue;
+            }
+            handshaking.incrementAndGet();
+            Thread.ofVirtual().name("handoff-control-handshake-" + port()).start(() -> authenticate(socket, host, tracking));
         }
     }
 
-    private void authenticate(Socket socket, ControlChannel.Listener tracking)
+    // one more unadmitted connection from host, or why not (null when it fits under both caps)
+    private String reserve(String host)
+    {
+        int total = security.settings().maxUnauthenticatedConnections();
+        int perAddress = security.settings().maxUnauthenticatedPerAddress();
+        if (unadmitted.incrementAndGet() > total) {
+            unadmitted.decrementAndGet();
+            return "more than " + total + " connections are not admitted yet (handoff.security.max-unauthenticated-connections)";
+        }
+        AtomicInteger fromHost = unadmittedByHost.computeIfAbsent(host, h -> new AtomicInteger());
+        if (fromHost.incrementAndGet() > perAddress) {
+            unreserve(host);
+            return "more than " + perAddress + " connections from this address are not admitted yet "
+                    + "(handoff.security.max-unauthenticated-per-address)";
+        }
+        return null;
+    }
+
+    private void unreserve(String host)
+    {
+        unadmitted.decrementAndGet();
+        unadmittedByHost.computeIfPresent(host, (h, count) -> count.decrementAndGet() <= 0 ? null : count);
+    }
+
+    // takes an unadmitted channel off the counts; true the one time it was still on them
+    private boolean release(ControlChannel channel)
+    {
+        String host = pending.remove(channel);
+        if (host == null) {
+            return false;
+        }
+        unreserve(host);
+        return true;
+    }
+
+    private void authenticate(Socket socket, String host, ControlChannel.Listener tracking)
     {
         Session session;
         try {
@@ -189,7 +269,8 @@ public final class ControlServer
                     ControlSecurity.RESPONDER, ControlSecurity.INITIATOR, security.settings().handshakeTimeout());
         }
         catch (AuthenticationException e) {
-            security.failures().refused(WHAT, hostOf(socket), e);
+            unreserve(host);
+            security.failures().refused(LISTENER, host, e);
             // only a peer that opened with a hello hears why; anything else is just closed, so that its close is plain to
             // see even for a peer that never reads what it was sent
             if (e.failure() == AuthenticationException.Failure.NOT_A_HANDSHAKE && opensWithHello(e.opening())) {
@@ -199,23 +280,27 @@ public final class ControlServer
             return;
         }
         catch (IOException | RuntimeException e) {
-            log.debug("control connection from {} failed during its handshake", hostOf(socket), e);
+            unreserve(host);
+            security.failures().refusals().refused(LISTENER, host, "handshake-failed", "the connection failed during its cluster handshake: "
+                    + e.getMessage());
             closeQuietly(socket);
             return;
         }
         finally {
             handshaking.decrementAndGet();
         }
-        open(socket, session, tracking);
+        open(socket, session, host, tracking);
     }
 
-    private void open(Socket socket, Session session, ControlChannel.Listener tracking)
+    // the connection stays reserved for host until the channel is admitted, dropped or closed (release)
+    private void open(Socket socket, Session session, String host, ControlChannel.Listener tracking)
     {
         try {
-            ControlChannel.open(socket, liveness, clock, tracking, session, security);
+            ControlChannel.open(socket, liveness, clock, tracking, session, security, false, this::release);
         }
         catch (IOException | RuntimeException e) {
-            log.warn("cannot open a control channel from {}", hostOf(socket), e);
+            unreserve(host);
+            log.warn("cannot open a control channel from {}", host, e);
             closeQuietly(socket);
         }
     }

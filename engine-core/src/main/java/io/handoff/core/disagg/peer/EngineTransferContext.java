@@ -157,7 +157,25 @@ public final class EngineTransferContext
     @Override
     public void refused(String peerAddress, String reason)
     {
-        security.failures().refused("transfer backend '" + backendId + "'", String.valueOf(peerAddress), "transfer", String.valueOf(reason));
+        refused(peerAddress, "refused", reason);
+    }
+
+    @Override
+    public void refused(String peerAddress, String kind, String reason)
+    {
+        security.failures().refused("transfer", String.valueOf(peerAddress), String.valueOf(kind), backendId + ": " + reason);
+    }
+
+    @Override
+    public int maxUnauthenticatedConnections()
+    {
+        return security.settings().maxUnauthenticatedConnections();
+    }
+
+    @Override
+    public int maxUnauthenticatedPerAddress()
+    {
+        return security.settings().maxUnauthenticatedPerAddress();
     }
 
     @Override

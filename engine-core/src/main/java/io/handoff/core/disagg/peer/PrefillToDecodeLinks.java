@@ -203,17 +203,10 @@ public final class PrefillToDecodeLinks
         roomLinks.remove(room);
     }
 
-    /** Heartbeats and liveness of every connection, and the hello deadline of new ones. */
+    /** Heartbeats and liveness of every connection, and the hello deadline and caps of new ones ({@link ControlServer#tick}). */
     public void tick()
     {
         server.tick();
-        long now = clock.nanos();
-        long timeout = security.settings().handshakeTimeout().toNanos();
-        for (Map.Entry<ControlChannel, Long> waiting : awaitingHello.entrySet()) {
-            if (now - waiting.getValue() >= timeout) {
-                refuse(waiting.getKey(), "no hello within the handshake timeout of " + timeout / 1_000_000 + " ms");
-            }
-        }
     }
 
     /** Connections accepted that have not said an accepted hello yet. */
@@ -222,15 +215,9 @@ public final class PrefillToDecodeLinks
         return awaitingHello.size();
     }
 
+    // the control server capped the connections without a hello and drops this one unless it is admitted in time
     private void onOpened(ControlChannel channel)
     {
-        if (awaitingHello.size() >= security.settings().maxUnauthenticatedConnections()) {
-            security.failures().refused("the prefill control endpoint", channel.peerHost(), "limit", "more than "
-                    + security.settings().maxUnauthenticatedConnections() + " connections are waiting to say hello "
-                    + "(handoff.security.max-unauthenticated-connections)");
-            channel.close("too many connections without a hello");
-            return;
-        }
         awaitingHello.put(channel, clock.nanos());
     }
 
@@ -240,7 +227,9 @@ public final class PrefillToDecodeLinks
         if (awaitingHello.remove(channel) == null && !channel.isOpen()) {
             return;
         }
-        security.failures().refused("the prefill control endpoint", channel.peerHost(), "protocol", why);
+        if (channel.countRefusal()) {
+            security.failures().refused(ControlServer.LISTENER, channel.peerHost(), "protocol", why);
+        }
         channel.send(HelloResult.refused(ControlSecurity.GENERIC_REFUSAL));
         channel.close("refused: " + why);
     }
@@ -264,6 +253,7 @@ public final class PrefillToDecodeLinks
                     return;
                 }
                 awaitingHello.remove(channel);
+                channel.admit();
                 // only an accepted peer learns who answers: the same-host fencing needs this process's host id and pid
                 channel.send(judged.from(self));
             }
@@ -274,8 +264,8 @@ public final class PrefillToDecodeLinks
                     roomChannels.put(roomMessage.room(), channel);
                 }
                 else if (roomMessage instanceof ControlMessage.DrainRequest) {
-                    // a decode whose connection for this room closed asks again on a new one: the ack goes back there
-                    roomChannels.putIfAbsent(roomMessage.room(), channel);
+                    // the ack goes back where it was asked for: a decode whose connection for this room closed asks again on a new one
+                    roomChannels.put(roomMessage.room(), channel);
                 }
                 rooms.received(channel, roomMessage);
             }
@@ -333,7 +323,7 @@ public final class PrefillToDecodeLinks
             }
             if (grantRefused(e)) {
                 // a descriptor naming memory this prefill will not map is an attack or a misconfiguration: counted like one
-                security.failures().refused("the prefill", channel.peerHost(), "grant", e.getMessage());
+                security.failures().refused("transfer", channel.peerHost(), "grant", e.getMessage());
             }
             log.warn("cannot connect the {} backend to decode {}: {}", backendId, channel.peer(), PeerText.clean(e.getMessage(), 2000));
             return RegionsRegistered.refused("the prefill cannot reach the decode's memory with " + backendId + ": " + e.getMessage());

@@ -124,6 +124,16 @@ public final class SenderRoom
         return phase;
     }
 
+    /**
+     * Terminal, with no drain running and no drain ack owed: nothing more will be sent for it, so it may be retired. A
+     * room that still owes a decode its drain ack must stay reachable until the ack went out, or the decode's
+     * quarantined pages would wait for it forever.
+     */
+    public synchronized boolean isSettled()
+    {
+        return phase.isTerminal() && !draining && !drainAckOwed;
+    }
+
     /** When {@link RoomEvent.Tick} fails the room; {@link Long#MAX_VALUE} once it is terminal. */
     public synchronized long deadlineNanos()
     {

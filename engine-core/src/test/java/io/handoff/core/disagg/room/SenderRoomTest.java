@@ -444,12 +444,31 @@ class SenderRoomTest
         TransferPlan plan = posted(on(room, ChunkForwarded.last(0, 0, new int[] {3}, ProducerFence.DONE, 5))).getFirst();
         on(room, new PlanCompleted(plan));
         assertThat(room.phase()).isEqualTo(SUCCESS);
+        assertThat(room.isSettled()).isTrue();
 
         assertThat(on(room, new Received(new DrainRequest(ROOM)))).containsExactly(new Drain(ROOM));
+        // terminal, but it owes the decode an ack: retiring it now would leave the decode's pages quarantined for good
+        assertThat(room.isSettled()).isFalse();
         // a second request while the drain runs is answered by the same drain
         assertThat(on(room, new Received(new DrainRequest(ROOM)))).isEmpty();
         // the sources were released at success already
         assertThat(on(room, new Drained())).containsExactly(new Send(new DrainAck(ROOM)));
+        assertThat(room.isSettled()).isTrue();
+    }
+
+    @Test
+    void aFailedRoomIsSettledOnlyOnceItsDrainEndedAndTheAckItOwesWentOut()
+    {
+        SenderRoom room = newRoom();
+        on(room, request(ROOM, DESTINATIONS));
+        posted(on(room, firstChunk()));
+        on(room, new Abort("x"));
+        assertThat(room.phase().isTerminal()).isTrue();
+        assertThat(room.isSettled()).as("draining").isFalse();
+        on(room, new Received(new DrainRequest(ROOM)));
+        assertThat(room.isSettled()).as("draining, ack owed").isFalse();
+        assertThat(on(room, new Drained())).contains(new Send(new DrainAck(ROOM)));
+        assertThat(room.isSettled()).isTrue();
     }
 
     @Test

@@ -19,8 +19,10 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static java.lang.System.Logger.Level.DEBUG;
 import static java.lang.System.Logger.Level.WARNING;
@@ -58,6 +60,9 @@ final class TcpReceiver
     private final TransferContext context;
     private final Thread acceptor;
     private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
+    // connections that have not finished authenticating and saying hello, in all and by remote address
+    private final AtomicInteger unauthenticated = new AtomicInteger();
+    private final Map<String, AtomicInteger> unauthenticatedByHost = new ConcurrentHashMap<>();
     private volatile boolean closed;
     private volatile String lastRejection;
 
@@ -138,7 +143,14 @@ final class TcpReceiver
         while (!closed) {
             try {
                 SocketChannel channel = server.accept();
-                Connection connection = new Connection(channel, "mooncake-receive-" + port() + "-" + ++accepted);
+                String host = hostOf(channel);
+                String overCap = reserve(host);
+                if (overCap != null) {
+                    context.refused(host, "limit", "mooncake receiver closed a connection on arrival: " + overCap);
+                    closeQuietly(channel);
+                    continue;
+                }
+                Connection connection = new Connection(channel, host, "mooncake-receive-" + port() + "-" + ++accepted);
                 connections.add(connection);
                 if (closed) {
                     closeQuietly(channel);
@@ -156,20 +168,61 @@ final class TcpReceiver
         }
     }
 
+    // one more unauthenticated connection from host, or why not
+    private String reserve(String host)
+    {
+        int total = context.maxUnauthenticatedConnections();
+        int perAddress = context.maxUnauthenticatedPerAddress();
+        if (unauthenticated.incrementAndGet() > total) {
+            unauthenticated.decrementAndGet();
+            return "more than " + total + " connections have not said their hello yet (handoff.security.max-unauthenticated-connections)";
+        }
+        if (unauthenticatedByHost.computeIfAbsent(host, h -> new AtomicInteger()).incrementAndGet() > perAddress) {
+            unreserve(host);
+            return "more than " + perAddress + " connections from this address have not said their hello yet "
+                    + "(handoff.security.max-unauthenticated-per-address)";
+        }
+        return null;
+    }
+
+    private void unreserve(String host)
+    {
+        unauthenticated.decrementAndGet();
+        unauthenticatedByHost.computeIfPresent(host, (h, count) -> count.decrementAndGet() <= 0 ? null : count);
+    }
+
+    private static String hostOf(SocketChannel channel)
+    {
+        Socket socket = channel.socket();
+        return socket.getInetAddress() == null ? "?" : socket.getInetAddress().getHostAddress();
+    }
+
     /** A frame or handshake that breaks the protocol; its connection is closed. */
     private static final class Malformed
             extends Exception
     {
+        /** The metric label of the refusal. */
+        final String kind;
+
         Malformed(String message)
         {
+            this("malformed", message);
+        }
+
+        Malformed(String kind, String message)
+        {
             super(message, null, false, false);
+            this.kind = kind;
         }
     }
 
     private final class Connection
     {
         private final SocketChannel channel;
+        private final String host;
         private final Thread thread;
+        // held from arrival until the hello was answered (or the connection ended)
+        private boolean reserved = true;
         private final ByteBuffer header = ByteBuffer.allocateDirect(WireFormat.HEADER_BYTES);
         private final ByteBuffer reply = ByteBuffer.allocateDirect(WireFormat.REPLY_BYTES + WireFormat.MAX_REASON_BYTES);
         private ByteBuffer scratch;
@@ -184,9 +237,10 @@ final class TcpReceiver
         private long writtenBytes;
         private String refusal;
 
-        Connection(SocketChannel channel, String name)
+        Connection(SocketChannel channel, String host, String name)
         {
             this.channel = channel;
+            this.host = host;
             this.thread = Thread.ofPlatform().daemon().name(name).unstarted(this::run);
         }
 
@@ -203,16 +257,17 @@ final class TcpReceiver
                     tag = new byte[tags.tagBytes()];
                 }
                 catch (IOException e) {
-                    throw new Malformed("cluster authentication failed: " + e.getMessage());
+                    throw new Malformed("auth", "cluster authentication failed: " + e.getMessage());
                 }
                 handshake();
+                release();
                 while (readHeader()) {
                     frame();
                 }
             }
             catch (Malformed e) {
                 lastRejection = e.getMessage();
-                context.refused(peerHost(), "mooncake receiver closed the connection from " + peer + ": " + e.getMessage());
+                context.refused(peerHost(), e.kind, "mooncake receiver closed the connection from " + peer + ": " + e.getMessage());
             }
             catch (IOException e) {
                 if (!closed) {
@@ -224,29 +279,48 @@ final class TcpReceiver
                 log.log(WARNING, "mooncake receiver closed the connection from " + peer + " after an unexpected failure", e);
             }
             finally {
+                release();
                 closeQuietly(channel);
                 connections.remove(this);
             }
         }
 
+        private void release()
+        {
+            if (reserved) {
+                reserved = false;
+                unreserve(host);
+            }
+        }
+
         private String peerHost()
         {
-            Socket socket = channel.socket();
-            return socket.getInetAddress() == null ? peer : socket.getInetAddress().getHostAddress();
+            return host;
         }
 
         private void handshake()
                 throws IOException, Malformed
         {
             ByteBuffer hello = ByteBuffer.allocate(WireFormat.HELLO_BYTES);
-            // A stray client that never speaks must not hold a thread forever.
-            channel.socket().setSoTimeout(Math.toIntExact(Math.max(1, handshakeTimeout.toMillis())));
+            // A stray client that never speaks, or trickles, must not hold a thread: the whole hello has one deadline.
+            long deadline = System.nanoTime() + handshakeTimeout.toNanos();
             int read = 0;
             var in = channel.socket().getInputStream();
             while (read < WireFormat.HELLO_BYTES) {
-                int n = in.read(hello.array(), read, WireFormat.HELLO_BYTES - read);
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new Malformed("hello-timeout", "no whole hello within " + handshakeTimeout.toMillis() + " ms");
+                }
+                channel.socket().setSoTimeout(Math.toIntExact(Math.max(1, left / 1_000_000)));
+                int n;
+                try {
+                    n = in.read(hello.array(), read, WireFormat.HELLO_BYTES - read);
+                }
+                catch (java.net.SocketTimeoutException e) {
+                    throw new Malformed("hello-timeout", "no whole hello within " + handshakeTimeout.toMillis() + " ms");
+                }
                 if (n < 0) {
-                    throw new EOFException("connection closed during the handshake");
+                    throw new Malformed("closed-before-hello", "connection closed during the handshake");
                 }
                 read += n;
             }
