@@ -10,6 +10,8 @@ module handoff.http.base {
     requires transitive typesafe.config;
     requires transitive java.net.http;
     requires org.apache.logging.log4j;
+    requires java.management;
+    requires jdk.management;
 
     exports io.handoff.http.base;
     exports io.handoff.http.base.security;

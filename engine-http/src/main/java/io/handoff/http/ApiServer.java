@@ -166,12 +166,12 @@ public final class ApiServer
     private void health(Exchange exchange)
             throws IOException
     {
-        if (generations.draining()) {
-            throw ApiError.unavailable("shutting_down", "the server is shutting down");
-        }
         ObjectNode body = JsonFields.MAPPER.createObjectNode();
-        body.put("status", "ok");
+        body.put("status", generations.draining() ? "shutting_down" : "ok");
         if (disaggregation.isPresent()) {
+            // rooms not final yet, and KV pages that wait for proof that no peer write can land (invariant I2)
+            body.put("unsettled_rooms", disaggregation.get().unsettledRooms());
+            body.put("held_without_proof", scheduler.stats().pages().quarantined());
             // a decode's prefills that neither drained nor exited within its drain deadline: routers stop pairing them
             disaggregation.get().suspectPeers().forEach(body.putArray("suspect_peers")::add);
             // replaced prefills whose quarantined pages no proof released: they stay quarantined (invariant I2)
@@ -180,7 +180,8 @@ public final class ApiServer
                 unproven.forEach(body.putArray("unproven_restarts")::add);
             }
         }
-        exchange.sendJson(200, body);
+        // while it shuts down a router must stop sending here; the body says what the shutdown still waits for
+        exchange.sendJson(generations.draining() ? 503 : 200, body);
     }
 
     /** Runs a one-token generation through the whole path; 503 if it does not finish within the configured timeout. */
@@ -260,6 +261,18 @@ public final class ApiServer
         long finishBy = start + grace.toNanos() * 3 / 4;
         long abortBy = start + grace.toNanos() * 9 / 10;
         int aborted = generations.drain(finishBy, abortBy);
+        if (disaggregation.isPresent()) {
+            // the links stay up meanwhile: drain acks arrive and lost peers are fenced; /health says what is left
+            int unsettled = disaggregation.get().awaitSettled(start + grace.toNanos());
+            int held = scheduler.stats().pages().quarantined();
+            if (unsettled > 0 || held > 0) {
+                log.warn("shutting down with {} room(s) not settled within the grace period: {} KV page(s) are held without proof that no "
+                        + "write of a peer can land (they stay quarantined until this process exits)", unsettled, held);
+            }
+            else {
+                log.info("every room settled");
+            }
+        }
         // Every exchange that held a generation has answered; the rest are short (health, metrics).
         server.stop(0);
         executor.shutdownNow();

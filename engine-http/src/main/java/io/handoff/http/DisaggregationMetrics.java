@@ -45,6 +45,9 @@ final class DisaggregationMetrics
             labels.put("reason", key.reason());
             out.sample("handoff_connections_refused_total", labels, count);
         });
+        out.gauge("handoff_disagg_rooms_unsettled", "Rooms not final yet by the release rules: transferring, draining, owing or awaiting a "
+                + "drain ack, or holding quarantined pages that wait for their proof. 0 on an idle server whose rooms all settled.",
+                disaggregation.unsettledRooms());
         out.gauge("handoff_suspect_peers", "Prefills this decode holds suspect: a failed room of theirs waited longer than "
                 + "handoff.disaggregation.drain-deadline for its drain ack; their pages stay quarantined until a proof.",
                 disaggregation.suspectPeers().size());

@@ -8,6 +8,7 @@ import io.handoff.core.scheduler.RequestRejectedException;
 import io.handoff.core.scheduler.SchedulerStats;
 import io.handoff.http.base.Histogram;
 import io.handoff.http.base.HttpRequestCounts;
+import io.handoff.http.base.ProcessMetrics;
 import io.handoff.http.base.PrometheusText;
 import io.handoff.trace.FailureCause;
 import io.handoff.trace.FinishReason;
@@ -82,6 +83,7 @@ public final class ServerMetrics
     {
         PrometheusText out = new PrometheusText();
         httpRequests.render(out);
+        ProcessMetrics.render(out);
         out.labelled("handoff_requests_finished_total", "Generation requests that ended, by finish reason.", "counter", "reason",
                 lowerKeys(finished));
         out.labelled("handoff_requests_rejected_total", "Generation requests refused before they ran, by reason.", "counter", "reason",

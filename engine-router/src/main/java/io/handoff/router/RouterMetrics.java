@@ -2,6 +2,7 @@ package io.handoff.router;
 
 import io.handoff.http.base.Histogram;
 import io.handoff.http.base.HttpRequestCounts;
+import io.handoff.http.base.ProcessMetrics;
 import io.handoff.http.base.PrometheusText;
 import io.handoff.trace.FailureCause;
 
@@ -64,6 +65,7 @@ final class RouterMetrics
     {
         PrometheusText out = new PrometheusText();
         httpRequests.render(out);
+        ProcessMetrics.render(out);
         out.gauge("handoff_router_inflight_requests", "Generation requests the router has in flight.", inFlight);
         perBackend(out, backends, "handoff_router_backend_healthy", "1 if the server passed its last health poll (and, once, GET /bootstrap), else 0.",
                 "gauge", backend -> backend.healthy() ? 1 : 0);

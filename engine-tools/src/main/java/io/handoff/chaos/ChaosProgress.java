@@ -56,7 +56,8 @@ public final class ChaosProgress
         counts.incrementAndGet(outcome.kind().ordinal());
         long now = System.nanoTime();
         long done = done();
-        if (terminal) {
+        // a timed soak (total 0) has no end to fill a bar towards: it prints lines
+        if (terminal && total > 0) {
             int filled = (int) (BAR_WIDTH * done / Math.max(1, total));
             err.print("\r[" + "#".repeat(filled) + " ".repeat(BAR_WIDTH - filled) + "] " + summary(done, now));
             if (done == total) {
@@ -82,7 +83,7 @@ public final class ChaosProgress
 
     private String summary(long done, long now)
     {
-        return String.format(Locale.ROOT, "%d/%d  completed %d  aborted %d  failed %d  hung %d  %.0f s", done, total,
+        return String.format(Locale.ROOT, "%d/%s  completed %d  aborted %d  failed %d  hung %d  %.0f s", done, total > 0 ? Integer.toString(total) : "-",
                 counts.get(RequestOutcome.Kind.COMPLETED.ordinal()), counts.get(RequestOutcome.Kind.ABORTED.ordinal()),
                 counts.get(RequestOutcome.Kind.FAILED.ordinal()), counts.get(RequestOutcome.Kind.HUNG.ordinal()), (now - start) / 1e9);
     }

@@ -1,6 +1,7 @@
 package io.handoff.chaos;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.util.ArrayList;
@@ -22,7 +23,13 @@ import static java.util.Objects.requireNonNull;
  * one a server still held once it was idle and had had {@code --settle-timeout} to drain.
  *
  * @param setup what ran, for the report's head
- * @param pagesLeaked per server; empty for a server that could not tell (then the run cannot be called clean)
+ * @param pagesLeaked per server: pages neither free, cached nor quarantined once it was idle and settled (lost to the free
+ *         list); empty for a server that could not tell (then the run cannot be called clean)
+ * @param heldWithoutProof per server: pages still quarantined at the end, waiting for a proof that never came
+ * @param unsettledRooms per server: rooms not final by the release rules at the end
+ * @param resources every process's resource samples over the soak
+ * @param growth what grew after warm-up beyond {@link ResourceGrowth}'s thresholds
+ * @param kills the kills of {@code --kill-every}, in order
  * @param maxQuarantineMillis the largest {@code handoff_kv_quarantine_longest_seconds} seen on any server during the
  *         run; empty while no server exports it
  * @param quarantines how long the quarantines that ended lasted; empty while no server exports the histogram
@@ -33,6 +40,8 @@ public record ChaosReport(
         List<RequestOutcome> outcomes,
         List<Integer> divergent,
         Map<String, OptionalInt> pagesLeaked,
+        Map<String, OptionalInt> heldWithoutProof,
+        Map<String, OptionalInt> unsettledRooms,
         OptionalInt quarantinedNow,
         OptionalDouble maxQuarantineMillis,
         Optional<QuarantineDurations> quarantines,
@@ -40,6 +49,9 @@ public record ChaosReport(
         boolean retriedKnown,
         double soakSeconds,
         double wallSeconds,
+        Map<String, List<ResourceSample>> resources,
+        List<String> growth,
+        List<ChaosKiller.Kill> kills,
         List<String> notes)
 {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -51,6 +63,11 @@ public record ChaosReport(
         outcomes = List.copyOf(outcomes);
         divergent = List.copyOf(divergent);
         pagesLeaked = new LinkedHashMap<>(pagesLeaked);
+        heldWithoutProof = new LinkedHashMap<>(heldWithoutProof);
+        unsettledRooms = new LinkedHashMap<>(unsettledRooms);
+        resources = new LinkedHashMap<>(resources);
+        growth = List.copyOf(growth);
+        kills = List.copyOf(kills);
         retried = new TreeMap<>(retried);
         notes = List.copyOf(notes);
     }
@@ -78,10 +95,36 @@ public record ChaosReport(
         return pagesLeaked.values().stream().mapToLong(leak -> leak.orElse(0)).sum();
     }
 
-    /** Clean: nothing divergent, nothing hung, every page back (and every server could say so). */
+    public long heldWithoutProofPages()
+    {
+        return heldWithoutProof.values().stream().mapToLong(held -> held.orElse(0)).sum();
+    }
+
+    public long unsettled()
+    {
+        return unsettledRooms.values().stream().mapToLong(rooms -> rooms.orElse(0)).sum();
+    }
+
+    /** Kills whose service came back (a request sent after the kill completed). */
+    public long recoveredKills()
+    {
+        return kills.stream().filter(kill -> kill.recoveredSeconds >= 0).count();
+    }
+
+    /**
+     * Clean: nothing divergent, nothing hung, every room settled and every page back (and every server could say so), no
+     * process grown after warm-up, every kill recovered.
+     */
     public boolean clean()
     {
-        return divergent.isEmpty() && count(RequestOutcome.Kind.HUNG) == 0 && leakKnown() && leakedPages() == 0;
+        return divergent.isEmpty() && count(RequestOutcome.Kind.HUNG) == 0 && leakKnown() && leakedPages() == 0 && heldWithoutProofPages() == 0
+                && unsettled() == 0 && growth.isEmpty() && recoveredKills() == kills.size();
+    }
+
+    /** The resource samples as an SVG chart. */
+    public String chart()
+    {
+        return ResourceChart.svg(resources);
     }
 
     public long outputTokens()
@@ -115,6 +158,8 @@ public record ChaosReport(
                 leaked.putNull(node);
             }
         });
+        putPerNode(json.putObject("held_without_proof"), heldWithoutProof);
+        putPerNode(json.putObject("unsettled_rooms"), unsettledRooms);
         if (quarantinedNow.isPresent()) {
             json.put("quarantined_now", quarantinedNow.getAsInt());
         }
@@ -143,6 +188,16 @@ public record ChaosReport(
         throughput.put("tokens_per_s", round(outputTokens() / soakSeconds));
         json.put("soak_s", round(soakSeconds));
         json.put("wall_s", round(wallSeconds));
+        json.put("kills", kills.size());
+        ArrayNode recovered = json.putArray("recovered");
+        kills.stream().filter(kill -> kill.recoveredSeconds >= 0).forEach(kill -> recovered.add(round(kill.recoveredSeconds)));
+        ChaosKiller.writeTo(kills, json.putArray("kill_log"));
+        ObjectNode resourcesJson = json.putObject("resources");
+        resources.forEach((process, samples) -> {
+            ArrayNode list = resourcesJson.putArray(process);
+            samples.forEach(sample -> sample.writeTo(list.addObject()));
+        });
+        json.set("growth", JSON.valueToTree(growth));
         json.put("clean", clean());
         ObjectNode setupJson = json.putObject("setup");
         setup.forEach((key, value) -> setupJson.set(key, JSON.valueToTree(value)));
@@ -150,6 +205,18 @@ public record ChaosReport(
         json.set("failure_examples", JSON.valueToTree(failureExamples()));
         json.set("notes", JSON.valueToTree(notes));
         return json;
+    }
+
+    private static void putPerNode(ObjectNode json, Map<String, OptionalInt> values)
+    {
+        values.forEach((node, value) -> {
+            if (value.isPresent()) {
+                json.put(node, value.getAsInt());
+            }
+            else {
+                json.putNull(node);
+            }
+        });
     }
 
     // a bucket bound in milliseconds; null for none, or for +Inf (no finite bound holds it)
@@ -199,6 +266,22 @@ public record ChaosReport(
         line(text, "divergent", divergent.size() + (divergent.isEmpty() ? "" : " (requests " + divergent.subList(0, Math.min(10, divergent.size())) + ")"));
         line(text, "hung", Long.toString(count(RequestOutcome.Kind.HUNG)));
         line(text, "pages leaked", pagesLeaked.toString().replace("OptionalInt.empty", "unknown").replace("OptionalInt", ""));
+        line(text, "held w/o proof", heldWithoutProof.toString().replace("OptionalInt.empty", "unknown").replace("OptionalInt", ""));
+        line(text, "unsettled rooms", unsettledRooms.toString().replace("OptionalInt.empty", "unknown").replace("OptionalInt", ""));
+        if (!kills.isEmpty()) {
+            line(text, "kills", kills.size() + ", recovered " + recoveredKills() + kills.stream().filter(kill -> kill.recoveredSeconds >= 0)
+                    .map(kill -> String.format(Locale.ROOT, "%s %.1f s", kill.victim, kill.recoveredSeconds)).toList());
+        }
+        resources.forEach((process, samples) -> {
+            if (!samples.isEmpty()) {
+                ResourceSample first = samples.getFirst();
+                ResourceSample last = samples.getLast();
+                line(text, "resources", String.format(Locale.ROOT, "%s: %d samples; threads %d -> %d, fds %d -> %d, rss %d -> %d MiB, heap %d -> %d MiB",
+                        process, samples.size(), first.threads(), last.threads(), first.fds(), last.fds(), first.rssBytes() >> 20, last.rssBytes() >> 20,
+                        first.heapUsedBytes() >> 20, last.heapUsedBytes() >> 20));
+            }
+        });
+        growth.forEach(finding -> line(text, "GROWTH", finding));
         line(text, "quarantined now", quarantinedNow.isPresent() ? Integer.toString(quarantinedNow.getAsInt()) : "unknown");
         line(text, "max quarantine", maxQuarantineMillis.isPresent() ? round(maxQuarantineMillis.getAsDouble()) + " ms" : "not exported by the servers");
         quarantines.ifPresent(q -> line(text, "quarantines", q.count() + " ended; p50 <= " + q.p50Seconds().orElse(0) * 1000 + " ms, p99 <= "
@@ -207,7 +290,7 @@ public record ChaosReport(
         line(text, "time", String.format(Locale.ROOT, "soak %.1f s, wall %.1f s", soakSeconds, wallSeconds));
         failureExamples().forEach(example -> line(text, "example", example));
         notes.forEach(note -> line(text, "note", note));
-        text.append(clean() ? "clean: nothing divergent, nothing hung, every page back\n" : "NOT CLEAN\n");
+        text.append(clean() ? "clean: nothing divergent, nothing hung, every room settled and every page back\n" : "NOT CLEAN\n");
         return text.toString();
     }
 

@@ -24,6 +24,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalDouble;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -33,9 +34,10 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * One run of {@code handoff chaos}: start the servers with the soak's fault rules, send the requests through the
- * router with their aborts (killing and restarting a server once when asked), wait for the servers to go idle and
- * read what they still hold, stop them, run every prompt that produced tokens on a colocated engine in this process,
- * and compare token by token.
+ * router with their aborts (for a number of requests or a duration; killing and restarting a server once, or every
+ * interval, when asked), sample every process's resources meanwhile, wait for the servers to go idle with every room
+ * settled and read what they still hold, stop them, run every prompt that produced tokens on a colocated engine in this
+ * process, and compare token by token.
  */
 public final class ChaosRun
 {
@@ -44,6 +46,8 @@ public final class ChaosRun
     private final NodeLauncher launcher;
     private final Consumer<String> progress;
     private final ChaosProgress.Factory bar;
+    // the distinct questions of a timed soak, asked in turn
+    private static final int TIMED_QUESTIONS = 400;
 
     /**
      * @param source the configuration of the colocated reference: the soak's, with the servers' overrides (no faults)
@@ -64,7 +68,7 @@ public final class ChaosRun
         long wallStart = System.nanoTime();
         try (Engine engine = Engine.start(source);
                 HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build()) {
-            Workload workload = ChaosWorkload.of(settings.requests(), settings.seed());
+            Workload workload = ChaosWorkload.of(settings.timed() ? TIMED_QUESTIONS : settings.requests(), settings.seed());
             DemoSettings demo = settings.demo();
             ChaosFaults faults = settings.faults();
             List<String> notes = new ArrayList<>();
@@ -73,6 +77,8 @@ public final class ChaosRun
             List<NodeState> states;
             ServerSampler sampler;
             RouterRetries retries;
+            Map<String, List<ResourceSample>> resources;
+            List<ChaosKiller.Kill> kills = List.of();
             Started started = start(demo, faults, http);
             DemoSettings.Plan plan = started.plan();
             try (Cluster cluster = started.cluster()) {
@@ -89,21 +95,35 @@ public final class ChaosRun
                     if (warmUp.kind() != RequestOutcome.Kind.COMPLETED) {
                         notes.add("the warm-up request " + warmUp.kind().name().toLowerCase(java.util.Locale.ROOT) + ": " + warmUp.detail());
                     }
-                    progress.accept("sending " + settings.requests() + " requests to " + plan.entry() + " (" + settings.concurrency() + " at a time, "
-                            + settings.maxNewTokens() + " new tokens each, abort rate " + settings.abortRate() + ", fail rate " + settings.failRate() + ")");
+                    progress.accept("sending " + (settings.timed() ? "requests for " + settings.duration().get().toSeconds() + " s"
+                            : settings.requests() + " requests") + " to " + plan.entry() + " (" + settings.concurrency() + " at a time, "
+                            + settings.maxNewTokens() + " new tokens each, abort rate " + settings.abortRate() + ", fail rate " + settings.failRate()
+                            + settings.killEvery().map(every -> ", a server killed every " + every.toSeconds() + " s").orElse("") + ")");
                     sampler = ServerSampler.start(http, names, servers);
                     long soakStart = System.nanoTime();
-                    outcomes = sendAll(client, workload, cluster, plan, http, notes);
+                    ResourceSampler resourceSampler = ResourceSampler.start(http, processes(plan));
+                    Optional<ChaosKiller> killer = settings.killEvery().map(every -> new ChaosKiller(cluster, launcher, HealthProbe.http(http), every,
+                            settings.startupTimeout(), settings.killRouter(), settings.seed(), progress, soakStart));
+                    killer.ifPresent(ChaosKiller::start);
+                    outcomes = sendAll(client, workload, cluster, plan, http, notes, killer, soakStart);
                     soakSeconds = (System.nanoTime() - soakStart) / 1e9;
+                    if (killer.isPresent()) {
+                        kills = killer.get().stop();
+                        // the last kill's server may be back only now: give its recovery a request of its own
+                        recoverLastKills(client, workload, killer.get(), kills);
+                    }
+                    progress.accept("waiting up to " + settings.settleTimeout().toSeconds() + " s for the servers to go idle, settle every room and "
+                            + "give every page back");
+                    states = sampler.settle(settings.settleTimeout());
+                    resources = resourceSampler.stop();
                 }
-                progress.accept("waiting up to " + settings.settleTimeout().toSeconds() + " s for the servers to go idle and give every page back");
-                states = sampler.settle(settings.settleTimeout());
                 retries = RouterRetries.read(http, plan.entry());
                 notes.addAll(crashes(cluster));
                 progress.accept("stopping the servers");
             }
             List<Integer> divergent = compare(engine, workload, outcomes, notes);
-            return report(faults, outcomes, divergent, states, sampler, retries, soakSeconds, (System.nanoTime() - wallStart) / 1e9, notes);
+            return report(faults, outcomes, divergent, states, sampler, retries, soakSeconds, (System.nanoTime() - wallStart) / 1e9, resources,
+                    kills, notes);
         }
     }
 
@@ -155,12 +175,48 @@ public final class ChaosRun
         return out;
     }
 
-    private List<RequestOutcome> sendAll(ChaosClient client, Workload workload, Cluster cluster, DemoSettings.Plan plan, HttpClient http, List<String> notes)
+    /** Every process of the cluster by name (the router too), for the resource samples. */
+    private static Map<String, URI> processes(DemoSettings.Plan plan)
+    {
+        Map<String, URI> processes = new LinkedHashMap<>();
+        for (List<NodeSpec> stage : plan.stages()) {
+            for (NodeSpec spec : stage) {
+                processes.put(spec.name(), spec.url());
+            }
+        }
+        return processes;
+    }
+
+    /**
+     * Kills whose recovery no request showed yet (the last one may have come back as the traffic ended): each gets
+     * requests of its own, a few seconds apart, until one completes or the startup timeout has passed.
+     */
+    private void recoverLastKills(ChaosClient client, Workload workload, ChaosKiller killer, List<ChaosKiller.Kill> kills)
             throws InterruptedException
     {
-        int total = settings.requests();
-        RequestOutcome[] outcomes = new RequestOutcome[total];
-        ChaosProgress display = bar.create(total);
+        long deadline = System.nanoTime() + settings.startupTimeout().toNanos();
+        int index = Integer.MAX_VALUE / 2;
+        while (kills.stream().anyMatch(kill -> kill.recoveredSeconds < 0 && kill.failure == null) && System.nanoTime() - deadline < 0) {
+            long started = System.nanoTime();
+            RequestOutcome probe = client.run(index, workload.prompt(index++ % workload.size()), AbortPlan.NONE);
+            if (probe.kind() == RequestOutcome.Kind.COMPLETED) {
+                killer.completed(started, System.nanoTime());
+            }
+            else {
+                // the server is still starting: ask again shortly, bounded by the deadline
+                Thread.sleep(500);
+            }
+        }
+    }
+
+    private List<RequestOutcome> sendAll(ChaosClient client, Workload workload, Cluster cluster, DemoSettings.Plan plan, HttpClient http, List<String> notes,
+            Optional<ChaosKiller> killer, long soakStart)
+            throws InterruptedException
+    {
+        int total = settings.timed() ? Integer.MAX_VALUE : settings.requests();
+        long end = settings.duration().map(duration -> soakStart + duration.toNanos()).orElse(Long.MAX_VALUE);
+        List<RequestOutcome> outcomes = java.util.Collections.synchronizedList(new ArrayList<>());
+        ChaosProgress display = bar.create(settings.timed() ? 0 : total);
         AtomicInteger next = new AtomicInteger();
         AtomicInteger ended = new AtomicInteger();
         AtomicBoolean restarted = new AtomicBoolean(settings.killRestart() == ChaosSettings.KillRestart.NONE);
@@ -168,10 +224,15 @@ public final class ChaosRun
         List<Thread> restarts = new ArrayList<>();
         for (int w = 0; w < Math.min(settings.concurrency(), total); w++) {
             workers.add(Thread.ofVirtual().name("chaos-client-" + w).start(() -> {
-                for (int index = next.getAndIncrement(); index < total; index = next.getAndIncrement()) {
+                for (int index = next.getAndIncrement(); index < total && System.nanoTime() - end < 0; index = next.getAndIncrement()) {
                     AbortPlan abort = AbortPlan.draw(settings.seed(), index, settings.abortRate(), settings.maxNewTokens());
-                    outcomes[index] = client.run(index, workload.prompt(index), abort);
-                    display.ended(outcomes[index]);
+                    long started = System.nanoTime();
+                    RequestOutcome outcome = client.run(index, workload.prompt(index % workload.size()), abort);
+                    if (outcome.kind() == RequestOutcome.Kind.COMPLETED) {
+                        killer.ifPresent(k -> k.completed(started, System.nanoTime()));
+                    }
+                    outcomes.add(outcome);
+                    display.ended(outcome);
                     if (ended.incrementAndGet() >= total / 3 && restarted.compareAndSet(false, true)) {
                         synchronized (restarts) {
                             restarts.add(Thread.ofVirtual().name("chaos-kill-restart").start(() -> killRestart(cluster, plan, http, notes)));
@@ -188,7 +249,9 @@ public final class ChaosRun
                 restart.join();
             }
         }
-        return List.of(outcomes);
+        List<RequestOutcome> sorted = new ArrayList<>(outcomes);
+        sorted.sort(java.util.Comparator.comparingInt(RequestOutcome::index));
+        return List.copyOf(sorted);
     }
 
     private void killRestart(Cluster cluster, DemoSettings.Plan plan, HttpClient http, List<String> notes)
@@ -233,12 +296,18 @@ public final class ChaosRun
     private List<Integer> compare(Engine engine, Workload workload, List<RequestOutcome> outcomes, List<String> notes)
             throws InterruptedException
     {
-        List<Integer> checked = new ArrayList<>();
+        // greedy decoding: one reference per distinct prompt serves every request that asked it
+        List<RequestOutcome> checked = new ArrayList<>();
         List<String> prompts = new ArrayList<>();
+        Map<String, Integer> referenceOf = new LinkedHashMap<>();
         for (RequestOutcome outcome : outcomes) {
             if (outcome.outputIds().length > 0) {
-                checked.add(outcome.index());
-                prompts.add(workload.prompt(outcome.index()));
+                checked.add(outcome);
+                String prompt = workload.prompt(outcome.index() % workload.size());
+                if (!referenceOf.containsKey(prompt)) {
+                    referenceOf.put(prompt, prompts.size());
+                    prompts.add(prompt);
+                }
             }
         }
         progress.accept("running the " + prompts.size() + " requests that produced tokens on a colocated engine in this process");
@@ -247,9 +316,8 @@ public final class ChaosRun
             reference = new ColocatedReference(compute.scheduler(), compute.tokenizer()).run(prompts, settings.maxNewTokens(), settings.concurrency());
         }
         List<Integer> divergent = new ArrayList<>();
-        for (int i = 0; i < checked.size(); i++) {
-            RequestResult expected = reference.get(i);
-            RequestOutcome outcome = outcomes.get(checked.get(i));
+        for (RequestOutcome outcome : checked) {
+            RequestResult expected = reference.get(referenceOf.get(workload.prompt(outcome.index() % workload.size())));
             if (!expected.completed()) {
                 notes.add("the colocated reference failed request " + outcome.index() + ": " + expected.error().orElseThrow());
                 divergent.add(outcome.index());
@@ -262,7 +330,8 @@ public final class ChaosRun
     }
 
     private ChaosReport report(ChaosFaults faults, List<RequestOutcome> outcomes, List<Integer> divergent, List<NodeState> states,
-            ServerSampler sampler, RouterRetries retries, double soakSeconds, double wallSeconds, List<String> notes)
+            ServerSampler sampler, RouterRetries retries, double soakSeconds, double wallSeconds, Map<String, List<ResourceSample>> resources,
+            List<ChaosKiller.Kill> kills, List<String> notes)
     {
         Map<String, Object> setup = new LinkedHashMap<>();
         setup.put("transfer_backend", settings.transferBackend());
@@ -274,13 +343,20 @@ public final class ChaosRun
         setup.put("fail_rate", settings.failRate());
         setup.put("seed", settings.seed());
         setup.put("kill_restart", settings.killRestart().label());
+        settings.duration().ifPresent(duration -> setup.put("duration_s", duration.toSeconds()));
+        settings.killEvery().ifPresent(every -> setup.put("kill_every_s", every.toSeconds()));
+        setup.put("kill_router", settings.killRouter());
         setup.put("prefill_faults", faults.prefillRules());
         setup.put("decode_faults", faults.decodeRules());
         Map<String, OptionalInt> leaked = new LinkedHashMap<>();
+        Map<String, OptionalInt> held = new LinkedHashMap<>();
+        Map<String, OptionalInt> unsettled = new LinkedHashMap<>();
         int quarantined = 0;
         boolean quarantineKnown = !states.isEmpty();
         for (NodeState state : states) {
-            leaked.put(state.name(), state.reachable() && state.idle() ? state.heldPages() : OptionalInt.empty());
+            leaked.put(state.name(), state.leakedPages());
+            held.put(state.name(), state.reachable() ? state.quarantined() : OptionalInt.empty());
+            unsettled.put(state.name(), state.reachable() ? state.unsettledRooms() : OptionalInt.empty());
             if (!state.reachable() || !state.idle()) {
                 notes.add(state.name() + (state.reachable() ? " was still busy" : " could not be read") + " after " + settings.settleTimeout().toSeconds()
                         + " s: its pages cannot be counted");
@@ -293,8 +369,15 @@ public final class ChaosRun
             }
         }
         OptionalDouble maxQuarantine = sampler.longestQuarantineSeconds();
-        return new ChaosReport(setup, outcomes, divergent, leaked, quarantineKnown ? OptionalInt.of(quarantined) : OptionalInt.empty(),
+        for (ChaosKiller.Kill kill : kills) {
+            if (kill.failure != null) {
+                notes.add(kill.failure);
+            }
+        }
+        // a killing soak restarts processes: their samples start afresh, so growth is judged on soaks without kills
+        List<String> growth = kills.isEmpty() && settings.killRestart() == ChaosSettings.KillRestart.NONE ? ResourceGrowth.findings(resources) : List.of();
+        return new ChaosReport(setup, outcomes, divergent, leaked, held, unsettled, quarantineKnown ? OptionalInt.of(quarantined) : OptionalInt.empty(),
                 maxQuarantine.isPresent() ? OptionalDouble.of(maxQuarantine.getAsDouble() * 1000) : OptionalDouble.empty(),
-                sampler.quarantineDurations(), retries.byCause(), retries.known(), soakSeconds, wallSeconds, notes);
+                sampler.quarantineDurations(), retries.byCause(), retries.known(), soakSeconds, wallSeconds, resources, growth, kills, notes);
     }
 }

@@ -16,6 +16,10 @@ import static java.util.Objects.requireNonNull;
  * @param requestDeadline a request without a terminal outcome by then is hung
  * @param stall how long a stalled transfer waits before each chunk
  * @param settleTimeout how long the servers may take, after the last request, to become idle and give every page back
+ * @param duration when present, requests are sent until this much time has passed ({@code requests} is then ignored)
+ * @param killEvery when present, a server is killed (SIGKILL) and restarted this often during the traffic
+ * @param killRouter whether {@code killEvery} may pick the router too
+ * @param out when present, a folder for the report and the resource chart
  */
 public record ChaosSettings(
         int requests,
@@ -34,7 +38,11 @@ public record ChaosSettings(
         Duration stall,
         Duration startupTimeout,
         Duration settleTimeout,
-        Duration stopGrace)
+        Duration stopGrace,
+        Optional<Duration> duration,
+        Optional<Duration> killEvery,
+        boolean killRouter,
+        Optional<Path> out)
 {
     /** Which server, if any, is killed (SIGKILL) once and started again mid-run. */
     public enum KillRestart
@@ -65,6 +73,22 @@ public record ChaosSettings(
         requireNonNull(startupTimeout, "startupTimeout is null");
         requireNonNull(settleTimeout, "settleTimeout is null");
         requireNonNull(stopGrace, "stopGrace is null");
+        requireNonNull(duration, "duration is null");
+        requireNonNull(killEvery, "killEvery is null");
+        requireNonNull(out, "out is null");
+        if (duration.isPresent() && duration.get().compareTo(Duration.ofSeconds(10)) < 0) {
+            throw new IllegalArgumentException("--duration must be at least 10s, got " + duration.get().toSeconds() + " s");
+        }
+        if (killEvery.isPresent() && killEvery.get().compareTo(Duration.ofSeconds(5)) < 0) {
+            throw new IllegalArgumentException("--kill-every must be at least 5s (a server needs seconds to start again), got "
+                    + killEvery.get().toMillis() + " ms");
+        }
+        if (killEvery.isPresent() && killRestart != KillRestart.NONE) {
+            throw new IllegalArgumentException("--kill-every and --kill-restart exclude each other: --kill-every already kills and restarts");
+        }
+        if (killRouter && killEvery.isEmpty()) {
+            throw new IllegalArgumentException("--kill-router needs --kill-every");
+        }
         if (stall.compareTo(requestDeadline) >= 0) {
             throw new IllegalArgumentException("--stall " + stall.toMillis() + " ms must be shorter than --request-deadline "
                     + requestDeadline.toSeconds() + " s, or every stalled request would be reported hung");
@@ -90,6 +114,12 @@ public record ChaosSettings(
     {
         return new DemoSettings(requests, seed, maxNewTokens, concurrency, prefills, 1, transferBackend, model, Optional.empty(),
                 configFile, overrides, false, false, startupTimeout, requestDeadline, stopGrace);
+    }
+
+    /** Whether the traffic is bounded by {@link #duration} rather than by {@link #requests}. */
+    boolean timed()
+    {
+        return duration.isPresent();
     }
 
     ChaosFaults faults()

@@ -36,7 +36,8 @@ import java.util.concurrent.Callable;
                 + "bootstrap, during the transfer, during decode; by /abort_request or by closing the connection); optionally kill and "
                 + "restart a server once; then check every output against a colocated engine in this process, bit for bit, and what "
                 + "the servers still hold once idle.",
-                "Exit 0 when nothing diverged, nothing hung and no page leaked; 1 otherwise or when the soak could not run."})
+                "Exit 0 when nothing diverged, nothing hung, no page leaked or stayed held without proof, no process grew after warm-up "
+                        + "and every kill recovered; 1 otherwise or when the soak could not run."})
 final class ChaosCommand
         implements Callable<Integer>
 {
@@ -92,6 +93,23 @@ final class ChaosCommand
                     + "(default ${DEFAULT-VALUE}).")
     String killRestart;
 
+    @Option(names = "--duration", paramLabel = "TIME",
+            description = "Send requests until this much time has passed (30s, 2m, 1h), instead of --requests: a long soak. Every process is "
+                    + "sampled every 5 s (resident memory, heap after collection, threads, open files, free and quarantined pages); "
+                    + "growth after warm-up beyond the documented thresholds fails the soak.")
+    String duration;
+
+    @Option(names = "--kill-every", paramLabel = "TIME",
+            description = "During the traffic, kill (SIGKILL) a random prefill or decode this often (20s, 1m) and start it again; the "
+                    + "report says how long each kill took to recover (until a request sent after it completed).")
+    String killEvery;
+
+    @Option(names = "--kill-router", description = "With --kill-every, the router may be picked too.")
+    boolean killRouter;
+
+    @Option(names = "--out", paramLabel = "DIR", description = "Write the report (chaos.json) and the resource chart (resources.svg) to this folder.")
+    Path out;
+
     @Option(names = "--request-deadline", defaultValue = "60", paramLabel = "SECONDS",
             description = "A request without an outcome by then is counted hung (default ${DEFAULT-VALUE}).")
     int requestDeadlineSeconds;
@@ -142,9 +160,17 @@ final class ChaosCommand
         PrintWriter out = spec.commandLine().getOut();
         out.print(json ? report.toJson().toPrettyString() + System.lineSeparator() : report.toText());
         out.flush();
+        if (settings.out().isPresent()) {
+            Path folder = Files.createDirectories(settings.out().get());
+            Files.writeString(folder.resolve("chaos.json"), report.toJson().toPrettyString() + System.lineSeparator());
+            Files.writeString(folder.resolve("resources.svg"), report.chart());
+            err.println("handoff chaos: wrote " + folder.resolve("chaos.json") + " and " + folder.resolve("resources.svg"));
+        }
         if (!report.clean()) {
             err.println("handoff chaos: not clean (divergent " + report.divergent().size() + ", hung " + report.count(io.handoff.chaos.RequestOutcome.Kind.HUNG)
-                    + ", pages leaked " + (report.leakKnown() ? report.leakedPages() : "unknown") + "); server logs: " + logDir);
+                    + ", pages leaked " + (report.leakKnown() ? report.leakedPages() : "unknown") + ", held without proof " + report.heldWithoutProofPages()
+                    + ", unsettled rooms " + report.unsettled() + ", growth " + report.growth().size() + ", kills recovered " + report.recoveredKills()
+                    + " of " + report.kills().size() + "); server logs: " + logDir);
             err.flush();
             return Main.FAILURE;
         }
@@ -157,7 +183,7 @@ final class ChaosCommand
             return new ChaosSettings(requests, concurrency, maxNewTokens, seed, abortRate, failRate, prefills, transferBackend, model.name(),
                     Optional.ofNullable(options.configFile), new LinkedHashMap<>(options.overrides), killRestart(), seconds("--request-deadline", requestDeadlineSeconds),
                     Duration.ofMillis(stallMillis), seconds("--startup-timeout", startupTimeoutSeconds), seconds("--settle-timeout", settleTimeoutSeconds),
-                    STOP_GRACE);
+                    STOP_GRACE, time("--duration", duration), time("--kill-every", killEvery), killRouter, Optional.ofNullable(out));
         }
         catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
@@ -172,6 +198,26 @@ final class ChaosCommand
         catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--kill-restart must be none, prefill or decode, got '" + killRestart + "'");
         }
+    }
+
+    // 90s, 2m, 1h, or a number of seconds
+    static Optional<Duration> time(String option, String text)
+    {
+        if (text == null) {
+            return Optional.empty();
+        }
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d{1,7})(ms|s|m|h)?").matcher(text.strip());
+        if (!m.matches()) {
+            throw new IllegalArgumentException(option + " takes a time like 30s, 2m or 1h, got '" + text + "'");
+        }
+        long n = Long.parseLong(m.group(1));
+        String unit = m.group(2) == null ? "s" : m.group(2);
+        return Optional.of(switch (unit) {
+            case "ms" -> Duration.ofMillis(n);
+            case "m" -> Duration.ofMinutes(n);
+            case "h" -> Duration.ofHours(n);
+            default -> Duration.ofSeconds(n);
+        });
     }
 
     private static Duration seconds(String option, int seconds)

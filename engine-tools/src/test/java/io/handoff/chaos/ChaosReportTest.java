@@ -41,7 +41,48 @@ class ChaosReportTest
         assertThat(json.get("throughput").get("requests_per_s").asDouble()).isEqualTo(2.5);
         assertThat(json.get("throughput").get("tokens_per_s").asDouble()).isEqualTo(1.5);
         assertThat(json.get("clean").asBoolean()).isTrue();
-        assertThat(report.toText()).contains("clean: nothing divergent, nothing hung, every page back");
+        assertThat(json.get("held_without_proof").toString()).isEqualTo("{\"prefill\":0,\"decode\":0}");
+        assertThat(json.get("kills").asInt()).isZero();
+        assertThat(json.get("recovered").size()).isZero();
+        assertThat(report.toText()).contains("clean: nothing divergent, nothing hung, every room settled and every page back");
+    }
+
+    @Test
+    void pagesHeldWithoutProofAnUnsettledRoomGrowthOrAnUnrecoveredKillAreNotClean()
+    {
+        List<RequestOutcome> one = List.of(RequestOutcome.completed(0, new int[] {1}, AbortPlan.NONE));
+        assertThat(report(one, leaks(0, 17), leaks(0, 0), List.of(), List.of(), Map.of()).clean()).as("held without proof").isFalse();
+        assertThat(report(one, leaks(0, 0), leaks(0, 1), List.of(), List.of(), Map.of()).clean()).as("unsettled").isFalse();
+        assertThat(report(one, leaks(0, 0), leaks(0, 0), List.of("decode: threads grew"), List.of(), Map.of()).clean()).as("growth").isFalse();
+        ChaosKiller.Kill recovered = new ChaosKiller.Kill("decode", 20, 0);
+        recovered.recoveredSeconds = 6.5;
+        ChaosKiller.Kill lost = new ChaosKiller.Kill("prefill", 40, 0);
+        assertThat(report(one, leaks(0, 0), leaks(0, 0), List.of(), List.of(recovered), Map.of()).clean()).isTrue();
+        ChaosReport killing = report(one, leaks(0, 0), leaks(0, 0), List.of(), List.of(recovered, lost),
+                Map.of("decode", List.of(new ResourceSample(0, 1 << 20, 2 << 20, 0, 30, 100, 4096, 0))));
+        assertThat(killing.clean()).as("a kill never recovered").isFalse();
+        JsonNode json = killing.toJson();
+        assertThat(json.get("kills").asInt()).isEqualTo(2);
+        assertThat(json.get("recovered").toString()).isEqualTo("[6.5]");
+        assertThat(json.get("kill_log").get(1).get("victim").asText()).isEqualTo("prefill");
+        assertThat(json.get("resources").get("decode").get(0).get("threads").asInt()).isEqualTo(30);
+        assertThat(json.get("resources").get("decode").get(0).get("fds").asInt()).isEqualTo(100);
+    }
+
+    @Test
+    void growthIsJudgedAfterWarmUpAgainstTheDocumentedThresholds()
+    {
+        List<ResourceSample> flat = new java.util.ArrayList<>();
+        List<ResourceSample> leaking = new java.util.ArrayList<>();
+        for (int i = 0; i < 24; i++) {
+            // warm-up may grow (pools, JIT); after it nothing should
+            int warm = Math.min(i, 4);
+            flat.add(new ResourceSample(5 * i, 300L << 20, 40L << 20, 0, 30 + warm + i % 2, 80 + warm, 4096, 0));
+            leaking.add(new ResourceSample(5 * i, 300L << 20, 40L << 20, 0, 30 + i, 80 + 2 * i, 4096, 0));
+        }
+        assertThat(ResourceGrowth.findings(Map.of("decode", flat))).isEmpty();
+        assertThat(ResourceGrowth.findings(Map.of("prefill", leaking))).hasSize(2).allSatisfy(finding -> assertThat(finding).startsWith("prefill: "));
+        assertThat(ResourceGrowth.findings(Map.of("prefill", leaking.subList(0, 5)))).as("too few samples to judge").isEmpty();
     }
 
     @Test
@@ -82,7 +123,15 @@ class ChaosReportTest
 
     private static ChaosReport report(List<RequestOutcome> outcomes, List<Integer> divergent, Map<String, OptionalInt> leaks)
     {
-        return new ChaosReport(Map.of("transfer_backend", "mooncake"), outcomes, divergent, leaks, OptionalInt.of(0), OptionalDouble.empty(),
-                java.util.Optional.empty(), Map.of("checksum_mismatch", 3L), true, 2.0, 10.0, List.of());
+        return new ChaosReport(Map.of("transfer_backend", "mooncake"), outcomes, divergent, leaks, leaks(0, 0), leaks(0, 0), OptionalInt.of(0),
+                OptionalDouble.empty(), java.util.Optional.empty(), Map.of("checksum_mismatch", 3L), true, 2.0, 10.0, Map.of(), List.of(), List.of(),
+                List.of());
+    }
+
+    private static ChaosReport report(List<RequestOutcome> outcomes, Map<String, OptionalInt> held, Map<String, OptionalInt> unsettled, List<String> growth,
+            List<ChaosKiller.Kill> kills, Map<String, List<ResourceSample>> resources)
+    {
+        return new ChaosReport(Map.of("transfer_backend", "mooncake"), outcomes, List.of(), leaks(0, 0), held, unsettled, OptionalInt.of(0),
+                OptionalDouble.empty(), java.util.Optional.empty(), Map.of(), true, 2.0, 10.0, resources, growth, kills, List.of());
     }
 }

@@ -239,6 +239,12 @@ public final class DecodeHandoff
         return suspects.peers();
     }
 
+    /** Rooms not retired yet: still receiving, or failed with quarantined pages that wait for their proof. */
+    public int unsettledRooms()
+    {
+        return rooms.rooms().size();
+    }
+
     /**
      * Lost prefill processes whose quarantined pages a prefill on their host could not prove released (a restart without
      * proof: the pages stay quarantined), each with why; see {@link RestartProofs}.

@@ -293,6 +293,34 @@ public final class Disaggregation
         return decode != null ? decode.unprovenRestarts() : List.of();
     }
 
+    /**
+     * Rooms not final yet by the release rules: still transferring, draining, owing or awaiting a drain ack, or (on a decode)
+     * holding quarantined pages that wait for their proof. 0 on an idle server whose rooms all settled.
+     */
+    public int unsettledRooms()
+    {
+        return prefill != null ? prefill.unsettledRooms() : decode != null ? decode.unsettledRooms() : 0;
+    }
+
+    /**
+     * Waits until every room settled ({@link #unsettledRooms} is 0) or {@code deadlineNanos} (on {@link System#nanoTime})
+     * passed, while the links keep running: drain acks arrive, lost peers are fenced. A graceful shutdown calls it after
+     * its last request ended and before it closes the links. Returns the rooms still unsettled.
+     */
+    public int awaitSettled(long deadlineNanos)
+            throws InterruptedException
+    {
+        while (true) {
+            int unsettled = unsettledRooms();
+            long left = deadlineNanos - System.nanoTime();
+            if (unsettled == 0 || left <= 0) {
+                return unsettled;
+            }
+            // rooms settle on other threads (control readers, transfer completions): look again shortly, up to the deadline
+            Thread.sleep(Math.max(1, Math.min(50, left / 1_000_000)));
+        }
+    }
+
     /** Peers refused for failing cluster authentication (or speaking before their hello), and this node's own failed attempts. */
     public long authFailures()
     {
