@@ -48,6 +48,7 @@ public final class ChaosRun
     private final ChaosProgress.Factory bar;
     // the distinct questions of a timed soak, asked in turn
     private static final int TIMED_QUESTIONS = 400;
+    private static final Duration FAILURE_PAUSE = Duration.ofMillis(100);
 
     /**
      * @param source the configuration of the colocated reference: the soak's, with the servers' overrides (no faults)
@@ -233,6 +234,10 @@ public final class ChaosRun
                     }
                     outcomes.add(outcome);
                     display.ended(outcome);
+                    if (outcome.kind() == RequestOutcome.Kind.FAILED && System.nanoTime() - started < FAILURE_PAUSE.toNanos()) {
+                        // refused at once (a server is down): a client pauses before it asks again, rather than spin
+                        pause(FAILURE_PAUSE);
+                    }
                     if (ended.incrementAndGet() >= total / 3 && restarted.compareAndSet(false, true)) {
                         synchronized (restarts) {
                             restarts.add(Thread.ofVirtual().name("chaos-kill-restart").start(() -> killRestart(cluster, plan, http, notes)));
@@ -252,6 +257,16 @@ public final class ChaosRun
         List<RequestOutcome> sorted = new ArrayList<>(outcomes);
         sorted.sort(java.util.Comparator.comparingInt(RequestOutcome::index));
         return List.copyOf(sorted);
+    }
+
+    private static void pause(Duration pause)
+    {
+        try {
+            Thread.sleep(pause);
+        }
+        catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private void killRestart(Cluster cluster, DemoSettings.Plan plan, HttpClient http, List<String> notes)

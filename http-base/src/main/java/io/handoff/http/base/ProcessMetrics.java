@@ -2,6 +2,7 @@ package io.handoff.http.base;
 
 import java.io.IOException;
 import java.lang.management.BufferPoolMXBean;
+import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
@@ -9,7 +10,6 @@ import java.lang.management.MemoryUsage;
 import java.lang.management.OperatingSystemMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 
 /**
  * What this process holds, for {@code /metrics} (the standard names where Prometheus has them): resident memory, heap
@@ -47,16 +47,27 @@ public final class ProcessMetrics
         out.gauge(OFF_HEAP_BYTES, "Direct and mapped NIO buffer memory of this process.", buffers);
     }
 
+    // the heap pools' usage right after the most recent collection of any collector (young or old): everything live then
     private static long heapAfterGc()
     {
+        com.sun.management.GcInfo latest = null;
+        for (GarbageCollectorMXBean collector : ManagementFactory.getGarbageCollectorMXBeans()) {
+            if (collector instanceof com.sun.management.GarbageCollectorMXBean gc) {
+                com.sun.management.GcInfo info = gc.getLastGcInfo();
+                if (info != null && (latest == null || info.getEndTime() > latest.getEndTime())) {
+                    latest = info;
+                }
+            }
+        }
+        if (latest == null) {
+            // no collection yet: what the heap holds now
+            return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+        }
         long used = 0;
-        List<MemoryPoolMXBean> pools = ManagementFactory.getMemoryPoolMXBeans();
-        for (MemoryPoolMXBean pool : pools) {
-            if (pool.getType() == MemoryType.HEAP) {
-                MemoryUsage afterGc = pool.getCollectionUsage();
-                // a pool not collected yet reports what it holds now
-                MemoryUsage usage = afterGc != null && afterGc.getUsed() > 0 ? afterGc : pool.getUsage();
-                used += usage == null ? 0 : usage.getUsed();
+        for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+            MemoryUsage after = latest.getMemoryUsageAfterGc().get(pool.getName());
+            if (pool.getType() == MemoryType.HEAP && after != null) {
+                used += after.getUsed();
             }
         }
         return used;
