@@ -516,7 +516,8 @@ final class PairedRequests
             prefillCall.whenComplete((response, failure) -> {
                 timelines.of(routed.rid).record(TimelineEvent.RESPONSE, "from=prefill " + (response != null ? "status=" + response.statusCode() : "error=" + failure));
                 pair.prefill().release();
-                ended(pair.prefill(), response == null ? -1 : response.statusCode(), failure);
+                ended(pair.prefill(), response == null ? -1 : response.statusCode(), failure,
+                        response == null ? Optional.empty() : FailureBody.cause(response.body()));
             });
             CompletableFuture<HttpResponse<InputStream>> decodeCall = upstream.post(pair.decode(), path, decodeBody, HttpResponse.BodyHandlers.ofInputStream());
             timelines.of(routed.rid).record(TimelineEvent.SENT, "to=decode url=" + pair.decode().url());
@@ -549,7 +550,7 @@ final class PairedRequests
             if (decoded.statusCode() / 100 != 2) {
                 byte[] error = readBody(decoded, prefillCall);
                 releaseDecode();
-                ended(pair.decode(), decoded.statusCode(), null);
+                ended(pair.decode(), decoded.statusCode(), null, FailureBody.cause(error));
                 abortPrefillIfRunning(prefillCall);
                 retryOrThrow(FailureBody.cause(error), pair.decode(), error);
                 relay(decoded.statusCode(), decoded.headers(), error);
@@ -635,7 +636,7 @@ final class PairedRequests
             if (failedFirst.isPresent() && failedFirst.get().retryable()) {
                 in.close();
                 releaseDecode();
-                ended(pair.decode(), 500, null);
+                ended(pair.decode(), 500, null, failedFirst);
                 abortPrefillIfRunning(prefillCall);
                 String event = new String(first, StandardCharsets.UTF_8).strip();
                 retryOrThrow(failedFirst, pair.decode(), event.substring(Math.min(event.length(), "data:".length())).strip().getBytes(StandardCharsets.UTF_8));
@@ -757,9 +758,40 @@ final class PairedRequests
 
         private void ended(Backend backend, int status, Throwable failure)
         {
+            ended(backend, status, failure, Optional.empty());
+        }
+
+        /**
+         * Tells the breakers how {@code backend} answered. A failure is counted against what its cause blames: the server
+         * that answered, the prefill (a decode's report of a prefill that never drained), the link between the pair (the
+         * KV did not arrive intact or in time: both servers are well, and a lone decode must not be cut off for it), or
+         * nobody (the client ended it). A failure without a cause (no answer, a 5xx that names none) is the server's.
+         */
+        private void ended(Backend backend, int status, Throwable failure, Optional<FailureCause> cause)
+        {
             if (failure == null && status < 500) {
                 backend.succeeded();
                 return;
+            }
+            FailureCause.Blame blame = failure == null ? cause.map(FailureCause::blame).orElse(FailureCause.Blame.SERVER) : FailureCause.Blame.SERVER;
+            switch (blame) {
+                case LINK -> {
+                    backend.succeeded();
+                    metrics.linkFailed(pair.prefill(), pair.decode(), cause.orElseThrow());
+                    return;
+                }
+                case PREFILL -> {
+                    backend.succeeded();
+                    if (backend != pair.prefill()) {
+                        pair.prefill().failed();
+                    }
+                    return;
+                }
+                case NOBODY -> {
+                    backend.succeeded();
+                    return;
+                }
+                case SERVER -> { }
             }
             backend.failed();
             if (failure != null && Upstream.unreachable(failure)) {

@@ -26,6 +26,8 @@ final class RouterMetrics
     private final Histogram latency = new Histogram(Histogram.LATENCY_BUCKETS);
     private final LongAdder clientDisconnects = new LongAdder();
     private final Map<FailureCause, LongAdder> retries = new EnumMap<>(FailureCause.class);
+    // failures blamed on a prefill-to-decode link, by (prefill, decode, cause)
+    private final Map<List<String>, LongAdder> linkFailures = new java.util.concurrent.ConcurrentHashMap<>();
 
     RouterMetrics()
     {
@@ -61,6 +63,15 @@ final class RouterMetrics
         count.increment();
     }
 
+    /**
+     * A request between {@code prefill} and {@code decode} failed for a cause that blames their link (a checksum mismatch,
+     * a transport failure, ...): counted for the pair, not against either server's breaker.
+     */
+    void linkFailed(Backend prefill, Backend decode, FailureCause cause)
+    {
+        linkFailures.computeIfAbsent(List.of(prefill.url().toString(), decode.url().toString(), cause.label()), k -> new LongAdder()).increment();
+    }
+
     String render(List<Backend> backends, int inFlight)
     {
         PrometheusText out = new PrometheusText();
@@ -80,6 +91,16 @@ final class RouterMetrics
         out.family("handoff_router_retries_total", "Requests sent a second time, in a new room, because the first attempt's KV transfer failed; "
                 + "by the cause of that failure.", "counter");
         retries.forEach((cause, count) -> out.sample("handoff_router_retries_total", Map.of("cause", cause.label()), count.sum()));
+        out.family("handoff_router_link_failures_total", "Requests whose KV transfer between a prefill and a decode failed for a cause that "
+                + "blames their link (checksum mismatch, transport failure, lost peer, deadline), by pair and cause. They do not count against "
+                + "either server's circuit breaker.", "counter");
+        linkFailures.forEach((key, count) -> {
+            Map<String, String> labels = new LinkedHashMap<>();
+            labels.put("prefill", key.get(0));
+            labels.put("decode", key.get(1));
+            labels.put("cause", key.get(2));
+            out.sample("handoff_router_link_failures_total", labels, count.sum());
+        });
         out.histogram("handoff_router_request_latency_seconds", "Time from receiving a generation request to the end of its response.",
                 latency.snapshot());
         return out.toString();

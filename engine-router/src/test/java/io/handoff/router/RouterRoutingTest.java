@@ -175,6 +175,37 @@ class RouterRoutingTest
     }
 
     @Test
+    void failuresThatBlameTheLinkNeverCutOffALoneDecodeButItsOwnFailuresDo()
+            throws Exception
+    {
+        try (RouterFixture fixture = RouterFixture.start(1, 1, config(Map.of("handoff.router.retry.max-attempts", "2",
+                "handoff.router.circuit-breaker.failure-threshold", "2", "handoff.router.circuit-breaker.open-duration", "1h")))) {
+            // a link that corrupts every page: each attempt fails with a checksum mismatch, reported by a healthy decode
+            fixture.decode().generator = (self, exchange, body) -> FakeBackend.json(exchange, 500, error("checksum_mismatch", body.path("rid").asText()));
+            for (int i = 0; i < 5; i++) {
+                HttpResponse<String> failed = fixture.post("/generate", "{\"text\": \"hi\", \"rid\": \"c" + i + "\"}");
+                assertThat(failed.statusCode()).as("tried twice on the only path, then named").isEqualTo(502);
+                assertThat(json(failed).path("error").path("message").asText()).contains("the KV transfer failed twice");
+            }
+            assertThat(fixture.decode().rids()).as("every request reached the decode, and its retry too").hasSize(10);
+            assertThat(breaker(fixture, fixture.decode().url()).path("state").asText()).isEqualTo("closed");
+            assertThat(breaker(fixture, fixture.prefills.getFirst().url()).path("state").asText()).isEqualTo("closed");
+            assertThat(fixture.get("/metrics").body()).contains("handoff_router_link_failures_total{prefill=\"" + fixture.prefills.getFirst().url()
+                    + "\",decode=\"" + fixture.decode().url() + "\",cause=\"checksum_mismatch\"} 10");
+
+            // the link heals: served at once, no breaker to wait out
+            fixture.decode().generator = FakeBackend::answer;
+            assertThat(fixture.post("/generate", "{\"text\": \"hi\"}").statusCode()).isEqualTo(200);
+
+            // the decode's own failures (the engine failed, no transfer cause) still open its breaker
+            fixture.decode().generator = (self, exchange, body) -> FakeBackend.json(exchange, 500, error("engine", body.path("rid").asText()));
+            fixture.post("/generate", "{\"text\": \"hi\"}");
+            fixture.post("/generate", "{\"text\": \"hi\"}");
+            awaitBreaker(fixture, fixture.decode().url(), breaker -> breaker.path("state").asText().equals("open"));
+        }
+    }
+
+    @Test
     void aDecodePolicyOfCacheAwareIsRefusedNamingTheKey()
     {
         assertThatThrownBy(() -> config(Map.of("handoff.router.policy.decode", "cache-aware")))

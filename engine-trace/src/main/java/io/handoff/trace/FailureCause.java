@@ -32,6 +32,19 @@ public enum FailureCause
     /** Anything else the engine failed the request for (a failed forward step, a shutdown, a broken listener). */
     ENGINE("engine", false);
 
+    /** What a failure of a cause counts against, in a router's circuit breakers and retries. */
+    public enum Blame
+    {
+        /** The prefill-to-decode link: the KV did not arrive intact or in time. Both servers answered; neither is at fault alone. */
+        LINK,
+        /** The prefill, whichever server reported it (a decode reports a prefill that never drained). */
+        PREFILL,
+        /** The server that reported it. */
+        SERVER,
+        /** Nobody: the client ended it. */
+        NOBODY
+    }
+
     private final String label;
     private final boolean retryable;
 
@@ -56,6 +69,22 @@ public enum FailureCause
     public String label()
     {
         return label;
+    }
+
+    /**
+     * What a failure of this cause counts against: a checksum mismatch, a transport failure, a lost peer, a refused
+     * handshake, an unclaimed room or a room deadline against the link between the pair (another prefill, or the same
+     * pair again, may succeed; a healthy decode is not cut off for it); a drain deadline against the prefill; anything
+     * else the engine failed against the server that reported it.
+     */
+    public Blame blame()
+    {
+        return switch (this) {
+            case TRANSPORT_FAILURE, CHECKSUM_MISMATCH, PEER_LOST, HANDSHAKE_REFUSED, ROOM_UNCLAIMED, DEADLINE -> Blame.LINK;
+            case DRAIN_DEADLINE -> Blame.PREFILL;
+            case ENGINE -> Blame.SERVER;
+            case CLIENT_ABORT -> Blame.NOBODY;
+        };
     }
 
     /**
