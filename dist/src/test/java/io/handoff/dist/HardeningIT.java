@@ -14,6 +14,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -145,6 +147,42 @@ class HardeningIT
                 }
                 assertThat(second.isClosed()).isFalse();
             }
+        }
+    }
+
+    @Test
+    void theReadDeadlineStillDropsEverySilentConnectionOfAFloodAndTheServerAnswersAfterIt()
+            throws Exception
+    {
+        try (ServerProcess server = ServerProcess.start(temp, "-Dhandoff.server.max-connections=64", "-Dhandoff.server.request-read-timeout=1s")) {
+            List<Socket> flood = new ArrayList<>();
+            try {
+                for (int i = 0; i < 48; i++) {
+                    Socket silent = new Socket("127.0.0.1", server.port);
+                    silent.setSoTimeout(15_000);
+                    if (i % 2 == 1) {
+                        // half of them trickle a request head that never ends
+                        silent.getOutputStream().write("POST /generate HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
+                    }
+                    flood.add(silent);
+                }
+                // during the flood the server still answers
+                assertThat(served(server.port)).isTrue();
+                for (Socket silent : flood) {
+                    assertThat(readUntilClosed(silent.getInputStream())).as("each flood connection is dropped at its deadline").isTrue();
+                }
+            }
+            finally {
+                for (Socket silent : flood) {
+                    silent.close();
+                }
+            }
+            // and after it, a new silent connection is dropped too, and a request is answered
+            try (Socket late = new Socket("127.0.0.1", server.port)) {
+                late.setSoTimeout(15_000);
+                assertThat(readUntilClosed(late.getInputStream())).isTrue();
+            }
+            assertThat(served(server.port)).isTrue();
         }
     }
 
