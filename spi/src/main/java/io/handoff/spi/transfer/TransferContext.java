@@ -5,6 +5,7 @@ import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * What the core gives a backend when it opens one: identity, where shared files go, and the pool plumbing every
@@ -94,18 +95,26 @@ public interface TransferContext
     }
 
     /**
-     * How many connections a backend's listener may hold that have not finished authenticating and saying their hello,
-     * in all and from one remote address: the cluster's {@code handoff.security.max-unauthenticated-connections} and
-     * {@code max-unauthenticated-per-address}. A backend closes (and reports with {@link #refused(String, String, String)})
-     * a connection beyond either on arrival, so a flood cannot hold its threads.
+     * A connection this backend's listener accepted, counted against the cluster's caps on connections that have not
+     * finished their hello ({@code handoff.security.max-unauthenticated-connections} in total and
+     * {@code max-unauthenticated-per-address}, each backend listener its own): empty when it is beyond one of them, in
+     * which case the core has counted and logged the refusal and the backend closes the connection at once. Otherwise the
+     * backend closes the returned admission once the connection said its hello, or ended (closing it twice is harmless).
      */
-    default int maxUnauthenticatedConnections()
+    default Optional<Admission> admit(String peerAddress)
     {
-        return 256;
+        return Optional.of(Admission.NONE);
     }
 
-    default int maxUnauthenticatedPerAddress()
+    /** A place among the connections that have not finished their hello, held until closed. */
+    @FunctionalInterface
+    interface Admission
+            extends AutoCloseable
     {
-        return 32;
+        /** A place that costs nothing: a context without caps. */
+        Admission NONE = () -> {};
+
+        @Override
+        void close();
     }
 }

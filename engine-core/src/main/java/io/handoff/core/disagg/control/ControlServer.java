@@ -2,6 +2,7 @@ package io.handoff.core.disagg.control;
 
 import io.handoff.core.security.AuthenticationException;
 import io.handoff.core.security.ClusterHandshake;
+import io.handoff.core.security.ConnectionCaps;
 import io.handoff.core.security.Session;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -15,6 +16,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -57,8 +59,7 @@ public final class ControlServer
     private final Set<ControlChannel> channels = ConcurrentHashMap.newKeySet();
     private final AtomicInteger handshaking = new AtomicInteger();
     // connections not admitted yet (handshaking, or open without an accepted hello): in all and by remote address
-    private final AtomicInteger unadmitted = new AtomicInteger();
-    private final Map<String, AtomicInteger> unadmittedByHost = new ConcurrentHashMap<>();
+    private final ConnectionCaps caps;
     // the unadmitted channels, each released from the counts exactly once (admitted, dropped or closed)
     private final Map<ControlChannel, String> pending = new ConcurrentHashMap<>();
 
@@ -70,6 +71,7 @@ public final class ControlServer
         this.clock = requireNonNull(clock, "clock is null");
         this.security = requireNonNull(security, "security is null");
         this.listener = requireNonNull(listener, "listener is null");
+        this.caps = ConnectionCaps.of(security.settings());
     }
 
     /** Without a cluster secret: loopback addresses only. */
@@ -126,7 +128,7 @@ public final class ControlServer
     /** Connections not admitted yet: handshaking, or open without an accepted hello. */
     public int unadmitted()
     {
-        return unadmitted.get();
+        return caps.held();
     }
 
     /**
@@ -211,9 +213,9 @@ public final class ControlServer
                 return;
             }
             String host = hostOf(socket);
-            String overCap = reserve(host);
-            if (overCap != null) {
-                security.failures().refusals().refused(LISTENER, host, "limit", overCap);
+            Optional<String> overCap = caps.reserve(host);
+            if (overCap.isPresent()) {
+                security.failures().refusals().refused(LISTENER, host, "limit", overCap.get());
                 closeQuietly(socket);
                 continue;
             }
@@ -226,30 +228,6 @@ public final class ControlServer
         }
     }
 
-    // one more unadmitted connection from host, or why not (null when it fits under both caps)
-    private String reserve(String host)
-    {
-        int total = security.settings().maxUnauthenticatedConnections();
-        int perAddress = security.settings().maxUnauthenticatedPerAddress();
-        if (unadmitted.incrementAndGet() > total) {
-            unadmitted.decrementAndGet();
-            return "more than " + total + " connections are not admitted yet (handoff.security.max-unauthenticated-connections)";
-        }
-        AtomicInteger fromHost = unadmittedByHost.computeIfAbsent(host, h -> new AtomicInteger());
-        if (fromHost.incrementAndGet() > perAddress) {
-            unreserve(host);
-            return "more than " + perAddress + " connections from this address are not admitted yet "
-                    + "(handoff.security.max-unauthenticated-per-address)";
-        }
-        return null;
-    }
-
-    private void unreserve(String host)
-    {
-        unadmitted.decrementAndGet();
-        unadmittedByHost.computeIfPresent(host, (h, count) -> count.decrementAndGet() <= 0 ? null : count);
-    }
-
     // takes an unadmitted channel off the counts; true the one time it was still on them
     private boolean release(ControlChannel channel)
     {
@@ -257,7 +235,7 @@ public final class ControlServer
         if (host == null) {
             return false;
         }
-        unreserve(host);
+        caps.release(host);
         return true;
     }
 
@@ -269,7 +247,7 @@ public final class ControlServer
                     ControlSecurity.RESPONDER, ControlSecurity.INITIATOR, security.settings().handshakeTimeout());
         }
         catch (AuthenticationException e) {
-            unreserve(host);
+            caps.release(host);
             security.failures().refused(LISTENER, host, e);
             // only a peer that opened with a hello hears why; anything else is just closed, so that its close is plain to
             // see even for a peer that never reads what it was sent
@@ -280,7 +258,7 @@ public final class ControlServer
             return;
         }
         catch (IOException | RuntimeException e) {
-            unreserve(host);
+            caps.release(host);
             security.failures().refusals().refused(LISTENER, host, "handshake-failed", "the connection failed during its cluster handshake: "
                     + e.getMessage());
             closeQuietly(socket);
@@ -299,7 +277,7 @@ public final class ControlServer
             ControlChannel.open(socket, liveness, clock, tracking, session, security, false, this::release);
         }
         catch (IOException | RuntimeException e) {
-            unreserve(host);
+            caps.release(host);
             log.warn("cannot open a control channel from {}", host, e);
             closeQuietly(socket);
         }

@@ -7,6 +7,7 @@ import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.security.AuthenticationException;
 import io.handoff.core.security.ClusterHandshake;
 import io.handoff.core.security.ClusterSecret;
+import io.handoff.core.security.ConnectionCaps;
 import io.handoff.core.security.RunDirectory;
 import io.handoff.core.transfer.PoolDescriptions;
 import io.handoff.core.transfer.TransferHooks;
@@ -50,6 +51,8 @@ public final class EngineTransferContext
     private final RunDirectory runDirectory;
     private final ControlSecurity security;
     private final String backendId;
+    // the backend's listener's connections that have not said their hello yet
+    private final ConnectionCaps caps;
     private volatile Activity activity = Activity.NONE;
 
     /**
@@ -62,6 +65,7 @@ public final class EngineTransferContext
         this.runDirectory = requireNonNull(runDirectory, "runDirectory is null");
         this.security = requireNonNull(security, "security is null");
         this.backendId = requireNonNull(backendId, "backendId is null");
+        this.caps = ConnectionCaps.of(security.settings());
     }
 
     /** Where this engine's private folders go: /dev/shm when this machine has it, else the temporary folder. */
@@ -167,15 +171,10 @@ public final class EngineTransferContext
     }
 
     @Override
-    public int maxUnauthenticatedConnections()
+    public Optional<Admission> admit(String peerAddress)
     {
-        return security.settings().maxUnauthenticatedConnections();
-    }
-
-    @Override
-    public int maxUnauthenticatedPerAddress()
-    {
-        return security.settings().maxUnauthenticatedPerAddress();
+        String host = String.valueOf(peerAddress);
+        return caps.admit(host, why -> refused(host, "limit", "closed on arrival: " + why));
     }
 
     @Override

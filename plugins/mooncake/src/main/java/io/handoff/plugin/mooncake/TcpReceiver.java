@@ -19,10 +19,9 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static java.lang.System.Logger.Level.DEBUG;
 import static java.lang.System.Logger.Level.WARNING;
@@ -60,9 +59,6 @@ final class TcpReceiver
     private final TransferContext context;
     private final Thread acceptor;
     private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
-    // connections that have not finished authenticating and saying hello, in all and by remote address
-    private final AtomicInteger unauthenticated = new AtomicInteger();
-    private final Map<String, AtomicInteger> unauthenticatedByHost = new ConcurrentHashMap<>();
     private volatile boolean closed;
     private volatile String lastRejection;
 
@@ -144,13 +140,13 @@ final class TcpReceiver
             try {
                 SocketChannel channel = server.accept();
                 String host = hostOf(channel);
-                String overCap = reserve(host);
-                if (overCap != null) {
-                    context.refused(host, "limit", "mooncake receiver closed a connection on arrival: " + overCap);
+                // counted against the cluster's caps until its hello; beyond them the core has counted the refusal
+                Optional<TransferContext.Admission> admission = context.admit(host);
+                if (admission.isEmpty()) {
                     closeQuietly(channel);
                     continue;
                 }
-                Connection connection = new Connection(channel, host, "mooncake-receive-" + port() + "-" + ++accepted);
+                Connection connection = new Connection(channel, host, admission.get(), "mooncake-receive-" + port() + "-" + ++accepted);
                 connections.add(connection);
                 if (closed) {
                     closeQuietly(channel);
@@ -166,29 +162,6 @@ final class TcpReceiver
                 }
             }
         }
-    }
-
-    // one more unauthenticated connection from host, or why not
-    private String reserve(String host)
-    {
-        int total = context.maxUnauthenticatedConnections();
-        int perAddress = context.maxUnauthenticatedPerAddress();
-        if (unauthenticated.incrementAndGet() > total) {
-            unauthenticated.decrementAndGet();
-            return "more than " + total + " connections have not said their hello yet (handoff.security.max-unauthenticated-connections)";
-        }
-        if (unauthenticatedByHost.computeIfAbsent(host, h -> new AtomicInteger()).incrementAndGet() > perAddress) {
-            unreserve(host);
-            return "more than " + perAddress + " connections from this address have not said their hello yet "
-                    + "(handoff.security.max-unauthenticated-per-address)";
-        }
-        return null;
-    }
-
-    private void unreserve(String host)
-    {
-        unauthenticated.decrementAndGet();
-        unauthenticatedByHost.computeIfPresent(host, (h, count) -> count.decrementAndGet() <= 0 ? null : count);
     }
 
     private static String hostOf(SocketChannel channel)
@@ -220,9 +193,9 @@ final class TcpReceiver
     {
         private final SocketChannel channel;
         private final String host;
+        // a place among the connections without a hello, held from arrival until the hello was answered (or the end)
+        private final TransferContext.Admission admission;
         private final Thread thread;
-        // held from arrival until the hello was answered (or the connection ended)
-        private boolean reserved = true;
         private final ByteBuffer header = ByteBuffer.allocateDirect(WireFormat.HEADER_BYTES);
         private final ByteBuffer reply = ByteBuffer.allocateDirect(WireFormat.REPLY_BYTES + WireFormat.MAX_REASON_BYTES);
         private ByteBuffer scratch;
@@ -237,10 +210,11 @@ final class TcpReceiver
         private long writtenBytes;
         private String refusal;
 
-        Connection(SocketChannel channel, String host, String name)
+        Connection(SocketChannel channel, String host, TransferContext.Admission admission, String name)
         {
             this.channel = channel;
             this.host = host;
+            this.admission = admission;
             this.thread = Thread.ofPlatform().daemon().name(name).unstarted(this::run);
         }
 
@@ -260,7 +234,7 @@ final class TcpReceiver
                     throw new Malformed("auth", "cluster authentication failed: " + e.getMessage());
                 }
                 handshake();
-                release();
+                admission.close();
                 while (readHeader()) {
                     frame();
                 }
@@ -279,19 +253,12 @@ final class TcpReceiver
                 log.log(WARNING, "mooncake receiver closed the connection from " + peer + " after an unexpected failure", e);
             }
             finally {
-                release();
+                admission.close();
                 closeQuietly(channel);
                 connections.remove(this);
             }
         }
 
-        private void release()
-        {
-            if (reserved) {
-                reserved = false;
-                unreserve(host);
-            }
-        }
 
         private String peerHost()
         {

@@ -1,10 +1,7 @@
 package io.handoff.plugin.mooncake;
 
-import io.handoff.spi.transfer.MemoryRegion;
-import io.handoff.spi.transfer.PoolDescription;
-import io.handoff.spi.transfer.SharedPoolMapping;
-import io.handoff.spi.transfer.TransferContext;
 import io.handoff.spi.transfer.WriteGuard;
+import io.handoff.testkit.transfer.ClusterContext;
 import io.handoff.testkit.transfer.Pool;
 import io.handoff.testkit.transfer.RecordingContext;
 import io.handoff.testkit.transfer.ReferenceSettings;
@@ -16,9 +13,9 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import static io.handoff.plugin.mooncake.TcpTransferTest.readsUntilClosed;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -35,71 +32,11 @@ class ConnectionFloodTest
     @TempDir
     Path folder;
 
-    /** The test kit's context, with small caps, recording each refusal's kind. */
-    private static final class CappedContext
-            implements TransferContext
-    {
-        private final RecordingContext delegate;
-        private final Map<String, Integer> refused = new HashMap<>();
-
-        CappedContext(RecordingContext delegate)
-        {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public String hostId()
-        {
-            return delegate.hostId();
-        }
-
-        @Override
-        public Path sharedMemoryDirectory()
-        {
-            return delegate.sharedMemoryDirectory();
-        }
-
-        @Override
-        public byte[] describePool(List<MemoryRegion> regions, Path sharedFile)
-        {
-            return delegate.describePool(regions, sharedFile);
-        }
-
-        @Override
-        public PoolDescription readPool(byte[] description)
-        {
-            return delegate.readPool(description);
-        }
-
-        @Override
-        public SharedPoolMapping mapSharedPool(byte[] description)
-        {
-            return delegate.mapSharedPool(description);
-        }
-
-        @Override
-        public synchronized void refused(String peerAddress, String kind, String reason)
-        {
-            refused.merge(kind, 1, Integer::sum);
-        }
-
-        @Override
-        public int maxUnauthenticatedPerAddress()
-        {
-            return PER_ADDRESS;
-        }
-
-        synchronized Map<String, Integer> refused()
-        {
-            return Map.copyOf(refused);
-        }
-    }
-
     @Test
     void connectionsBeyondTheCapAreClosedOnArrivalTheHeldOnesAtTheirDeadlineAndAHelloIsStillAnswered()
             throws Exception
     {
-        CappedContext context = new CappedContext(new RecordingContext("decode-host", folder));
+        ClusterContext context = new ClusterContext(new RecordingContext("decode-host", folder), Optional.empty(), "mooncake", 256, PER_ADDRESS);
         MooncakeProvider provider = new MooncakeProvider();
         MooncakeConfig config = MooncakeConfig.from(ReferenceSettings.of(provider).with(Map.of("transport", "tcp", "connect-timeout", "500ms")));
         try (Pool pool = Pool.anonymous();
@@ -122,7 +59,8 @@ class ConnectionFloodTest
                 assertThat(readsUntilClosed(channel)).isTrue();
                 channel.close();
             }
-            assertThat(context.refused()).containsEntry("limit", 3 * PER_ADDRESS).containsEntry("hello-timeout", PER_ADDRESS);
+            assertThat(context.refusals()).filteredOn(refusal -> refusal.startsWith("127.0.0.1: limit: ")).hasSize(3 * PER_ADDRESS);
+            assertThat(context.refusals()).filteredOn(refusal -> refusal.startsWith("127.0.0.1: hello-timeout: ")).hasSize(PER_ADDRESS);
 
             // after the flood a peer that speaks is served: its hello is answered
             try (SocketChannel peer = SocketChannel.open(address)) {
