@@ -11,13 +11,17 @@ MVN ?= mvn
 MVN_FLAGS ?= -B -ntp -e
 HANDOFF := dist/target/handoff/bin/handoff
 
-.PHONY: all dist test fuzz demo bench-llamacpp jmh jmh-jar jmh-smoke clean
+.PHONY: all dist docs test fuzz demo bench-llamacpp jmh jmh-jar jmh-smoke clean
 
 all: dist
 
 ## dist: build the distribution (dist/target/handoff-<version>-bin.tar.gz, unpacked at dist/target/handoff/)
 dist:
 	$(MVN) $(MVN_FLAGS) -DskipTests package
+
+## docs: regenerate docs/configuration.md from the reference.conf files (a test fails when it is stale)
+docs: dist
+	$(HANDOFF) config --reference > docs/configuration.md
 
 ## test: build everything and run every test, including the end-to-end tests of the built tarball
 test:

@@ -27,7 +27,7 @@ class ChaosIT
             throws Exception
     {
         Launcher.Run run = Launcher.run(temp, "chaos", "--json", "--requests", "40", "--abort-rate", "0.2", "--fail-rate", "0.05",
-                "--concurrency", "8", "--settle-timeout", "15", "--transfer-backend", backend, setting);
+                "--concurrency", "8", "--settle-timeout", "15s", "--transfer-backend", backend, setting);
 
         assertThat(run.exitCode()).as(run.describe()).isZero();
         JsonNode report = ServerProcess.json(run.stdout());

@@ -78,7 +78,7 @@ class DemoIT
         // mori without its forward sync is unsafe for early send; "on" is refused by both servers, which start together:
         // the demo reports whichever exits first, with the end of that one's log.
         Launcher.Run run = Launcher.run(temp, "demo", "--transfer-backend", "mori", "-Dhandoff.plugins.mori.forward-sync=false",
-                "-Dhandoff.disaggregation.early-send-cached-prefix=on", "--startup-timeout", "60");
+                "-Dhandoff.disaggregation.early-send-cached-prefix=on", "--startup-timeout", "60s");
 
         assertThat(run.exitCode()).as(run.describe()).isEqualTo(1);
         assertThat(run.stdout()).isEmpty();

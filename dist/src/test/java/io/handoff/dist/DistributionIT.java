@@ -184,23 +184,24 @@ class DistributionIT
     }
 
     @Test
-    void unknownSubcommandExitsTwoWithUsage()
+    void unknownSubcommandExitsTwoInAFewLines()
             throws Exception
     {
         Launcher.Run run = Launcher.run(temp, DIST, "frobnicate");
 
         assertThat(run.exitCode()).as(run.describe()).isEqualTo(2);
-        assertThat(run.stderr()).contains("'frobnicate'", "Usage: handoff");
+        assertThat(run.stderr()).contains("'frobnicate'", "see 'handoff --help'");
+        assertThat(run.stderr().lines().filter(line -> !line.contains("incubator modules"))).hasSizeLessThanOrEqualTo(3);
     }
 
     @Test
-    void unknownOptionExitsTwoWithTheCommandsUsage()
+    void unknownOptionExitsTwoWithWhereTheCommandsHelpIs()
             throws Exception
     {
         Launcher.Run run = Launcher.run(temp, DIST, "plugins", "--bogus");
 
         assertThat(run.exitCode()).as(run.describe()).isEqualTo(2);
-        assertThat(run.stderr()).contains("Unknown option: '--bogus'", "Usage: handoff plugins");
+        assertThat(run.stderr()).contains("Unknown option: '--bogus'", "see 'handoff plugins --help'");
     }
 
     @Test

@@ -47,16 +47,16 @@ final class GenerateCommand
     @Mixin
     ModelPathOption modelPath;
 
-    @Option(names = "--attention", paramLabel = "ID", description = "Attention backend (triton, aiter); sets handoff.attention.backend.")
-    String attention;
+    @Mixin
+    TuningOptions tuning;
 
-    @Option(names = "--temperature", defaultValue = "0", description = "Sampling temperature; 0 is greedy (default).")
+    @Option(names = "--temperature", defaultValue = "0", paramLabel = "T", description = "Sampling temperature, >= 0; 0 is greedy (default).")
     float temperature;
 
-    @Option(names = "--top-p", defaultValue = "1", description = "Nucleus sampling threshold (default 1).")
+    @Option(names = "--top-p", defaultValue = "1", paramLabel = "P", description = "Nucleus sampling threshold in (0, 1] (default 1).")
     float topP;
 
-    @Option(names = "--seed", defaultValue = "0", description = "Sampling seed (default 0).")
+    @Option(names = "--seed", defaultValue = "0", paramLabel = "N", description = "Sampling seed (default 0).")
     long seed;
 
     @Option(names = "--ignore-eos", description = "Keep generating past the end-of-sequence token.")
@@ -81,10 +81,15 @@ final class GenerateCommand
         }
         model.applyTo(options.overrides);
         modelPath.applyTo(options.overrides);
-        if (attention != null) {
-            options.overrides.put("handoff.attention.backend", attention);
+        tuning.applyTo(options.overrides);
+        SamplingParams sampling;
+        try {
+            sampling = new SamplingParams(temperature, topP, seed);
         }
-        SamplingParams sampling = new SamplingParams(temperature, topP, seed);
+        catch (IllegalArgumentException e) {
+            // the options' names, not the HTTP fields' the message uses
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage().replace("temperature", "--temperature").replace("top_p", "--top-p"));
+        }
         try (Engine engine = Engine.start(options.source());
                 ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
             Tokenizer tokenizer = compute.tokenizer();

@@ -51,16 +51,82 @@ public final class Main
         return USAGE;
     }
 
-    /** A usage error: what was wrong, a suggestion when there is one, then the command's usage. */
+    /**
+     * A usage error: what was wrong (with the nearest option when one was mistyped) on one line, and where the whole
+     * usage is, on the next; never the full help, which would bury the one line that matters.
+     */
     private static int handleUsageError(CommandLine.ParameterException e, String[] args)
     {
         CommandLine commandLine = e.getCommandLine();
         PrintWriter err = commandLine.getErr();
-        err.println(e.getMessage());
-        CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
-        commandLine.usage(err);
+        String command = commandLine.getCommandSpec().qualifiedName(" ");
+        StringBuilder line = new StringBuilder(command).append(": ").append(oneLine(e.getMessage()));
+        if (e instanceof CommandLine.UnmatchedArgumentException unmatched) {
+            nearestOption(commandLine.getCommandSpec(), unmatched.getUnmatched())
+                    .ifPresent(option -> line.append(" (did you mean ").append(option).append("?)"));
+        }
+        err.println(line);
+        err.println("see '" + command + " --help'");
         err.flush();
         return USAGE;
+    }
+
+    /** The visible option (or subcommand) nearest to the first unknown one, when it is close enough to be a typo of it. */
+    static java.util.Optional<String> nearestOption(CommandLine.Model.CommandSpec command, java.util.List<String> unmatched)
+    {
+        if (unmatched.isEmpty()) {
+            return java.util.Optional.empty();
+        }
+        String first = unmatched.getFirst();
+        // an option is compared with the options, a word with the subcommands
+        String typed = first.contains("=") ? first.substring(0, first.indexOf('=')) : first;
+        java.util.List<String> candidates = new java.util.ArrayList<>();
+        if (typed.startsWith("-")) {
+            command.options().stream().filter(option -> !option.hidden()).forEach(option -> candidates.addAll(java.util.List.of(option.names())));
+        }
+        else {
+            command.subcommands().forEach((name, sub) -> {
+                if (!sub.getCommandSpec().usageMessage().hidden()) {
+                    candidates.add(name);
+                }
+            });
+        }
+        String best = null;
+        int bestDistance = Integer.MAX_VALUE;
+        for (String name : candidates) {
+            int distance = editDistance(typed, name);
+            if (distance < bestDistance) {
+                best = name;
+                bestDistance = distance;
+            }
+        }
+        return best != null && bestDistance <= Math.max(2, typed.length() / 4) ? java.util.Optional.of(best) : java.util.Optional.empty();
+    }
+
+    private static int editDistance(String a, String b)
+    {
+        int[] previous = new int[b.length() + 1];
+        int[] current = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            previous[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            current[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int substitution = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+                current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
+            }
+            int[] swap = previous;
+            previous = current;
+            current = swap;
+        }
+        return previous[b.length()];
+    }
+
+    private static String oneLine(String message)
+    {
+        String text = message == null ? "invalid arguments" : message.strip();
+        return text.replaceAll("\\s*\\R\\s*", "; ");
     }
 
     private static int handleFailure(Exception e, CommandLine commandLine, CommandLine.ParseResult parseResult)

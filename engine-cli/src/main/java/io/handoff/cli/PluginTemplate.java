@@ -93,15 +93,21 @@ final class PluginTemplate
         return new PluginTemplate(versions);
     }
 
+    /** Refuses what is not a plugin id: lower-case letters, digits and '-', starting with a letter, at most 64 characters. */
+    static void checkId(String id)
+    {
+        if (id == null || !ID.matcher(id).matches()) {
+            throw new IllegalArgumentException("--id '" + id + "' is not a plugin id: use lower-case letters, digits and '-', starting with "
+                    + "a letter, at most 64 characters (e.g. my-transfer)");
+        }
+    }
+
     /** Writes the project and returns the paths written, relative to {@code directory}. */
     List<Path> write(String id, Kind kind, Path directory)
     {
         requireNonNull(kind, "kind is null");
         requireNonNull(directory, "directory is null");
-        if (id == null || !ID.matcher(id).matches()) {
-            throw new IllegalArgumentException("--id '" + id + "' is not a plugin id: use lower-case letters, digits and '-', starting with "
-                    + "a letter, at most 64 characters (e.g. my-transfer)");
-        }
+        checkId(id);
         checkEmpty(directory);
         String packageName = packageOf(id);
         Map<String, String> values = values(id, kind, packageName);

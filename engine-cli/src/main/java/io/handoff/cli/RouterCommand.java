@@ -61,6 +61,7 @@ final class RouterCommand
             throws Exception
     {
         listen.applyTo(options.overrides);
+        ParentWatch.fromEnvironment();
         ServerConfig serverConfig;
         RouterConfig routerConfig;
         ClusterConfig cluster;

@@ -66,7 +66,14 @@ final class SdkCommand
         @Override
         public Integer call()
         {
-            PluginTemplate.Kind templateKind = PluginTemplate.Kind.parse(kind);
+            PluginTemplate.Kind templateKind;
+            try {
+                templateKind = PluginTemplate.Kind.parse(kind);
+                PluginTemplate.checkId(id);
+            }
+            catch (IllegalArgumentException e) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+            }
             PrintWriter out = spec.commandLine().getOut();
             var written = PluginTemplate.forCurrentEngine().write(id, templateKind, directory);
             out.println("wrote " + templateKind.label() + " plugin '" + id + "' to " + directory.toAbsolutePath().normalize() + ":");

@@ -42,7 +42,16 @@ final class ServeCommand
     ListenOptions listen;
 
     @Mixin
+    ModelOption model;
+
+    @Mixin
     ModelPathOption modelPath;
+
+    @Mixin
+    TuningOptions tuning;
+
+    @Mixin
+    TransferBackendOption transferBackend;
 
     @Spec
     CommandSpec spec;
@@ -58,7 +67,11 @@ final class ServeCommand
             default -> throw new ParameterException(spec.commandLine(), "unknown --role '" + role + "': expected colocated, prefill or decode");
         };
         listen.applyTo(options.overrides);
+        model.applyTo(options.overrides);
         modelPath.applyTo(options.overrides);
+        tuning.applyTo(options.overrides);
+        transferBackend.applyTo(options.overrides);
+        ParentWatch.fromEnvironment();
         Engine engine = Engine.start(options.source());
         ComputeEngine compute = null;
         ApiServer server = null;

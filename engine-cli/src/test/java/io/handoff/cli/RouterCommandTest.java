@@ -16,7 +16,7 @@ class RouterCommandTest
         Result result = run("router", "--decode", "http://127.0.0.1:30001");
 
         assertThat(result.exitCode()).isEqualTo(Main.USAGE);
-        assertThat(result.stderr()).contains("at least one --prefill URL is required", "Usage: handoff router");
+        assertThat(result.stderr()).contains("at least one --prefill URL is required", "see 'handoff router --help'");
     }
 
     @Test

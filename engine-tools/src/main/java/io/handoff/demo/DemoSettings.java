@@ -62,8 +62,8 @@ public record DemoSettings(
         positive("requests", requests);
         positive("max-new-tokens", maxNewTokens);
         positive("concurrency", concurrency);
-        positive("prefills", prefills);
-        positive("decodes", decodes);
+        positive("prefill", prefills);
+        positive("decode", decodes);
         requireNonNull(transferBackend, "transferBackend is null");
         requireNonNull(model, "model is null");
         requireNonNull(attention, "attention is null");

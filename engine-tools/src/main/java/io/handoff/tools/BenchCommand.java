@@ -77,9 +77,16 @@ final class BenchCommand
         @Option(names = "--threads", paramLabel = "N", description = "Compute threads; sets handoff.scheduler.threads (default: one per core).")
         Integer threads;
 
-        @Option(names = "--repeats", defaultValue = "3", paramLabel = "N",
+        @Option(names = "--rounds", defaultValue = "3", paramLabel = "N",
                 description = "Runs of each measurement; the median is reported (default ${DEFAULT-VALUE}).")
         int repeats;
+
+        /** The old spelling of --rounds. */
+        @Option(names = "--repeats", hidden = true, paramLabel = "N")
+        void repeats(int n)
+        {
+            repeats = n;
+        }
 
         @Option(names = "--llama-cpp", paramLabel = "DIR",
                 description = "Also measure llama.cpp on the same .gguf file (batch 1, same threads, prompt and decode lengths): DIR is a "
@@ -105,7 +112,7 @@ final class BenchCommand
                 options.overrides.put("handoff.scheduler.threads", Integer.toString(threads));
             }
             if (repeats < 1) {
-                throw new IllegalArgumentException("--repeats must be at least 1, was " + repeats);
+                throw new IllegalArgumentException("--rounds must be at least 1, was " + repeats);
             }
             if (llamaCpp != null && (modelPath.modelPath == null || !modelPath.modelPath.toString().endsWith(".gguf") || !batches.contains(1))) {
                 throw new IllegalArgumentException("--llama-cpp compares llama.cpp on the same file at batch 1: give --model-path FILE.gguf "

@@ -5,6 +5,7 @@ import io.handoff.chaos.ChaosReport;
 import io.handoff.chaos.ChaosRun;
 import io.handoff.chaos.ChaosSettings;
 import io.handoff.cli.ModelOption;
+import io.handoff.cli.DurationConverter;
 import io.handoff.cli.EngineOptions;
 import io.handoff.cli.Main;
 import io.handoff.cli.ModelPathOption;
@@ -68,12 +69,19 @@ final class ChaosCommand
 
     @Option(names = "--fail-rate", defaultValue = "0.05", paramLabel = "F",
             description = "Fraction of transfers given a fault, split evenly: failed before their first page, stalled before each chunk "
-                    + "(--stall-ms), or with one bit of a landed page flipped (default ${DEFAULT-VALUE}).")
+                    + "(--stall), or with one bit of a landed page flipped (default ${DEFAULT-VALUE}).")
     double failRate;
 
-    @Option(names = "--stall-ms", defaultValue = "200", paramLabel = "MS",
+    @Option(names = "--stall", defaultValue = "200ms", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "How long a stalled transfer waits before each chunk; keep it under the room deadlines (default ${DEFAULT-VALUE}).")
-    long stallMillis;
+    Duration stall;
+
+    /** The old spelling of --stall, in milliseconds. */
+    @Option(names = "--stall-ms", hidden = true, paramLabel = "MS")
+    void stallMillis(long millis)
+    {
+        stall = Duration.ofMillis(millis);
+    }
 
     @Option(names = "--transfer-backend", defaultValue = "mooncake", paramLabel = "ID",
             description = "KV transfer backend (mooncake, mori, nixl, ...); sets " + DemoSettings.TRANSFER_BACKEND_KEY + " (default ${DEFAULT-VALUE}).")
@@ -85,24 +93,31 @@ final class ChaosCommand
     @Mixin
     ModelPathOption modelPath;
 
-    @Option(names = "--prefills", defaultValue = "1", paramLabel = "N", description = "Prefill servers (default ${DEFAULT-VALUE}; the decode is one).")
+    @Option(names = "--prefill", defaultValue = "1", paramLabel = "N", description = "Prefill servers (default ${DEFAULT-VALUE}; the decode is one).")
     int prefills;
+
+    /** The old spelling of --prefill. */
+    @Option(names = "--prefills", hidden = true, paramLabel = "N")
+    void prefills(int n)
+    {
+        prefills = n;
+    }
 
     @Option(names = "--kill-restart", defaultValue = "none", paramLabel = "ROLE",
             description = "Kill (SIGKILL) this server once, after a third of the requests, and start it again: none, prefill or decode "
                     + "(default ${DEFAULT-VALUE}).")
     String killRestart;
 
-    @Option(names = "--duration", paramLabel = "TIME",
+    @Option(names = "--duration", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "Send requests until this much time has passed (30s, 2m, 1h), instead of --requests: a long soak. Every process is "
                     + "sampled every 5 s (resident memory, heap after collection, threads, open files, free and quarantined pages); "
                     + "growth after warm-up beyond the documented thresholds fails the soak.")
-    String duration;
+    Duration duration;
 
-    @Option(names = "--kill-every", paramLabel = "TIME",
+    @Option(names = "--kill-every", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "During the traffic, kill (SIGKILL) a random prefill or decode this often (20s, 1m) and start it again; the "
                     + "report says how long each kill took to recover (until a request sent after it completed).")
-    String killEvery;
+    Duration killEvery;
 
     @Option(names = "--kill-router", description = "With --kill-every, the router may be picked too.")
     boolean killRouter;
@@ -110,17 +125,24 @@ final class ChaosCommand
     @Option(names = "--out", paramLabel = "DIR", description = "Write the report (chaos.json) and the resource chart (resources.svg) to this folder.")
     Path out;
 
-    @Option(names = "--request-deadline", defaultValue = "60", paramLabel = "SECONDS",
+    @Option(names = "--request-timeout", defaultValue = "60s", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "A request without an outcome by then is counted hung (default ${DEFAULT-VALUE}).")
-    int requestDeadlineSeconds;
+    Duration requestTimeout;
 
-    @Option(names = "--settle-timeout", defaultValue = "30", paramLabel = "SECONDS",
+    /** The old spelling of --request-timeout, in seconds. */
+    @Option(names = "--request-deadline", hidden = true, paramLabel = "SECONDS")
+    void requestDeadline(int seconds)
+    {
+        requestTimeout = Duration.ofSeconds(seconds);
+    }
+
+    @Option(names = "--settle-timeout", defaultValue = "30s", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "How long the servers may take after the last request to go idle and give every page back (default ${DEFAULT-VALUE}).")
-    int settleTimeoutSeconds;
+    Duration settleTimeout;
 
-    @Option(names = "--startup-timeout", defaultValue = "120", paramLabel = "SECONDS",
+    @Option(names = "--startup-timeout", defaultValue = "120s", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "How long each group of servers may take to become healthy (default ${DEFAULT-VALUE}).")
-    int startupTimeoutSeconds;
+    Duration startupTimeout;
 
     @Spec
     CommandSpec spec;
@@ -181,9 +203,10 @@ final class ChaosCommand
     {
         try {
             return new ChaosSettings(requests, concurrency, maxNewTokens, seed, abortRate, failRate, prefills, transferBackend, model.name(),
-                    Optional.ofNullable(options.configFile), new LinkedHashMap<>(options.overrides), killRestart(), seconds("--request-deadline", requestDeadlineSeconds),
-                    Duration.ofMillis(stallMillis), seconds("--startup-timeout", startupTimeoutSeconds), seconds("--settle-timeout", settleTimeoutSeconds),
-                    STOP_GRACE, time("--duration", duration), time("--kill-every", killEvery), killRouter, Optional.ofNullable(out));
+                    Optional.ofNullable(options.configFile), new LinkedHashMap<>(options.overrides), killRestart(), positive("--request-timeout", requestTimeout),
+                    stall, positive("--startup-timeout", startupTimeout), positive("--settle-timeout", settleTimeout),
+                    STOP_GRACE, Optional.ofNullable(duration).map(d -> positive("--duration", d)), Optional.ofNullable(killEvery).map(d -> positive("--kill-every", d)),
+                    killRouter, Optional.ofNullable(out));
         }
         catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
@@ -200,31 +223,11 @@ final class ChaosCommand
         }
     }
 
-    // 90s, 2m, 1h, or a number of seconds
-    static Optional<Duration> time(String option, String text)
+    private static Duration positive(String option, Duration duration)
     {
-        if (text == null) {
-            return Optional.empty();
+        if (duration.isZero() || duration.isNegative()) {
+            throw new IllegalArgumentException(option + " must be longer than 0, got " + duration.toMillis() + "ms");
         }
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d{1,7})(ms|s|m|h)?").matcher(text.strip());
-        if (!m.matches()) {
-            throw new IllegalArgumentException(option + " takes a time like 30s, 2m or 1h, got '" + text + "'");
-        }
-        long n = Long.parseLong(m.group(1));
-        String unit = m.group(2) == null ? "s" : m.group(2);
-        return Optional.of(switch (unit) {
-            case "ms" -> Duration.ofMillis(n);
-            case "m" -> Duration.ofMinutes(n);
-            case "h" -> Duration.ofHours(n);
-            default -> Duration.ofSeconds(n);
-        });
-    }
-
-    private static Duration seconds(String option, int seconds)
-    {
-        if (seconds < 1) {
-            throw new IllegalArgumentException(option + " must be at least 1 second, got " + seconds);
-        }
-        return Duration.ofSeconds(seconds);
+        return duration;
     }
 }

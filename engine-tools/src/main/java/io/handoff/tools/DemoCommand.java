@@ -1,7 +1,9 @@
 package io.handoff.tools;
 
 import io.handoff.cli.ModelOption;
+import io.handoff.cli.DurationConverter;
 import io.handoff.cli.EngineOptions;
+import io.handoff.cli.TuningOptions;
 import io.handoff.cli.Main;
 import io.handoff.cli.ModelPathOption;
 import io.handoff.core.config.ConfigSource;
@@ -67,8 +69,8 @@ final class DemoCommand
             description = "KV transfer backend (mooncake, mori, nixl, ...); sets " + DemoSettings.TRANSFER_BACKEND_KEY + " (default ${DEFAULT-VALUE}).")
     String transferBackend;
 
-    @Option(names = "--attention", paramLabel = "ID", description = "Attention backend (triton, aiter); sets " + DemoSettings.ATTENTION_KEY + ".")
-    String attention;
+    @Mixin
+    TuningOptions tuning;
 
     @Mixin
     ModelOption model;
@@ -76,22 +78,36 @@ final class DemoCommand
     @Mixin
     ModelPathOption modelPath;
 
-    @Option(names = "--prefills", defaultValue = "1", paramLabel = "N", description = "Prefill servers (default ${DEFAULT-VALUE}).")
+    @Option(names = "--prefill", defaultValue = "1", paramLabel = "N", description = "Prefill servers (default ${DEFAULT-VALUE}).")
     int prefills;
 
-    @Option(names = "--decodes", defaultValue = "1", paramLabel = "N", description = "Decode servers (default ${DEFAULT-VALUE}).")
+    @Option(names = "--decode", defaultValue = "1", paramLabel = "N", description = "Decode servers (default ${DEFAULT-VALUE}).")
     int decodes;
+
+    /** The old spelling of --prefill. */
+    @Option(names = "--prefills", hidden = true, paramLabel = "N")
+    void prefills(int n)
+    {
+        prefills = n;
+    }
+
+    /** The old spelling of --decode. */
+    @Option(names = "--decodes", hidden = true, paramLabel = "N")
+    void decodes(int n)
+    {
+        decodes = n;
+    }
 
     @Option(names = "--in-process", description = "Run the servers as threads of this JVM instead of processes of the distribution.")
     boolean inProcess;
 
-    @Option(names = "--startup-timeout", defaultValue = "120", paramLabel = "SECONDS",
+    @Option(names = "--startup-timeout", defaultValue = "120s", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "How long each group of servers may take to become healthy (default ${DEFAULT-VALUE}).")
-    int startupTimeoutSeconds;
+    Duration startupTimeout;
 
-    @Option(names = "--request-timeout", defaultValue = "300", paramLabel = "SECONDS",
+    @Option(names = "--request-timeout", defaultValue = "300s", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "How long one request may take (default ${DEFAULT-VALUE}).")
-    int requestTimeoutSeconds;
+    Duration requestTimeout;
 
     @Option(names = "--colocated-stand-ins", hidden = true,
             description = "Run serve --role colocated in place of each prefill and decode, without a router (tests the demo itself).")
@@ -105,7 +121,10 @@ final class DemoCommand
             throws Exception
     {
         modelPath.applyTo(options.overrides);
-        DemoSettings settings = settings();
+        String attention = tuning.attention;
+        tuning.attention = null;
+        tuning.applyTo(options.overrides);
+        DemoSettings settings = settings(attention);
         PrintWriter err = spec.commandLine().getErr();
         Optional<Path> logDir = settings.inProcess() ? Optional.empty() : Optional.of(Files.createTempDirectory("handoff-demo-"));
         NodeLauncher launcher = logDir.isPresent() ? processLauncher(logDir.get()) : ThreadNode.launcher(Main::run);
@@ -140,12 +159,12 @@ final class DemoCommand
         return report.completed() == 0 ? Main.FAILURE : Main.OK;
     }
 
-    private DemoSettings settings()
+    private DemoSettings settings(String attention)
     {
         try {
             return new DemoSettings(requests, seed, maxNewTokens, concurrency, prefills, decodes, transferBackend, model.name(),
                     Optional.ofNullable(attention), Optional.ofNullable(options.configFile), new LinkedHashMap<>(options.overrides), inProcess,
-                    colocatedStandIns, seconds("--startup-timeout", startupTimeoutSeconds), seconds("--request-timeout", requestTimeoutSeconds),
+                    colocatedStandIns, positive("--startup-timeout", startupTimeout), positive("--request-timeout", requestTimeout),
                     STOP_GRACE);
         }
         catch (IllegalArgumentException e) {
@@ -153,12 +172,12 @@ final class DemoCommand
         }
     }
 
-    private static Duration seconds(String option, int seconds)
+    private static Duration positive(String option, Duration duration)
     {
-        if (seconds < 1) {
-            throw new IllegalArgumentException(option + " must be at least 1 second, got " + seconds);
+        if (duration.isZero() || duration.isNegative()) {
+            throw new IllegalArgumentException(option + " must be longer than 0, got " + duration.toMillis() + "ms");
         }
-        return Duration.ofSeconds(seconds);
+        return duration;
     }
 
     /** The distribution's own launcher, with the JDK running this demo. */

@@ -2,6 +2,7 @@ package io.handoff.tools;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.handoff.cli.DurationConverter;
 import io.handoff.cli.Main;
 import io.handoff.inspect.MergedTimeline;
 import io.handoff.inspect.NodeTimeline;
@@ -44,9 +45,9 @@ final class InspectCommand
     @Option(names = "--json", description = "Print the merged timeline as JSON.")
     boolean json;
 
-    @Option(names = "--timeout", defaultValue = "5", paramLabel = "SECONDS",
-            description = "Longest each node may take to connect and answer, in seconds (default: ${DEFAULT-VALUE}).")
-    int timeoutSeconds;
+    @Option(names = "--timeout", defaultValue = "5s", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "How long each server may take to answer (default ${DEFAULT-VALUE}).")
+    Duration timeout;
 
     @Spec
     CommandSpec spec;
@@ -64,10 +65,9 @@ final class InspectCommand
                 throw new ParameterException(spec.commandLine(), e.getMessage());
             }
         }
-        if (timeoutSeconds < 1) {
-            throw new ParameterException(spec.commandLine(), "--timeout must be at least 1 second, got " + timeoutSeconds);
+        if (timeout.toMillis() < 1) {
+            throw new ParameterException(spec.commandLine(), "--timeout must be longer than 0, got " + timeout.toMillis() + "ms");
         }
-        Duration timeout = Duration.ofSeconds(timeoutSeconds);
         ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         List<NodeTimeline> timelines = new ArrayList<>();
         List<String> problems = new ArrayList<>();

@@ -76,7 +76,7 @@ class DemoSettingsTest
     @Test
     void refusesNonsense()
     {
-        assertThatThrownBy(() -> settings(0, 1, false, Optional.empty(), Optional.empty())).hasMessage("--prefills must be at least 1, got 0");
+        assertThatThrownBy(() -> settings(0, 1, false, Optional.empty(), Optional.empty())).hasMessage("--prefill must be at least 1, got 0");
         assertThatThrownBy(() -> settings(1, 1, false, Optional.empty(), Optional.empty()).plan(List.of(1, 2)))
                 .hasMessage("need 3 ports, got 2");
     }

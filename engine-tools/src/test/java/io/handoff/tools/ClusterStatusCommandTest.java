@@ -291,7 +291,7 @@ class ClusterStatusCommandTest
         CliRun badDiscovery = run("cluster", "status", "--discovery", "consul");
 
         assertThat(none.exitCode()).isEqualTo(Main.USAGE);
-        assertThat(none.stderr()).contains("give --prefill and --decode URLs, or --router URL", "Usage: handoff cluster status");
+        assertThat(none.stderr()).contains("give --prefill and --decode URLs, or --router URL", "see 'handoff cluster status --help'");
         assertThat(mixed.exitCode()).isEqualTo(Main.USAGE);
         assertThat(mixed.stderr()).contains("--prefill, --decode and --router are for static discovery; handoff.cluster.discovery is etcd");
         assertThat(badTimeout.exitCode()).isEqualTo(Main.USAGE);

@@ -21,7 +21,7 @@ class InspectCommandTest
         Result noRid = run("inspect", "http://127.0.0.1:30000");
 
         assertThat(noUrl.exitCode()).isEqualTo(Main.USAGE);
-        assertThat(noUrl.stderr()).contains("URL", "Usage: handoff inspect");
+        assertThat(noUrl.stderr()).contains("URL", "see 'handoff inspect --help'");
         assertThat(noRid.exitCode()).isEqualTo(Main.USAGE);
         assertThat(noRid.stderr()).contains("--rid");
     }
@@ -44,7 +44,7 @@ class InspectCommandTest
             port = socket.getLocalPort();
         }
 
-        Result result = run("inspect", "--rid", "r1", "--timeout", "2", "http://127.0.0.1:" + port);
+        Result result = run("inspect", "--rid", "r1", "--timeout", "2s", "http://127.0.0.1:" + port);
 
         assertThat(result.exitCode()).isEqualTo(Main.FAILURE);
         assertThat(result.stderr()).contains("handoff inspect: http://127.0.0.1:" + port + ": cannot connect",

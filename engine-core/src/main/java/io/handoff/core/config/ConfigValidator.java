@@ -150,6 +150,19 @@ final class ConfigValidator
                 + " (from " + ConfigPaths.describeOrigin(value.origin()) + ")";
         List<String> comments = expected.origin().comments();
         try {
+            // a size or duration may default to a bare number (pool-memory = 0) and be written with a unit (8GiB)
+            for (String comment : comments) {
+                Matcher type = TYPE.matcher(comment.strip());
+                if (type.matches()) {
+                    if (type.group(1).equals("duration")) {
+                        user.getDuration(path);
+                    }
+                    else {
+                        user.getBytes(path);
+                    }
+                    return Optional.empty();
+                }
+            }
             switch (expected.valueType()) {
                 case OBJECT -> {
                     return Optional.of(seen + ": expected an object (a { ... } block), not a single value");
@@ -171,15 +184,6 @@ final class ConfigValidator
                 case STRING -> {
                     String text = user.getString(path);
                     for (String comment : comments) {
-                        Matcher type = TYPE.matcher(comment.strip());
-                        if (type.matches()) {
-                            if (type.group(1).equals("duration")) {
-                                user.getDuration(path);
-                            }
-                            else {
-                                user.getBytes(path);
-                            }
-                        }
                         Matcher choices = CHOICES.matcher(comment.strip());
                         if (choices.matches()) {
                             List<String> allowed = choiceList(choices.group(1));
@@ -233,6 +237,46 @@ final class ConfigValidator
             }
         }
         return "";
+    }
+
+    /** A comment line that constrains a key ({@code allowed:}, {@code type:}, {@code free-form}, {@code secret}) rather than describing it. */
+    static boolean isMachineLine(String line)
+    {
+        String stripped = line.strip();
+        return stripped.startsWith("allowed:") || TYPE.matcher(stripped).matches() || stripped.equals("free-form") || stripped.equals("secret");
+    }
+
+    /** A key's type for the reference: what validation accepts for it. */
+    static String typeOf(ConfigValue expected)
+    {
+        String type = switch (expected.valueType()) {
+            case NUMBER -> expected.unwrapped() instanceof Integer || expected.unwrapped() instanceof Long ? "integer" : "number";
+            case BOOLEAN -> "boolean";
+            case LIST -> "list";
+            case OBJECT -> "object";
+            default -> "string";
+        };
+        for (String comment : expected.origin().comments()) {
+            String stripped = comment.strip();
+            Matcher typeLine = TYPE.matcher(stripped);
+            if (typeLine.matches()) {
+                type = typeLine.group(1).equals("duration") ? "duration" : "bytes";
+            }
+            else if (stripped.startsWith("allowed:")) {
+                Matcher range = RANGE.matcher(stripped);
+                Matcher choices = CHOICES.matcher(stripped);
+                if (range.matches()) {
+                    type = type + ", " + range.group(1) + " to " + range.group(2);
+                }
+                else if (choices.matches()) {
+                    type = "one of " + String.join(", ", choiceList(choices.group(1)));
+                }
+            }
+            else if (stripped.equals("secret")) {
+                type = type + " (secret)";
+            }
+        }
+        return type;
     }
 
     private static String describe(ConfigValue expected)

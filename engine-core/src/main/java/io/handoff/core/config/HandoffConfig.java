@@ -234,6 +234,12 @@ public final class HandoffConfig
         return values;
     }
 
+    /** Every key the reference declares, for people: default, type and description ({@code handoff config --reference}). */
+    public ConfigReference documentation()
+    {
+        return ConfigReference.of(reference);
+    }
+
     /** The reference alone, for documentation and tests. */
     Config reference()
     {

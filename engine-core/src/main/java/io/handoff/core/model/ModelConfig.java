@@ -171,6 +171,14 @@ public record ModelConfig(
         return config;
     }
 
+    /** This model served under another name (handoff.model.served-name): what clients send and /v1/models lists. */
+    public ModelConfig withName(String servedName)
+    {
+        return new ModelConfig(servedName, architecture, vocabSize, hiddenSize, layers, heads, kvHeads, headDim, qLoraRank, kvLoraRank,
+                qkNopeHeadDim, qkRopeHeadDim, vHeadDim, intermediateSize, ropeTheta, rmsEps, maxContext, weightsSeed, tieWordEmbeddings,
+                weightsIdentity, attentionBias, qkNorm, ropeScaling, moe, firstDenseLayers);
+    }
+
     public ModelConfig withWeightsSeed(long seed)
     {
         return new ModelConfig(name, architecture, vocabSize, hiddenSize, layers, heads, kvHeads, headDim, qLoraRank, kvLoraRank,

@@ -31,7 +31,6 @@ import io.handoff.trace.Timelines;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
-import java.util.Locale;
 import java.util.Optional;
 import java.util.function.UnaryOperator;
 
@@ -47,7 +46,6 @@ public final class ComputeEngine
 {
     private static final Logger log = LogManager.getLogger(ComputeEngine.class);
     // the largest handoff.kv.pool-pages allows
-    private static final int MAX_POOL_PAGES = 4_194_304;
 
     private final ModelConfig model;
     private final Tokenizer tokenizer;
@@ -131,9 +129,9 @@ public final class ComputeEngine
     {
         Config config = engine.config().config();
         ModelConfig model = source.config();
-        int pageSize = config.getInt("handoff.kv.page-size");
-        String dtypeSetting = config.getString("handoff.kv.dtype");
-        KvDtype dtype = dtypeSetting.equals("auto") ? source.defaultKvDtype() : KvDtype.valueOf(dtypeSetting.toUpperCase(Locale.ROOT));
+        KvSizing sizing = KvSizing.of(config, source);
+        int pageSize = sizing.pageSize();
+        KvDtype dtype = sizing.dtype();
         String attentionId = config.getString("handoff.attention.backend");
         AttentionGeometry geometry = model.attentionGeometry();
         AttentionBackendProvider provider = attentionProvider(engine.plugins(), attentionId, geometry, pageSize, dtype,
@@ -149,11 +147,11 @@ public final class ComputeEngine
                 DecodeMetadataProbe.Mode.parse(config.getString("handoff.debug.decode-metadata-probe")),
                 config.getDuration("handoff.scheduler.shutdown-wait"));
 
-        KvGeometry kvGeometry = KvGeometry.of(geometry, model.layers(), dtype, pageSize);
+        KvGeometry kvGeometry = sizing.geometry();
         Optional<Disaggregation> disaggregation = role.map(r -> Disaggregation.open(r, engine.config(), engine.security(), engine.plugins(), faults, options));
         KvPool kv;
         try {
-            int pages = poolPages(config, kvGeometry);
+            int pages = sizing.pages();
             kv = disaggregation.map(d -> d.allocatePool(kvGeometry, pages))
                     .orElseGet(() -> KvPool.allocate(kvGeometry, pages));
         }
@@ -276,21 +274,5 @@ public final class ComputeEngine
                     pages.used(), pages.total(), pages.owned(), pages.receiving(), pages.quarantined());
         }
         kv.close();
-    }
-
-    /** {@code handoff.kv.pool-pages}, or as many pages as {@code handoff.kv.pool-memory} holds for this model's geometry. */
-    static int poolPages(Config config, KvGeometry geometry)
-    {
-        long memory = config.getBytes("handoff.kv.pool-memory");
-        if (memory == 0) {
-            return config.getInt("handoff.kv.pool-pages");
-        }
-        long pages = memory / geometry.bytesPerPage();
-        if (pages < 1) {
-            throw new IllegalArgumentException("handoff.kv.pool-memory = " + memory + " bytes is less than one KV page of this model ("
-                    + geometry.bytesPerPage() + " bytes: " + geometry.layers() + " layers x " + geometry.pageSize() + " tokens x "
-                    + (geometry.keyRowBytes() + geometry.valueRowBytes()) + " bytes of K and V); raise it, or set it to 0 and use handoff.kv.pool-pages");
-        }
-        return (int) Math.min(pages, MAX_POOL_PAGES);
     }
 }

@@ -39,6 +39,7 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
     public static final String PATH_KEY = "handoff.model.path";
     public static final String NAME_KEY = "handoff.model.name";
     public static final String MAX_CONTEXT_KEY = "handoff.model.max-context";
+    public static final String SERVED_NAME_KEY = "handoff.model.served-name";
 
     public ModelSource
     {
@@ -68,7 +69,15 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
         this(config, weights, tokenizer, Optional.empty());
     }
 
+    /** The model the configuration names, under its served name when {@value #SERVED_NAME_KEY} gives one. */
     public static ModelSource open(Config config)
+    {
+        ModelSource source = openModel(config);
+        String servedName = config.getString(SERVED_NAME_KEY).strip();
+        return servedName.isEmpty() ? source : new ModelSource(source.config().withName(servedName), source.weights(), source.tokenizer(), source.chatTemplate());
+    }
+
+    private static ModelSource openModel(Config config)
     {
         String path = config.getString(PATH_KEY);
         if (path.isBlank()) {

@@ -30,20 +30,20 @@ class KvPoolSizingTest
     void withoutAPoolMemoryThePageCountDecides()
     {
         assertThat(GEOMETRY.bytesPerPage()).isEqualTo(1024);
-        assertThat(ComputeEngine.poolPages(kv("0"), GEOMETRY)).isEqualTo(7);
+        assertThat(KvSizing.poolPages(kv("0"), GEOMETRY)).isEqualTo(7);
     }
 
     @Test
     void aPoolMemoryHoldsAsManyWholePagesAsTheModelsGeometryFits()
     {
-        assertThat(ComputeEngine.poolPages(kv("1MiB"), GEOMETRY)).isEqualTo(1024);
-        assertThat(ComputeEngine.poolPages(kv("2047"), GEOMETRY)).isEqualTo(1);
+        assertThat(KvSizing.poolPages(kv("1MiB"), GEOMETRY)).isEqualTo(1024);
+        assertThat(KvSizing.poolPages(kv("2047"), GEOMETRY)).isEqualTo(1);
     }
 
     @Test
     void aPoolMemoryBelowOnePageIsRefusedWithThePageSize()
     {
-        assertThatThrownBy(() -> ComputeEngine.poolPages(kv("1000"), GEOMETRY))
+        assertThatThrownBy(() -> KvSizing.poolPages(kv("1000"), GEOMETRY))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("handoff.kv.pool-memory = 1000 bytes is less than one KV page of this model (1024 bytes");
     }

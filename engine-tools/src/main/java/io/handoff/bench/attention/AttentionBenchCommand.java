@@ -23,6 +23,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
@@ -55,8 +56,15 @@ public final class AttentionBenchCommand
     @Mixin
     ModelPathOption modelPath;
 
-    @Option(names = "--plugin", required = true, paramLabel = "ID", description = "Attention plugin (handoff plugins lists them), e.g. triton, aiter.")
+    @Option(names = "--attention", paramLabel = "ID", description = "Attention plugin (handoff plugins lists them), e.g. triton, aiter.")
     String plugin;
+
+    /** The old spelling of --attention. */
+    @Option(names = "--plugin", hidden = true, paramLabel = "ID")
+    void plugin(String id)
+    {
+        plugin = id;
+    }
 
     @Mixin
     ModelOption model;
@@ -98,6 +106,9 @@ public final class AttentionBenchCommand
     public Integer call()
             throws Exception
     {
+        if (plugin == null) {
+            throw new ParameterException(spec.commandLine(), "missing required option --attention (an attention plugin: handoff plugins lists them)");
+        }
         checkOptions();
         model.applyTo(options.overrides);
         modelPath.applyTo(options.overrides);
@@ -170,11 +181,11 @@ public final class AttentionBenchCommand
                     + "' would take " + (poolBytes >> 20) + " MiB (over " + (MAX_POOL_BYTES >> 20) + "); lower --batch or the longest --seq-len");
         }
 
-        PluginEntry entry = engine.plugins().require(plugin, "attention", "--plugin");
+        PluginEntry entry = engine.plugins().require(plugin, "attention", "--attention");
         AttentionBackendProvider provider = (AttentionBackendProvider) entry.provider().orElseThrow();
         PluginSettings settings = engine.config().pluginSettings(plugin);
         provider.capabilities(settings).refusal(plugin, geometry.layout(), pageSize, dtype).ifPresent(reason -> {
-            throw new IllegalArgumentException(reason + "; choose another --plugin (" + engine.plugins().available("attention") + ") or --model");
+            throw new IllegalArgumentException(reason + "; choose another --attention (" + engine.plugins().available("attention") + ") or --model");
         });
 
         ForkJoinPool pool = new ForkJoinPool(threadCount);

@@ -3,6 +3,7 @@ package io.handoff.bench.serving;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.cli.DurationConverter;
 import io.handoff.chaos.ChaosProgress;
 import io.handoff.core.runtime.ModelSource;
 import io.handoff.inspect.TimelineFetch;
@@ -80,8 +81,9 @@ public final class ServingCommand
             description = "Unmeasured requests sent to each URL first, one at a time (default ${DEFAULT-VALUE}).")
     int warmup;
 
-    @Option(names = "--timeout", defaultValue = "300s", paramLabel = "DURATION", description = "Per-request timeout, e.g. 300s (default ${DEFAULT-VALUE}).")
-    String timeout;
+    @Option(names = "--timeout", defaultValue = "300s", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "Per-request timeout, e.g. 300s or 5m (default ${DEFAULT-VALUE}).")
+    Duration timeout;
 
     @Option(names = "--json", description = "Print one JSON object on stdout; the progress bar is then shown only when stderr is a terminal.")
     boolean json;
@@ -118,7 +120,7 @@ public final class ServingCommand
         Load load = rate != null ? new Load.Open(Load.parseRate(rate), seed) : new Load.Closed(concurrency != null ? concurrency : 8);
         int blockSize = block != null ? block : compareUrl == null ? requests : load instanceof Load.Closed c ? 2 * c.concurrency() : 16;
         Slo slo = new Slo(optional(sloTtft), optional(sloItl), optional(sloE2e));
-        Duration requestTimeout = parseDuration(timeout);
+        Duration requestTimeout = timeout;
         List<URI> urls = new ArrayList<>(List.of(parseUrl("--url", url)));
         if (compareUrl != null) {
             urls.add(parseUrl("--compare-url", compareUrl));
@@ -250,26 +252,6 @@ public final class ServingCommand
             throw new IllegalArgumentException(option + " must be an http:// URL such as http://127.0.0.1:30000, was '" + text + "'");
         }
         return uri;
-    }
-
-    private static Duration parseDuration(String text)
-    {
-        String t = text.strip().toLowerCase(java.util.Locale.ROOT);
-        try {
-            if (t.endsWith("ms")) {
-                return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
-            }
-            if (t.endsWith("s")) {
-                return Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1)));
-            }
-            if (t.endsWith("m")) {
-                return Duration.ofMinutes(Long.parseLong(t.substring(0, t.length() - 1)));
-            }
-            return Duration.ofSeconds(Long.parseLong(t));
-        }
-        catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--timeout must be a duration such as 300s, 5m or 500ms, was '" + text + "'");
-        }
     }
 
     private static OptionalDouble optional(Double value)

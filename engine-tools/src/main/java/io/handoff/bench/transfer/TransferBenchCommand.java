@@ -32,8 +32,15 @@ public final class TransferBenchCommand
     @Mixin
     ConfigOptions config;
 
-    @Option(names = "--backend", required = true, paramLabel = "ID", description = "Transfer backend (mooncake, mori, nixl, or a plugin's id).")
+    @Option(names = "--transfer-backend", paramLabel = "ID", description = "Transfer backend (mooncake, mori, nixl, or a plugin's id).")
     String backend;
+
+    /** The old spelling of --transfer-backend. */
+    @Option(names = "--backend", hidden = true, paramLabel = "ID")
+    void backend(String id)
+    {
+        backend = id;
+    }
 
     @Option(names = "--transport", paramLabel = "T",
             description = "mooncake: tcp, shm or auto (handoff.plugins.mooncake.transport); nixl: UCX transports, e.g. tcp or posix,self "
@@ -75,6 +82,9 @@ public final class TransferBenchCommand
     public Integer call()
             throws Exception
     {
+        if (backend == null) {
+            throw new ParameterException(spec.commandLine(), "missing required option --transfer-backend (mooncake, mori, nixl, or a plugin's id)");
+        }
         if (rounds < 1) {
             throw new ParameterException(spec.commandLine(), "--rounds must be at least 1, was " + rounds);
         }
