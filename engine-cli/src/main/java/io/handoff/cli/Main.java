@@ -39,6 +39,7 @@ public final class Main
             tools.commands().forEach(commandLine::addSubcommand);
         }
         commandLine.addSubcommand(new CommandLine.HelpCommand());
+        HelpLayout.apply(commandLine);
         commandLine.setExecutionExceptionHandler(Main::handleFailure);
         commandLine.setParameterExceptionHandler(Main::handleUsageError);
         return commandLine.execute(args);

@@ -32,8 +32,9 @@ import java.util.concurrent.Callable;
 
 @Command(name = "router", mixinStandardHelpOptions = true,
         description = {"Serve one HTTP API in front of prefill and decode servers (handoff serve --role prefill / --role decode) until SIGTERM or Ctrl-C.",
-                "Each request goes to a healthy prefill (round-robin) and the least-loaded healthy decode with one rid and KV-transfer room;"
-                        + " the client gets the decode's response. GET /backends lists the servers and their health."})
+                "Each request goes to a healthy prefill (by handoff.router.policy.prefill, cache-aware by default) and a healthy decode (by"
+                        + " handoff.router.policy.decode, least-load by default) with one rid and KV-transfer room; the client gets the decode's"
+                        + " response. GET /backends lists the servers and their health."})
 final class RouterCommand
         implements Callable<Integer>
 {

@@ -122,7 +122,7 @@ public final class ServerMetrics
         for (FailureCause cause : FailureCause.values()) {
             failures.put(cause.label(), stats.failures(cause));
         }
-        out.labelled("handoff_request_failures_total", "Requests that failed or were aborted, by cause (see the README's Failure safety).",
+        out.labelled("handoff_request_failures_total", "Requests that failed or were aborted, by cause (docs/operations.md, Failure causes).",
                 "counter", "cause", failures);
         QuarantineTimes.Snapshot quarantine = stats.quarantine();
         out.histogram("handoff_kv_quarantine_seconds", "How long quarantined KV pages stayed quarantined before their release proof, one "

@@ -343,7 +343,7 @@ public final class Router
             breaker.put("state", backend.breaker().state().label());
             breaker.put("failures_in_a_row", backend.breaker().failuresInARow());
             if (backend.role() == BackendRole.PREFILL) {
-                // a decode reports it suspect: healthy, but not paired (see the README's Failure safety)
+                // a decode reports it suspect: healthy, but not paired (docs/operations.md, Suspect prefills)
                 entry.put("suspect", pool.suspect(backend));
             }
             else {

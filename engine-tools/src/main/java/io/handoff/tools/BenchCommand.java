@@ -15,6 +15,7 @@ import io.handoff.cli.CommandGroup;
 import io.handoff.cli.EngineOptions;
 import io.handoff.cli.Main;
 import io.handoff.cli.ModelPathOption;
+import io.handoff.cli.TuningOptions;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SamplingParams;
@@ -62,8 +63,8 @@ final class BenchCommand
         @Mixin
         ModelPathOption modelPath;
 
-        @Option(names = "--attention", paramLabel = "ID", description = "Attention backend; sets handoff.attention.backend.")
-        String attention;
+        @Mixin
+        TuningOptions tuning;
 
         @Option(names = "--batch", split = ",", defaultValue = "1,32", description = "Batch sizes (default ${DEFAULT-VALUE}).")
         List<Integer> batches;
@@ -74,8 +75,6 @@ final class BenchCommand
         @Option(names = "--decode-tokens", defaultValue = "64", description = "Tokens per request for the decode run (default ${DEFAULT-VALUE}).")
         int decodeTokens;
 
-        @Option(names = "--threads", paramLabel = "N", description = "Compute threads; sets handoff.scheduler.threads (default: one per core).")
-        Integer threads;
 
         @Option(names = "--rounds", defaultValue = "3", paramLabel = "N",
                 description = "Runs of each measurement; the median is reported (default ${DEFAULT-VALUE}).")
@@ -105,12 +104,7 @@ final class BenchCommand
         {
             model.applyTo(options.overrides);
             modelPath.applyTo(options.overrides);
-            if (attention != null) {
-                options.overrides.put("handoff.attention.backend", attention);
-            }
-            if (threads != null) {
-                options.overrides.put("handoff.scheduler.threads", Integer.toString(threads));
-            }
+            tuning.applyTo(options.overrides);
             if (repeats < 1) {
                 throw new IllegalArgumentException("--rounds must be at least 1, was " + repeats);
             }

@@ -9,6 +9,7 @@ import io.handoff.cli.DurationConverter;
 import io.handoff.cli.EngineOptions;
 import io.handoff.cli.Main;
 import io.handoff.cli.ModelPathOption;
+import io.handoff.cli.TuningOptions;
 import io.handoff.core.config.ConfigSource;
 import io.handoff.core.runtime.Engine;
 import io.handoff.demo.DemoSettings;
@@ -93,6 +94,9 @@ final class ChaosCommand
     @Mixin
     ModelPathOption modelPath;
 
+    @Mixin
+    TuningOptions tuning;
+
     @Option(names = "--prefill", defaultValue = "1", paramLabel = "N", description = "Prefill servers (default ${DEFAULT-VALUE}; the decode is one).")
     int prefills;
 
@@ -152,6 +156,7 @@ final class ChaosCommand
             throws Exception
     {
         modelPath.applyTo(options.overrides);
+        tuning.applyTo(options.overrides);
         ChaosSettings settings = settings();
         PrintWriter err = spec.commandLine().getErr();
         Path launcher = Engine.home().resolve("bin").resolve("handoff");

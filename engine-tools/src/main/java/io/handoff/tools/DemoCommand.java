@@ -35,8 +35,9 @@ import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 
 @Command(name = "demo", mixinStandardHelpOptions = true,
-        description = {"Run a prefill, a decode and a router on this machine, send a few-shot workload through the router, and check "
-                + "every output against a colocated engine in this process, bit for bit.",
+        description = {"Check PD output against colocated: run prefill and decode servers (one each by default, --prefill/--decode) and a "
+                + "router on this machine as processes of the distribution, send a few-shot workload through the router, and check every "
+                + "output against a colocated engine in this process, bit for bit.",
                 "Reports completed and failed requests, exact match, TTFT and inter-token latency (next to the colocated engine's), "
                         + "KV bytes transferred, GB/s and bytes per prompt token (next to the KV shape the prefill reports), KV pages leaked, and the early-send decision. "
                         + "Exit 0 when the run completed (the report says whether the outputs matched), 1 when it could not run."})

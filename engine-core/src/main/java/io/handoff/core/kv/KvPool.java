@@ -95,7 +95,7 @@ public final class KvPool
             channel.write(ByteBuffer.wrap(new byte[1]), bytes - 1);
             MemorySegment mapped = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
             // Touch every page now, as an anonymous pool is zeroed when it is allocated: a page first written by a
-            // transfer costs a page fault on the transfer path (3 to 5 times the copy; README "Transfer backends").
+            // transfer costs a page fault on the transfer path (3 to 5 times the copy; docs/disaggregation.md, transfer backends).
             mapped.fill((byte) 0);
             long[] cursor = {0};
             PagedKvCache cache = PagedKvCache.over(length -> {

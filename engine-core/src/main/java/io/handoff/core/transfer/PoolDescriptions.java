@@ -113,7 +113,7 @@ public final class PoolDescriptions
                 Shape shape = decoded.shapes().get(i);
                 MemorySegment segment = channel.map(FileChannel.MapMode.READ_WRITE, shape.fileOffset(), shape.byteSize(), arena);
                 // Fault the mapping in now, by reading it: a page first touched by a plan's copy costs a page fault on the
-                // transfer path, which measured 3 to 5 times slower than the copy itself (README "Transfer backends").
+                // transfer path, which measured 3 to 5 times slower than the copy itself (docs/disaggregation.md, transfer backends).
                 segment.load();
                 regions.add(new MemoryRegion(i, segment, shape.pageStride(), shape.fileOffset()));
             }

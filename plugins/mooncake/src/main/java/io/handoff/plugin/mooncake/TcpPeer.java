@@ -146,7 +146,7 @@ final class TcpPeer
         ByteBuffer payload = source.segment().asSlice(srcPage * stride, bytes).asByteBuffer();
         batch[batchBuffers++] = frameHeader;
         if (tags.tagBytes() > 0) {
-            // the payload's tag costs a read of its pages before they are sent (HMAC-SHA256; README "Security" has its cost)
+            // the payload's tag costs a read of its pages before they are sent (HMAC-SHA256; docs/security.md has its cost)
             batch[batchBuffers++] = ByteBuffer.wrap(tags.nextSent(WireFormat.HEADER_BYTES).update(frameHeader).value());
             batch[batchBuffers++] = payload;
             batch[batchBuffers++] = ByteBuffer.wrap(tags.nextSent(bytes).update(payload).value());

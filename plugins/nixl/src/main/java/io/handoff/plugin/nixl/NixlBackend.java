@@ -195,7 +195,7 @@ final class NixlBackend
         }
         log.log(WARNING, "nixl: UCX uses the network devices it finds (handoff.plugins.nixl.allow-unauthenticated-network; "
                 + "UCX_NET_DEVICES narrows them), and its own connections authenticate nobody: a host that reaches its ports and "
-                + "speaks UCX can write into this process's memory (README \"Security\"). Firewall them to the cluster's hosts");
+                + "speaks UCX can write into this process's memory (docs/security.md, UCX). Firewall them to the cluster's hosts");
         return "";
     }
 
