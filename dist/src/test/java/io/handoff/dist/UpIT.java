@@ -44,11 +44,12 @@ class UpIT
 
         JsonNode models = ServerProcess.JSON.readTree(get(port, "/v1/models"));
         assertThat(models.at("/data/0/id").asText()).isEqualTo("tiny-ref");
-        HttpResponse<String> chat = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
-                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"tiny-ref\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],"
-                        + "\"max_tokens\":4,\"temperature\":0}")).build(), HttpResponse.BodyHandlers.ofString());
-        assertThat(chat.statusCode()).as(chat.body()).isEqualTo(200);
-        assertThat(ServerProcess.JSON.readTree(chat.body()).at("/usage/completion_tokens").asInt()).isPositive();
+        // the seeded preset has no chat template: a completion, through the router to the prefill and the decode
+        HttpResponse<String> completion = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/completions"))
+                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"tiny-ref\",\"prompt\":\"Hi\",\"max_tokens\":4,\"temperature\":0}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(completion.statusCode()).as(completion.body()).isEqualTo(200);
+        assertThat(ServerProcess.JSON.readTree(completion.body()).at("/usage/completion_tokens").asInt()).isPositive();
 
         up.destroy();
         assertThat(up.waitFor(60, TimeUnit.SECONDS)).as("up ends after SIGTERM").isTrue();
