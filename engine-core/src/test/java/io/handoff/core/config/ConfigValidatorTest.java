@@ -22,6 +22,9 @@ class ConfigValidatorTest
                 page-size = 16
                 # type: bytes
                 pool-size = 1GiB
+                # 0: off.
+                # type: bytes
+                pool-memory = 0
                 # Fraction of memory for the pool.
                 # allowed: 0.1..0.95
                 memory-fraction = 0.8
@@ -59,6 +62,29 @@ class ConfigValidatorTest
 
         assertThat(result.errors()).isEmpty();
         assertThat(result.warnings()).isEmpty();
+    }
+
+    @Test
+    void aSizeThatDefaultsToABareNumberTakesAUnit()
+    {
+        assertThat(validate("handoff.kv.pool-memory = 8GiB").errors()).isEmpty();
+        assertThat(validate("handoff.kv.pool-memory = 1024").errors()).isEmpty();
+        assertThat(singleError("handoff.kv.pool-memory = lots")).contains("expected a size in bytes");
+    }
+
+    @Test
+    void theReferenceDocumentsEachKeyWithItsTypeFromTheSameComments()
+    {
+        ConfigReference reference = ConfigReference.of(REFERENCE);
+
+        assertThat(reference.entries()).extracting(ConfigReference.Entry::path, ConfigReference.Entry::type).contains(
+                org.assertj.core.groups.Tuple.tuple("handoff.kv.page-size", "integer, 1 to 256"),
+                org.assertj.core.groups.Tuple.tuple("handoff.kv.pool-memory", "bytes"),
+                org.assertj.core.groups.Tuple.tuple("handoff.transfer.early-send", "one of auto, on, off"),
+                org.assertj.core.groups.Tuple.tuple("handoff.transfer.timeout", "duration"));
+        assertThat(reference.undocumented()).containsExactlyInAnyOrder("handoff.kv.pool-size", "handoff.transfer.early-send",
+                "handoff.transfer.timeout", "handoff.transfer.retries", "handoff.transfer.verify", "handoff.transfer.peers");
+        assertThat(reference.markdown()).contains("## handoff.kv", "| `page-size` | `16` | integer, 1 to 256 | Tokens per page. |");
     }
 
     @Test
