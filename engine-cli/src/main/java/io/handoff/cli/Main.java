@@ -2,6 +2,7 @@ package io.handoff.cli;
 
 import io.handoff.core.HandoffVersion;
 import io.handoff.core.config.InvalidConfigException;
+import io.handoff.core.config.Typos;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -92,36 +93,7 @@ public final class Main
                 }
             });
         }
-        String best = null;
-        int bestDistance = Integer.MAX_VALUE;
-        for (String name : candidates) {
-            int distance = editDistance(typed, name);
-            if (distance < bestDistance) {
-                best = name;
-                bestDistance = distance;
-            }
-        }
-        return best != null && bestDistance <= Math.max(2, typed.length() / 4) ? java.util.Optional.of(best) : java.util.Optional.empty();
-    }
-
-    private static int editDistance(String a, String b)
-    {
-        int[] previous = new int[b.length() + 1];
-        int[] current = new int[b.length() + 1];
-        for (int j = 0; j <= b.length(); j++) {
-            previous[j] = j;
-        }
-        for (int i = 1; i <= a.length(); i++) {
-            current[0] = i;
-            for (int j = 1; j <= b.length(); j++) {
-                int substitution = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
-                current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
-            }
-            int[] swap = previous;
-            previous = current;
-            current = swap;
-        }
-        return previous[b.length()];
+        return Typos.closest(typed, candidates);
     }
 
     private static String oneLine(String message)

@@ -87,7 +87,7 @@ final class ConfigValidator
     {
         StringBuilder message = new StringBuilder("unknown configuration key '").append(path)
                 .append("' (from ").append(ConfigPaths.describeOrigin(value.origin())).append(")");
-        ConfigPaths.closest(path, knownPaths).ifPresentOrElse(
+        Typos.closest(path, knownPaths).ifPresentOrElse(
                 close -> message.append(": did you mean '").append(close).append("'?"),
                 () -> {
                     if (path.startsWith("handoff.plugins.")) {
