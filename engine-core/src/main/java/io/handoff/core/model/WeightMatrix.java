@@ -18,7 +18,7 @@ import static java.util.Objects.requireNonNull;
  * until the transformer is closed.
  */
 public sealed interface WeightMatrix
-        permits F32Matrix, F16Matrix, Bf16Matrix, Q8Matrix, Fp8BlockMatrix, PermutedRows
+        permits F32Matrix, F16Matrix, Bf16Matrix, Q8Matrix, BlockMatrix, Fp8BlockMatrix, PermutedRows
 {
     int rows();
 
@@ -90,6 +90,18 @@ public sealed interface WeightMatrix
             throw new IllegalArgumentException("a Q8_0 matrix has rows of whole 32-value blocks; " + cols + " columns are not");
         }
         return new Q8Matrix(sized(data, rows, cols, elements / Q8Matrix.BLOCK * Q8Matrix.BLOCK_BYTES, "Q8_0"), rows, cols);
+    }
+
+    /** ggml's block format {@code format}: each row a run of whole blocks (32 values for the legacy formats, 256 for the K-quants). */
+    static WeightMatrix blocks(BlockFormat format, MemorySegment data, int rows, int cols)
+    {
+        requireNonNull(format, "format is null");
+        long elements = checkShape(rows, cols);
+        if (cols % format.blockElements() != 0) {
+            throw new IllegalArgumentException("a " + format + " matrix has rows of whole " + format.blockElements() + "-value blocks; " + cols
+                    + " columns are not");
+        }
+        return new BlockMatrix(sized(data, rows, cols, elements / format.blockElements() * format.blockBytes(), format.name()), rows, cols, format);
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.handoff.core.model.gguf;
 
+import io.handoff.core.model.BlockFormat;
 import io.handoff.core.model.hf.TensorDtype;
 
 import java.lang.foreign.MemorySegment;
@@ -12,13 +13,21 @@ import java.util.stream.Collectors;
 /**
  * The ggml tensor types the engine dequantizes, by their numbers in a GGUF file. Elements come in
  * blocks along {@code ne[0]}: one element for the float types, 32 for Q8_0 (an F16 scale {@code d}
- * then 32 signed bytes {@code q}, each element {@code d * q}).
+ * then 32 signed bytes {@code q}, each element {@code d * q}) and the other legacy formats, 256 for the K-quants
+ * ({@link BlockFormat}).
  */
 public enum GgufTensorType
 {
     F32(0, 1, 4),
     F16(1, 1, 2),
+    Q4_0(2, BlockFormat.Q4_0),
+    Q4_1(3, BlockFormat.Q4_1),
+    Q5_0(6, BlockFormat.Q5_0),
+    Q5_1(7, BlockFormat.Q5_1),
     Q8_0(8, 32, 34),
+    Q4_K(12, BlockFormat.Q4_K),
+    Q5_K(13, BlockFormat.Q5_K),
+    Q6_K(14, BlockFormat.Q6_K),
     BF16(30, 1, 2);
 
     // the names ggml gives the types it has, so an error can say what a file holds
@@ -32,12 +41,28 @@ public enum GgufTensorType
     private final int id;
     private final int blockElements;
     private final int blockBytes;
+    private final Optional<BlockFormat> format;
 
     GgufTensorType(int id, int blockElements, int blockBytes)
     {
         this.id = id;
         this.blockElements = blockElements;
         this.blockBytes = blockBytes;
+        this.format = Optional.empty();
+    }
+
+    GgufTensorType(int id, BlockFormat format)
+    {
+        this.id = id;
+        this.blockElements = format.blockElements();
+        this.blockBytes = format.blockBytes();
+        this.format = Optional.of(format);
+    }
+
+    /** The block format of a quantized type other than Q8_0 (which has a kernel of its own); empty for the rest. */
+    public Optional<BlockFormat> blockFormat()
+    {
+        return format;
     }
 
     public int id()
@@ -81,6 +106,7 @@ public enum GgufTensorType
             case F16 -> TensorDtype.F16.toFloats(data, count);
             case BF16 -> TensorDtype.BF16.toFloats(data, count);
             case Q8_0 -> dequantizeQ8(data, count);
+            case Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K -> format.orElseThrow().decodeAll(data, count);
         };
     }
 

@@ -89,6 +89,7 @@ public final class GgufWeights
             case F16 -> WeightMatrix.f16(tensor.data(), rows, cols);
             case BF16 -> WeightMatrix.bf16(tensor.data(), rows, cols);
             case Q8_0 -> WeightMatrix.q8_0(tensor.data(), rows, cols);
+            case Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K -> WeightMatrix.blocks(tensor.type().blockFormat().orElseThrow(), tensor.data(), rows, cols);
         };
         int qkHeads = permutedQkHeads(name);
         if (qkHeads > 0) {

@@ -167,9 +167,9 @@ class GgufFileTest
     @Test
     void anUnknownTensorTypeIsRefusedNamingTheTensorTheTypeAndTheSupportedOnes() throws Exception
     {
-        byte[] bytes = new GgufWriter().rawTensor("blk.0.attn_q.weight", 12, new long[] {256}, new byte[144], null).toBytes();
-        assertRefused(bytes, "tensor 'blk.0.attn_q.weight' has ggml type 12 (Q4_K), which the engine does not read; "
-                + "supported: F32 (0), F16 (1), Q8_0 (8), BF16 (30)");
+        byte[] bytes = new GgufWriter().rawTensor("blk.0.attn_q.weight", 10, new long[] {256}, new byte[84], null).toBytes();
+        assertRefused(bytes, "tensor 'blk.0.attn_q.weight' has ggml type 10 (Q2_K), which the engine does not read; "
+                + "supported: F32 (0), F16 (1), Q4_0 (2), Q4_1 (3), Q5_0 (6), Q5_1 (7), Q8_0 (8), Q4_K (12), Q5_K (13), Q6_K (14), BF16 (30)");
     }
 
     @Test

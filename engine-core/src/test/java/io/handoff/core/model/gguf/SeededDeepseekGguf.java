@@ -148,6 +148,7 @@ public final class SeededDeepseekGguf
                     case F16 -> 1;
                     case Q8_0 -> 7;
                     case BF16 -> 32;
+                    default -> throw new IllegalArgumentException("the seeded DeepSeek writer does not write " + type);
                 });
         u32(w, "context_length", c.maxPositionEmbeddings());
         u32(w, "embedding_length", c.hiddenSize());

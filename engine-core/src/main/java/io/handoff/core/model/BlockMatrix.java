@@ -1,0 +1,41 @@
+package io.handoff.core.model;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A matrix in one of ggml's block formats over the file's mapping: each row a run of whole blocks, decoded to its
+ * exact F32 values (as ggml decodes them) into the caller's scratch, then multiplied in {@link Kernels#dot}'s order,
+ * so the product equals that of the F32 expansion bit for bit, whatever the batch or the thread count.
+ */
+record BlockMatrix(MemorySegment data, int rows, int cols, BlockFormat format)
+        implements WeightMatrix
+{
+    @Override
+    public float dot(int row, float[] x, int xOff, float[] scratch)
+    {
+        readRow(row, scratch, 0);
+        return Kernels.dot(scratch, 0, x, xOff, cols);
+    }
+
+    @Override
+    public void readRow(int row, float[] out, int outOff)
+    {
+        int blocks = cols / format.blockElements();
+        long base = (long) row * blocks * format.blockBytes();
+        for (int block = 0; block < blocks; block++) {
+            format.decode(data, base + (long) block * format.blockBytes(), out, outOff + block * format.blockElements());
+        }
+    }
+
+    @Override
+    public String elementType()
+    {
+        return format.name();
+    }
+
+    @Override
+    public long byteSize()
+    {
+        return data.byteSize();
+    }
+}
