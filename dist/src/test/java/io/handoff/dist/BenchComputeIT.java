@@ -29,7 +29,7 @@ class BenchComputeIT
     void benchAttentionReportsDecodeBandwidthAgainstTheSameRunsReadBandwidth(String plugin, String model, String dtype)
             throws Exception
     {
-        Launcher.Run run = Launcher.run(temp, "bench", "attention", "--plugin", plugin, "--model", model, "--kv-dtype", dtype,
+        Launcher.Run run = Launcher.run(temp, "bench", "attention", "--attention", plugin, "--model", model, "--kv-dtype", dtype,
                 "--batch", "2", "--seq-len", "100,300", "--extend-tokens", "20", "--rounds", "1", "--stream-mib", "16", "--json");
 
         assertThat(run.exitCode()).as(run.describe()).isZero();
@@ -69,7 +69,7 @@ class BenchComputeIT
             throws Exception
     {
         Path out = temp.resolve("attention-report");
-        Launcher.Run run = Launcher.run(temp, "bench", "attention", "--plugin", "triton", "--model", "tiny-mla", "--batch", "1",
+        Launcher.Run run = Launcher.run(temp, "bench", "attention", "--attention", "triton", "--model", "tiny-mla", "--batch", "1",
                 "--seq-len", "64,128", "--extend-tokens", "8", "--rounds", "1", "--stream-mib", "8", "--out", out.toString());
 
         assertThat(run.exitCode()).as(run.describe()).isZero();
@@ -83,13 +83,14 @@ class BenchComputeIT
     void benchAttentionRefusesAnUnknownPluginAndANonPositiveSequenceLength()
             throws Exception
     {
-        Launcher.Run unknown = Launcher.run(temp, "bench", "attention", "--plugin", "no-such-kernel", "--seq-len", "64", "--stream-mib", "8");
+        Launcher.Run unknown = Launcher.run(temp, "bench", "attention", "--attention", "no-such-kernel", "--seq-len", "64", "--stream-mib", "8");
+        // --plugin: the old spelling, still read
         Launcher.Run zero = Launcher.run(temp, "bench", "attention", "--plugin", "triton", "--seq-len", "64,0");
-        Launcher.Run layout = Launcher.run(temp, "bench", "attention", "--plugin", "aiter", "--model", "tiny-gqa", "--seq-len", "64",
+        Launcher.Run layout = Launcher.run(temp, "bench", "attention", "--attention", "aiter", "--model", "tiny-gqa", "--seq-len", "64",
                 "--stream-mib", "8");
 
         assertThat(unknown.exitCode()).as(unknown.describe()).isEqualTo(1);
-        assertThat(unknown.stderr()).contains("no attention backend 'no-such-kernel' (--plugin); available: ").contains("triton");
+        assertThat(unknown.stderr()).contains("no attention backend 'no-such-kernel' (--attention); available: ").contains("triton");
         assertThat(zero.exitCode()).as(zero.describe()).isEqualTo(2);
         assertThat(zero.stderr()).contains("--seq-len values must be positive, was 0");
         assertThat(layout.exitCode()).as(layout.describe()).isEqualTo(1);

@@ -31,7 +31,7 @@ class BenchTransferIT
     void eachBackendMovesVerifiedScatteredPagesWithItsSameRunReferences(String backend, String transport, String reported)
             throws Exception
     {
-        Launcher.Run run = Launcher.run(temp, with("bench", "transfer", "--backend", backend, "--transport", transport, "--scatter", "--json"));
+        Launcher.Run run = Launcher.run(temp, with("bench", "transfer", "--transfer-backend", backend, "--transport", transport, "--scatter", "--json"));
 
         assertThat(run.exitCode()).as(run.describe()).isZero();
         JsonNode json = JSON.readTree(run.stdout());
@@ -66,7 +66,7 @@ class BenchTransferIT
     void aCorruptedDestinationFailsTheBenchAndReportsNoFigure()
             throws Exception
     {
-        Launcher.Run run = Launcher.run(temp, with("bench", "transfer", "--backend", "mori", "--json", "--flip-byte-for-testing"));
+        Launcher.Run run = Launcher.run(temp, with("bench", "transfer", "--transfer-backend", "mori", "--json", "--flip-byte-for-testing"));
 
         assertThat(run.exitCode()).as(run.describe()).isEqualTo(1);
         assertThat(run.stdout()).isEmpty();
@@ -80,7 +80,7 @@ class BenchTransferIT
             throws Exception
     {
         Path out = temp.resolve("report");
-        Launcher.Run run = Launcher.run(temp, "bench", "transfer", "--backend", "mori", "--bytes", "1MiB", "--layers", "2", "--rounds", "1",
+        Launcher.Run run = Launcher.run(temp, "bench", "transfer", "--transfer-backend", "mori", "--bytes", "1MiB", "--layers", "2", "--rounds", "1",
                 "--out", out.toString());
 
         assertThat(run.exitCode()).as(run.describe()).isZero();
@@ -97,18 +97,19 @@ class BenchTransferIT
     void badOptionsAndUnknownBackendsAreRefusedWithWhatToDo()
             throws Exception
     {
-        Launcher.Run unknown = Launcher.run(temp, "bench", "transfer", "--backend", "nosuch", "--bytes", "1MiB");
+        Launcher.Run unknown = Launcher.run(temp, "bench", "transfer", "--transfer-backend", "nosuch", "--bytes", "1MiB");
         assertThat(unknown.exitCode()).as(unknown.describe()).isEqualTo(1);
         assertThat(unknown.stderr()).contains("no transfer backend 'nosuch'").contains("available: mooncake, mori, nixl");
 
-        Launcher.Run misfit = Launcher.run(temp, "bench", "transfer", "--backend", "mori", "--bytes", "1000KiB", "--page-bytes", "64KiB");
+        Launcher.Run misfit = Launcher.run(temp, "bench", "transfer", "--transfer-backend", "mori", "--bytes", "1000KiB", "--page-bytes", "64KiB");
         assertThat(misfit.exitCode()).as(misfit.describe()).isEqualTo(2);
         assertThat(misfit.stderr()).contains("--bytes 1000KiB is not a whole number of pages").contains("--bytes 1MiB fits");
 
-        Launcher.Run size = Launcher.run(temp, "bench", "transfer", "--backend", "mori", "--page-bytes", "64KB/s");
+        Launcher.Run size = Launcher.run(temp, "bench", "transfer", "--transfer-backend", "mori", "--page-bytes", "64KB/s");
         assertThat(size.exitCode()).as(size.describe()).isEqualTo(2);
         assertThat(size.stderr()).contains("--page-bytes '64KB/s' is not a size");
 
+        // --backend: the old spelling, still read
         Launcher.Run transport = Launcher.run(temp, "bench", "transfer", "--backend", "mori", "--transport", "tcp");
         assertThat(transport.exitCode()).as(transport.describe()).isEqualTo(2);
         assertThat(transport.stderr()).contains("mori moves pages over shared memory on one host only");
