@@ -66,13 +66,13 @@ final class BenchCommand
         @Mixin
         TuningOptions tuning;
 
-        @Option(names = "--batch", split = ",", defaultValue = "1,32", description = "Batch sizes (default ${DEFAULT-VALUE}).")
+        @Option(names = "--batch", paramLabel = "N[,N...]", split = ",", defaultValue = "1,32", description = "Batch sizes (default ${DEFAULT-VALUE}).")
         List<Integer> batches;
 
-        @Option(names = "--prompt-len", defaultValue = "512", description = "Prompt tokens for the prefill run (default ${DEFAULT-VALUE}).")
+        @Option(names = "--prompt-len", paramLabel = "N", defaultValue = "512", description = "Prompt tokens for the prefill run (default ${DEFAULT-VALUE}).")
         int promptLength;
 
-        @Option(names = "--decode-tokens", defaultValue = "64", description = "Tokens per request for the decode run (default ${DEFAULT-VALUE}).")
+        @Option(names = "--decode-tokens", paramLabel = "N", defaultValue = "64", description = "Tokens per request for the decode run (default ${DEFAULT-VALUE}).")
         int decodeTokens;
 
 

@@ -69,14 +69,14 @@ public final class AttentionBenchCommand
     @Mixin
     ModelOption model;
 
-    @Option(names = "--batch", defaultValue = "8", description = "Sequences per decode step (default ${DEFAULT-VALUE}).")
+    @Option(names = "--batch", paramLabel = "N", defaultValue = "8", description = "Sequences per decode step (default ${DEFAULT-VALUE}).")
     int batch;
 
-    @Option(names = "--seq-len", split = ",", defaultValue = "512,1024,2048,4096",
+    @Option(names = "--seq-len", paramLabel = "N[,N...]", split = ",", defaultValue = "512,1024,2048,4096",
             description = "Sequence lengths (default ${DEFAULT-VALUE}).")
     List<Integer> seqLens;
 
-    @Option(names = "--extend-tokens", defaultValue = "128",
+    @Option(names = "--extend-tokens", paramLabel = "N", defaultValue = "128",
             description = "Query tokens of the extend chunk, at the end of a sequence of each length (default ${DEFAULT-VALUE}); "
                     + "capped at the sequence length.")
     int extendTokens;
@@ -87,10 +87,10 @@ public final class AttentionBenchCommand
     @Option(names = "--threads", paramLabel = "N", description = "Threads for attention and the streaming kernel alike (default: one per core).")
     Integer threads;
 
-    @Option(names = "--rounds", defaultValue = "3", description = "Measured rounds, each the streaming kernel then every length; medians are reported (default ${DEFAULT-VALUE}).")
+    @Option(names = "--rounds", paramLabel = "N", defaultValue = "3", description = "Measured rounds, each the streaming kernel then every length; medians are reported (default ${DEFAULT-VALUE}).")
     int rounds;
 
-    @Option(names = "--stream-mib", defaultValue = "512", description = "Streaming kernel's buffer in MiB, far above the caches (default ${DEFAULT-VALUE}).")
+    @Option(names = "--stream-mib", paramLabel = "MIB", defaultValue = "512", description = "Streaming kernel's buffer in MiB, far above the caches (default ${DEFAULT-VALUE}).")
     int streamMib;
 
     @Option(names = "--json", description = "Print JSON.")

@@ -49,25 +49,25 @@ public final class SchedulerBenchCommand
     @Mixin
     ModelOption model;
 
-    @Option(names = "--batch", split = ",", defaultValue = "16,64,256", description = "Requests in flight (default ${DEFAULT-VALUE}).")
+    @Option(names = "--batch", paramLabel = "N[,N...]", split = ",", defaultValue = "16,64,256", description = "Requests in flight (default ${DEFAULT-VALUE}).")
     List<Integer> batches;
 
-    @Option(names = "--prompt-len", defaultValue = "96", description = "Prompt tokens per request (default ${DEFAULT-VALUE}).")
+    @Option(names = "--prompt-len", paramLabel = "N", defaultValue = "96", description = "Prompt tokens per request (default ${DEFAULT-VALUE}).")
     int promptLength;
 
-    @Option(names = "--shared-prefix", defaultValue = "64",
+    @Option(names = "--shared-prefix", paramLabel = "N", defaultValue = "64",
             description = "Leading prompt tokens every request shares, served by the radix cache after the first (default ${DEFAULT-VALUE}).")
     int sharedPrefix;
 
-    @Option(names = "--decode-tokens", defaultValue = "32", description = "Tokens each request generates (default ${DEFAULT-VALUE}).")
+    @Option(names = "--decode-tokens", paramLabel = "N", defaultValue = "32", description = "Tokens each request generates (default ${DEFAULT-VALUE}).")
     int decodeTokens;
 
-    @Option(names = "--waves", defaultValue = "3",
+    @Option(names = "--waves", paramLabel = "N", defaultValue = "3",
             description = "Requests per run as a multiple of the batch, all submitted at once: the scheduler runs batch of them and "
                     + "admits the next as each finishes (default ${DEFAULT-VALUE}).")
     int waves;
 
-    @Option(names = "--rounds", defaultValue = "3", description = "Rounds, each every batch on both engines; medians are reported (default ${DEFAULT-VALUE}).")
+    @Option(names = "--rounds", paramLabel = "N", defaultValue = "3", description = "Rounds, each every batch on both engines; medians are reported (default ${DEFAULT-VALUE}).")
     int rounds;
 
     @Option(names = "--threads", paramLabel = "N", description = "Compute threads; sets handoff.scheduler.threads (default: one per core).")

@@ -63,7 +63,7 @@ public final class TransferBenchCommand
     @Option(names = "--rounds", defaultValue = "5", paramLabel = "N", description = "Timed rounds after the warm-up (default ${DEFAULT-VALUE}).")
     int rounds;
 
-    @Option(names = "--seed", defaultValue = "1", description = "Seed of the payload and of the scattered mapping (default ${DEFAULT-VALUE}).")
+    @Option(names = "--seed", paramLabel = "N", defaultValue = "1", description = "Seed of the payload and of the scattered mapping (default ${DEFAULT-VALUE}).")
     long seed;
 
     @Option(names = "--json", description = "Print one JSON object.")
