@@ -101,6 +101,9 @@ public final class BpeTokenizer
      * @param pre {@code tokenizer.ggml.pre}: {@code llama-bpe} (Llama 3's split), {@code default}/{@code gpt2} (GPT-2's), {@code qwen2}
      *         or {@code deepseek-v3}
      */
+    /** The GGUF pre-tokenizers ({@code tokenizer.ggml.pre}) read. */
+    public static final List<String> SUPPORTED_PRE = List.of("llama-bpe", "default", "gpt2", "qwen2", "tekken", "gpt-4o", "smollm", "deepseek-v3");
+
     public static BpeTokenizer of(List<String> tokens, List<String> merges, List<Integer> tokenTypes, int bos, int eos,
             boolean addBos, String pre)
     {
@@ -115,9 +118,12 @@ public final class BpeTokenizer
             case "llama-bpe", "llama3" -> PreTokenizer.of(PreTokenizer.LLAMA3);
             case "default", "gpt2" -> PreTokenizer.of(PreTokenizer.GPT2);
             case "qwen2" -> PreTokenizer.of(PreTokenizer.QWEN2);
+            case "tekken" -> PreTokenizer.of(PreTokenizer.TEKKEN);
+            case "gpt-4o" -> PreTokenizer.of(PreTokenizer.GPT4O);
+            case "smollm" -> PreTokenizer.of(PreTokenizer.SMOLLM.toArray(String[]::new));
             case "deepseek-v3" -> PreTokenizer.of(PreTokenizer.DEEPSEEK3.toArray(String[]::new));
             default -> throw new IllegalArgumentException("GGUF tokenizer: pre-tokenizer '" + pre
-                    + "' is not supported; supported: llama-bpe, default, gpt2, qwen2, deepseek-v3");
+                    + "' is not supported; supported: " + String.join(", ", SUPPORTED_PRE));
         };
         List<AddedToken> added = new ArrayList<>();
         for (int id = 0; id < tokens.size(); id++) {

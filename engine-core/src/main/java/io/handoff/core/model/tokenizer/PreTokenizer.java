@@ -29,6 +29,18 @@ record PreTokenizer(List<Normalizer.Form> normalization, List<Pattern> splits, b
      */
     static final String QWEN2 = "'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD]|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"
             + "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    /** The letters outside ASCII's lower (upper) case, as llama.cpp reads the case classes of Mistral's and GPT-4o's splits. */
+    private static final String NOT_LOWER = "(?:(?=\\p{L})[^a-z])";
+    private static final String NOT_UPPER = "(?:(?=\\p{L})[^A-Z])";
+    private static final String CONTRACTION = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])";
+    /** Mistral's Tekken split (Mistral Nemo and later; llama.cpp's {@code tekken}): words split at case changes, single digits. */
+    static final String TEKKEN = "[^\\r\\n\\p{L}\\p{N}]?" + NOT_LOWER + "*" + NOT_UPPER + "+|[^\\r\\n\\p{L}\\p{N}]?" + NOT_LOWER + "+" + NOT_UPPER
+            + "*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    /** GPT-4o's split ({@code gpt-4o}): Tekken's words with their contractions, digits in groups of up to three. */
+    static final String GPT4O = "[^\\r\\n\\p{L}\\p{N}]?" + NOT_LOWER + "*" + NOT_UPPER + "+" + CONTRACTION + "?|[^\\r\\n\\p{L}\\p{N}]?" + NOT_LOWER
+            + "+" + NOT_UPPER + "*" + CONTRACTION + "?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+    /** SmolLM's splits ({@code smollm}, as StarCoder's): every digit alone, then GPT-2's words. */
+    static final List<String> SMOLLM = List.of("\\p{N}", "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)");
     /**
      * DeepSeek V3's splits, applied in turn: digits in groups of up to three, runs of CJK ideographs and kana, then words,
      * punctuation and white space (its tokenizer.json's Sequence; llama.cpp's {@code deepseek-v3}).

@@ -163,8 +163,8 @@ class BpeTokenizerTest
             assertThat(gguf.encodePrompt(text)).as(text).containsExactly(json.encodePrompt(text));
         }
         assertThat(gguf.eosTokenIds()).containsExactly(EOS);
-        assertThatThrownBy(() -> BpeTokenizer.of(tokens, merges, types, BOS, EOS, true, "tekken"))
-                .hasMessageContaining("pre-tokenizer 'tekken' is not supported; supported: llama-bpe, default, gpt2, qwen2, deepseek-v3");
+        assertThatThrownBy(() -> BpeTokenizer.of(tokens, merges, types, BOS, EOS, true, "jais"))
+                .hasMessageContaining("pre-tokenizer 'jais' is not supported; supported: llama-bpe, default, gpt2, qwen2, tekken, gpt-4o, smollm, deepseek-v3");
     }
 
     private static String tokenOf(BpeTokenizer tokenizer, int id)

