@@ -80,6 +80,24 @@ class BenchComputeIT
     }
 
     @Test
+    void benchComputeReportsThroughputAndWhatTheRunHoldsInMemory()
+            throws Exception
+    {
+        Launcher.Run run = Launcher.run(temp, "bench", "compute", "--model", "tiny-gqa", "--batch", "1", "--prompt-len", "32", "--decode-tokens", "4",
+                "--rounds", "1", "--threads", "1", "--json");
+
+        assertThat(run.exitCode()).as(run.describe()).isZero();
+        JsonNode row = JSON.readTree(run.stdout()).get(0);
+        assertThat(row.get("prefill_tokens_per_s").asDouble()).isPositive();
+        assertThat(row.get("decode_tokens_per_s").asDouble()).isPositive();
+        assertThat(row.get("threads").asInt()).isEqualTo(1);
+        // the pool's pages are all touched when it is allocated, so they are resident
+        assertThat(row.get("kv_pool_bytes").asLong()).isPositive();
+        assertThat(row.get("resident_bytes").asLong()).isGreaterThan(row.get("kv_pool_bytes").asLong());
+        assertThat(row.get("model_file_bytes").asLong()).as("a seeded preset has no file").isZero();
+    }
+
+    @Test
     void benchAttentionRefusesAnUnknownPluginAndANonPositiveSequenceLength()
             throws Exception
     {

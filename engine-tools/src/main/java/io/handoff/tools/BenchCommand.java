@@ -16,6 +16,9 @@ import io.handoff.cli.EngineOptions;
 import io.handoff.cli.Main;
 import io.handoff.cli.ModelPathOption;
 import io.handoff.cli.TuningOptions;
+import io.handoff.core.runtime.ModelSource;
+import io.handoff.http.base.ProcessMetrics;
+import io.handoff.up.HostMemory;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.SamplingParams;
@@ -154,6 +157,10 @@ final class BenchCommand
                     row.put("decode_ratio_to_reference", round(decodeTokensPerSecond * flopsPerToken / 1e9 / decodeReference));
                     row.put("threads", computeThreads);
                     row.put("repeats", repeats);
+                    // what the run holds: the weights stay mapped, so resident memory is about the file, the KV pool and a working set
+                    row.put("resident_bytes", ProcessMetrics.residentBytes());
+                    row.put("kv_pool_bytes", compute.kv().footprintBytes());
+                    row.put("model_file_bytes", HostMemory.modelBytes(engine.config().config().getString(ModelSource.PATH_KEY)));
                 }
             }
             // llama.cpp runs once the engine has closed, so the two never share the cores

@@ -73,8 +73,8 @@ public final class ProcessMetrics
         return used;
     }
 
-    // VmRSS of /proc/self/status, or -1 where there is none
-    private static long residentBytes()
+    /** This process's resident memory (VmRSS of /proc/self/status), or -1 where there is none. */
+    public static long residentBytes()
     {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
