@@ -37,4 +37,13 @@ public final class DurationConverter
             default -> Duration.ofSeconds(n);
         };
     }
+
+    /** {@code duration} when it is longer than zero; else what {@code option} needs, as a usage error's message. */
+    public static Duration positive(String option, Duration duration)
+    {
+        if (duration.isZero() || duration.isNegative()) {
+            throw new IllegalArgumentException(option + " must be longer than 0, got " + duration.toMillis() + "ms");
+        }
+        return duration;
+    }
 }

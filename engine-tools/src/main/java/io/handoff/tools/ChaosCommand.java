@@ -208,9 +208,9 @@ final class ChaosCommand
     {
         try {
             return new ChaosSettings(requests, concurrency, maxNewTokens, seed, abortRate, failRate, prefills, transferBackend, model.name(),
-                    Optional.ofNullable(options.configFile), new LinkedHashMap<>(options.overrides), killRestart(), positive("--request-timeout", requestTimeout),
-                    stall, positive("--startup-timeout", startupTimeout), positive("--settle-timeout", settleTimeout),
-                    STOP_GRACE, Optional.ofNullable(duration).map(d -> positive("--duration", d)), Optional.ofNullable(killEvery).map(d -> positive("--kill-every", d)),
+                    Optional.ofNullable(options.configFile), new LinkedHashMap<>(options.overrides), killRestart(), DurationConverter.positive("--request-timeout", requestTimeout),
+                    stall, DurationConverter.positive("--startup-timeout", startupTimeout), DurationConverter.positive("--settle-timeout", settleTimeout),
+                    STOP_GRACE, Optional.ofNullable(duration).map(d -> DurationConverter.positive("--duration", d)), Optional.ofNullable(killEvery).map(d -> DurationConverter.positive("--kill-every", d)),
                     killRouter, Optional.ofNullable(out));
         }
         catch (IllegalArgumentException e) {
@@ -226,13 +226,5 @@ final class ChaosCommand
         catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--kill-restart must be none, prefill or decode, got '" + killRestart + "'");
         }
-    }
-
-    private static Duration positive(String option, Duration duration)
-    {
-        if (duration.isZero() || duration.isNegative()) {
-            throw new IllegalArgumentException(option + " must be longer than 0, got " + duration.toMillis() + "ms");
-        }
-        return duration;
     }
 }

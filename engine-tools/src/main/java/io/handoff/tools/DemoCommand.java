@@ -165,7 +165,7 @@ final class DemoCommand
         try {
             return new DemoSettings(requests, seed, maxNewTokens, concurrency, prefills, decodes, transferBackend, model.name(),
                     Optional.ofNullable(attention), Optional.ofNullable(options.configFile), new LinkedHashMap<>(options.overrides), inProcess,
-                    colocatedStandIns, positive("--startup-timeout", startupTimeout), positive("--request-timeout", requestTimeout),
+                    colocatedStandIns, DurationConverter.positive("--startup-timeout", startupTimeout), DurationConverter.positive("--request-timeout", requestTimeout),
                     STOP_GRACE);
         }
         catch (IllegalArgumentException e) {
@@ -173,13 +173,6 @@ final class DemoCommand
         }
     }
 
-    private static Duration positive(String option, Duration duration)
-    {
-        if (duration.isZero() || duration.isNegative()) {
-            throw new IllegalArgumentException(option + " must be longer than 0, got " + duration.toMillis() + "ms");
-        }
-        return duration;
-    }
 
     /** The distribution's own launcher, with the JDK running this demo. */
     private NodeLauncher processLauncher(Path logDir)
