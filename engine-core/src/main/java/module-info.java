@@ -22,6 +22,7 @@ module handoff.core {
     exports io.handoff.core.model to handoff.http, handoff.cli, handoff.tools;
     exports io.handoff.core.model.tokenizer to handoff.http, handoff.cli, handoff.tools;
     exports io.handoff.core.model.hf to handoff.http, handoff.cli, handoff.tools;
+    exports io.handoff.core.model.gguf to handoff.tools;
     exports io.handoff.core.scheduler to handoff.http, handoff.cli, handoff.tools;
     exports io.handoff.core.disagg to handoff.http, handoff.cli, handoff.tools;
     exports io.handoff.core.disagg.control to handoff.http, handoff.cli, handoff.tools;

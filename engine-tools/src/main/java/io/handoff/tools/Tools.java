@@ -11,6 +11,6 @@ public final class Tools
     @Override
     public List<Object> commands()
     {
-        return List.of(new UpCommand(), new InspectCommand(), new DemoCommand(), new ChaosCommand(), new BenchCommand(), new ClusterCommand());
+        return List.of(new UpCommand(), new InspectCommand(), new DemoCommand(), new ChaosCommand(), new BenchCommand(), new ClusterCommand(), new QuantizeCommand());
     }
 }

@@ -6,12 +6,14 @@ import java.nio.ByteOrder;
 
 /**
  * ggml's block-quantized weight formats, each decoded exactly as ggml's {@code dequantize_row_*} defines it: the
- * legacy formats (32 values a block: Q4_0, Q4_1, Q5_0, Q5_1) and the K-quants (256-value super-blocks: Q4_K, Q5_K,
+ * legacy formats (32 values a block: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1) and the K-quants (256-value super-blocks: Q4_K, Q5_K,
  * Q6_K). A decoded value is F32 arithmetic on the block's F16 scales and integer codes, in ggml's order, so the
  * F32 expansion of a file is the same here and in ggml.
  */
 public enum BlockFormat
 {
+    /** 32 values: F16 {@code d}, 32 signed bytes {@code q}; value {@code q * d}. */
+    Q8_0(32, 34),
     /** 32 values: F16 {@code d}, 16 bytes of 4-bit codes; value {@code (q - 8) * d}. */
     Q4_0(32, 18),
     /** 32 values: F16 {@code d}, F16 {@code m}, 16 bytes of 4-bit codes; value {@code q * d + m}. */
@@ -49,10 +51,21 @@ public enum BlockFormat
         return blockBytes;
     }
 
+    /**
+     * What llama.cpp's CPU build rounds a matrix input to for this weight type: Q8_K for the K-quants, Q8_0 for the legacy
+     * formats (Q4_1 and Q5_1 take Q8_1, whose codes and scale are Q8_0's; its F16 block sum, which llama.cpp multiplies by
+     * the weights' offset, is the exact sum here).
+     */
+    public ActivationFormat llamaCppActivations()
+    {
+        return blockElements == 256 ? ActivationFormat.Q8_K : ActivationFormat.Q8_0;
+    }
+
     /** Decodes the block at byte {@code at} of {@code data} into {@code out[outOff .. outOff + blockElements)}. */
     public void decode(MemorySegment data, long at, float[] out, int outOff)
     {
         switch (this) {
+            case Q8_0 -> q8_0(data, at, out, outOff);
             case Q4_0 -> q4_0(data, at, out, outOff);
             case Q4_1 -> q4_1(data, at, out, outOff);
             case Q5_0 -> q5_0(data, at, out, outOff);
@@ -73,7 +86,7 @@ public enum BlockFormat
         return out;
     }
 
-    private static float f16(MemorySegment data, long at)
+    static float f16(MemorySegment data, long at)
     {
         return Float.float16ToFloat(data.get(U16_LE, at));
     }
@@ -81,6 +94,14 @@ public enum BlockFormat
     private static int u8(MemorySegment data, long at)
     {
         return data.get(ValueLayout.JAVA_BYTE, at) & 0xff;
+    }
+
+    private static void q8_0(MemorySegment data, long at, float[] out, int o)
+    {
+        float d = f16(data, at);
+        for (int j = 0; j < 32; j++) {
+            out[o + j] = data.get(ValueLayout.JAVA_BYTE, at + 2 + j) * d;
+        }
     }
 
     private static void q4_0(MemorySegment data, long at, float[] out, int o)
@@ -161,13 +182,13 @@ public enum BlockFormat
     }
 
     /** ggml's get_scale_min_k4: sub-block {@code j}'s 6-bit scale. */
-    private static int scale(MemorySegment data, long scales, int j)
+    static int scale(MemorySegment data, long scales, int j)
     {
         return j < 4 ? u8(data, scales + j) & 63 : (u8(data, scales + j + 4) & 0x0f) | ((u8(data, scales + j - 4) >> 6) << 4);
     }
 
     /** ggml's get_scale_min_k4: sub-block {@code j}'s 6-bit min. */
-    private static int minimum(MemorySegment data, long scales, int j)
+    static int minimum(MemorySegment data, long scales, int j)
     {
         return j < 4 ? u8(data, scales + j + 4) & 63 : (u8(data, scales + j + 4) >> 4) | ((u8(data, scales + j) >> 6) << 4);
     }

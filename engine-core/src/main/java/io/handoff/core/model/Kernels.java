@@ -89,6 +89,7 @@ public final class Kernels
             firstBlock[p + 1] = firstBlock[p] + (w.rows() + ROW_BLOCK - 1) / ROW_BLOCK;
             work += (long) w.rows() * w.cols() * tokens;
         }
+        Object[] inputs = inputs(x, xOff, xStride, tokens, products);
         IntConsumer block = b -> {
             int p = 0;
             while (b >= firstBlock[p + 1]) {
@@ -97,7 +98,15 @@ public final class Kernels
             Product product = products[p];
             int rowStart = (b - firstBlock[p]) * ROW_BLOCK;
             int rowEnd = Math.min(product.w().rows(), rowStart + ROW_BLOCK);
-            if (tokens == 1) {
+            if (inputs[p] instanceof QuantizedInput quantized) {
+                if (tokens == 1) {
+                    QuantizedKernels.rows(product.w(), rowStart, rowEnd, quantized, product.out(), product.outOff());
+                }
+                else {
+                    QuantizedKernels.tile(product.w(), rowStart, rowEnd, quantized, product.out(), product.outOff(), product.outStride());
+                }
+            }
+            else if (tokens == 1) {
                 rows(product, rowStart, rowEnd, x, xOff);
             }
             else {
@@ -112,6 +121,28 @@ public final class Kernels
             return;
         }
         parallelFor(pool, blocks, block);
+    }
+
+    /**
+     * Each product's input: {@code null} for the caller's tokens as they are, or their {@link QuantizedInput} in the
+     * format the matrix takes, quantized once per format (q, k and v share one).
+     */
+    private static Object[] inputs(float[] x, int xOff, int xStride, int tokens, Product[] products)
+    {
+        Object[] inputs = new Object[products.length];
+        QuantizedInput[] quantized = new QuantizedInput[ActivationFormat.values().length];
+        for (int p = 0; p < products.length; p++) {
+            WeightMatrix w = products[p].w();
+            ActivationFormat format = w.activations();
+            if (format == ActivationFormat.F32) {
+                continue;
+            }
+            if (quantized[format.ordinal()] == null) {
+                quantized[format.ordinal()] = format.quantize(x, xOff, xStride, tokens, w.cols());
+            }
+            inputs[p] = quantized[format.ordinal()];
+        }
+        return inputs;
     }
 
     /** One token: each row once, converted in the product's lanes. */

@@ -50,6 +50,36 @@ record PermutedRows(WeightMatrix matrix, int[] order)
     }
 
     @Override
+    public ActivationFormat activations()
+    {
+        return matrix.activations();
+    }
+
+    @Override
+    public WeightMatrix withActivations(ActivationFormat format)
+    {
+        return new PermutedRows(matrix.withActivations(format), order);
+    }
+
+    @Override
+    public BlockFormat codeFormat()
+    {
+        return matrix.codeFormat();
+    }
+
+    @Override
+    public void decodeCodes(int row, BlockCodes codes, int slot)
+    {
+        matrix.decodeCodes(order[row], codes, slot);
+    }
+
+    @Override
+    public float dotCodes(int row, QuantizedInput x, BlockCodes codes)
+    {
+        return matrix.dotCodes(order[row], x, codes);
+    }
+
+    @Override
     public String elementType()
     {
         return matrix.elementType();

@@ -14,7 +14,7 @@ import java.nio.ByteOrder;
  * A block is exactly one iteration of {@link Kernels#dot}'s main loop (four lanes of eight), so each lane
  * dequantizes {@code q * d}, which is exact in F32, and multiplies-adds as the F32 expansion would.
  */
-record Q8Matrix(MemorySegment data, int rows, int cols)
+record Q8Matrix(MemorySegment data, int rows, int cols, ActivationFormat activations)
         implements WeightMatrix
 {
     static final int BLOCK = 32;
@@ -71,6 +71,24 @@ record Q8Matrix(MemorySegment data, int rows, int cols)
             lanes(data, at + 2 + 2 * L, d).intoArray(out, outOff + i + 2 * L);
             lanes(data, at + 2 + 3 * L, d).intoArray(out, outOff + i + 3 * L);
         }
+    }
+
+    @Override
+    public WeightMatrix withActivations(ActivationFormat format)
+    {
+        return new Q8Matrix(data, rows, cols, format);
+    }
+
+    @Override
+    public BlockFormat codeFormat()
+    {
+        return BlockFormat.Q8_0;
+    }
+
+    @Override
+    public void decodeCodes(int row, BlockCodes codes, int slot)
+    {
+        codes.decode(data, row, slot);
     }
 
     @Override

@@ -37,6 +37,46 @@ public sealed interface WeightMatrix
     /** The stored element type, for logs: {@code F32}, {@code F16}, {@code BF16}, {@code Q8_0}, {@code F8_E4M3}. */
     String elementType();
 
+    /**
+     * What the matrix's input is rounded to before the product: {@link ActivationFormat#F32} (as it is) unless the matrix
+     * multiplies as llama.cpp's integer kernels do (see {@link #withActivations}).
+     */
+    default ActivationFormat activations()
+    {
+        return ActivationFormat.F32;
+    }
+
+    /**
+     * This matrix with its input rounded to {@code format} before each product, as llama.cpp rounds it for this weight
+     * type; {@link ActivationFormat#F32} multiplies the exact input (the product of the F32 expansion).
+     */
+    default WeightMatrix withActivations(ActivationFormat format)
+    {
+        if (format != ActivationFormat.F32) {
+            throw new IllegalArgumentException("a " + elementType() + " matrix multiplies its input as it is; only block-quantized matrices round it");
+        }
+        return this;
+    }
+
+    /** The block format whose integer codes {@link #decodeCodes} writes: a block-quantized matrix's own. */
+    default BlockFormat codeFormat()
+    {
+        throw new UnsupportedOperationException("a " + elementType() + " matrix has no integer codes");
+    }
+
+    /** Row {@code row} as integer codes and block scales ({@link BlockCodes}) into slot {@code slot} of {@code codes}. */
+    default void decodeCodes(int row, BlockCodes codes, int slot)
+    {
+        throw new UnsupportedOperationException("a " + elementType() + " matrix has no integer codes");
+    }
+
+    /** Row {@code row} times token 0 of {@code x} in {@link QuantizedKernels}' order; {@code codes} is scratch for the row. */
+    default float dotCodes(int row, QuantizedInput x, BlockCodes codes)
+    {
+        decodeCodes(row, codes, 0);
+        return QuantizedKernels.dot(codes, 0, x, 0);
+    }
+
     /** The bytes the matrix reads (a mapped matrix's share of the file). */
     long byteSize();
 
@@ -89,7 +129,7 @@ public sealed interface WeightMatrix
         if (cols % Q8Matrix.BLOCK != 0) {
             throw new IllegalArgumentException("a Q8_0 matrix has rows of whole 32-value blocks; " + cols + " columns are not");
         }
-        return new Q8Matrix(sized(data, rows, cols, elements / Q8Matrix.BLOCK * Q8Matrix.BLOCK_BYTES, "Q8_0"), rows, cols);
+        return new Q8Matrix(sized(data, rows, cols, elements / Q8Matrix.BLOCK * Q8Matrix.BLOCK_BYTES, "Q8_0"), rows, cols, ActivationFormat.F32);
     }
 
     /** ggml's block format {@code format}: each row a run of whole blocks (32 values for the legacy formats, 256 for the K-quants). */
@@ -101,7 +141,8 @@ public sealed interface WeightMatrix
             throw new IllegalArgumentException("a " + format + " matrix has rows of whole " + format.blockElements() + "-value blocks; " + cols
                     + " columns are not");
         }
-        return new BlockMatrix(sized(data, rows, cols, elements / format.blockElements() * format.blockBytes(), format.name()), rows, cols, format);
+        return new BlockMatrix(sized(data, rows, cols, elements / format.blockElements() * format.blockBytes(), format.name()), rows, cols, format,
+                ActivationFormat.F32);
     }
 
     /**

@@ -4,6 +4,7 @@ import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.gguf.GgufFile;
 import io.handoff.core.model.gguf.GgufModel;
 import io.handoff.core.model.gguf.GgufTensor;
+import io.handoff.core.model.gguf.GgufTensorType;
 import io.handoff.core.model.gguf.GgufTokenizerData;
 import io.handoff.core.model.gguf.GgufWeights;
 import io.handoff.core.model.tokenizer.BpeTokenizer;
@@ -28,15 +29,15 @@ final class GgufModelSource
 {
     private GgufModelSource() {}
 
-    static ModelSource open(Path path, int maxContext)
+    static ModelSource open(Path path, int maxContext, boolean quantizedActivations)
     {
-        GgufWeights weights = GgufWeights.open(path);
+        GgufWeights weights = GgufWeights.open(path, quantizedActivations);
         try {
             GgufModel model = weights.model();
             GgufTokenizerData data = GgufTokenizerData.read(weights.file());
             Tokenizer tokenizer = tokenizer(path, data);
             // lm_head.weight is served from token_embd when the file ties them, so the transformer needs no tying of its own
-            ModelConfig config = model.config().withServing(maxContext, identity(weights.file()));
+            ModelConfig config = model.config().withServing(maxContext, identity(weights.file(), quantizedActivations));
             Optional<ChatTemplateText> chat = data.chatTemplate().map(template -> new ChatTemplateText(template, token(data, data.bos()),
                     token(data, data.eos())));
             return new ModelSource(config, weights, tokenizer, chat);
@@ -68,8 +69,11 @@ final class GgufModelSource
         return id >= 0 && id < data.tokens().size() ? data.tokens().get(id) : "";
     }
 
-    /** What tells two GGUF files apart without reading their weights: every tensor's name, type, shape and place, and the vocabulary. */
-    private static String identity(GgufFile file)
+    /**
+     * What tells two GGUF files apart without reading their weights: every tensor's name, type, shape and place, and the
+     * vocabulary; and how its quantized matrices multiply, which changes the logits (a prefill and a decode must agree on it).
+     */
+    private static String identity(GgufFile file, boolean quantizedActivations)
     {
         MessageDigest digest;
         try {
@@ -86,6 +90,7 @@ final class GgufModelSource
             long sample = Math.min(4096, tensor.data().byteSize());
             digest.update(tensor.data().asSlice(0, sample).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
         }
-        return "gguf-" + HexFormat.of().formatHex(digest.digest(), 0, 8);
+        boolean quantized = file.tensors().values().stream().anyMatch(tensor -> tensor.type().blockFormat().isPresent() || tensor.type() == GgufTensorType.Q8_0);
+        return "gguf-" + HexFormat.of().formatHex(digest.digest(), 0, 8) + (quantized && !quantizedActivations ? "-exact-activations" : "");
     }
 }

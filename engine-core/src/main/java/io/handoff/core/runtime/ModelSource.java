@@ -40,6 +40,7 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
     public static final String NAME_KEY = "handoff.model.name";
     public static final String MAX_CONTEXT_KEY = "handoff.model.max-context";
     public static final String SERVED_NAME_KEY = "handoff.model.served-name";
+    public static final String QUANTIZED_ACTIVATIONS_KEY = "handoff.model.quantized-activations";
 
     public ModelSource
     {
@@ -84,14 +85,36 @@ public record ModelSource(ModelConfig config, WeightSource weights, Tokenizer to
             ModelConfig model = ModelConfig.byName(config.getString(NAME_KEY));
             return new ModelSource(model, new SyntheticWeights(model.weightsSeed()), new ByteTokenizer());
         }
-        return open(Path.of(path), config.getInt(MAX_CONTEXT_KEY));
+        return open(Path.of(path), config.getInt(MAX_CONTEXT_KEY), quantizedActivations(config));
     }
 
-    /** A Hugging Face checkpoint directory, served with at most {@code maxContext} tokens per request. */
+    /** {@value #QUANTIZED_ACTIVATIONS_KEY}: {@code auto} rounds a block-quantized matrix's input as llama.cpp does, {@code off} keeps it exact. */
+    public static boolean quantizedActivations(Config config)
+    {
+        String setting = config.getString(QUANTIZED_ACTIVATIONS_KEY);
+        return switch (setting) {
+            case "auto" -> true;
+            case "off" -> false;
+            default -> throw new IllegalArgumentException(QUANTIZED_ACTIVATIONS_KEY + " = '" + setting + "' is not one of auto | off");
+        };
+    }
+
+    /** A checkpoint, served with at most {@code maxContext} tokens per request, a GGUF file's quantized matrices rounding their inputs as llama.cpp does. */
     public static ModelSource open(Path path, int maxContext)
     {
+        return open(path, maxContext, true);
+    }
+
+    /**
+     * A Hugging Face checkpoint directory or a GGUF file, served with at most {@code maxContext} tokens per request.
+     *
+     * @param quantizedActivations whether a GGUF file's block-quantized matrices round their inputs as llama.cpp's CPU build
+     *                             does (Q8_0 or Q8_K) rather than multiply them exactly
+     */
+    public static ModelSource open(Path path, int maxContext, boolean quantizedActivations)
+    {
         if (Files.isRegularFile(path) && path.getFileName().toString().endsWith(".gguf")) {
-            return GgufModelSource.open(path, maxContext);
+            return GgufModelSource.open(path, maxContext, quantizedActivations);
         }
         if (!Files.isDirectory(path)) {
             throw new IllegalArgumentException(PATH_KEY + " " + path + " is not a directory or a .gguf file; give a Hugging Face "

@@ -139,7 +139,15 @@ final class LlamaCppAgreement
     static List<GenerateResult> generate(Path path, KvDtype dtype, List<String> prompts, List<int[]> expectedPrompts, int tokens)
             throws Exception
     {
-        try (ModelSource source = ModelSource.open(path, 512)) {
+        return generate(path, dtype, prompts, expectedPrompts, tokens, true);
+    }
+
+    /** {@link #generate}, a GGUF file's quantized matrices rounding their inputs as llama.cpp does or ({@code false}) multiplying them exactly. */
+    static List<GenerateResult> generate(Path path, KvDtype dtype, List<String> prompts, List<int[]> expectedPrompts, int tokens,
+            boolean quantizedActivations)
+            throws Exception
+    {
+        try (ModelSource source = ModelSource.open(path, 512, quantizedActivations)) {
             for (int p = 0; p < prompts.size(); p++) {
                 assertThat(source.tokenizer().encodePrompt(prompts.get(p))).as("prompt ids of '%s' (%s)", prompts.get(p), path.getFileName())
                         .containsExactly(expectedPrompts.get(p));

@@ -50,7 +50,7 @@ class LlamaCppGreedyAgreementTest
             throws Exception
     {
         Path gguf = gguf(vocabulary, type, false);
-        int equal = compare(vocabulary + " vocabulary, " + type + " weights, " + kv + " KV", gguf, gguf, kv, LlamaCppAgreement.tolerance(type, kv));
+        int equal = compare(vocabulary + " vocabulary, " + type + " weights, " + kv + " KV", gguf, gguf, kv, LlamaCppAgreement.tolerance(type, kv), true);
         assertThat(equal).as("ids equal before the first differences").isGreaterThanOrEqualTo(PROMPTS.size() * TOKENS / 2);
     }
 
@@ -60,7 +60,7 @@ class LlamaCppGreedyAgreementTest
             throws Exception
     {
         int equal = compare(vocabulary + " vocabulary, " + type + " weights (llama.cpp: decoded as F32), F32 KV", gguf(vocabulary, type, false),
-                gguf(vocabulary, type, true), KvDtype.F32, LlamaCppAgreement.tolerance(GgufTensorType.F32, KvDtype.F32));
+                gguf(vocabulary, type, true), KvDtype.F32, LlamaCppAgreement.tolerance(GgufTensorType.F32, KvDtype.F32), false);
         assertThat(equal).as("ids equal").isEqualTo(PROMPTS.size() * TOKENS);
     }
 
@@ -68,11 +68,11 @@ class LlamaCppGreedyAgreementTest
      * Handoff's greedy ids on {@code ours} against llama.cpp's on {@code theirs} (the same file, or its weights decoded as F32);
      * returns how many ids were equal before the first differences.
      */
-    private static int compare(String label, Path ours, Path theirs, KvDtype kv, double tolerance)
+    private static int compare(String label, Path ours, Path theirs, KvDtype kv, double tolerance, boolean quantizedActivations)
             throws Exception
     {
         LlamaCppReference.Generation expected = LlamaCppAgreement.reference(theirs, PROMPTS, TOKENS, kv);
-        List<GenerateResult> results = LlamaCppAgreement.generate(ours, kv, PROMPTS, expected.prompts(), TOKENS);
+        List<GenerateResult> results = LlamaCppAgreement.generate(ours, kv, PROMPTS, expected.prompts(), TOKENS, quantizedActivations);
         return LlamaCppAgreement.compare(label, PROMPTS, TOKENS, expected, results, tolerance);
     }
 

@@ -1,5 +1,7 @@
 package io.handoff.core.model.gguf;
 
+import io.handoff.core.model.ActivationFormat;
+import io.handoff.core.model.BlockFormat;
 import io.handoff.core.model.WeightMatrix;
 import io.handoff.core.model.WeightSource;
 
@@ -26,20 +28,34 @@ public final class GgufWeights
 {
     private final GgufFile file;
     private final GgufModel model;
+    private final boolean quantizedActivations;
     private volatile boolean closed;
 
-    private GgufWeights(GgufFile file, GgufModel model)
+    private GgufWeights(GgufFile file, GgufModel model, boolean quantizedActivations)
     {
         this.file = file;
         this.model = model;
+        this.quantizedActivations = quantizedActivations;
     }
 
-    /** Maps {@code path} and reads its model; throws {@link IllegalArgumentException} starting with the path when either is malformed. */
+    /** {@link #open(Path, boolean)} with quantized activations, as llama.cpp multiplies. */
     public static GgufWeights open(Path path)
+    {
+        return open(path, true);
+    }
+
+    /**
+     * Maps {@code path} and reads its model; throws {@link IllegalArgumentException} starting with the path when either is malformed.
+     *
+     * @param quantizedActivations whether a block-quantized matrix rounds its input as llama.cpp's CPU build does
+     *                             ({@link BlockFormat#llamaCppActivations}); without, it multiplies the exact input, the product of
+     *                             the file's F32 expansion
+     */
+    public static GgufWeights open(Path path, boolean quantizedActivations)
     {
         GgufFile file = GgufFile.open(requireNonNull(path, "path is null"));
         try {
-            return new GgufWeights(file, GgufModel.read(file));
+            return new GgufWeights(file, GgufModel.read(file), quantizedActivations);
         }
         catch (RuntimeException e) {
             file.close();
@@ -88,8 +104,11 @@ public final class GgufWeights
             case F32 -> WeightMatrix.f32(tensor.data(), rows, cols);
             case F16 -> WeightMatrix.f16(tensor.data(), rows, cols);
             case BF16 -> WeightMatrix.bf16(tensor.data(), rows, cols);
-            case Q8_0 -> WeightMatrix.q8_0(tensor.data(), rows, cols);
-            case Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K -> WeightMatrix.blocks(tensor.type().blockFormat().orElseThrow(), tensor.data(), rows, cols);
+            case Q8_0 -> activations(WeightMatrix.q8_0(tensor.data(), rows, cols), ActivationFormat.Q8_0);
+            case Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K -> {
+                BlockFormat format = tensor.type().blockFormat().orElseThrow();
+                yield activations(WeightMatrix.blocks(format, tensor.data(), rows, cols), format.llamaCppActivations());
+            }
         };
         int qkHeads = permutedQkHeads(name);
         if (qkHeads > 0) {
@@ -101,6 +120,11 @@ public final class GgufWeights
             }
         }
         return matrix;
+    }
+
+    private WeightMatrix activations(WeightMatrix matrix, ActivationFormat format)
+    {
+        return quantizedActivations ? matrix.withActivations(format) : matrix;
     }
 
     private GgufTensor tensor(String name, int... shape)

@@ -1,0 +1,137 @@
+package io.handoff.core.model;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * What a matrix's input is rounded to before the product, as llama.cpp's CPU build rounds it for the weight types it
+ * multiplies in integers: {@link #Q8_0} (blocks of 32, an F16 scale each) for Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1, and
+ * {@link #Q8_K} (blocks of 256, an F32 scale each) for the K-quants. An input rounded here is the exact value its
+ * codes stand for ({@code scale * code}), so a product over it has the value llama.cpp's integer product has, up to
+ * the order of the F32 additions. Each token's input is rounded on its own, so a token's result does not depend on
+ * the batch it runs in.
+ */
+public enum ActivationFormat
+{
+    /** The input as it is. */
+    F32(1),
+    /** ggml's quantize_row_q8_0 as its AVX2 build runs it: scale {@code max|x| / 127} kept in F16, codes {@code rint(x * 127 / max|x|)}. */
+    Q8_0(32),
+    /** ggml's quantize_row_q8_K: scale {@code 1 / iscale} in F32 for {@code iscale = -127 / x_m}, {@code x_m} the first value of largest magnitude, codes rounded half to even and at most 127. */
+    Q8_K(256);
+
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
+    private static final int L = F.length();
+    // 1.5 * 2^23: adding it and taking it away again rounds a float of magnitude below 2^22 to an integer, ties to even
+    // (ggml's nearest_int, and AVX's round_ps as its quantize_row_q8_0 uses it)
+    private static final float ROUNDING = 12582912f;
+
+    private final int block;
+
+    ActivationFormat(int block)
+    {
+        this.block = block;
+    }
+
+    /** Values per block: a matrix's width must be a multiple of it. */
+    public int block()
+    {
+        return block;
+    }
+
+    /**
+     * {@code tokens} tokens of {@code cols} values ({@code x[xOff + t * xStride ..]}) rounded to this format, each on its own.
+     */
+    QuantizedInput quantize(float[] x, int xOff, int xStride, int tokens, int cols)
+    {
+        if (this == F32) {
+            throw new IllegalStateException("F32 inputs are not quantized");
+        }
+        if (cols % block != 0) {
+            throw new IllegalArgumentException(cols + " values are not whole " + this + " blocks of " + block);
+        }
+        int blocks = cols / block;
+        float[] codes = new float[tokens * cols];
+        float[] scales = new float[tokens * blocks];
+        int[] sums = new int[tokens * cols / 32];
+        float[] blockSums = new float[tokens * cols / 32];
+        for (int t = 0; t < tokens; t++) {
+            for (int b = 0; b < blocks; b++) {
+                int in = xOff + t * xStride + b * block;
+                int out = t * cols + b * block;
+                scales[t * blocks + b] = this == Q8_0 ? q8_0(x, in, codes, out) : q8_k(x, in, codes, out);
+            }
+            for (int j = 0; j < cols / 32; j++) {
+                int c = t * cols + 32 * j;
+                // at most 32 * 127 in magnitude: every partial sum is exact
+                FloatVector v = FloatVector.fromArray(F, codes, c).add(FloatVector.fromArray(F, codes, c + L))
+                        .add(FloatVector.fromArray(F, codes, c + 2 * L).add(FloatVector.fromArray(F, codes, c + 3 * L)));
+                int sum = (int) v.reduceLanes(VectorOperators.ADD);
+                sums[t * cols / 32 + j] = sum;
+                if (this == Q8_0) {
+                    blockSums[t * cols / 32 + j] = Float.float16ToFloat(Float.floatToFloat16(scales[t * blocks + j] * sum));
+                }
+            }
+        }
+        return new QuantizedInput(this, tokens, cols, codes, scales, sums, blockSums);
+    }
+
+    /**
+     * {@code n} values at {@code x[xOff..]} rounded to this format, written as the values they stand for ({@code scale * code})
+     * to {@code out[outOff..]}: what a product over the rounded input multiplies, as F32.
+     */
+    public void round(float[] x, int xOff, int n, float[] out, int outOff)
+    {
+        if (this == F32) {
+            System.arraycopy(x, xOff, out, outOff, n);
+            return;
+        }
+        QuantizedInput q = quantize(x, xOff, n, 1, n);
+        for (int i = 0; i < n; i++) {
+            out[outOff + i] = q.scales()[i / block] * q.codes()[i];
+        }
+    }
+
+    /** One block of ggml's AVX2 quantize_row_q8_0: the codes into {@code codes[at..]}, the F16-rounded scale returned. */
+    private static float q8_0(float[] x, int xOff, float[] codes, int at)
+    {
+        FloatVector m = FloatVector.fromArray(F, x, xOff).abs();
+        for (int i = L; i < 32; i += L) {
+            m = m.max(FloatVector.fromArray(F, x, xOff + i).abs());
+        }
+        float amax = m.reduceLanes(VectorOperators.MAX);
+        FloatVector inverse = FloatVector.broadcast(F, amax != 0 ? 127f / amax : 0);
+        for (int i = 0; i < 32; i += L) {
+            FloatVector.fromArray(F, x, xOff + i).mul(inverse).add(ROUNDING).sub(ROUNDING).intoArray(codes, at + i);
+        }
+        return Float.float16ToFloat(Float.floatToFloat16(amax / 127f));
+    }
+
+    /** One block of ggml's quantize_row_q8_K: the codes into {@code codes[at..]}, the scale returned. */
+    private static float q8_k(float[] x, int xOff, float[] codes, int at)
+    {
+        FloatVector m = FloatVector.fromArray(F, x, xOff).abs();
+        for (int i = L; i < 256; i += L) {
+            m = m.max(FloatVector.fromArray(F, x, xOff + i).abs());
+        }
+        float amax = m.reduceLanes(VectorOperators.MAX);
+        if (amax == 0) {
+            java.util.Arrays.fill(codes, at, at + 256, 0);
+            return 0;
+        }
+        // the first value of largest magnitude gives the sign, as ggml's strict '>' scan does
+        int first = 0;
+        while (Math.abs(x[xOff + first]) != amax) {
+            first++;
+        }
+        float iscale = -127f / x[xOff + first];
+        FloatVector scale = FloatVector.broadcast(F, iscale);
+        FloatVector most = FloatVector.broadcast(F, 127f);
+        for (int i = 0; i < 256; i += L) {
+            FloatVector.fromArray(F, x, xOff + i).mul(scale).add(ROUNDING).sub(ROUNDING).min(most).intoArray(codes, at + i);
+        }
+        return 1 / iscale;
+    }
+
+}

@@ -1,0 +1,268 @@
+package io.handoff.core.model;
+
+import jdk.incubator.vector.ByteVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/**
+ * Rows of a block-quantized matrix in the integer form a product over a {@link QuantizedInput} takes: each value as
+ * {@code scale * code} plus an offset term, the code an integer (held as a float, exact), with whatever integer
+ * sub-block scale the format has folded into it:
+ * <ul>
+ * <li>Q8_0, Q4_0, Q5_0: code {@code q} (less 8 or 16), scale {@code d}.
+ * <li>Q4_1, Q5_1: code {@code q}, scale {@code d}, offset {@code m} per block (added as {@code m} times the input's block sum).
+ * <li>Q4_K, Q5_K: code {@code sc_j * q}, scale {@code d}, offset {@code dmin} per super-block with a 6-bit min {@code m_j}
+ *     per 32 values (subtracted as {@code dmin * d_x * sum_j m_j * sum_j(codes)}).
+ * <li>Q6_K: code {@code sc_j * (q - 32)}, scale {@code d}.
+ * </ul>
+ * The decoding runs in byte vectors, then widens 8 codes at a time; it is exact, so any width gives the same codes.
+ */
+final class BlockCodes
+{
+    private static final VectorSpecies<Byte> B = ByteVector.SPECIES_64;
+    private static final VectorSpecies<Byte> B16 = ByteVector.SPECIES_128;
+    private static final VectorSpecies<Byte> B32 = ByteVector.SPECIES_256;
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+    private static final ValueLayout.OfInt U32_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
+
+    final BlockFormat format;
+    final int cols;
+    final int blocks;
+    float[] codes;
+    float[] scales;
+    float[] offsets;
+    int[] mins;
+    private int capacity;
+    // a super-block's codes as signed bytes: formed 32 at a time, then widened 8 at a time
+    private final byte[] small = new byte[256];
+
+    BlockCodes(BlockFormat format, int cols)
+    {
+        this.format = format;
+        this.cols = cols;
+        this.blocks = cols / format.blockElements();
+    }
+
+    /** Whether {@code format} has an offset per block ({@link #offsets}), and for the K-quants a min per 32 values ({@link #mins}). */
+    static boolean hasOffsets(BlockFormat format)
+    {
+        return format == BlockFormat.Q4_1 || format == BlockFormat.Q5_1 || format == BlockFormat.Q4_K || format == BlockFormat.Q5_K;
+    }
+
+    /** Room for {@code rows} rows. */
+    void ensure(int rows)
+    {
+        if (rows > capacity) {
+            codes = new float[rows * cols];
+            scales = new float[rows * blocks];
+            offsets = new float[rows * blocks];
+            mins = new int[rows * (cols / 32)];
+            capacity = rows;
+        }
+    }
+
+    /** Matrix row {@code row} of {@code data} into slot {@code slot}. */
+    void decode(MemorySegment data, int row, int slot)
+    {
+        long base = (long) row * blocks * format.blockBytes();
+        for (int b = 0; b < blocks; b++) {
+            long at = base + (long) b * format.blockBytes();
+            int block = slot * blocks + b;
+            int c = slot * cols + b * format.blockElements();
+            switch (format) {
+                case Q8_0 -> q8_0(data, at, c, block);
+                case Q4_0 -> q4_0(data, at, c, block);
+                case Q4_1 -> q4_1(data, at, c, block);
+                case Q5_0 -> q5(data, at, c, block, false);
+                case Q5_1 -> q5(data, at, c, block, true);
+                case Q4_K -> k4(data, at, c, block, slot * (cols / 32) + b * 8, false);
+                case Q5_K -> k4(data, at, c, block, slot * (cols / 32) + b * 8, true);
+                case Q6_K -> q6_k(data, at, c, block);
+            }
+        }
+    }
+
+    /**
+     * Row {@code row} of a Q4_K, Q5_K or Q6_K matrix times token 0 of {@code x} straight from {@code data}, the same bits
+     * as decoding the row and {@link QuantizedKernels#dot}: each 16 or 32 codes' exact sum is multiplied by the
+     * sub-block's integer scale (exact) before it joins the block's lanes.
+     */
+    float dotRow(MemorySegment data, int row, QuantizedInput x)
+    {
+        long base = (long) row * blocks * format.blockBytes();
+        float[] xc = x.codes();
+        float[] xs = x.scales();
+        int[] sums = x.sums();
+        FloatVector acc = FloatVector.zero(F);
+        float o = 0;
+        for (int b = 0; b < blocks; b++) {
+            long at = base + (long) b * format.blockBytes();
+            int c = b * 256;
+            FloatVector p = FloatVector.zero(F);
+            if (format == BlockFormat.Q6_K) {
+                for (int half = 0; half < 2; half++) {
+                    sixBits(data, at, half);
+                    long sc = at + 192 + 8L * half;
+                    for (int part = 0; part < 4; part++) {
+                        for (int is = 0; is < 2; is++) {
+                            int from = 32 * part + 16 * is;
+                            int xi = c + 128 * half + from;
+                            FloatVector ps = ((FloatVector) ByteVector.fromArray(B, small, from).convertShape(VectorOperators.B2F, F, 0)).mul(FloatVector.fromArray(F, xc, xi));
+                            ps = ((FloatVector) ByteVector.fromArray(B, small, from + 8).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 8), ps);
+                            p = ps.fma(FloatVector.broadcast(F, data.get(ValueLayout.JAVA_BYTE, sc + is + 2 * part)), p);
+                        }
+                    }
+                }
+            }
+            else {
+                boolean fifthBit = format == BlockFormat.Q5_K;
+                long sc = at + 4;
+                int m = 0;
+                for (int group = 0; group < 4; group++) {
+                    int sub = 2 * group;
+                    fourBits(data, at, group, fifthBit);
+                    for (int h = 0; h < 2; h++) {
+                        int xi = c + 64 * group + 32 * h;
+                        FloatVector ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h).convertShape(VectorOperators.B2F, F, 0)).mul(FloatVector.fromArray(F, xc, xi));
+                        ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 8).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 8), ps);
+                        ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 16).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 16), ps);
+                        ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 24).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 24), ps);
+                        p = ps.fma(FloatVector.broadcast(F, BlockFormat.scale(data, sc, sub + h)), p);
+                        m += BlockFormat.minimum(data, sc, sub + h) * sums[b * 8 + sub + h];
+                    }
+                }
+                o += (BlockFormat.f16(data, at + 2) * xs[b]) * m;
+            }
+            float d = format == BlockFormat.Q6_K ? BlockFormat.f16(data, at + 208) : BlockFormat.f16(data, at);
+            acc = p.fma(FloatVector.broadcast(F, d * xs[b]), acc);
+        }
+        float sum = ((acc.lane(0) + acc.lane(1)) + (acc.lane(2) + acc.lane(3))) + ((acc.lane(4) + acc.lane(5)) + (acc.lane(6) + acc.lane(7)));
+        return format == BlockFormat.Q6_K ? sum + 0f : sum + -o;
+    }
+
+
+    /** Q4_K's or Q5_K's group {@code group} (64 values) as codes without their scales: low nibbles at {@code small[0..32)}, high at {@code [32..64)}. */
+    private void fourBits(MemorySegment data, long at, int group, boolean fifthBit)
+    {
+        ByteVector v = ByteVector.fromMemorySegment(B32, data, (fifthBit ? at + 48 : at + 16) + 32L * group, LE);
+        ByteVector low = v.and((byte) 15);
+        ByteVector upper = v.lanewise(VectorOperators.LSHR, 4).and((byte) 15);
+        if (fifthBit) {
+            ByteVector high = ByteVector.fromMemorySegment(B32, data, at + 16, LE);
+            low = low.or(high.lanewise(VectorOperators.LSHR, 2 * group).and((byte) 1).lanewise(VectorOperators.LSHL, 4));
+            upper = upper.or(high.lanewise(VectorOperators.LSHR, 2 * group + 1).and((byte) 1).lanewise(VectorOperators.LSHL, 4));
+        }
+        low.intoArray(small, 0);
+        upper.intoArray(small, 32);
+    }
+
+    /** Q6_K's half {@code half} (128 values) as codes less 32 without their scales, into {@code small[0..128)}. */
+    private void sixBits(MemorySegment data, long at, int half)
+    {
+        long ql = at + 64L * half;
+        ByteVector a = ByteVector.fromMemorySegment(B32, data, ql, LE);
+        ByteVector b = ByteVector.fromMemorySegment(B32, data, ql + 32, LE);
+        ByteVector h = ByteVector.fromMemorySegment(B32, data, at + 128 + 32L * half, LE);
+        ByteVector three = ByteVector.broadcast(B32, (byte) 3);
+        a.and((byte) 15).or(h.and(three).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32).intoArray(small, 0);
+        b.and((byte) 15).or(h.lanewise(VectorOperators.LSHR, 2).and(three).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32).intoArray(small, 32);
+        a.lanewise(VectorOperators.LSHR, 4).and((byte) 15).or(h.lanewise(VectorOperators.LSHR, 4).and(three).lanewise(VectorOperators.LSHL, 4))
+                .sub((byte) 32).intoArray(small, 64);
+        b.lanewise(VectorOperators.LSHR, 4).and((byte) 15).or(h.lanewise(VectorOperators.LSHR, 6).and(three).lanewise(VectorOperators.LSHL, 4))
+                .sub((byte) 32).intoArray(small, 96);
+    }
+
+    private void q8_0(MemorySegment data, long at, int c, int block)
+    {
+        scales[block] = BlockFormat.f16(data, at);
+        for (int l = 0; l < 32; l += 8) {
+            ((FloatVector) ByteVector.fromMemorySegment(B, data, at + 2 + l, LE).convertShape(VectorOperators.B2F, F, 0)).intoArray(codes, c + l);
+        }
+    }
+
+    private void q4_0(MemorySegment data, long at, int c, int block)
+    {
+        scales[block] = BlockFormat.f16(data, at);
+        nibbles(data, at + 2, (byte) 8);
+        widen(0, 4, 1, c);
+    }
+
+    private void q4_1(MemorySegment data, long at, int c, int block)
+    {
+        scales[block] = BlockFormat.f16(data, at);
+        offsets[block] = BlockFormat.f16(data, at + 2);
+        nibbles(data, at + 4, (byte) 0);
+        widen(0, 4, 1, c);
+    }
+
+    /** Bytes {@code small[from .. from + 8n)} times {@code scale} into {@code codes[at ..]}. */
+    private void widen(int from, int n, float scale, int at)
+    {
+        FloatVector s = FloatVector.broadcast(F, scale);
+        for (int i = 0; i < n; i++) {
+            ((FloatVector) ByteVector.fromArray(B, small, from + 8 * i).convertShape(VectorOperators.B2F, F, 0)).mul(s).intoArray(codes, at + 8 * i);
+        }
+    }
+
+    /** A legacy block's 16 bytes of nibbles as 32 codes less {@code zero}: low nibbles first, into {@code small[0..32)}. */
+    private void nibbles(MemorySegment data, long at, byte zero)
+    {
+        ByteVector v = ByteVector.fromMemorySegment(B16, data, at, LE);
+        v.and((byte) 15).sub(zero).intoArray(small, 0);
+        v.lanewise(VectorOperators.LSHR, 4).and((byte) 15).sub(zero).intoArray(small, 16);
+    }
+
+    private void q5(MemorySegment data, long at, int c, int block, boolean withOffset)
+    {
+        scales[block] = BlockFormat.f16(data, at);
+        long high = at + 2;
+        if (withOffset) {
+            offsets[block] = BlockFormat.f16(data, at + 2);
+            high = at + 4;
+        }
+        int qh = data.get(U32_LE, high);
+        long q = high + 4;
+        int zero = withOffset ? 0 : 16;
+        for (int j = 0; j < 16; j++) {
+            int b = data.get(ValueLayout.JAVA_BYTE, q + j) & 0xff;
+            codes[c + j] = ((b & 0x0f) | (((qh >>> j) << 4) & 0x10)) - zero;
+            codes[c + j + 16] = ((b >> 4) | ((qh >>> (j + 12)) & 0x10)) - zero;
+        }
+    }
+
+    private void k4(MemorySegment data, long at, int c, int block, int m, boolean fifthBit)
+    {
+        scales[block] = BlockFormat.f16(data, at);
+        offsets[block] = BlockFormat.f16(data, at + 2);
+        long sc = at + 4;
+        for (int group = 0; group < 4; group++) {
+            int sub = 2 * group;
+            fourBits(data, at, group, fifthBit);
+            mins[m + sub] = BlockFormat.minimum(data, sc, sub);
+            mins[m + sub + 1] = BlockFormat.minimum(data, sc, sub + 1);
+            widen(0, 4, BlockFormat.scale(data, sc, sub), c + 64 * group);
+            widen(32, 4, BlockFormat.scale(data, sc, sub + 1), c + 64 * group + 32);
+        }
+    }
+
+    private void q6_k(MemorySegment data, long at, int c, int block)
+    {
+        scales[block] = BlockFormat.f16(data, at + 208);
+        for (int half = 0; half < 2; half++) {
+            sixBits(data, at, half);
+            long sc = at + 192 + 8L * half;
+            int base = c + 128 * half;
+            for (int part = 0; part < 4; part++) {
+                for (int is = 0; is < 2; is++) {
+                    widen(32 * part + 16 * is, 2, data.get(ValueLayout.JAVA_BYTE, sc + is + 2 * part), base + 32 * part + 16 * is);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,217 @@
+package io.handoff.core.model;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Products of block-quantized weights ({@link BlockCodes}) with quantized inputs ({@link QuantizedInput}), as llama.cpp's
+ * integer kernels compute them: within each block the codes multiply exactly (integers held in F32 lanes, every partial
+ * sum below 2^24), then the block's sum is scaled by weight scale times input scale and added to the row's total.
+ *
+ * <p>The order is fixed by the row's length alone, so a product is the same bits in a decode step (one token) and in a
+ * prefill tile (many), on any thread: value {@code i} of a block goes to lane {@code i % 8} of the block's exact sum
+ * {@code p}; per block {@code acc = fma(p, broadcast(scale_w * scale_x), acc)}; then {@link Kernels#dot}'s lane tree;
+ * then the offset term (Q4_1, Q5_1, Q4_K, Q5_K) in block order. Since the block sums are exact, a wider machine may add
+ * lanes in any grouping and still get them.
+ */
+final class QuantizedKernels
+{
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
+    private static final int L = F.length();
+    private static final int L1_TILE_BYTES = 16 * 1024;
+    // per thread and per shape, so neither a decode step's row blocks nor a prefill's allocate codes
+    private static final ThreadLocal<java.util.Map<Long, BlockCodes>> CODES = ThreadLocal.withInitial(java.util.HashMap::new);
+
+    private QuantizedKernels() {}
+
+    /** This thread's codes buffer for {@code format} rows of {@code cols} values, with room for {@code rows} rows. */
+    static BlockCodes codes(BlockFormat format, int cols, int rows)
+    {
+        BlockCodes codes = CODES.get().computeIfAbsent(((long) format.ordinal() << 32) | cols, key -> new BlockCodes(format, cols));
+        codes.ensure(rows);
+        return codes;
+    }
+
+    /** Rows {@code [rowStart, rowEnd)} of {@code w} times token 0 of {@code x}, into {@code out[outOff + r]}. */
+    static void rows(WeightMatrix w, int rowStart, int rowEnd, QuantizedInput x, float[] out, int outOff)
+    {
+        BlockCodes codes = codes(w.codeFormat(), w.cols(), 1);
+        for (int r = rowStart; r < rowEnd; r++) {
+            out[outOff + r] = w.dotCodes(r, x, codes);
+        }
+    }
+
+    /** Rows {@code [rowStart, rowEnd)} of {@code w} times every token of {@code x}, token {@code t} into {@code out[outOff + t * outStride + r]}. */
+    static void tile(WeightMatrix w, int rowStart, int rowEnd, QuantizedInput x, float[] out, int outOff, int outStride)
+    {
+        int rows = rowEnd - rowStart;
+        BlockCodes codes = codes(w.codeFormat(), w.cols(), rows);
+        for (int r = 0; r < rows; r++) {
+            w.decodeCodes(rowStart + r, codes, r);
+        }
+        int tokens = x.tokens();
+        // a tile of tokens stays in L1 while the block's row pairs stream past it from L2
+        int tileTokens = Math.clamp((L1_TILE_BYTES / (4 * w.cols())) & ~1, 2, 64);
+        for (int t0 = 0; t0 < tokens; t0 += tileTokens) {
+            int tEnd = Math.min(tokens, t0 + tileTokens);
+            int r = 0;
+            for (; r + 1 < rows; r += 2) {
+                int o = outOff + rowStart + r;
+                int t = t0;
+                for (; t + 1 < tEnd; t += 2) {
+                    dot2x2(codes, r, x, t, out, o + t * outStride, outStride);
+                }
+                if (t < tEnd) {
+                    out[o + t * outStride] = dot(codes, r, x, t);
+                    out[o + t * outStride + 1] = dot(codes, r + 1, x, t);
+                }
+            }
+            if (r < rows) {
+                for (int t = t0; t < tEnd; t++) {
+                    out[outOff + rowStart + r + t * outStride] = dot(codes, r, x, t);
+                }
+            }
+        }
+    }
+
+    /** Row {@code slot} of {@code w} times token {@code t} of {@code x}, in the class's order. */
+    static float dot(BlockCodes w, int slot, QuantizedInput x, int t)
+    {
+        int cols = w.cols;
+        int blocks = w.blocks;
+        int block = w.format.blockElements();
+        float[] wc = w.codes;
+        float[] xc = x.codes();
+        int w0 = slot * cols;
+        int x0 = t * cols;
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < blocks; b++) {
+            int start = b * block;
+            FloatVector p = FloatVector.fromArray(F, wc, w0 + start).mul(FloatVector.fromArray(F, xc, x0 + start));
+            for (int i = start + L; i < start + block; i += L) {
+                p = FloatVector.fromArray(F, wc, w0 + i).fma(FloatVector.fromArray(F, xc, x0 + i), p);
+            }
+            acc = p.fma(FloatVector.broadcast(F, w.scales[slot * blocks + b] * x.scales()[t * blocks + b]), acc);
+        }
+        float sum = ((acc.lane(0) + acc.lane(1)) + (acc.lane(2) + acc.lane(3))) + ((acc.lane(4) + acc.lane(5)) + (acc.lane(6) + acc.lane(7)));
+        return sum + offset(w, slot, x, t);
+    }
+
+    /**
+     * Rows {@code r} and {@code r + 1} times tokens {@code t} and {@code t + 1}, each product in {@link #dot}'s order:
+     * {@code out[o]}, {@code out[o + 1]} for token {@code t}, {@code out[o + stride]}, {@code out[o + stride + 1]} for {@code t + 1}.
+     */
+    private static void dot2x2(BlockCodes w, int r, QuantizedInput x, int t, float[] out, int o, int stride)
+    {
+        int cols = w.cols;
+        int blocks = w.blocks;
+        int block = w.format.blockElements();
+        float[] wc = w.codes;
+        float[] xc = x.codes();
+        float[] xs = x.scales();
+        int w0 = r * cols;
+        int w1 = w0 + cols;
+        int x0 = t * cols;
+        int x1 = x0 + cols;
+        FloatVector a = FloatVector.zero(F);
+        FloatVector b = FloatVector.zero(F);
+        FloatVector c = FloatVector.zero(F);
+        FloatVector d = FloatVector.zero(F);
+        for (int k = 0; k < blocks; k++) {
+            int start = k * block;
+            FloatVector v0 = FloatVector.fromArray(F, wc, w0 + start);
+            FloatVector v1 = FloatVector.fromArray(F, wc, w1 + start);
+            FloatVector y0 = FloatVector.fromArray(F, xc, x0 + start);
+            FloatVector y1 = FloatVector.fromArray(F, xc, x1 + start);
+            FloatVector pa = v0.mul(y0);
+            FloatVector pb = v1.mul(y0);
+            FloatVector pc = v0.mul(y1);
+            FloatVector pd = v1.mul(y1);
+            FloatVector qa = FloatVector.zero(F);
+            FloatVector qb = FloatVector.zero(F);
+            FloatVector qc = FloatVector.zero(F);
+            FloatVector qd = FloatVector.zero(F);
+            int i = start + L;
+            // two chains per product keep eight multiply-adds in flight; their sums are exact, so splitting them changes no bit
+            for (; i + L < start + block; i += 2 * L) {
+                v0 = FloatVector.fromArray(F, wc, w0 + i);
+                v1 = FloatVector.fromArray(F, wc, w1 + i);
+                y0 = FloatVector.fromArray(F, xc, x0 + i);
+                y1 = FloatVector.fromArray(F, xc, x1 + i);
+                qa = v0.fma(y0, qa);
+                qb = v1.fma(y0, qb);
+                qc = v0.fma(y1, qc);
+                qd = v1.fma(y1, qd);
+                v0 = FloatVector.fromArray(F, wc, w0 + i + L);
+                v1 = FloatVector.fromArray(F, wc, w1 + i + L);
+                y0 = FloatVector.fromArray(F, xc, x0 + i + L);
+                y1 = FloatVector.fromArray(F, xc, x1 + i + L);
+                pa = v0.fma(y0, pa);
+                pb = v1.fma(y0, pb);
+                pc = v0.fma(y1, pc);
+                pd = v1.fma(y1, pd);
+            }
+            if (i < start + block) {
+                v0 = FloatVector.fromArray(F, wc, w0 + i);
+                v1 = FloatVector.fromArray(F, wc, w1 + i);
+                y0 = FloatVector.fromArray(F, xc, x0 + i);
+                y1 = FloatVector.fromArray(F, xc, x1 + i);
+                qa = v0.fma(y0, qa);
+                qb = v1.fma(y0, qb);
+                qc = v0.fma(y1, qc);
+                qd = v1.fma(y1, qd);
+            }
+            pa = pa.add(qa);
+            pb = pb.add(qb);
+            pc = pc.add(qc);
+            pd = pd.add(qd);
+            float s0 = w.scales[r * blocks + k];
+            float s1 = w.scales[(r + 1) * blocks + k];
+            float u0 = xs[t * blocks + k];
+            float u1 = xs[(t + 1) * blocks + k];
+            a = pa.fma(FloatVector.broadcast(F, s0 * u0), a);
+            b = pb.fma(FloatVector.broadcast(F, s1 * u0), b);
+            c = pc.fma(FloatVector.broadcast(F, s0 * u1), c);
+            d = pd.fma(FloatVector.broadcast(F, s1 * u1), d);
+        }
+        out[o] = ((a.lane(0) + a.lane(1)) + (a.lane(2) + a.lane(3))) + ((a.lane(4) + a.lane(5)) + (a.lane(6) + a.lane(7))) + offset(w, r, x, t);
+        out[o + 1] = ((b.lane(0) + b.lane(1)) + (b.lane(2) + b.lane(3))) + ((b.lane(4) + b.lane(5)) + (b.lane(6) + b.lane(7))) + offset(w, r + 1, x, t);
+        out[o + stride] = ((c.lane(0) + c.lane(1)) + (c.lane(2) + c.lane(3))) + ((c.lane(4) + c.lane(5)) + (c.lane(6) + c.lane(7)))
+                + offset(w, r, x, t + 1);
+        out[o + stride + 1] = ((d.lane(0) + d.lane(1)) + (d.lane(2) + d.lane(3))) + ((d.lane(4) + d.lane(5)) + (d.lane(6) + d.lane(7)))
+                + offset(w, r + 1, x, t + 1);
+    }
+
+    /**
+     * The offset term of row {@code slot} times token {@code t}: for Q4_1 and Q5_1 the sum over blocks of {@code m} times the
+     * input's F16 block sum (llama.cpp's Q8_1 {@code s}); for Q4_K and Q5_K minus the sum over super-blocks of
+     * {@code (dmin * d_x) * sum_j m_j * sum_j(codes)}, the inner sum exact; zero for the rest.
+     */
+    private static float offset(BlockCodes w, int slot, QuantizedInput x, int t)
+    {
+        return switch (w.format) {
+            case Q4_1, Q5_1 -> {
+                float o = 0;
+                int blocks = w.blocks;
+                for (int b = 0; b < blocks; b++) {
+                    o += w.offsets[slot * blocks + b] * x.blockSums()[t * blocks + b];
+                }
+                yield o;
+            }
+            case Q4_K, Q5_K -> {
+                float o = 0;
+                int blocks = w.blocks;
+                int subs = w.cols / 32;
+                for (int b = 0; b < blocks; b++) {
+                    int m = 0;
+                    for (int j = 0; j < 8; j++) {
+                        m += w.mins[slot * subs + b * 8 + j] * x.sums()[t * subs + b * 8 + j];
+                    }
+                    o += (w.offsets[slot * blocks + b] * x.scales()[t * blocks + b]) * m;
+                }
+                yield -o;
+            }
+            default -> 0;
+        };
+    }
+}
