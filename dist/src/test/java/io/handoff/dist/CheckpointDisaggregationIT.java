@@ -47,6 +47,53 @@ class CheckpointDisaggregationIT
         PdDemo.runBitExact(temp, model, backend, setting, transport, pageSize);
     }
 
+    /**
+     * A file as {@code handoff quantize} writes it from a checkpoint (Q4_K matrices, Q6_K for output and the layers that get
+     * more bits; Q8_0 in the other case), served disaggregated with llama.cpp's quantized activations: the same bits as colocated.
+     */
+    @ParameterizedTest(name = "{0} on {1}, page size {4}")
+    @CsvSource({
+            "q4_k_m, mooncake, -Dhandoff.plugins.mooncake.transport=shm, shm, 16",
+            "q8_0, mori, -Dhandoff.plugins.mori.forward-sync=true, shm, 1"})
+    void aQuantizedFileDisaggregatesBitForBit(String type, String backend, String setting, String transport, int pageSize)
+            throws Exception
+    {
+        Path model = temp.resolve("wide");
+        SeededCheckpoint.writeWide(model, 13L);
+        Path gguf = temp.resolve("wide-" + type + ".gguf");
+        Launcher.Run quantize = Launcher.run(temp, "quantize", "--model-path", model.toString(), "--type", type, "--out", gguf.toString());
+        assertThat(quantize.exitCode()).as(quantize.describe()).isZero();
+        assertThat(quantize.stdout()).contains(type.equals("q4_k_m") ? "Q4_K x" : "Q8_0 x");
+
+        PdDemo.runBitExact(temp, gguf, backend, setting, transport, pageSize);
+    }
+
+    /** Quantized activations change the logits: a prefill and a decode that disagree on them refuse to pair. */
+    @Test
+    void aPrefillAndADecodeThatRoundActivationsDifferentlyRefuseToPair()
+            throws Exception
+    {
+        Path model = temp.resolve("wide");
+        SeededCheckpoint.writeWide(model, 13L);
+        Path gguf = temp.resolve("wide-q8_0.gguf");
+        Launcher.Run quantize = Launcher.run(temp, "quantize", "--model-path", model.toString(), "--type", "q8_0", "--out", gguf.toString());
+        assertThat(quantize.exitCode()).as(quantize.describe()).isZero();
+
+        try (ServerProcess prefill = ServerProcess.serve(temp, "prefill", "--model-path", gguf.toString(),
+                "-Dhandoff.disaggregation.bootstrapping-timeout=3s");
+                ServerProcess decode = ServerProcess.serve(temp, "decode", "--model-path", gguf.toString(), "-Dhandoff.model.quantized-activations=off")) {
+            String control = ServerProcess.json(prefill.get("/bootstrap").body()).get("control").asText();
+
+            HttpResponse<String> response = DisaggregationIT.generateResponse(prefill, decode, control, "the thin theory in a tin", 4);
+
+            assertThat(response.statusCode()).as(response.body()).isGreaterThanOrEqualTo(400);
+            // the file's identity includes how its quantized matrices multiply, so the two weights hashes differ
+            assertThat(response.body()).contains("handshake refused: incompatible peer").containsPattern("weights is 'wide@[0-9a-f]{16}' here but 'wide@[0-9a-f]{16}' on the peer");
+            decode.assertNoPagesLeaked();
+            prefill.assertNoPagesLeaked();
+        }
+    }
+
     @Test
     void aPrefillAndADecodeOnDifferentCheckpointsOfTheSameShapeRefuseToPairNamingBoth()
             throws Exception

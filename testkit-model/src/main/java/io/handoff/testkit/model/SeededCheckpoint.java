@@ -60,10 +60,26 @@ public final class SeededCheckpoint
         return write(directory, seed, tieWordEmbeddings, HfArchitecture.LLAMA, RopeScaling.NONE);
     }
 
+    /**
+     * A Llama checkpoint whose every matrix row is whole 256-value super-blocks (hidden 256, 8 query heads of 32 sharing 2 KV
+     * heads, FFN 512), so that quantizing it writes K-quants rather than llama.cpp's fallbacks.
+     */
+    public static ModelConfig writeWide(Path directory, long seed)
+    {
+        ModelConfig config = new ModelConfig(directory.getFileName().toString(), Architecture.GQA, VOCAB_SIZE, 256, 2, 8, 2, 32, 0, 0, 0, 0, 0, 512,
+                500000f, 1e-5f, 2048, seed, false, "", false, false, RopeScaling.NONE);
+        return write(directory, config, HfArchitecture.LLAMA);
+    }
+
     /** Writes a checkpoint of {@link #config(String, long, boolean, HfArchitecture, RopeScaling)} and returns its shape. */
     public static ModelConfig write(Path directory, long seed, boolean tieWordEmbeddings, HfArchitecture architecture, RopeScaling ropeScaling)
     {
-        ModelConfig config = config(directory.getFileName().toString(), seed, tieWordEmbeddings, architecture, ropeScaling);
+        return write(directory, config(directory.getFileName().toString(), seed, tieWordEmbeddings, architecture, ropeScaling), architecture);
+    }
+
+    private static ModelConfig write(Path directory, ModelConfig config, HfArchitecture architecture)
+    {
+        long seed = config.weightsSeed();
         SyntheticWeights weights = new SyntheticWeights(seed);
         try {
             Files.createDirectories(directory);
