@@ -1,6 +1,8 @@
 package io.handoff.core.model;
 
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -17,6 +19,7 @@ import jdk.incubator.vector.VectorSpecies;
 final class QuantizedKernels
 {
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
+    private static final VectorSpecies<Integer> I = IntVector.SPECIES_256;
     private static final int L = F.length();
     private static final int L1_TILE_BYTES = 16 * 1024;
     // per thread and per shape, so neither a decode step's row blocks nor a prefill's allocate codes
@@ -203,10 +206,9 @@ final class QuantizedKernels
                 int blocks = w.blocks;
                 int subs = w.cols / 32;
                 for (int b = 0; b < blocks; b++) {
-                    int m = 0;
-                    for (int j = 0; j < 8; j++) {
-                        m += w.mins[slot * subs + b * 8 + j] * x.sums()[t * subs + b * 8 + j];
-                    }
+                    // the eight sub-blocks' mins times their input sums, in integers (exact in any order)
+                    int m = IntVector.fromArray(I, w.mins, slot * subs + b * 8).mul(IntVector.fromArray(I, x.sums(), t * subs + b * 8))
+                            .reduceLanes(VectorOperators.ADD);
                     o += (w.offsets[slot * blocks + b] * x.scales()[t * blocks + b]) * m;
                 }
                 yield -o;
