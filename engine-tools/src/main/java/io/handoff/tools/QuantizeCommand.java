@@ -3,7 +3,7 @@ package io.handoff.tools;
 import io.handoff.core.model.gguf.GgufFile;
 import io.handoff.core.model.gguf.GgufQuantizer;
 import io.handoff.core.model.gguf.GgufTensorType;
-import io.handoff.core.model.hf.HfToGguf;
+import io.handoff.core.model.gguf.HfToGguf;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;

@@ -1,5 +1,6 @@
 package io.handoff.core.model;
 
+import io.handoff.core.model.activation.ActivationFormat;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;

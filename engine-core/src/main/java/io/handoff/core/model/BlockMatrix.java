@@ -1,5 +1,7 @@
 package io.handoff.core.model;
 
+import io.handoff.core.model.activation.QuantizedInput;
+import io.handoff.core.model.activation.ActivationFormat;
 import java.lang.foreign.MemorySegment;
 
 /**

@@ -1,5 +1,7 @@
 package io.handoff.core.model;
 
+import io.handoff.core.model.activation.QuantizedInput;
+import io.handoff.core.model.activation.ActivationFormat;
 import io.handoff.math.ExactExp;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;

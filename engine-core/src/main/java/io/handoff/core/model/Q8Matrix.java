@@ -1,5 +1,6 @@
 package io.handoff.core.model;
 
+import io.handoff.core.model.activation.ActivationFormat;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;

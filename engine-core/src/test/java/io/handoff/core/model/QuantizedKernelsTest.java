@@ -1,5 +1,8 @@
 package io.handoff.core.model;
 
+import io.handoff.core.model.gguf.BlockQuantizer;
+import io.handoff.core.model.activation.QuantizedInput;
+import io.handoff.core.model.activation.ActivationFormat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;

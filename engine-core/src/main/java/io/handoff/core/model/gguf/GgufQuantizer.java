@@ -1,7 +1,6 @@
 package io.handoff.core.model.gguf;
 
 import io.handoff.core.model.BlockFormat;
-import io.handoff.core.model.BlockQuantizer;
 
 import java.io.IOException;
 import java.io.OutputStream;

@@ -1,6 +1,6 @@
 package io.handoff.core.model.gguf;
 
-import io.handoff.core.model.ActivationFormat;
+import io.handoff.core.model.activation.ActivationFormat;
 import io.handoff.core.model.BlockFormat;
 import io.handoff.core.model.WeightMatrix;
 import io.handoff.core.model.WeightSource;

@@ -1,4 +1,4 @@
-package io.handoff.core.model;
+package io.handoff.core.model.activation;
 
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
@@ -43,7 +43,7 @@ public enum ActivationFormat
     /**
      * {@code tokens} tokens of {@code cols} values ({@code x[xOff + t * xStride ..]}) rounded to this format, each on its own.
      */
-    QuantizedInput quantize(float[] x, int xOff, int xStride, int tokens, int cols)
+    public QuantizedInput quantize(float[] x, int xOff, int xStride, int tokens, int cols)
     {
         if (this == F32) {
             throw new IllegalStateException("F32 inputs are not quantized");

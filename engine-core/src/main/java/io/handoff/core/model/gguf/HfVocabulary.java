@@ -1,4 +1,4 @@
-package io.handoff.core.model.hf;
+package io.handoff.core.model.gguf;
 
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -1,5 +1,6 @@
-package io.handoff.core.model;
+package io.handoff.core.model.gguf;
 
+import io.handoff.core.model.BlockFormat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;

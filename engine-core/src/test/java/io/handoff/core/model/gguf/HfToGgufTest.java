@@ -1,12 +1,12 @@
-package io.handoff.core.model.hf;
+package io.handoff.core.model.gguf;
 
+import io.handoff.core.model.hf.HfModelConfig;
 import io.handoff.core.kv.PagedKvCache;
 import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.RopeScaling;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.model.WeightSource;
-import io.handoff.core.model.gguf.GgufFile;
 import io.handoff.core.model.hf.HfModelConfig.HfArchitecture;
 import io.handoff.core.runtime.ModelSource;
 import io.handoff.spi.attention.KvDtype;

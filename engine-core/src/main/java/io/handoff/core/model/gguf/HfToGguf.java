@@ -1,13 +1,10 @@
-package io.handoff.core.model.hf;
+package io.handoff.core.model.gguf;
 
+import io.handoff.core.model.hf.SafetensorsWeights;
+import io.handoff.core.model.hf.HfModelConfig;
+import io.handoff.core.model.hf.DeepseekHfConfig;
 import io.handoff.core.json.JsonFile;
 import io.handoff.core.model.WeightMatrix;
-import io.handoff.core.model.gguf.GgufArchitecture;
-import io.handoff.core.model.gguf.GgufOutput;
-import io.handoff.core.model.gguf.GgufTensorNames;
-import io.handoff.core.model.gguf.GgufTensorType;
-import io.handoff.core.model.gguf.GgufValue;
-import io.handoff.core.model.gguf.GgufValueType;
 import io.handoff.core.model.tokenizer.TokenizerJson;
 
 import java.io.IOException;
@@ -24,7 +21,7 @@ import java.util.Map;
  * Writes a Hugging Face checkpoint of a Llama-style decoder (Llama, Mistral, Qwen2, Qwen3) as an F32 GGUF file laid out as
  * llama.cpp's converter lays one out: its hyperparameters under the architecture's keys, the byte-level BPE tokenizer
  * ({@code tokenizer.ggml.*}, the pre-tokenizer named by its split), the chat template, and the tensors under llama.cpp's
- * names, a Llama's (and Mistral's) query and key rows in llama.cpp's rotary order. What {@link io.handoff.core.model.gguf.GgufQuantizer}
+ * names, a Llama's (and Mistral's) query and key rows in llama.cpp's rotary order. What {@link GgufQuantizer}
  * quantizes.
  */
 public final class HfToGguf

@@ -1,5 +1,6 @@
-package io.handoff.core.model;
+package io.handoff.core.model.gguf;
 
+import io.handoff.core.model.BlockFormat;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -99,15 +100,26 @@ public final class BlockQuantizer
         }
     }
 
+    /** The smallest and the largest of a 32-value block. */
+    private record Range(float min, float max)
+    {
+        static Range of(float[] x, int b)
+        {
+            float min = Float.POSITIVE_INFINITY;
+            float max = Float.NEGATIVE_INFINITY;
+            for (int j = 0; j < 32; j++) {
+                min = Math.min(min, x[b + j]);
+                max = Math.max(max, x[b + j]);
+            }
+            return new Range(min, max);
+        }
+    }
+
     private static void q4_1(float[] x, int b, ByteBuffer out)
     {
-        float min = Float.POSITIVE_INFINITY;
-        float max = Float.NEGATIVE_INFINITY;
-        for (int j = 0; j < 32; j++) {
-            min = Math.min(min, x[b + j]);
-            max = Math.max(max, x[b + j]);
-        }
-        float d = (max - min) / 15;
+        Range range = Range.of(x, b);
+        float min = range.min();
+        float d = (range.max() - min) / 15;
         float id = d != 0 ? 1 / d : 0;
         out.putShort(f16(d));
         out.putShort(f16(min));
@@ -132,13 +144,9 @@ public final class BlockQuantizer
 
     private static void q5_1(float[] x, int b, ByteBuffer out)
     {
-        float min = Float.POSITIVE_INFINITY;
-        float max = Float.NEGATIVE_INFINITY;
-        for (int j = 0; j < 32; j++) {
-            min = Math.min(min, x[b + j]);
-            max = Math.max(max, x[b + j]);
-        }
-        float d = (max - min) / 31;
+        Range range = Range.of(x, b);
+        float min = range.min();
+        float d = (range.max() - min) / 31;
         float id = d != 0 ? 1 / d : 0;
         int[] q = new int[32];
         for (int j = 0; j < 32; j++) {

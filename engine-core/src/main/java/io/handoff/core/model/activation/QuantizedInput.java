@@ -1,4 +1,4 @@
-package io.handoff.core.model;
+package io.handoff.core.model.activation;
 
 /**
  * Tokens rounded to an {@link ActivationFormat} other than F32, in the integer form a product over block-quantized weights
@@ -6,9 +6,9 @@ package io.handoff.core.model;
  * the sum of the codes of each 32 values (the K-quants fold their offsets in through them), and per 32-value block
  * llama.cpp's Q8_1 sum {@code fp16(scale * sum)}, which Q4_1 and Q5_1 multiply by their offset.
  */
-record QuantizedInput(ActivationFormat format, int tokens, int cols, float[] codes, float[] scales, int[] sums, float[] blockSums)
+public record QuantizedInput(ActivationFormat format, int tokens, int cols, float[] codes, float[] scales, int[] sums, float[] blockSums)
 {
-    int blocks()
+    public int blocks()
     {
         return cols / format.block();
     }
