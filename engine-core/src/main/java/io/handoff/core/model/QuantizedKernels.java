@@ -58,12 +58,14 @@ final class QuantizedKernels
         int tileTokens = Math.clamp((L1_TILE_BYTES / (4 * w.cols())) & ~1, 2, 64);
         for (int t0 = 0; t0 < tokens; t0 += tileTokens) {
             int tEnd = Math.min(tokens, t0 + tileTokens);
+            float[] offsets = offsets(codes, rows, x, t0, tEnd);
+            int nt = tEnd - t0;
             int r = 0;
             for (; r + 1 < rows; r += 2) {
                 int o = outOff + rowStart + r;
                 int t = t0;
                 for (; t + 1 < tEnd; t += 2) {
-                    dot2x2(codes, r, x, t, out, o + t * outStride, outStride);
+                    dot2x2(codes, r, x, t, out, o + t * outStride, outStride, offsets, r * nt + t - t0, nt);
                 }
                 if (t < tEnd) {
                     out[o + t * outStride] = dot(codes, r, x, t);
@@ -105,7 +107,7 @@ final class QuantizedKernels
      * Rows {@code r} and {@code r + 1} times tokens {@code t} and {@code t + 1}, each product in {@link #dot}'s order:
      * {@code out[o]}, {@code out[o + 1]} for token {@code t}, {@code out[o + stride]}, {@code out[o + stride + 1]} for {@code t + 1}.
      */
-    private static void dot2x2(BlockCodes w, int r, QuantizedInput x, int t, float[] out, int o, int stride)
+    private static void dot2x2(BlockCodes w, int r, QuantizedInput x, int t, float[] out, int o, int stride, float[] offsets, int at, int nt)
     {
         int cols = w.cols;
         int blocks = w.blocks;
@@ -178,12 +180,80 @@ final class QuantizedKernels
             c = pc.fma(FloatVector.broadcast(F, s0 * u1), c);
             d = pd.fma(FloatVector.broadcast(F, s1 * u1), d);
         }
-        out[o] = ((a.lane(0) + a.lane(1)) + (a.lane(2) + a.lane(3))) + ((a.lane(4) + a.lane(5)) + (a.lane(6) + a.lane(7))) + offset(w, r, x, t);
-        out[o + 1] = ((b.lane(0) + b.lane(1)) + (b.lane(2) + b.lane(3))) + ((b.lane(4) + b.lane(5)) + (b.lane(6) + b.lane(7))) + offset(w, r + 1, x, t);
-        out[o + stride] = ((c.lane(0) + c.lane(1)) + (c.lane(2) + c.lane(3))) + ((c.lane(4) + c.lane(5)) + (c.lane(6) + c.lane(7)))
-                + offset(w, r, x, t + 1);
+        out[o] = ((a.lane(0) + a.lane(1)) + (a.lane(2) + a.lane(3))) + ((a.lane(4) + a.lane(5)) + (a.lane(6) + a.lane(7))) + offsets[at];
+        out[o + 1] = ((b.lane(0) + b.lane(1)) + (b.lane(2) + b.lane(3))) + ((b.lane(4) + b.lane(5)) + (b.lane(6) + b.lane(7))) + offsets[at + nt];
+        out[o + stride] = ((c.lane(0) + c.lane(1)) + (c.lane(2) + c.lane(3))) + ((c.lane(4) + c.lane(5)) + (c.lane(6) + c.lane(7))) + offsets[at + 1];
         out[o + stride + 1] = ((d.lane(0) + d.lane(1)) + (d.lane(2) + d.lane(3))) + ((d.lane(4) + d.lane(5)) + (d.lane(6) + d.lane(7)))
-                + offset(w, r + 1, x, t + 1);
+                + offsets[at + nt + 1];
+    }
+
+    /**
+     * {@link #offset} of every row of {@code w} times every token of {@code [t0, tEnd)}, row {@code r}'s for token {@code t} at
+     * {@code [r * (tEnd - t0) + t - t0]}: the same arithmetic, eight tokens a lane vector (each lane the scalar's steps).
+     */
+    private static float[] offsets(BlockCodes w, int rows, QuantizedInput x, int t0, int tEnd)
+    {
+        int nt = tEnd - t0;
+        float[] offsets = new float[rows * nt];
+        boolean mins = w.format == BlockFormat.Q4_K || w.format == BlockFormat.Q5_K;
+        if (!mins && w.format != BlockFormat.Q4_1 && w.format != BlockFormat.Q5_1) {
+            return offsets;
+        }
+        int blocks = w.blocks;
+        int subs = w.cols / 32;
+        // the tile's input scales, block sums and per-32 sums, token-minor
+        float[] scales = new float[blocks * nt];
+        float[] blockSums = new float[blocks * nt];
+        int[] sums = new int[subs * nt];
+        for (int t = 0; t < nt; t++) {
+            for (int b = 0; b < blocks; b++) {
+                scales[b * nt + t] = x.scales()[(t0 + t) * blocks + b];
+                blockSums[b * nt + t] = x.blockSums()[(t0 + t) * blocks + b];
+            }
+            for (int j = 0; j < subs; j++) {
+                sums[j * nt + t] = x.sums()[(t0 + t) * subs + j];
+            }
+        }
+        float[] o = new float[nt];
+        int bound = I.loopBound(nt);
+        for (int r = 0; r < rows; r++) {
+            java.util.Arrays.fill(o, 0);
+            for (int b = 0; b < blocks; b++) {
+                float weight = w.offsets[r * blocks + b];
+                int t = 0;
+                for (; t < bound; t += I.length()) {
+                    FloatVector acc = FloatVector.fromArray(F, o, t);
+                    if (mins) {
+                        IntVector m = IntVector.zero(I);
+                        for (int j = 0; j < 8; j++) {
+                            m = m.add(IntVector.fromArray(I, sums, (b * 8 + j) * nt + t).mul(w.mins[r * subs + b * 8 + j]));
+                        }
+                        FloatVector scale = FloatVector.broadcast(F, weight).mul(FloatVector.fromArray(F, scales, b * nt + t));
+                        acc = acc.add(scale.mul((FloatVector) m.convertShape(VectorOperators.I2F, F, 0)));
+                    }
+                    else {
+                        acc = acc.add(FloatVector.broadcast(F, weight).mul(FloatVector.fromArray(F, blockSums, b * nt + t)));
+                    }
+                    acc.intoArray(o, t);
+                }
+                for (; t < nt; t++) {
+                    if (mins) {
+                        int m = 0;
+                        for (int j = 0; j < 8; j++) {
+                            m += w.mins[r * subs + b * 8 + j] * sums[(b * 8 + j) * nt + t];
+                        }
+                        o[t] += (weight * scales[b * nt + t]) * m;
+                    }
+                    else {
+                        o[t] += weight * blockSums[b * nt + t];
+                    }
+                }
+            }
+            for (int t = 0; t < nt; t++) {
+                offsets[r * nt + t] = mins ? -o[t] : o[t];
+            }
+        }
+        return offsets;
     }
 
     /**
