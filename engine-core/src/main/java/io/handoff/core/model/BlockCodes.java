@@ -90,7 +90,7 @@ final class BlockCodes
     }
 
     /**
-     * Row {@code row} of a Q4_K, Q5_K or Q6_K matrix times token 0 of {@code x} straight from {@code data}, the same bits
+     * Row {@code row} of a Q8_0, Q4_0, Q4_K, Q5_K or Q6_K matrix times token 0 of {@code x} straight from {@code data}, the same bits
      * as decoding the row and {@link QuantizedKernels#dot}: each 16 or 32 codes' exact sum is multiplied by the
      * sub-block's integer scale (exact) before it joins the block's lanes.
      */
@@ -101,6 +101,32 @@ final class BlockCodes
         float[] xs = x.scales();
         int[] sums = x.sums();
         FloatVector acc = FloatVector.zero(F);
+        if (format == BlockFormat.Q8_0 || format == BlockFormat.Q4_0) {
+            for (int b = 0; b < blocks; b++) {
+                long at = base + (long) b * format.blockBytes();
+                int c = b * 32;
+                FloatVector p;
+                if (format == BlockFormat.Q8_0) {
+                    p = ((FloatVector) ByteVector.fromMemorySegment(B, data, at + 2, LE).convertShape(VectorOperators.B2F, F, 0))
+                            .mul(FloatVector.fromArray(F, xc, c));
+                    for (int l = 8; l < 32; l += 8) {
+                        p = ((FloatVector) ByteVector.fromMemorySegment(B, data, at + 2 + l, LE).convertShape(VectorOperators.B2F, F, 0))
+                                .fma(FloatVector.fromArray(F, xc, c + l), p);
+                    }
+                }
+                else {
+                    nibbles(data, at + 2, (byte) 8);
+                    p = ((FloatVector) ByteVector.fromArray(B, small, 0).convertShape(VectorOperators.B2F, F, 0)).mul(FloatVector.fromArray(F, xc, c));
+                    for (int l = 8; l < 32; l += 8) {
+                        p = ((FloatVector) ByteVector.fromArray(B, small, l).convertShape(VectorOperators.B2F, F, 0))
+                                .fma(FloatVector.fromArray(F, xc, c + l), p);
+                    }
+                }
+                acc = p.fma(FloatVector.broadcast(F, BlockFormat.f16(data, at) * xs[b]), acc);
+            }
+            float sum = ((acc.lane(0) + acc.lane(1)) + (acc.lane(2) + acc.lane(3))) + ((acc.lane(4) + acc.lane(5)) + (acc.lane(6) + acc.lane(7)));
+            return sum + 0f;
+        }
         float o = 0;
         for (int b = 0; b < blocks; b++) {
             long at = base + (long) b * format.blockBytes();

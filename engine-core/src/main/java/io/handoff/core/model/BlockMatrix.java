@@ -55,7 +55,7 @@ record BlockMatrix(MemorySegment data, int rows, int cols, BlockFormat format, A
     public float dotCodes(int row, QuantizedInput x, BlockCodes codes)
     {
         return switch (format) {
-            case Q4_K, Q5_K, Q6_K -> codes.dotRow(data, row, x);
+            case Q8_0, Q4_0, Q4_K, Q5_K, Q6_K -> codes.dotRow(data, row, x);
             default -> WeightMatrix.super.dotCodes(row, x, codes);
         };
     }

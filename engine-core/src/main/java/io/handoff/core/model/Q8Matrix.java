@@ -1,6 +1,7 @@
 package io.handoff.core.model;
 
 import io.handoff.core.model.activation.ActivationFormat;
+import io.handoff.core.model.activation.QuantizedInput;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
@@ -90,6 +91,12 @@ record Q8Matrix(MemorySegment data, int rows, int cols, ActivationFormat activat
     public void decodeCodes(int row, BlockCodes codes, int slot)
     {
         codes.decode(data, row, slot);
+    }
+
+    @Override
+    public float dotCodes(int row, QuantizedInput x, BlockCodes codes)
+    {
+        return codes.dotRow(data, row, x);
     }
 
     @Override
