@@ -318,7 +318,9 @@ class RestartMatrixIT
     /** After the load: every page of the server is in some state, and none is still receiving or quarantined (bounded wait). */
     private static void assertPagesAccountedFor(ServerProcess server)
     {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        // a room still in flight when the clients stop holds its pages until it completes or its own deadline
+        // (handoff.disaggregation.bootstrapping-timeout, 30 s, from its claim) fails it: wait past that, not just up to it
+        long deadline = System.nanoTime() + RESUME_BOUND.toNanos();
         while (true) {
             Map<String, Double> samples = PrometheusFormat.parse(server.get("/metrics").body());
             double states = samples.entrySet().stream().filter(e -> e.getKey().startsWith("handoff_kv_pages{")).mapToDouble(Map.Entry::getValue).sum();
