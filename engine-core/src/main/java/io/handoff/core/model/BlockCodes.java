@@ -50,12 +50,6 @@ final class BlockCodes
         this.blocks = cols / format.blockElements();
     }
 
-    /** Whether {@code format} has an offset per block ({@link #offsets}), and for the K-quants a min per 32 values ({@link #mins}). */
-    static boolean hasOffsets(BlockFormat format)
-    {
-        return format == BlockFormat.Q4_1 || format == BlockFormat.Q5_1 || format == BlockFormat.Q4_K || format == BlockFormat.Q5_K;
-    }
-
     /** Room for {@code rows} rows. */
     void ensure(int rows)
     {

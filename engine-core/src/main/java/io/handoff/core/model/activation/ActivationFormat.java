@@ -77,22 +77,6 @@ public enum ActivationFormat
         return new QuantizedInput(this, tokens, cols, codes, scales, sums, blockSums);
     }
 
-    /**
-     * {@code n} values at {@code x[xOff..]} rounded to this format, written as the values they stand for ({@code scale * code})
-     * to {@code out[outOff..]}: what a product over the rounded input multiplies, as F32.
-     */
-    public void round(float[] x, int xOff, int n, float[] out, int outOff)
-    {
-        if (this == F32) {
-            System.arraycopy(x, xOff, out, outOff, n);
-            return;
-        }
-        QuantizedInput q = quantize(x, xOff, n, 1, n);
-        for (int i = 0; i < n; i++) {
-            out[outOff + i] = q.scales()[i / block] * q.codes()[i];
-        }
-    }
-
     /** One block of ggml's AVX2 quantize_row_q8_0: the codes into {@code codes[at..]}, the F16-rounded scale returned. */
     private static float q8_0(float[] x, int xOff, float[] codes, int at)
     {

@@ -6,10 +6,4 @@ package io.handoff.core.model.activation;
  * the sum of the codes of each 32 values (the K-quants fold their offsets in through them), and per 32-value block
  * llama.cpp's Q8_1 sum {@code fp16(scale * sum)}, which Q4_1 and Q5_1 multiply by their offset.
  */
-public record QuantizedInput(ActivationFormat format, int tokens, int cols, float[] codes, float[] scales, int[] sums, float[] blockSums)
-{
-    public int blocks()
-    {
-        return cols / format.block();
-    }
-}
+public record QuantizedInput(ActivationFormat format, int tokens, int cols, float[] codes, float[] scales, int[] sums, float[] blockSums) {}
