@@ -22,7 +22,8 @@ final class QuantizedKernels
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
     private static final VectorSpecies<Integer> I = IntVector.SPECIES_256;
     private static final int L = F.length();
-    private static final int L1_TILE_BYTES = 16 * 1024;
+    private static final int TILE = 4;
+    private static final ThreadLocal<float[]> ACC = ThreadLocal.withInitial(() -> new float[TILE * TILE * 8]);
     // per thread and per shape, so neither a decode step's row blocks nor a prefill's allocate codes
     private static final ThreadLocal<java.util.Map<Long, BlockCodes>> CODES = ThreadLocal.withInitial(java.util.HashMap::new);
 
@@ -54,30 +55,33 @@ final class QuantizedKernels
             w.decodeCodes(rowStart + r, codes, r);
         }
         int tokens = x.tokens();
-        // a tile of tokens stays in L1 while the block's row pairs stream past it from L2
-        int tileTokens = Math.clamp((L1_TILE_BYTES / (4 * w.cols())) & ~1, 2, 64);
-        for (int t0 = 0; t0 < tokens; t0 += tileTokens) {
-            int tEnd = Math.min(tokens, t0 + tileTokens);
-            float[] offsets = offsets(codes, rows, x, t0, tEnd);
-            int nt = tEnd - t0;
+        float[] offsets = tokens > 1 ? offsets(codes, rows, x) : null;
+        float[] acc = ACC.get();
+        // four tokens stay in L1 while the rows' codes stream past them from L2; each load serves four products
+        for (int t0 = 0; t0 < tokens; t0 += TILE) {
+            int tEnd = Math.min(tokens, t0 + TILE);
             int r = 0;
-            for (; r + 1 < rows; r += 2) {
-                int o = outOff + rowStart + r;
-                int t = t0;
-                for (; t + 1 < tEnd; t += 2) {
-                    dot2x2(codes, r, x, t, out, o + t * outStride, outStride, offsets, r * nt + t - t0, nt);
-                }
-                if (t < tEnd) {
-                    out[o + t * outStride] = dot(codes, r, x, t);
-                    out[o + t * outStride + 1] = dot(codes, r + 1, x, t);
+            if (tEnd - t0 == TILE) {
+                for (; r + TILE <= rows; r += TILE) {
+                    dot4x4(codes, r, x, t0, acc);
+                    for (int i = 0; i < TILE; i++) {
+                        for (int j = 0; j < TILE; j++) {
+                            out[outOff + rowStart + r + i + (t0 + j) * outStride] = laneTree(acc, (i * TILE + j) * L) + offsets[(r + i) * tokens + t0 + j];
+                        }
+                    }
                 }
             }
-            if (r < rows) {
+            for (; r < rows; r++) {
                 for (int t = t0; t < tEnd; t++) {
                     out[outOff + rowStart + r + t * outStride] = dot(codes, r, x, t);
                 }
             }
         }
+    }
+
+    private static float laneTree(float[] a, int o)
+    {
+        return ((a[o] + a[o + 1]) + (a[o + 2] + a[o + 3])) + ((a[o + 4] + a[o + 5]) + (a[o + 6] + a[o + 7]));
     }
 
     /** Row {@code slot} of {@code w} times token {@code t} of {@code x}, in the class's order. */
@@ -104,10 +108,11 @@ final class QuantizedKernels
     }
 
     /**
-     * Rows {@code r} and {@code r + 1} times tokens {@code t} and {@code t + 1}, each product in {@link #dot}'s order:
-     * {@code out[o]}, {@code out[o + 1]} for token {@code t}, {@code out[o + stride]}, {@code out[o + stride + 1]} for {@code t + 1}.
+     * Rows {@code r .. r+3} times tokens {@code t .. t+3}: each product's per-block lanes in {@link #dot}'s order, left in
+     * {@code acc[(i * 4 + j) * 8 ..]} for row {@code r + i} and token {@code t + j} (the lane tree and the offset still to add).
+     * Each load serves four products.
      */
-    private static void dot2x2(BlockCodes w, int r, QuantizedInput x, int t, float[] out, int o, int stride, float[] offsets, int at, int nt)
+    private static void dot4x4(BlockCodes w, int r, QuantizedInput x, int t, float[] acc)
     {
         int cols = w.cols;
         int blocks = w.blocks;
@@ -115,85 +120,84 @@ final class QuantizedKernels
         float[] wc = w.codes;
         float[] xc = x.codes();
         float[] xs = x.scales();
+        float[] ws = w.scales;
+        java.util.Arrays.fill(acc, 0, TILE * TILE * L, 0f);
         int w0 = r * cols;
         int w1 = w0 + cols;
+        int w2 = w1 + cols;
+        int w3 = w2 + cols;
         int x0 = t * cols;
         int x1 = x0 + cols;
-        FloatVector a = FloatVector.zero(F);
-        FloatVector b = FloatVector.zero(F);
-        FloatVector c = FloatVector.zero(F);
-        FloatVector d = FloatVector.zero(F);
+        int x2 = x1 + cols;
+        int x3 = x2 + cols;
         for (int k = 0; k < blocks; k++) {
             int start = k * block;
-            FloatVector v0 = FloatVector.fromArray(F, wc, w0 + start);
-            FloatVector v1 = FloatVector.fromArray(F, wc, w1 + start);
-            FloatVector y0 = FloatVector.fromArray(F, xc, x0 + start);
-            FloatVector y1 = FloatVector.fromArray(F, xc, x1 + start);
-            FloatVector pa = v0.mul(y0);
-            FloatVector pb = v1.mul(y0);
-            FloatVector pc = v0.mul(y1);
-            FloatVector pd = v1.mul(y1);
-            FloatVector qa = FloatVector.zero(F);
-            FloatVector qb = FloatVector.zero(F);
-            FloatVector qc = FloatVector.zero(F);
-            FloatVector qd = FloatVector.zero(F);
-            int i = start + L;
-            // two chains per product keep eight multiply-adds in flight; their sums are exact, so splitting them changes no bit
-            for (; i + L < start + block; i += 2 * L) {
-                v0 = FloatVector.fromArray(F, wc, w0 + i);
-                v1 = FloatVector.fromArray(F, wc, w1 + i);
-                y0 = FloatVector.fromArray(F, xc, x0 + i);
-                y1 = FloatVector.fromArray(F, xc, x1 + i);
-                qa = v0.fma(y0, qa);
-                qb = v1.fma(y0, qb);
-                qc = v0.fma(y1, qc);
-                qd = v1.fma(y1, qd);
-                v0 = FloatVector.fromArray(F, wc, w0 + i + L);
-                v1 = FloatVector.fromArray(F, wc, w1 + i + L);
-                y0 = FloatVector.fromArray(F, xc, x0 + i + L);
-                y1 = FloatVector.fromArray(F, xc, x1 + i + L);
-                pa = v0.fma(y0, pa);
-                pb = v1.fma(y0, pb);
-                pc = v0.fma(y1, pc);
-                pd = v1.fma(y1, pd);
+            FloatVector p00 = FloatVector.zero(F), p01 = p00, p02 = p00, p03 = p00;
+            FloatVector p10 = p00, p11 = p00, p12 = p00, p13 = p00;
+            FloatVector p20 = p00, p21 = p00, p22 = p00, p23 = p00;
+            FloatVector p30 = p00, p31 = p00, p32 = p00, p33 = p00;
+            for (int i = start; i < start + block; i += L) {
+                FloatVector y0 = FloatVector.fromArray(F, xc, x0 + i);
+                FloatVector y1 = FloatVector.fromArray(F, xc, x1 + i);
+                FloatVector y2 = FloatVector.fromArray(F, xc, x2 + i);
+                FloatVector y3 = FloatVector.fromArray(F, xc, x3 + i);
+                FloatVector v = FloatVector.fromArray(F, wc, w0 + i);
+                p00 = v.fma(y0, p00);
+                p01 = v.fma(y1, p01);
+                p02 = v.fma(y2, p02);
+                p03 = v.fma(y3, p03);
+                v = FloatVector.fromArray(F, wc, w1 + i);
+                p10 = v.fma(y0, p10);
+                p11 = v.fma(y1, p11);
+                p12 = v.fma(y2, p12);
+                p13 = v.fma(y3, p13);
+                v = FloatVector.fromArray(F, wc, w2 + i);
+                p20 = v.fma(y0, p20);
+                p21 = v.fma(y1, p21);
+                p22 = v.fma(y2, p22);
+                p23 = v.fma(y3, p23);
+                v = FloatVector.fromArray(F, wc, w3 + i);
+                p30 = v.fma(y0, p30);
+                p31 = v.fma(y1, p31);
+                p32 = v.fma(y2, p32);
+                p33 = v.fma(y3, p33);
             }
-            if (i < start + block) {
-                v0 = FloatVector.fromArray(F, wc, w0 + i);
-                v1 = FloatVector.fromArray(F, wc, w1 + i);
-                y0 = FloatVector.fromArray(F, xc, x0 + i);
-                y1 = FloatVector.fromArray(F, xc, x1 + i);
-                qa = v0.fma(y0, qa);
-                qb = v1.fma(y0, qb);
-                qc = v0.fma(y1, qc);
-                qd = v1.fma(y1, qd);
-            }
-            pa = pa.add(qa);
-            pb = pb.add(qb);
-            pc = pc.add(qc);
-            pd = pd.add(qd);
-            float s0 = w.scales[r * blocks + k];
-            float s1 = w.scales[(r + 1) * blocks + k];
-            float u0 = xs[t * blocks + k];
-            float u1 = xs[(t + 1) * blocks + k];
-            a = pa.fma(FloatVector.broadcast(F, s0 * u0), a);
-            b = pb.fma(FloatVector.broadcast(F, s1 * u0), b);
-            c = pc.fma(FloatVector.broadcast(F, s0 * u1), c);
-            d = pd.fma(FloatVector.broadcast(F, s1 * u1), d);
+            int sw = r * blocks + k;
+            int sx = t * blocks + k;
+            float s0 = ws[sw], s1 = ws[sw + blocks], s2 = ws[sw + 2 * blocks], s3 = ws[sw + 3 * blocks];
+            float u0 = xs[sx], u1 = xs[sx + blocks], u2 = xs[sx + 2 * blocks], u3 = xs[sx + 3 * blocks];
+            scale(p00, s0 * u0, acc, 0);
+            scale(p01, s0 * u1, acc, 1);
+            scale(p02, s0 * u2, acc, 2);
+            scale(p03, s0 * u3, acc, 3);
+            scale(p10, s1 * u0, acc, 4);
+            scale(p11, s1 * u1, acc, 5);
+            scale(p12, s1 * u2, acc, 6);
+            scale(p13, s1 * u3, acc, 7);
+            scale(p20, s2 * u0, acc, 8);
+            scale(p21, s2 * u1, acc, 9);
+            scale(p22, s2 * u2, acc, 10);
+            scale(p23, s2 * u3, acc, 11);
+            scale(p30, s3 * u0, acc, 12);
+            scale(p31, s3 * u1, acc, 13);
+            scale(p32, s3 * u2, acc, 14);
+            scale(p33, s3 * u3, acc, 15);
         }
-        out[o] = ((a.lane(0) + a.lane(1)) + (a.lane(2) + a.lane(3))) + ((a.lane(4) + a.lane(5)) + (a.lane(6) + a.lane(7))) + offsets[at];
-        out[o + 1] = ((b.lane(0) + b.lane(1)) + (b.lane(2) + b.lane(3))) + ((b.lane(4) + b.lane(5)) + (b.lane(6) + b.lane(7))) + offsets[at + nt];
-        out[o + stride] = ((c.lane(0) + c.lane(1)) + (c.lane(2) + c.lane(3))) + ((c.lane(4) + c.lane(5)) + (c.lane(6) + c.lane(7))) + offsets[at + 1];
-        out[o + stride + 1] = ((d.lane(0) + d.lane(1)) + (d.lane(2) + d.lane(3))) + ((d.lane(4) + d.lane(5)) + (d.lane(6) + d.lane(7)))
-                + offsets[at + nt + 1];
+    }
+
+    /** {@code acc[k*8 ..] = fma(p, scale, acc[k*8 ..])}. */
+    private static void scale(FloatVector p, float scale, float[] acc, int k)
+    {
+        p.fma(FloatVector.broadcast(F, scale), FloatVector.fromArray(F, acc, k * L)).intoArray(acc, k * L);
     }
 
     /**
-     * {@link #offset} of every row of {@code w} times every token of {@code [t0, tEnd)}, row {@code r}'s for token {@code t} at
-     * {@code [r * (tEnd - t0) + t - t0]}: the same arithmetic, eight tokens a lane vector (each lane the scalar's steps).
+     * {@link #offset} of every row of {@code w} times every token of {@code x}, row {@code r}'s for token {@code t} at
+     * {@code [r * tokens + t]}: the same arithmetic, eight tokens a lane vector (each lane the scalar's steps).
      */
-    private static float[] offsets(BlockCodes w, int rows, QuantizedInput x, int t0, int tEnd)
+    private static float[] offsets(BlockCodes w, int rows, QuantizedInput x)
     {
-        int nt = tEnd - t0;
+        int nt = x.tokens();
         float[] offsets = new float[rows * nt];
         boolean mins = w.format == BlockFormat.Q4_K || w.format == BlockFormat.Q5_K;
         if (!mins && w.format != BlockFormat.Q4_1 && w.format != BlockFormat.Q5_1) {
@@ -201,19 +205,10 @@ final class QuantizedKernels
         }
         int blocks = w.blocks;
         int subs = w.cols / 32;
-        // the tile's input scales, block sums and per-32 sums, token-minor
-        float[] scales = new float[blocks * nt];
-        float[] blockSums = new float[blocks * nt];
-        int[] sums = new int[subs * nt];
-        for (int t = 0; t < nt; t++) {
-            for (int b = 0; b < blocks; b++) {
-                scales[b * nt + t] = x.scales()[(t0 + t) * blocks + b];
-                blockSums[b * nt + t] = x.blockSums()[(t0 + t) * blocks + b];
-            }
-            for (int j = 0; j < subs; j++) {
-                sums[j * nt + t] = x.sums()[(t0 + t) * subs + j];
-            }
-        }
+        QuantizedInput.TokenMinor byToken = x.byToken();
+        float[] scales = byToken.scales();
+        float[] blockSums = byToken.blockSums();
+        int[] sums = byToken.sums();
         float[] o = new float[nt];
         int bound = I.loopBound(nt);
         for (int r = 0; r < rows; r++) {

@@ -74,7 +74,24 @@ public enum ActivationFormat
                 }
             }
         }
-        return new QuantizedInput(this, tokens, cols, codes, scales, sums, blockSums);
+        return new QuantizedInput(this, tokens, cols, codes, scales, sums, blockSums, tokens > 1 ? tokenMinor(tokens, blocks, cols / 32, scales, sums, blockSums) : null);
+    }
+
+    private static QuantizedInput.TokenMinor tokenMinor(int tokens, int blocks, int subs, float[] scales, int[] sums, float[] blockSums)
+    {
+        float[] s = new float[blocks * tokens];
+        float[] bs = new float[subs * tokens];
+        int[] m = new int[subs * tokens];
+        for (int t = 0; t < tokens; t++) {
+            for (int b = 0; b < blocks; b++) {
+                s[b * tokens + t] = scales[t * blocks + b];
+            }
+            for (int j = 0; j < subs; j++) {
+                bs[j * tokens + t] = blockSums[t * subs + j];
+                m[j * tokens + t] = sums[t * subs + j];
+            }
+        }
+        return new QuantizedInput.TokenMinor(s, bs, m);
     }
 
     /** One block of ggml's AVX2 quantize_row_q8_0: the codes into {@code codes[at..]}, the F16-rounded scale returned. */
