@@ -31,6 +31,7 @@ final class BlockCodes
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     private static final ValueLayout.OfInt U32_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
+    private static final ValueLayout.OfLong U64_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(LE);
 
     final BlockFormat format;
     final int cols;
@@ -143,19 +144,33 @@ final class BlockCodes
             }
             else {
                 boolean fifthBit = format == BlockFormat.Q5_K;
-                long sc = at + 4;
+                // the twelve bytes of 6-bit scales and mins at once (ggml's get_scale_min_k4 for all eight sub-blocks)
+                long sc = data.get(U64_LE, at + 4);
+                int sc8 = data.get(U32_LE, at + 12);
                 int m = 0;
                 for (int group = 0; group < 4; group++) {
                     int sub = 2 * group;
                     fourBits(data, at, group, fifthBit);
                     for (int h = 0; h < 2; h++) {
+                        int j = sub + h;
+                        int scale;
+                        int min;
+                        if (j < 4) {
+                            scale = (int) (sc >>> (8 * j)) & 63;
+                            min = (int) (sc >>> (8 * j + 32)) & 63;
+                        }
+                        else {
+                            int q = sc8 >>> (8 * (j - 4));
+                            scale = (q & 0x0f) | (((int) (sc >>> (8 * (j - 4) + 6)) & 3) << 4);
+                            min = ((q >>> 4) & 0x0f) | (((int) (sc >>> (8 * j + 6)) & 3) << 4);
+                        }
                         int xi = c + 64 * group + 32 * h;
                         FloatVector ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h).convertShape(VectorOperators.B2F, F, 0)).mul(FloatVector.fromArray(F, xc, xi));
                         ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 8).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 8), ps);
                         ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 16).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 16), ps);
                         ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 24).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 24), ps);
-                        p = ps.fma(FloatVector.broadcast(F, BlockFormat.scale(data, sc, sub + h)), p);
-                        m += BlockFormat.minimum(data, sc, sub + h) * sums[b * 8 + sub + h];
+                        p = ps.fma(FloatVector.broadcast(F, scale), p);
+                        m += min * sums[b * 8 + j];
                     }
                 }
                 o += (BlockFormat.f16(data, at + 2) * xs[b]) * m;
