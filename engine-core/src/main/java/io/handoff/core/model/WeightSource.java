@@ -23,6 +23,12 @@ public interface WeightSource
         return WeightMatrix.f32(floats(name, rows, cols), rows, cols);
     }
 
+    /** Whether some matrix rounds its input to 8 bits before multiplying, as llama.cpp's CPU build does (a quantized GGUF file). */
+    default boolean roundsActivations()
+    {
+        return false;
+    }
+
     /** What the weights are, for logs and errors (a seed, a checkpoint path). */
     String description();
 }

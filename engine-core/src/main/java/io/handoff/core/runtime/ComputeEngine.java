@@ -22,6 +22,7 @@ import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.scheduler.SchedulerConfig;
 import io.handoff.math.ExactExp;
 import io.handoff.spi.PluginSettings;
+import io.handoff.spi.attention.AttentionArithmetic;
 import io.handoff.spi.attention.AttentionBackend;
 import io.handoff.spi.attention.AttentionBackendProvider;
 import io.handoff.spi.attention.AttentionCapabilities;
@@ -45,6 +46,7 @@ public final class ComputeEngine
         implements AutoCloseable
 {
     private static final Logger log = LogManager.getLogger(ComputeEngine.class);
+    public static final String ARITHMETIC_KEY = "handoff.attention.arithmetic";
     // the largest handoff.kv.pool-pages allows
 
     private final ModelConfig model;
@@ -133,9 +135,14 @@ public final class ComputeEngine
         int pageSize = sizing.pageSize();
         KvDtype dtype = sizing.dtype();
         String attentionId = config.getString("handoff.attention.backend");
-        AttentionGeometry geometry = model.attentionGeometry();
-        AttentionBackendProvider provider = attentionProvider(engine.plugins(), attentionId, geometry, pageSize, dtype,
-                engine.config().pluginSettings(attentionId));
+        AttentionBackendProvider provider = (AttentionBackendProvider) engine.plugins().require(attentionId, "attention", "handoff.attention.backend")
+                .provider().orElseThrow();
+        AttentionCapabilities capabilities = provider.capabilities(engine.config().pluginSettings(attentionId));
+        AttentionGeometry geometry = model.attentionGeometry().withArithmetic(attentionArithmetic(config, source, capabilities));
+        capabilities.refusal(attentionId, geometry, pageSize, dtype).ifPresent(reason -> {
+            throw new IllegalArgumentException(reason + " (it declares " + capabilities.names() + "); choose another backend ("
+                    + engine.plugins().available("attention") + ") or model");
+        });
 
         int threads = config.getInt("handoff.scheduler.threads");
         SchedulerConfig schedulerConfig = new SchedulerConfig(
@@ -170,13 +177,14 @@ public final class ComputeEngine
                     ? new RadixCache(pageSize, kv.pagePool())
                     : new ChunkCache(pageSize);
             KvHandoff handoff = disaggregation
-                    .map(d -> d.handoff(kv, Compatibility.of(model.name(), model.compatibilityHash(), geometry.layout(), kvGeometry)))
+                    .map(d -> d.handoff(kv, Compatibility.of(model.name(), model.compatibilityHash(), geometry.layout(), kvGeometry, geometry.arithmetic())))
                     .orElse(KvHandoff.NONE);
             Scheduler scheduler = new Scheduler(schedulerConfig, requireNonNull(runner.apply(transformer), "runner gave null"), kv, prefixCache, attention, faults, handoff,
                     source.tokenizer().eosTokenIds(), new Timelines(config.getInt("handoff.debug.timeline-requests")));
             disaggregation.ifPresent(d -> d.attach(scheduler));
-            log.info("model {} ({}, {}, weights {}, max context {}), attention {}, KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}",
-                    model.name(), model.architecture(), source.weights().description(), transformer.weightsDescription(), model.maxContext(), attentionId, kv.pages(), pageSize, kv.footprintBytes() >> 20,
+            log.info("model {} ({}, {}, weights {}, max context {}), attention {} ({} arithmetic), KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}",
+                    model.name(), model.architecture(), source.weights().description(), transformer.weightsDescription(), model.maxContext(), attentionId,
+                    geometry.arithmetic(), kv.pages(), pageSize, kv.footprintBytes() >> 20,
                     dtype, schedulerConfig.threads(), schedulerConfig.overlap());
             return new ComputeEngine(source, model, source.tokenizer(), source.chatTemplate(), attentionId, kv, transformer, prefixCache, scheduler, disaggregation);
         }
@@ -193,17 +201,23 @@ public final class ComputeEngine
         }
     }
 
-    private static AttentionBackendProvider attentionProvider(PluginRegistry plugins, String id, AttentionGeometry geometry,
-            int pageSize, KvDtype dtype, PluginSettings settings)
+    /**
+     * {@value #ARITHMETIC_KEY}: {@code f32}, {@code llama-cpp} ({@link AttentionArithmetic#LLAMA_CPP_F16}), or {@code auto}, which
+     * is llama.cpp's when the weights round their inputs as llama.cpp does (a quantized GGUF file under quantized-activations
+     * auto) and the attention backend computes it, so that such a file computes as llama.cpp computes it all through; F32
+     * otherwise.
+     */
+    static AttentionArithmetic attentionArithmetic(Config config, ModelSource source, AttentionCapabilities backend)
     {
-        PluginEntry entry = plugins.require(id, "attention", "handoff.attention.backend");
-        AttentionBackendProvider provider = (AttentionBackendProvider) entry.provider().orElseThrow();
-        AttentionCapabilities capabilities = provider.capabilities(settings);
-        capabilities.refusal(id, geometry.layout(), pageSize, dtype).ifPresent(reason -> {
-            throw new IllegalArgumentException(reason + " (it declares " + capabilities.names() + "); choose another backend ("
-                    + plugins.available("attention") + ") or model");
-        });
-        return provider;
+        String setting = config.getString(ARITHMETIC_KEY);
+        return switch (setting) {
+            case "auto" -> source.weights().roundsActivations() && backend.arithmetics().contains(AttentionArithmetic.LLAMA_CPP_F16)
+                    ? AttentionArithmetic.LLAMA_CPP_F16
+                    : AttentionArithmetic.F32;
+            case "f32" -> AttentionArithmetic.F32;
+            case "llama-cpp" -> AttentionArithmetic.LLAMA_CPP_F16;
+            default -> throw new IllegalArgumentException(ARITHMETIC_KEY + " = '" + setting + "' is not one of auto | f32 | llama-cpp");
+        };
     }
 
     public ModelConfig model()

@@ -1,6 +1,7 @@
 package io.handoff.core.disagg.control;
 
 import io.handoff.core.kv.KvGeometry;
+import io.handoff.spi.attention.AttentionArithmetic;
 import io.handoff.spi.attention.KvLayout;
 import io.handoff.trace.PeerText;
 
@@ -43,13 +44,23 @@ public record Compatibility(String modelName, String weightsHash, String kvLayou
         }
     }
 
-    /** This engine's side, from its model and KV pool geometry, at the current protocol version. */
+    /** This engine's side, from its model and KV pool geometry, at the current protocol version, attention in F32. */
     public static Compatibility of(String modelName, String weightsHash, KvLayout layout, KvGeometry geometry)
+    {
+        return of(modelName, weightsHash, layout, geometry, AttentionArithmetic.F32);
+    }
+
+    /**
+     * The same with attention's arithmetic, which changes what a prefill writes into later layers' KV: one other than F32 is
+     * named in the layout, so peers that attend differently are refused.
+     */
+    public static Compatibility of(String modelName, String weightsHash, KvLayout layout, KvGeometry geometry, AttentionArithmetic arithmetic)
     {
         requireNonNull(layout, "layout is null");
         requireNonNull(geometry, "geometry is null");
         String kvLayout = layout + " " + geometry.layers() + " layers, key row " + geometry.keyRowElements() + ", value row "
-                + geometry.valueRowElements() + (geometry.valuesInKeyRow() ? " (in key row)" : "");
+                + geometry.valueRowElements() + (geometry.valuesInKeyRow() ? " (in key row)" : "")
+                + (arithmetic == AttentionArithmetic.F32 ? "" : ", attention " + arithmetic);
         return new Compatibility(modelName, weightsHash, kvLayout, geometry.dtype().name(), geometry.pageSize(), ControlMessage.PROTOCOL_VERSION);
     }
 

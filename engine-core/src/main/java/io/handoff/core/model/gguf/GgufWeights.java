@@ -68,6 +68,12 @@ public final class GgufWeights
         return model;
     }
 
+    @Override
+    public boolean roundsActivations()
+    {
+        return quantizedActivations && file.tensors().values().stream().anyMatch(tensor -> tensor.type().blockFormat().isPresent() || tensor.type() == GgufTensorType.Q8_0);
+    }
+
     public GgufFile file()
     {
         return file;

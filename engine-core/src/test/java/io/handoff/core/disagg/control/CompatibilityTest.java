@@ -4,6 +4,7 @@ import io.handoff.core.disagg.control.ControlMessage.Hello;
 import io.handoff.core.disagg.control.ControlMessage.HelloResult;
 import io.handoff.core.disagg.control.ControlMessage.Role;
 import io.handoff.core.kv.KvGeometry;
+import io.handoff.spi.attention.AttentionArithmetic;
 import io.handoff.spi.attention.KvDtype;
 import io.handoff.spi.attention.KvLayout;
 import org.junit.jupiter.api.Test;
@@ -38,6 +39,18 @@ class CompatibilityTest
                 + "KV dtype is 'BF16' here but 'F32' on the peer; page size is '16' here but '32' on the peer. "
                 + "Prefill and decode must serve the same model and weights with the same KV layout, dtype and page size.");
         assertThat(HERE.hash()).isNotEqualTo(peer.hash());
+    }
+
+    /** Attention's arithmetic changes what a prefill writes into later layers: peers that attend differently do not pair. */
+    @Test
+    void aPeerThatAttendsInAnotherArithmeticIsRefused()
+    {
+        KvGeometry geometry = new KvGeometry(2, 12, 8, true, KvDtype.F32, 16);
+        Compatibility f32 = Compatibility.of("m", "w", KvLayout.GQA, geometry);
+        Compatibility llamaCpp = Compatibility.of("m", "w", KvLayout.GQA, geometry, AttentionArithmetic.LLAMA_CPP_F16);
+        assertThat(Compatibility.of("m", "w", KvLayout.GQA, geometry, AttentionArithmetic.F32)).isEqualTo(f32);
+        assertThat(f32.mismatch(llamaCpp)).get().asString().contains("KV layout is").contains("attention LLAMA_CPP_F16' on the peer");
+        assertThat(f32.hash()).isNotEqualTo(llamaCpp.hash());
     }
 
     @Test

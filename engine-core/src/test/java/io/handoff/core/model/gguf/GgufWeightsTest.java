@@ -144,6 +144,22 @@ class GgufWeightsTest
         }
     }
 
+    /** A quantized file rounds its matrices' inputs as llama.cpp does unless told not to; a file of F32 or F16 matrices never does. */
+    @Test
+    void roundsActivationsWhenItHasQuantizedMatricesAndMayDoSo()
+    {
+        Path q8 = writeSeeded("llama", GgufTensorType.Q8_0, true, UnaryOperator.identity());
+        try (GgufWeights weights = GgufWeights.open(q8)) {
+            assertThat(weights.roundsActivations()).isTrue();
+        }
+        try (GgufWeights weights = GgufWeights.open(q8, false)) {
+            assertThat(weights.roundsActivations()).isFalse();
+        }
+        try (GgufWeights weights = GgufWeights.open(writeSeeded("llama", GgufTensorType.F16, true, UnaryOperator.identity()))) {
+            assertThat(weights.roundsActivations()).isFalse();
+        }
+    }
+
     /** A matrix is a view of the mapping, not a copy: once the file is closed, reading it is refused rather than reading freed memory. */
     @Test
     void aMatrixIsAViewOfTheMappingThatFailsCleanlyOnceTheFileIsClosed()

@@ -33,6 +33,10 @@ final class KeyTile
     final int valueStride;
     /** Scores of the current query head against the loaded rows. */
     final float[] scores;
+    /** Scratch of {@link LlamaCppSoftmax}: the query and a key rounded to F16, a dot product's lanes. */
+    final float[] query16;
+    final float[] key16;
+    final float[] lanes = new float[64];
 
     private final KvCacheView kv;
     private final boolean valuesInKeyRow;
@@ -47,6 +51,8 @@ final class KeyTile
         this.values = valuesInKeyRow ? keys : new float[rows * vDim];
         this.valueStride = valuesInKeyRow ? qkDim : vDim;
         this.scores = new float[rows];
+        this.query16 = new float[qkDim];
+        this.key16 = new float[qkDim];
     }
 
     /** Loads positions {@code from .. to-1} of the sequence whose slots start at {@code kvIndices[kvStart]}. */

@@ -1,17 +1,17 @@
 package io.handoff.plugin.triton;
 
 import io.handoff.plugin.triton.SplitSoftmax.Partials;
+import io.handoff.spi.attention.AttentionArithmetic;
 import io.handoff.spi.attention.AttentionBackend;
 import io.handoff.spi.attention.AttentionGeometry;
 import io.handoff.spi.attention.DecodeMetadata;
 import io.handoff.spi.attention.ExtendMetadata;
 import io.handoff.spi.attention.KvCacheView;
+import io.handoff.spi.attention.KvDtype;
 
 import java.util.stream.IntStream;
 
-import static io.handoff.plugin.triton.SplitSoftmax.finish;
 import static io.handoff.plugin.triton.SplitSoftmax.merge;
-import static io.handoff.plugin.triton.SplitSoftmax.partial;
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -28,7 +28,8 @@ import static java.util.Objects.requireNonNull;
  * absolute position, so a query's result depends only on its position, its values and the keys,
  * never on the batch, the chunking of its prompt, or how tasks land on threads (each output element is
  * written by exactly one task). Decode of the token at position {@code p} and extend of the query at
- * {@code p} run the same partials and merges, so they agree to the bit.
+ * {@code p} run the same partials and merges, so they agree to the bit. A partial is {@link SplitSoftmax}'s or, for
+ * {@link AttentionArithmetic#LLAMA_CPP_F16}, {@link LlamaCppSoftmax}'s.
  */
 final class TritonAttention
         implements AttentionBackend
@@ -51,6 +52,9 @@ final class TritonAttention
     private final int vDim;
     private final float scale;
     private final ThreadLocal<KeyTile> tiles;
+    /** {@link AttentionArithmetic#LLAMA_CPP_F16}, and whether the pool's keys and values still need rounding to F16. */
+    private final boolean llamaCpp;
+    private final boolean roundKv;
 
     TritonAttention(AttentionGeometry geometry, KvCacheView kv)
     {
@@ -62,6 +66,8 @@ final class TritonAttention
         this.vDim = geometry.vDim();
         this.scale = geometry.scale();
         this.tiles = ThreadLocal.withInitial(() -> new KeyTile(kv, SPLIT_TOKENS, qkDim, vDim));
+        this.llamaCpp = geometry.arithmetic() == AttentionArithmetic.LLAMA_CPP_F16;
+        this.roundKv = kv.dtype() != KvDtype.F16;
     }
 
     @Override
@@ -111,7 +117,7 @@ final class TritonAttention
             KeyTile tile = tiles.get();
             tile.load(layer, kvIndices, kvIndptr[request], from, to, kvHead);
             for (int h = kvHead * groupSize; h < (kvHead + 1) * groupSize; h++) {
-                partial(tile, to - from, q, (request * numQHeads + h) * qkDim, scale, partials, split * numQHeads + h);
+                partial(tile, to - from, q, (request * numQHeads + h) * qkDim, partials, split * numQHeads + h);
             }
         });
 
@@ -182,10 +188,10 @@ final class TritonAttention
                     int qOffset = ((firstRow + r) * numQHeads + h) * qkDim;
                     int state = r * groupSize + g;
                     if (from == 0) {
-                        partial(tile, count, q, qOffset, scale, states, state);
+                        partial(tile, count, q, qOffset, states, state);
                     }
                     else {
-                        partial(tile, count, q, qOffset, scale, tilePartial, 0);
+                        partial(tile, count, q, qOffset, tilePartial, 0);
                         merge(states, state, tilePartial, 0);
                     }
                 }
@@ -196,6 +202,26 @@ final class TritonAttention
                 int h = kvHead * groupSize + g;
                 finish(states, r * groupSize + g, out, ((firstRow + r) * numQHeads + h) * vDim);
             }
+        }
+    }
+
+    private void partial(KeyTile tile, int count, float[] q, int qOffset, Partials out, int index)
+    {
+        if (llamaCpp) {
+            LlamaCppSoftmax.partial(tile, count, q, qOffset, scale, out, index, roundKv);
+        }
+        else {
+            SplitSoftmax.partial(tile, count, q, qOffset, scale, out, index);
+        }
+    }
+
+    private void finish(Partials partials, int index, float[] out, int outOffset)
+    {
+        if (llamaCpp) {
+            LlamaCppSoftmax.finish(partials, index, out, outOffset);
+        }
+        else {
+            SplitSoftmax.finish(partials, index, out, outOffset);
         }
     }
 

@@ -3,6 +3,7 @@ package io.handoff.plugin.triton;
 import io.handoff.math.VectorApi;
 import io.handoff.spi.Availability;
 import io.handoff.spi.PluginSettings;
+import io.handoff.spi.attention.AttentionArithmetic;
 import io.handoff.spi.attention.AttentionBackend;
 import io.handoff.spi.attention.AttentionBackendProvider;
 import io.handoff.spi.attention.AttentionCapabilities;
@@ -26,13 +27,15 @@ import static java.util.Objects.requireNonNull;
  * Against the test kit's {@code ReferenceAttention} (double precision) the tests bound the
  * max absolute error by {@code 2e-6} for F32, BF16 and F16 KV alike (the reference reads the same 16-bit values), for
  * KV in [-1, 1] and queries in [-2, 2]. The KV pool must be readable from any thread
- * (a shared or global arena): splits run on the fork-join pool.
+ * (a shared or global arena): splits run on the fork-join pool. Both arithmetics: {@code F32} and llama.cpp's F16 flash
+ * attention ({@code LLAMA_CPP_F16}, each split's partial as llama.cpp computes a query row).
  */
 public final class TritonProvider
         implements AttentionBackendProvider
 {
     private static final AttentionCapabilities CAPABILITIES = new AttentionCapabilities(
-            EnumSet.of(KvLayout.MHA, KvLayout.GQA, KvLayout.MLA), 1, 256, EnumSet.of(KvDtype.F32, KvDtype.BF16, KvDtype.F16), true, true);
+            EnumSet.of(KvLayout.MHA, KvLayout.GQA, KvLayout.MLA), 1, 256, EnumSet.of(KvDtype.F32, KvDtype.BF16, KvDtype.F16), true, true,
+            EnumSet.allOf(AttentionArithmetic.class));
 
     @Override
     public String id()
@@ -63,7 +66,7 @@ public final class TritonProvider
     {
         requireNonNull(geometry, "geometry is null");
         requireNonNull(kv, "kv is null");
-        CAPABILITIES.refusal(id(), geometry.layout(), kv.pageSize(), kv.dtype()).ifPresent(reason -> {
+        CAPABILITIES.refusal(id(), geometry, kv.pageSize(), kv.dtype()).ifPresent(reason -> {
             throw new IllegalArgumentException(reason);
         });
         if (kv.keyRowElements() != geometry.keyRowElements()) {

@@ -30,7 +30,8 @@ class TritonProviderTest
     void isAvailableWithTheVectorApiAndDeclaresWhatItsTestsProve()
     {
         assertThat(provider.availability(SETTINGS).available()).isTrue();
-        assertThat(provider.capabilityNames(SETTINGS)).containsExactly("MHA", "GQA", "MLA", "F32", "BF16", "F16", "PAGE_SIZE_1_256", "SPLIT_KV", "DETERMINISTIC");
+        assertThat(provider.capabilityNames(SETTINGS)).containsExactly("MHA", "GQA", "MLA", "F32", "BF16", "F16", "LLAMA_CPP_F16", "PAGE_SIZE_1_256", "SPLIT_KV",
+                "DETERMINISTIC");
     }
 
     @Test
