@@ -15,7 +15,7 @@ import java.nio.ByteOrder;
 /**
  * One thread's copy of the K and V rows of one split (decode) or tile (extend) for one KV head, as
  * floats. Loading gives exactly the values {@link KvRows#load} gives: F32 is a plain copy and BF16 is
- * widened by a shift, vectorised eight elements at a time.
+ * widened by a shift, vectorised eight elements at a time; for llama.cpp's arithmetic they are then rounded to F16.
  */
 final class KeyTile
 {
@@ -33,17 +33,25 @@ final class KeyTile
     final int valueStride;
     /** Scores of the current query head against the loaded rows. */
     final float[] scores;
-    /** Scratch of {@link LlamaCppSoftmax}: the query and a key rounded to F16, a dot product's lanes. */
+    /** Scratch of {@link LlamaCppSoftmax}: the query rounded to F16, each key's exp step and whether it raised the maximum. */
     final float[] query16;
-    final float[] key16;
-    final float[] lanes = new float[64];
+    final float[] weights;
+    final boolean[] rises;
 
     private final KvCacheView kv;
     private final boolean valuesInKeyRow;
+    /** Round loaded rows to F16 ({@link LlamaCppSoftmax}'s operands), unless the pool holds F16 already. */
+    private final boolean round16;
 
     KeyTile(KvCacheView kv, int rows, int qkDim, int vDim)
     {
+        this(kv, rows, qkDim, vDim, false);
+    }
+
+    KeyTile(KvCacheView kv, int rows, int qkDim, int vDim, boolean toF16)
+    {
         this.kv = kv;
+        this.round16 = toF16 && kv.dtype() != KvDtype.F16;
         this.qkDim = qkDim;
         this.vDim = vDim;
         this.valuesInKeyRow = kv.valuesInKeyRow();
@@ -52,7 +60,8 @@ final class KeyTile
         this.valueStride = valuesInKeyRow ? qkDim : vDim;
         this.scores = new float[rows];
         this.query16 = new float[qkDim];
-        this.key16 = new float[qkDim];
+        this.weights = new float[rows];
+        this.rises = new boolean[rows];
     }
 
     /** Loads positions {@code from .. to-1} of the sequence whose slots start at {@code kvIndices[kvStart]}. */
@@ -66,6 +75,9 @@ final class KeyTile
             long slot = kvIndices[kvStart + t];
             loadRow(keyRegion, slot * keyRowBytes + keyHeadBytes, dtype, keys, (t - from) * qkDim, qkDim);
         }
+        if (round16) {
+            LlamaCppSoftmax.roundToF16(keys, 0, (to - from) * qkDim);
+        }
         if (valuesInKeyRow) {
             return;
         }
@@ -75,6 +87,9 @@ final class KeyTile
         for (int t = from; t < to; t++) {
             long slot = kvIndices[kvStart + t];
             loadRow(valueRegion, slot * valueRowBytes + valueHeadBytes, dtype, values, (t - from) * vDim, vDim);
+        }
+        if (round16) {
+            LlamaCppSoftmax.roundToF16(values, 0, (to - from) * vDim);
         }
     }
 

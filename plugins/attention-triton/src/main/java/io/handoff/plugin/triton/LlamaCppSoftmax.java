@@ -1,67 +1,80 @@
 package io.handoff.plugin.triton;
 
+import io.handoff.math.ExactExp;
 import io.handoff.plugin.triton.SplitSoftmax.Partials;
 import io.handoff.spi.attention.AttentionArithmetic;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
 
 import java.util.Arrays;
 
 /**
  * {@link AttentionArithmetic#LLAMA_CPP_F16}: a split's partial as llama.cpp's CPU flash attention computes one query row
  * ({@code ggml_compute_forward_flash_attn_ext_f16_one_chunk} for fewer than 64 queries). The query, keys and values are
- * rounded to F16 (a no-op for keys and values already stored as F16); each key's score is its F16 products summed as
- * {@link #dot} does; keys are taken in position order with a running maximum {@code m}: a new maximum rescales the F16
- * accumulator by {@code exp(m_old - m)} and adds the value once, any other key adds {@code exp(s - m)} times its value, each
- * step rounded back to F16; {@code sum = sum * ms + vs}. The result is the accumulator times {@code 1 / sum}.
- * {@code exp} is {@link StrictMath#exp} rounded to F32, the same everywhere. Partials of several splits merge as
- * {@link SplitSoftmax#merge} does.
+ * rounded to F16 (the keys and values as their tile loads); each key's score is its F16 products summed as {@link #dot}
+ * does; keys are taken in position order with a running maximum {@code m}: a new maximum rescales the F16 accumulator by
+ * {@code exp(m_old - m)} and adds the value once, any other key adds {@code exp(s - m)} times its value, each step rounded
+ * back to F16; {@code sum = sum * ms + vs}. The result is the accumulator times {@code 1 / sum}. {@code exp} is
+ * {@link StrictMath#exp} rounded to F32, the same everywhere: the steps' arguments follow from the scores alone, so
+ * {@link ExactExp} takes them a lane-width batch at a time. Partials of several splits merge as {@link SplitSoftmax#merge}
+ * does. Lanes are 256 bits on every machine; every step is exact or rounded once, element by element, so the bits do not
+ * depend on it.
  */
 final class LlamaCppSoftmax
 {
+    private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
+    private static final VectorSpecies<Integer> I = IntVector.SPECIES_256;
+    private static final int L = F.length();
+    /** 65520, half-way between F16's largest value and 2^16: from here on F16 is infinite. */
+    private static final int F16_OVERFLOW = 0x477FF000;
+    /** 2^-14, F16's smallest normal value: below it F16 counts in steps of 2^-24. */
+    private static final int F16_MIN_NORMAL = 0x38800000;
+
     private LlamaCppSoftmax() {}
 
-    /** {@link SplitSoftmax#partial}'s contract in this arithmetic; {@code roundKv}: the pool's keys and values are not F16 already. */
-    static void partial(KeyTile tile, int count, float[] q, int qOffset, float scale, Partials out, int index, boolean roundKv)
+    /** {@link SplitSoftmax#partial}'s contract in this arithmetic; the tile's rows are F16 values already. */
+    static void partial(KeyTile tile, int count, float[] q, int qOffset, float scale, Partials out, int index)
     {
         int qkDim = tile.qkDim;
         int vDim = out.vDim;
         float[] query = tile.query16;
-        float[] key = tile.key16;
-        for (int i = 0; i < qkDim; i++) {
-            query[i] = f16(q[qOffset + i]);
-        }
+        System.arraycopy(q, qOffset, query, 0, qkDim);
+        roundToF16(query, 0, qkDim);
         float[] acc = out.acc;
         int accOffset = index * vDim;
         Arrays.fill(acc, accOffset, accOffset + vDim, 0f);
+        float[] keys = tile.keys;
+        float[] values = tile.values;
+        // the scores, then where the running maximum rises; the exps of the steps a lane-width batch at a time
+        float[] scores = tile.scores;
+        float[] steps = tile.weights;
+        boolean[] rises = tile.rises;
+        for (int t = 0; t < count; t++) {
+            scores[t] = dot(query, keys, t * qkDim, qkDim) * scale;
+        }
         float max = Float.NEGATIVE_INFINITY;
+        for (int t = 0; t < count; t++) {
+            float s = scores[t];
+            rises[t] = s > max;
+            // a new maximum scales what came before by exp(m_old - m); any other key weighs exp(s - m)
+            steps[t] = rises[t] ? (max == Float.NEGATIVE_INFINITY ? 0f : max - s) : s - max;
+            max = Math.max(max, s);
+        }
+        ExactExp.expMinus(steps, 0, 0f, steps, 0, count);
         float sum = 0;
         for (int t = 0; t < count; t++) {
-            int keyOffset = t * qkDim;
-            float[] keys = tile.keys;
-            if (roundKv) {
-                for (int i = 0; i < qkDim; i++) {
-                    key[i] = f16(keys[t * qkDim + i]);
-                }
-                keys = key;
-                keyOffset = 0;
-            }
-            float s = dot(query, keys, keyOffset, qkDim, tile.lanes) * scale;
             float ms = 1;
             float vs = 1;
-            if (s > max) {
-                ms = max == Float.NEGATIVE_INFINITY ? 0f : (float) StrictMath.exp(max - s);
-                max = s;
-                for (int d = 0; d < vDim; d++) {
-                    acc[accOffset + d] = f16(acc[accOffset + d] * ms);
-                }
+            if (rises[t]) {
+                ms = t == 0 ? 0f : steps[t];
+                scaleF16(acc, accOffset, vDim, ms);
             }
             else {
-                vs = (float) StrictMath.exp(s - max);
+                vs = steps[t];
             }
-            int valueOffset = t * tile.valueStride;
-            for (int d = 0; d < vDim; d++) {
-                float v = roundKv ? f16(tile.values[valueOffset + d]) : tile.values[valueOffset + d];
-                acc[accOffset + d] = f16(Math.fma(v, vs, acc[accOffset + d]));
-            }
+            addF16(values, t * tile.valueStride, vs, acc, accOffset, vDim);
             sum = sum * ms + vs;
         }
         out.max[index] = max;
@@ -83,37 +96,97 @@ final class LlamaCppSoftmax
      * {@code query . keys[keyOffset ..]} as ggml's AVX-512 {@code ggml_vec_dot_f16} sums F16 values: four 16-lane accumulators
      * take 64 values at a time (lane {@code l} of accumulator {@code j} the products of values {@code 64k + 16j + l}, each
      * exact in F32), then {@code (a0 + a2) + (a1 + a3)}, lanes {@code l + 8}, {@code l + 4} onto {@code l}, then
-     * {@code (c0 + c2) + (c1 + c3)}; values past the last 64 are added one by one in double. {@code lanes}: 64 floats of scratch.
+     * {@code (c0 + c2) + (c1 + c3)}; values past the last 64 are added one by one in double. Each 16-lane accumulator is
+     * held as two 8-lane halves.
      */
-    static float dot(float[] query, float[] keys, int keyOffset, int length, float[] lanes)
+    static float dot(float[] query, float[] keys, int keyOffset, int length)
     {
-        Arrays.fill(lanes, 0, 64, 0f);
+        FloatVector a0 = FloatVector.zero(F);
+        FloatVector b0 = a0;
+        FloatVector a1 = a0;
+        FloatVector b1 = a0;
+        FloatVector a2 = a0;
+        FloatVector b2 = a0;
+        FloatVector a3 = a0;
+        FloatVector b3 = a0;
         int whole = length & ~63;
         for (int i = 0; i < whole; i += 64) {
-            for (int l = 0; l < 64; l++) {
-                lanes[l] = Math.fma(query[i + l], keys[keyOffset + i + l], lanes[l]);
-            }
+            int k = keyOffset + i;
+            a0 = FloatVector.fromArray(F, query, i).fma(FloatVector.fromArray(F, keys, k), a0);
+            b0 = FloatVector.fromArray(F, query, i + 8).fma(FloatVector.fromArray(F, keys, k + 8), b0);
+            a1 = FloatVector.fromArray(F, query, i + 16).fma(FloatVector.fromArray(F, keys, k + 16), a1);
+            b1 = FloatVector.fromArray(F, query, i + 24).fma(FloatVector.fromArray(F, keys, k + 24), b1);
+            a2 = FloatVector.fromArray(F, query, i + 32).fma(FloatVector.fromArray(F, keys, k + 32), a2);
+            b2 = FloatVector.fromArray(F, query, i + 40).fma(FloatVector.fromArray(F, keys, k + 40), b2);
+            a3 = FloatVector.fromArray(F, query, i + 48).fma(FloatVector.fromArray(F, keys, k + 48), a3);
+            b3 = FloatVector.fromArray(F, query, i + 56).fma(FloatVector.fromArray(F, keys, k + 56), b3);
         }
-        for (int l = 0; l < 16; l++) {
-            lanes[l] = (lanes[l] + lanes[32 + l]) + (lanes[16 + l] + lanes[48 + l]);
-        }
-        float b0 = lanes[8] + lanes[0];
-        float b1 = lanes[9] + lanes[1];
-        float b2 = lanes[10] + lanes[2];
-        float b3 = lanes[11] + lanes[3];
-        float b4 = lanes[12] + lanes[4];
-        float b5 = lanes[13] + lanes[5];
-        float b6 = lanes[14] + lanes[6];
-        float b7 = lanes[15] + lanes[7];
-        float c0 = b4 + b0;
-        float c1 = b5 + b1;
-        float c2 = b6 + b2;
-        float c3 = b7 + b3;
+        FloatVector low = a0.add(a2).add(a1.add(a3));
+        FloatVector high = b0.add(b2).add(b1.add(b3));
+        FloatVector b = high.add(low);
+        float c0 = b.lane(4) + b.lane(0);
+        float c1 = b.lane(5) + b.lane(1);
+        float c2 = b.lane(6) + b.lane(2);
+        float c3 = b.lane(7) + b.lane(3);
         double sum = (c0 + c2) + (c1 + c3);
         for (int i = whole; i < length; i++) {
             sum += query[i] * keys[keyOffset + i];
         }
         return (float) sum;
+    }
+
+    /** {@code acc[i] = f16(acc[i] * scale)}. */
+    private static void scaleF16(float[] acc, int offset, int length, float scale)
+    {
+        int i = 0;
+        for (int bound = F.loopBound(length); i < bound; i += L) {
+            toF16(FloatVector.fromArray(F, acc, offset + i).mul(scale)).intoArray(acc, offset + i);
+        }
+        for (; i < length; i++) {
+            acc[offset + i] = f16(acc[offset + i] * scale);
+        }
+    }
+
+    /** {@code acc[i] = f16(fma(values[i], weight, acc[i]))}. */
+    private static void addF16(float[] values, int valueOffset, float weight, float[] acc, int offset, int length)
+    {
+        FloatVector w = FloatVector.broadcast(F, weight);
+        int i = 0;
+        for (int bound = F.loopBound(length); i < bound; i += L) {
+            toF16(FloatVector.fromArray(F, values, valueOffset + i).fma(w, FloatVector.fromArray(F, acc, offset + i))).intoArray(acc, offset + i);
+        }
+        for (; i < length; i++) {
+            acc[offset + i] = f16(Math.fma(values[valueOffset + i], weight, acc[offset + i]));
+        }
+    }
+
+    /** {@code x[from .. from + length)} rounded to F16 in place. */
+    static void roundToF16(float[] x, int from, int length)
+    {
+        int i = 0;
+        for (int bound = F.loopBound(length); i < bound; i += L) {
+            toF16(FloatVector.fromArray(F, x, from + i)).intoArray(x, from + i);
+        }
+        for (; i < length; i++) {
+            x[from + i] = f16(x[from + i]);
+        }
+    }
+
+    /**
+     * Each lane rounded to the nearest F16 value, ties to even, as {@code Float.floatToFloat16} rounds: the mantissa cut to ten
+     * bits in F16's normal range, steps of 2^-24 below it (by adding and taking away 0.5), infinity from 65520 on, NaN kept.
+     */
+    static FloatVector toF16(FloatVector x)
+    {
+        IntVector bits = x.reinterpretAsInts();
+        IntVector sign = bits.and(0x80000000);
+        IntVector magnitude = bits.and(0x7FFFFFFF);
+        IntVector normal = magnitude.add(0xFFF).add(magnitude.lanewise(VectorOperators.LSHR, 13).and(1)).and(0xFFFFE000);
+        normal = normal.blend(0x7F800000, magnitude.compare(VectorOperators.GE, F16_OVERFLOW));
+        IntVector small = magnitude.reinterpretAsFloats().add(0.5f).sub(0.5f).reinterpretAsInts();
+        IntVector rounded = normal.blend(small, magnitude.compare(VectorOperators.LT, F16_MIN_NORMAL));
+        rounded = rounded.blend(magnitude, magnitude.compare(VectorOperators.GT, 0x7F800000));
+        return rounded.or(sign).reinterpretAsFloats();
     }
 
     static float f16(float x)

@@ -7,7 +7,6 @@ import io.handoff.spi.attention.AttentionGeometry;
 import io.handoff.spi.attention.DecodeMetadata;
 import io.handoff.spi.attention.ExtendMetadata;
 import io.handoff.spi.attention.KvCacheView;
-import io.handoff.spi.attention.KvDtype;
 
 import java.util.stream.IntStream;
 
@@ -52,9 +51,8 @@ final class TritonAttention
     private final int vDim;
     private final float scale;
     private final ThreadLocal<KeyTile> tiles;
-    /** {@link AttentionArithmetic#LLAMA_CPP_F16}, and whether the pool's keys and values still need rounding to F16. */
+    /** {@link AttentionArithmetic#LLAMA_CPP_F16}: the tiles' rows are rounded to F16 as they load. */
     private final boolean llamaCpp;
-    private final boolean roundKv;
 
     TritonAttention(AttentionGeometry geometry, KvCacheView kv)
     {
@@ -65,9 +63,8 @@ final class TritonAttention
         this.qkDim = geometry.qkDim();
         this.vDim = geometry.vDim();
         this.scale = geometry.scale();
-        this.tiles = ThreadLocal.withInitial(() -> new KeyTile(kv, SPLIT_TOKENS, qkDim, vDim));
         this.llamaCpp = geometry.arithmetic() == AttentionArithmetic.LLAMA_CPP_F16;
-        this.roundKv = kv.dtype() != KvDtype.F16;
+        this.tiles = ThreadLocal.withInitial(() -> new KeyTile(kv, SPLIT_TOKENS, qkDim, vDim, llamaCpp));
     }
 
     @Override
@@ -208,7 +205,7 @@ final class TritonAttention
     private void partial(KeyTile tile, int count, float[] q, int qOffset, Partials out, int index)
     {
         if (llamaCpp) {
-            LlamaCppSoftmax.partial(tile, count, q, qOffset, scale, out, index, roundKv);
+            LlamaCppSoftmax.partial(tile, count, q, qOffset, scale, out, index);
         }
         else {
             SplitSoftmax.partial(tile, count, q, qOffset, scale, out, index);

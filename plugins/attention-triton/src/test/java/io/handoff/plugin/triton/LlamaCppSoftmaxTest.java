@@ -15,6 +15,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.Arena;
 import java.util.Arrays;
+import java.util.Random;
 import java.util.concurrent.ForkJoinPool;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -82,12 +83,44 @@ class LlamaCppSoftmaxTest
         k[32] = 1;
         q[48] = 1;
         k[48] = 1;
-        float[] lanes = new float[64];
-        assertThat(LlamaCppSoftmax.dot(q, k, 0, 64, lanes)).isEqualTo(1f);
+        assertThat(LlamaCppSoftmax.dot(q, k, 0, 64)).isEqualTo(1f);
         // a value past the last 64 joins in double precision
         q[64] = 0x1p-20f;
         k[64] = 1;
-        assertThat(LlamaCppSoftmax.dot(q, k, 0, 65, lanes)).isEqualTo(1f + 0x1p-20f);
+        assertThat(LlamaCppSoftmax.dot(q, k, 0, 65)).isEqualTo(1f + 0x1p-20f);
+    }
+
+    /** The vector rounding gives Float.floatToFloat16's value for every kind of float: normal, subnormal in F16, overflowing, ties. */
+    @Test
+    void laneRoundingToF16IsFloatToFloat16s()
+    {
+        Random random = new Random(23);
+        float[] x = new float[1 << 16];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = switch (i % 4) {
+                case 0 -> Float.intBitsToFloat(random.nextInt());
+                case 1 -> (float) random.nextGaussian() * 70000f;
+                case 2 -> (float) random.nextGaussian() * 1e-5f;
+                default -> Float.float16ToFloat((short) random.nextInt()) + (random.nextBoolean() ? 1 : -1) * Math.ulp(Float.float16ToFloat((short) random.nextInt()));
+            };
+        }
+        x[0] = 65520f;
+        x[1] = 65519.996f;
+        x[2] = -0f;
+        x[3] = Float.POSITIVE_INFINITY;
+        x[4] = 0x1p-25f;
+        x[5] = 0x1.8p-24f;
+        float[] rounded = x.clone();
+        LlamaCppSoftmax.roundToF16(rounded, 0, rounded.length);
+        for (int i = 0; i < x.length; i++) {
+            float expected = Float.float16ToFloat(Float.floatToFloat16(x[i]));
+            if (Float.isNaN(expected)) {
+                assertThat(rounded[i]).as("%s", x[i]).isNaN();
+            }
+            else {
+                assertThat(Float.floatToRawIntBits(rounded[i])).as("%s (0x%08x)", x[i], Float.floatToRawIntBits(x[i])).isEqualTo(Float.floatToRawIntBits(expected));
+            }
+        }
     }
 
     @ParameterizedTest
@@ -138,7 +171,7 @@ class LlamaCppSoftmaxTest
         return new TritonProvider().create(fixture.geometry, fixture.kv, PluginSettings.empty("triton"));
     }
 
-    /** A tile over a one-page F32 pool whose keys and values the test writes itself. */
+    /** A tile over a one-page F32 pool whose keys and values the test writes itself (as F16 values, as a tile loads them). */
     private static KeyTile tile(Arena arena)
     {
         return new KeyTile(KvFixture.create(arena, GQA, 16, KvDtype.F32, 1, 3).kv, 16, DIM, DIM);
@@ -147,7 +180,9 @@ class LlamaCppSoftmaxTest
     private static float[] attend(KeyTile tile, int keys, float[] q, boolean unitScale)
     {
         Partials partial = new Partials(1, DIM);
-        LlamaCppSoftmax.partial(tile, keys, q, 0, unitScale ? 1f : 0.125f, partial, 0, true);
+        LlamaCppSoftmax.roundToF16(tile.keys, 0, keys * DIM);
+        LlamaCppSoftmax.roundToF16(tile.values, 0, keys * DIM);
+        LlamaCppSoftmax.partial(tile, keys, q, 0, unitScale ? 1f : 0.125f, partial, 0);
         float[] out = new float[DIM];
         LlamaCppSoftmax.finish(partial, 0, out, 0);
         return out;
