@@ -130,14 +130,15 @@ final class BlockCodes
             if (format == BlockFormat.Q6_K) {
                 for (int half = 0; half < 2; half++) {
                     sixBits(data, at, half);
-                    long sc = at + 192 + 8L * half;
+                    // the half's eight signed scale bytes at once
+                    long scales = data.get(U64_LE, at + 192 + 8L * half);
                     for (int part = 0; part < 4; part++) {
                         for (int is = 0; is < 2; is++) {
                             int from = 32 * part + 16 * is;
                             int xi = c + 128 * half + from;
                             FloatVector ps = ((FloatVector) ByteVector.fromArray(B, small, from).convertShape(VectorOperators.B2F, F, 0)).mul(FloatVector.fromArray(F, xc, xi));
                             ps = ((FloatVector) ByteVector.fromArray(B, small, from + 8).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 8), ps);
-                            p = ps.fma(FloatVector.broadcast(F, data.get(ValueLayout.JAVA_BYTE, sc + is + 2 * part)), p);
+                            p = ps.fma(FloatVector.broadcast(F, (byte) (scales >>> (8 * (is + 2 * part)))), p);
                         }
                     }
                 }
