@@ -23,6 +23,7 @@ final class QuantizedKernels
     private static final VectorSpecies<Integer> I = IntVector.SPECIES_256;
     private static final int L = F.length();
     private static final int TILE = 4;
+    private static final int L1_TILE_BYTES = 16 * 1024;
     private static final ThreadLocal<float[]> ACC = ThreadLocal.withInitial(() -> new float[TILE * TILE * 8]);
     // per thread and per shape, so neither a decode step's row blocks nor a prefill's allocate codes
     private static final ThreadLocal<java.util.Map<Long, BlockCodes>> CODES = ThreadLocal.withInitial(java.util.HashMap::new);
@@ -56,8 +57,33 @@ final class QuantizedKernels
         }
         int tokens = x.tokens();
         float[] offsets = tokens > 1 ? offsets(codes, rows, x) : null;
+        if (w.codeFormat().blockElements() < 256) {
+            // blocks of 32: two rows by two tokens keep their sums in registers, a tile of tokens in L1
+            int tileTokens = Math.clamp((L1_TILE_BYTES / (4 * w.cols())) & ~1, 2, 64);
+            for (int t0 = 0; t0 < tokens; t0 += tileTokens) {
+                int tEnd = Math.min(tokens, t0 + tileTokens);
+                int r = 0;
+                for (; r + 1 < rows; r += 2) {
+                    int o = outOff + rowStart + r;
+                    int t = t0;
+                    for (; t + 1 < tEnd; t += 2) {
+                        dot2x2(codes, r, x, t, out, o + t * outStride, outStride, offsets, r * tokens + t, tokens);
+                    }
+                    if (t < tEnd) {
+                        out[o + t * outStride] = dot(codes, r, x, t);
+                        out[o + t * outStride + 1] = dot(codes, r + 1, x, t);
+                    }
+                }
+                if (r < rows) {
+                    for (int t = t0; t < tEnd; t++) {
+                        out[outOff + rowStart + r + t * outStride] = dot(codes, r, x, t);
+                    }
+                }
+            }
+            return;
+        }
         float[] acc = ACC.get();
-        // four tokens stay in L1 while the rows' codes stream past them from L2; each load serves four products
+        // super-blocks of 256: four tokens stay in L1 while the rows' codes stream past them from L2; each load serves four products
         for (int t0 = 0; t0 < tokens; t0 += TILE) {
             int tEnd = Math.min(tokens, t0 + TILE);
             int r = 0;
@@ -189,6 +215,90 @@ final class QuantizedKernels
     private static void scale(FloatVector p, float scale, float[] acc, int k)
     {
         p.fma(FloatVector.broadcast(F, scale), FloatVector.fromArray(F, acc, k * L)).intoArray(acc, k * L);
+    }
+
+    /**
+     * Rows {@code r} and {@code r + 1} times tokens {@code t} and {@code t + 1}, each product in {@link #dot}'s order:
+     * {@code out[o]}, {@code out[o + 1]} for token {@code t}, {@code out[o + stride]}, {@code out[o + stride + 1]} for {@code t + 1}.
+     */
+    private static void dot2x2(BlockCodes w, int r, QuantizedInput x, int t, float[] out, int o, int stride, float[] offsets, int at, int nt)
+    {
+        int cols = w.cols;
+        int blocks = w.blocks;
+        int block = w.format.blockElements();
+        float[] wc = w.codes;
+        float[] xc = x.codes();
+        float[] xs = x.scales();
+        int w0 = r * cols;
+        int w1 = w0 + cols;
+        int x0 = t * cols;
+        int x1 = x0 + cols;
+        FloatVector a = FloatVector.zero(F);
+        FloatVector b = FloatVector.zero(F);
+        FloatVector c = FloatVector.zero(F);
+        FloatVector d = FloatVector.zero(F);
+        for (int k = 0; k < blocks; k++) {
+            int start = k * block;
+            FloatVector v0 = FloatVector.fromArray(F, wc, w0 + start);
+            FloatVector v1 = FloatVector.fromArray(F, wc, w1 + start);
+            FloatVector y0 = FloatVector.fromArray(F, xc, x0 + start);
+            FloatVector y1 = FloatVector.fromArray(F, xc, x1 + start);
+            FloatVector pa = v0.mul(y0);
+            FloatVector pb = v1.mul(y0);
+            FloatVector pc = v0.mul(y1);
+            FloatVector pd = v1.mul(y1);
+            FloatVector qa = FloatVector.zero(F);
+            FloatVector qb = FloatVector.zero(F);
+            FloatVector qc = FloatVector.zero(F);
+            FloatVector qd = FloatVector.zero(F);
+            int i = start + L;
+            // two chains per product keep eight multiply-adds in flight; their sums are exact, so splitting them changes no bit
+            for (; i + L < start + block; i += 2 * L) {
+                v0 = FloatVector.fromArray(F, wc, w0 + i);
+                v1 = FloatVector.fromArray(F, wc, w1 + i);
+                y0 = FloatVector.fromArray(F, xc, x0 + i);
+                y1 = FloatVector.fromArray(F, xc, x1 + i);
+                qa = v0.fma(y0, qa);
+                qb = v1.fma(y0, qb);
+                qc = v0.fma(y1, qc);
+                qd = v1.fma(y1, qd);
+                v0 = FloatVector.fromArray(F, wc, w0 + i + L);
+                v1 = FloatVector.fromArray(F, wc, w1 + i + L);
+                y0 = FloatVector.fromArray(F, xc, x0 + i + L);
+                y1 = FloatVector.fromArray(F, xc, x1 + i + L);
+                pa = v0.fma(y0, pa);
+                pb = v1.fma(y0, pb);
+                pc = v0.fma(y1, pc);
+                pd = v1.fma(y1, pd);
+            }
+            if (i < start + block) {
+                v0 = FloatVector.fromArray(F, wc, w0 + i);
+                v1 = FloatVector.fromArray(F, wc, w1 + i);
+                y0 = FloatVector.fromArray(F, xc, x0 + i);
+                y1 = FloatVector.fromArray(F, xc, x1 + i);
+                qa = v0.fma(y0, qa);
+                qb = v1.fma(y0, qb);
+                qc = v0.fma(y1, qc);
+                qd = v1.fma(y1, qd);
+            }
+            pa = pa.add(qa);
+            pb = pb.add(qb);
+            pc = pc.add(qc);
+            pd = pd.add(qd);
+            float s0 = w.scales[r * blocks + k];
+            float s1 = w.scales[(r + 1) * blocks + k];
+            float u0 = xs[t * blocks + k];
+            float u1 = xs[(t + 1) * blocks + k];
+            a = pa.fma(FloatVector.broadcast(F, s0 * u0), a);
+            b = pb.fma(FloatVector.broadcast(F, s1 * u0), b);
+            c = pc.fma(FloatVector.broadcast(F, s0 * u1), c);
+            d = pd.fma(FloatVector.broadcast(F, s1 * u1), d);
+        }
+        out[o] = ((a.lane(0) + a.lane(1)) + (a.lane(2) + a.lane(3))) + ((a.lane(4) + a.lane(5)) + (a.lane(6) + a.lane(7))) + offsets[at];
+        out[o + 1] = ((b.lane(0) + b.lane(1)) + (b.lane(2) + b.lane(3))) + ((b.lane(4) + b.lane(5)) + (b.lane(6) + b.lane(7))) + offsets[at + nt];
+        out[o + stride] = ((c.lane(0) + c.lane(1)) + (c.lane(2) + c.lane(3))) + ((c.lane(4) + c.lane(5)) + (c.lane(6) + c.lane(7))) + offsets[at + 1];
+        out[o + stride + 1] = ((d.lane(0) + d.lane(1)) + (d.lane(2) + d.lane(3))) + ((d.lane(4) + d.lane(5)) + (d.lane(6) + d.lane(7)))
+                + offsets[at + nt + 1];
     }
 
     /**
