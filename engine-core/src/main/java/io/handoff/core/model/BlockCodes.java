@@ -145,7 +145,7 @@ final class BlockCodes
             }
             else {
                 boolean fifthBit = format == BlockFormat.Q5_K;
-                // the twelve bytes of 6-bit scales and mins at once (ggml's get_scale_min_k4 for all eight sub-blocks)
+                // the twelve bytes of 6-bit scales and mins in two loads
                 long sc = data.get(U64_LE, at + 4);
                 int sc8 = data.get(U32_LE, at + 12);
                 int m = 0;
@@ -154,24 +154,13 @@ final class BlockCodes
                     fourBits(data, at, group, fifthBit);
                     for (int h = 0; h < 2; h++) {
                         int j = sub + h;
-                        int scale;
-                        int min;
-                        if (j < 4) {
-                            scale = (int) (sc >>> (8 * j)) & 63;
-                            min = (int) (sc >>> (8 * j + 32)) & 63;
-                        }
-                        else {
-                            int q = sc8 >>> (8 * (j - 4));
-                            scale = (q & 0x0f) | (((int) (sc >>> (8 * (j - 4) + 6)) & 3) << 4);
-                            min = ((q >>> 4) & 0x0f) | (((int) (sc >>> (8 * j + 6)) & 3) << 4);
-                        }
                         int xi = c + 64 * group + 32 * h;
                         FloatVector ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h).convertShape(VectorOperators.B2F, F, 0)).mul(FloatVector.fromArray(F, xc, xi));
                         ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 8).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 8), ps);
                         ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 16).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 16), ps);
                         ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 24).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 24), ps);
-                        p = ps.fma(FloatVector.broadcast(F, scale), p);
-                        m += min * sums[b * 8 + j];
+                        p = ps.fma(FloatVector.broadcast(F, BlockFormat.scale(sc, sc8, j)), p);
+                        m += BlockFormat.minimum(sc, sc8, j) * sums[b * 8 + j];
                     }
                 }
                 o += (BlockFormat.f16(data, at + 2) * xs[b]) * m;

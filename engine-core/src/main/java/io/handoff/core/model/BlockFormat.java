@@ -32,6 +32,7 @@ public enum BlockFormat
 
     private static final ValueLayout.OfShort U16_LE = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt U32_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong U64_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final int blockElements;
     private final int blockBytes;
@@ -185,13 +186,29 @@ public enum BlockFormat
     /** ggml's get_scale_min_k4: sub-block {@code j}'s 6-bit scale. */
     static int scale(MemorySegment data, long scales, int j)
     {
-        return j < 4 ? u8(data, scales + j) & 63 : (u8(data, scales + j + 4) & 0x0f) | ((u8(data, scales + j - 4) >> 6) << 4);
+        return scale(data.get(U64_LE, scales), data.get(U32_LE, scales + 8), j);
     }
 
     /** ggml's get_scale_min_k4: sub-block {@code j}'s 6-bit min. */
     static int minimum(MemorySegment data, long scales, int j)
     {
-        return j < 4 ? u8(data, scales + j + 4) & 63 : (u8(data, scales + j + 4) >> 4) | ((u8(data, scales + j) >> 6) << 4);
+        return minimum(data.get(U64_LE, scales), data.get(U32_LE, scales + 8), j);
+    }
+
+    /**
+     * Sub-block {@code j}'s 6-bit scale from the twelve scale bytes read as little-endian {@code low} (bytes 0..7) and
+     * {@code high} (8..11), so that a super-block's sixteen values cost two loads: byte {@code j} for {@code j < 4}, else the
+     * low nibble of byte {@code j + 4} with the top two bits of byte {@code j - 4} above it.
+     */
+    static int scale(long low, int high, int j)
+    {
+        return j < 4 ? (int) (low >>> (8 * j)) & 63 : ((high >>> (8 * (j - 4))) & 0x0f) | (((int) (low >>> (8 * (j - 4) + 6)) & 3) << 4);
+    }
+
+    /** Sub-block {@code j}'s 6-bit min the same way: byte {@code j + 4}, else the high nibble of byte {@code j + 4} with the top bits of byte {@code j}. */
+    static int minimum(long low, int high, int j)
+    {
+        return j < 4 ? (int) (low >>> (8 * (j + 4))) & 63 : ((high >>> (8 * (j - 4) + 4)) & 0x0f) | (((int) (low >>> (8 * j + 6)) & 3) << 4);
     }
 
     private static void q6_k(MemorySegment data, long at, float[] out, int o)

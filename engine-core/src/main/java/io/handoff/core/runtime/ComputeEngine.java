@@ -137,7 +137,8 @@ public final class ComputeEngine
         String attentionId = config.getString("handoff.attention.backend");
         AttentionBackendProvider provider = (AttentionBackendProvider) engine.plugins().require(attentionId, "attention", "handoff.attention.backend")
                 .provider().orElseThrow();
-        AttentionCapabilities capabilities = provider.capabilities(engine.config().pluginSettings(attentionId));
+        PluginSettings settings = engine.config().pluginSettings(attentionId);
+        AttentionCapabilities capabilities = provider.capabilities(settings);
         AttentionGeometry geometry = model.attentionGeometry().withArithmetic(attentionArithmetic(config, source, capabilities));
         capabilities.refusal(attentionId, geometry, pageSize, dtype).ifPresent(reason -> {
             throw new IllegalArgumentException(reason + " (it declares " + capabilities.names() + "); choose another backend ("
@@ -168,7 +169,6 @@ public final class ComputeEngine
         }
         Transformer transformer = null;
         try {
-            PluginSettings settings = engine.config().pluginSettings(attentionId);
             PluginEntry entry = engine.plugins().find(attentionId).orElseThrow();
             AttentionBackend attention = PluginRegistry.inContext(engine.plugins().loaderOf(entry),
                     () -> provider.create(geometry, kv.view(), settings));
