@@ -40,6 +40,9 @@ final class BlockCodes
     float[] scales;
     float[] offsets;
     int[] mins;
+    // rows 2q and 2q+1 side by side, eight codes (and a block's scale eight times) each in turn: see pair
+    float[] paired;
+    float[] pairedScales;
     private int capacity;
     // a super-block's codes as signed bytes: formed 32 at a time, then widened 8 at a time
     private final byte[] small = new byte[256];
@@ -59,7 +62,31 @@ final class BlockCodes
             scales = new float[rows * blocks];
             offsets = new float[rows * blocks];
             mins = new int[rows * (cols / 32)];
+            paired = new float[rows * cols];
+            pairedScales = new float[rows * blocks * 8];
             capacity = rows;
+        }
+    }
+
+    /**
+     * Slots {@code 2q} and {@code 2q + 1} (for {@code 2q + 1 < rows}) side by side, for a 16-lane product with two rows at
+     * once: {@code paired[q * 2 * cols + 16 * (i / 8) + 8 * h + i % 8] = codes[(2q + h) * cols + i]} and
+     * {@code pairedScales[(q * blocks + b) * 16 + 8 * h + l] = scales[(2q + h) * blocks + b]}.
+     */
+    void pair(int rows)
+    {
+        for (int q = 0; q + 1 < rows; q += 2) {
+            for (int h = 0; h < 2; h++) {
+                int from = (q + h) * cols;
+                int to = q * cols + 8 * h;
+                // plain copies: this runs once per tile, too seldom to leave the tiers where vector operations are slow calls
+                for (int i = 0; i < cols; i += 8) {
+                    System.arraycopy(codes, from + i, paired, to + 2 * i, 8);
+                }
+                for (int b = 0; b < blocks; b++) {
+                    java.util.Arrays.fill(pairedScales, (q / 2 * blocks + b) * 16 + 8 * h, (q / 2 * blocks + b) * 16 + 8 * h + 8, scales[(q + h) * blocks + b]);
+                }
+            }
         }
     }
 

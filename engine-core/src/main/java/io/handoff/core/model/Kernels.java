@@ -24,6 +24,8 @@ public final class Kernels
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
     private static final int L = F.length();
     private static final int ROW_BLOCK = 16;
+    // a prefill's row blocks: each tile of tokens, loaded into L1 once, meets this many rows before the next tile
+    private static final int PREFILL_ROW_BLOCK = 64;
     private static final int TOKEN_TILE = 64;
     // values per task of the parallel SwiGLU: a decode step's few thousand stay on the calling thread
     private static final int SWIGLU_CHUNK = 16 * 1024;
@@ -85,10 +87,11 @@ public final class Kernels
     static void matmuls(ForkJoinPool pool, float[] x, int xOff, int xStride, int tokens, Product... products)
     {
         int[] firstBlock = new int[products.length + 1];
+        int rowBlock = tokens == 1 ? ROW_BLOCK : PREFILL_ROW_BLOCK;
         long work = 0;
         for (int p = 0; p < products.length; p++) {
             WeightMatrix w = products[p].w();
-            firstBlock[p + 1] = firstBlock[p] + (w.rows() + ROW_BLOCK - 1) / ROW_BLOCK;
+            firstBlock[p + 1] = firstBlock[p] + (w.rows() + rowBlock - 1) / rowBlock;
             work += (long) w.rows() * w.cols() * tokens;
         }
         Object[] inputs = inputs(x, xOff, xStride, tokens, products);
@@ -98,8 +101,8 @@ public final class Kernels
                 p++;
             }
             Product product = products[p];
-            int rowStart = (b - firstBlock[p]) * ROW_BLOCK;
-            int rowEnd = Math.min(product.w().rows(), rowStart + ROW_BLOCK);
+            int rowStart = (b - firstBlock[p]) * rowBlock;
+            int rowEnd = Math.min(product.w().rows(), rowStart + rowBlock);
             if (inputs[p] instanceof QuantizedInput quantized) {
                 if (tokens == 1) {
                     QuantizedKernels.rows(product.w(), rowStart, rowEnd, quantized, product.out(), product.outOff());

@@ -22,9 +22,11 @@ final class QuantizedKernels
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
     private static final VectorSpecies<Integer> I = IntVector.SPECIES_256;
     private static final int L = F.length();
-    private static final int TILE = 4;
     private static final int L1_TILE_BYTES = 16 * 1024;
-    private static final ThreadLocal<float[]> ACC = ThreadLocal.withInitial(() -> new float[TILE * TILE * 8]);
+    private static final VectorSpecies<Float> G = FloatVector.SPECIES_512;
+    // 16-lane vectors in hardware: without them (AVX2) a 512-bit species runs in Java, far slower than two 8-lane products
+    private static final boolean WIDE = FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512;
+    private static final ThreadLocal<float[]> LANES = ThreadLocal.withInitial(() -> new float[0]);
     // per thread and per shape, so neither a decode step's row blocks nor a prefill's allocate codes
     private static final ThreadLocal<java.util.Map<Long, BlockCodes>> CODES = ThreadLocal.withInitial(java.util.HashMap::new);
 
@@ -57,8 +59,8 @@ final class QuantizedKernels
         }
         int tokens = x.tokens();
         float[] offsets = tokens > 1 ? offsets(codes, rows, x) : null;
-        if (w.codeFormat().blockElements() < 256) {
-            // blocks of 32: two rows by two tokens keep their sums in registers, a tile of tokens in L1
+        if (w.codeFormat().blockElements() < 256 || !WIDE) {
+            // blocks of 32 (or a machine without 16-lane vectors): two rows by two tokens keep their sums in registers, a tile of tokens in L1
             int tileTokens = Math.clamp((L1_TILE_BYTES / (4 * w.cols())) & ~1, 2, 64);
             for (int t0 = 0; t0 < tokens; t0 += tileTokens) {
                 int tEnd = Math.min(tokens, t0 + tileTokens);
@@ -82,18 +84,19 @@ final class QuantizedKernels
             }
             return;
         }
-        float[] acc = ACC.get();
-        // super-blocks of 256: four tokens stay in L1 while the rows' codes stream past them from L2; each load serves four products
-        for (int t0 = 0; t0 < tokens; t0 += TILE) {
-            int tEnd = Math.min(tokens, t0 + TILE);
+        codes.pair(rows);
+        int groups = rows / 8;
+        float[] lanes = lanes(groups * 256 + 256);
+        // super-blocks of 256: four tokens' block (8 KB) stays in L1 while every row group's codes for it stream past from L2
+        for (int t0 = 0; t0 < tokens; t0 += 4) {
+            int tEnd = Math.min(tokens, t0 + 4);
             int r = 0;
-            if (tEnd - t0 == TILE) {
-                for (; r + TILE <= rows; r += TILE) {
-                    dot4x4(codes, r, x, t0, acc);
-                    for (int i = 0; i < TILE; i++) {
-                        for (int j = 0; j < TILE; j++) {
-                            out[outOff + rowStart + r + i + (t0 + j) * outStride] = laneTree(acc, (i * TILE + j) * L) + offsets[(r + i) * tokens + t0 + j];
-                        }
+            if (tEnd - t0 == 4 && groups > 0) {
+                dot8x4(codes, groups, x, t0, lanes);
+                for (; r < groups * 8; r++) {
+                    for (int j = 0; j < 4; j++) {
+                        out[outOff + rowStart + r + (t0 + j) * outStride] = laneTree(lanes, (r / 8) * 256 + ((r % 8 / 2) * 4 + j) * 16 + 8 * (r % 2))
+                                + offsets[r * tokens + t0 + j];
                     }
                 }
             }
@@ -103,6 +106,16 @@ final class QuantizedKernels
                 }
             }
         }
+    }
+
+    private static float[] lanes(int n)
+    {
+        float[] lanes = LANES.get();
+        if (lanes.length < n) {
+            lanes = new float[n];
+            LANES.set(lanes);
+        }
+        return lanes;
     }
 
     private static float laneTree(float[] a, int o)
@@ -134,87 +147,76 @@ final class QuantizedKernels
     }
 
     /**
-     * Rows {@code r .. r+3} times tokens {@code t .. t+3}: each product's per-block lanes in {@link #dot}'s order, left in
-     * {@code acc[(i * 4 + j) * 8 ..]} for row {@code r + i} and token {@code t + j} (the lane tree and the offset still to add).
-     * Each load serves four products.
+     * Rows {@code 0 .. 8 * groups - 1} times tokens {@code t .. t+3}, each product's per-block lanes in {@link #dot}'s order:
+     * 16-lane vectors hold two rows' eight lanes side by side ({@link BlockCodes#pair}) against a token's codes twice over
+     * ({@link QuantizedInput.TokenMinor#doubledCodes}), so every lane is one of {@link #dot}'s and nothing is folded. Row
+     * {@code 8g + 2i + h} and token {@code t + j} are left in {@code lanes[g * 256 + (i * 4 + j) * 16 + 8 * h ..]} (the lane
+     * tree and the offset still to add); the 256 floats after the groups' are scratch for a block's sums. Block by block,
+     * so that the tokens' codes for one block stay in L1 while all the groups pass.
      */
-    private static void dot4x4(BlockCodes w, int r, QuantizedInput x, int t, float[] acc)
+    private static void dot8x4(BlockCodes w, int groups, QuantizedInput x, int t, float[] lanes)
     {
-        int cols = w.cols;
         int blocks = w.blocks;
-        int block = w.format.blockElements();
-        float[] wc = w.codes;
-        float[] xc = x.codes();
+        int span = 2 * w.format.blockElements();
+        int stride = 2 * w.cols;
+        float[] ws = w.pairedScales;
         float[] xs = x.scales();
-        float[] ws = w.scales;
-        java.util.Arrays.fill(acc, 0, TILE * TILE * L, 0f);
-        int w0 = r * cols;
-        int w1 = w0 + cols;
-        int w2 = w1 + cols;
-        int w3 = w2 + cols;
-        int x0 = t * cols;
-        int x1 = x0 + cols;
-        int x2 = x1 + cols;
-        int x3 = x2 + cols;
-        for (int k = 0; k < blocks; k++) {
-            int start = k * block;
-            FloatVector p00 = FloatVector.zero(F), p01 = p00, p02 = p00, p03 = p00;
-            FloatVector p10 = p00, p11 = p00, p12 = p00, p13 = p00;
-            FloatVector p20 = p00, p21 = p00, p22 = p00, p23 = p00;
-            FloatVector p30 = p00, p31 = p00, p32 = p00, p33 = p00;
-            for (int i = start; i < start + block; i += L) {
-                FloatVector y0 = FloatVector.fromArray(F, xc, x0 + i);
-                FloatVector y1 = FloatVector.fromArray(F, xc, x1 + i);
-                FloatVector y2 = FloatVector.fromArray(F, xc, x2 + i);
-                FloatVector y3 = FloatVector.fromArray(F, xc, x3 + i);
-                FloatVector v = FloatVector.fromArray(F, wc, w0 + i);
-                p00 = v.fma(y0, p00);
-                p01 = v.fma(y1, p01);
-                p02 = v.fma(y2, p02);
-                p03 = v.fma(y3, p03);
-                v = FloatVector.fromArray(F, wc, w1 + i);
-                p10 = v.fma(y0, p10);
-                p11 = v.fma(y1, p11);
-                p12 = v.fma(y2, p12);
-                p13 = v.fma(y3, p13);
-                v = FloatVector.fromArray(F, wc, w2 + i);
-                p20 = v.fma(y0, p20);
-                p21 = v.fma(y1, p21);
-                p22 = v.fma(y2, p22);
-                p23 = v.fma(y3, p23);
-                v = FloatVector.fromArray(F, wc, w3 + i);
-                p30 = v.fma(y0, p30);
-                p31 = v.fma(y1, p31);
-                p32 = v.fma(y2, p32);
-                p33 = v.fma(y3, p33);
+        float[] xp = x.byToken().doubledCodes();
+        int sums = groups * 256;
+        java.util.Arrays.fill(lanes, 0, sums, 0f);
+        for (int b = 0; b < blocks; b++) {
+            for (int g = 0; g < groups; g++) {
+                blockSums8x4(w.paired, 4 * g * stride + b * span, xp, t * stride + b * span, stride, span, lanes, sums);
+                for (int i = 0; i < 4; i++) {
+                    FloatVector scale = FloatVector.fromArray(G, ws, ((4 * g + i) * blocks + b) * 16);
+                    for (int j = 0; j < 4; j++) {
+                        int at = g * 256 + (i * 4 + j) * 16;
+                        FloatVector.fromArray(G, lanes, sums + (i * 4 + j) * 16).fma(scale.mul(xs[(t + j) * blocks + b]), FloatVector.fromArray(G, lanes, at))
+                                .intoArray(lanes, at);
+                    }
+                }
             }
-            int sw = r * blocks + k;
-            int sx = t * blocks + k;
-            float s0 = ws[sw], s1 = ws[sw + blocks], s2 = ws[sw + 2 * blocks], s3 = ws[sw + 3 * blocks];
-            float u0 = xs[sx], u1 = xs[sx + blocks], u2 = xs[sx + 2 * blocks], u3 = xs[sx + 3 * blocks];
-            scale(p00, s0 * u0, acc, 0);
-            scale(p01, s0 * u1, acc, 1);
-            scale(p02, s0 * u2, acc, 2);
-            scale(p03, s0 * u3, acc, 3);
-            scale(p10, s1 * u0, acc, 4);
-            scale(p11, s1 * u1, acc, 5);
-            scale(p12, s1 * u2, acc, 6);
-            scale(p13, s1 * u3, acc, 7);
-            scale(p20, s2 * u0, acc, 8);
-            scale(p21, s2 * u1, acc, 9);
-            scale(p22, s2 * u2, acc, 10);
-            scale(p23, s2 * u3, acc, 11);
-            scale(p30, s3 * u0, acc, 12);
-            scale(p31, s3 * u1, acc, 13);
-            scale(p32, s3 * u2, acc, 14);
-            scale(p33, s3 * u3, acc, 15);
         }
     }
 
-    /** {@code acc[k*8 ..] = fma(p, scale, acc[k*8 ..])}. */
-    private static void scale(FloatVector p, float scale, float[] acc, int k)
+    /**
+     * One block's exact sums for {@link #dot8x4}: row pairs at {@code wp[w0 + i * stride ..]} ({@code i < 4}) times tokens at
+     * {@code xp[x0 + j * stride ..]} ({@code j < 4}) over {@code span} floats, into {@code lanes[to + (i * 4 + j) * 16 ..]}.
+     * The sums stay in registers, and the method is kept to itself: a compilation holding both this loop and the scaling
+     * runs out of C2's inlining budget, leaving vector operations as calls that box their vectors (a quarter of the speed).
+     */
+    static void blockSums8x4(float[] wp, int w0, float[] xp, int x0, int stride, int span, float[] lanes, int to)
     {
-        p.fma(FloatVector.broadcast(F, scale), FloatVector.fromArray(F, acc, k * L)).intoArray(acc, k * L);
+        int q0 = w0;
+        int q1 = q0 + stride;
+        int q2 = q1 + stride;
+        int q3 = q2 + stride;
+        int x1 = x0 + stride;
+        int x2 = x1 + stride;
+        int x3 = x2 + stride;
+        FloatVector p00 = FloatVector.zero(G), p01 = FloatVector.zero(G), p02 = FloatVector.zero(G), p03 = FloatVector.zero(G);
+        FloatVector p10 = FloatVector.zero(G), p11 = FloatVector.zero(G), p12 = FloatVector.zero(G), p13 = FloatVector.zero(G);
+        FloatVector p20 = FloatVector.zero(G), p21 = FloatVector.zero(G), p22 = FloatVector.zero(G), p23 = FloatVector.zero(G);
+        FloatVector p30 = FloatVector.zero(G), p31 = FloatVector.zero(G), p32 = FloatVector.zero(G), p33 = FloatVector.zero(G);
+        for (int c = 0; c < span; c += G.length()) {
+            FloatVector v0 = FloatVector.fromArray(G, wp, q0 + c);
+            FloatVector v1 = FloatVector.fromArray(G, wp, q1 + c);
+            FloatVector v2 = FloatVector.fromArray(G, wp, q2 + c);
+            FloatVector v3 = FloatVector.fromArray(G, wp, q3 + c);
+            FloatVector y;
+            y = FloatVector.fromArray(G, xp, x0 + c);
+            p00 = v0.fma(y, p00); p10 = v1.fma(y, p10); p20 = v2.fma(y, p20); p30 = v3.fma(y, p30);
+            y = FloatVector.fromArray(G, xp, x1 + c);
+            p01 = v0.fma(y, p01); p11 = v1.fma(y, p11); p21 = v2.fma(y, p21); p31 = v3.fma(y, p31);
+            y = FloatVector.fromArray(G, xp, x2 + c);
+            p02 = v0.fma(y, p02); p12 = v1.fma(y, p12); p22 = v2.fma(y, p22); p32 = v3.fma(y, p32);
+            y = FloatVector.fromArray(G, xp, x3 + c);
+            p03 = v0.fma(y, p03); p13 = v1.fma(y, p13); p23 = v2.fma(y, p23); p33 = v3.fma(y, p33);
+        }
+        p00.intoArray(lanes, to + 0); p01.intoArray(lanes, to + 16); p02.intoArray(lanes, to + 32); p03.intoArray(lanes, to + 48);
+        p10.intoArray(lanes, to + 64); p11.intoArray(lanes, to + 80); p12.intoArray(lanes, to + 96); p13.intoArray(lanes, to + 112);
+        p20.intoArray(lanes, to + 128); p21.intoArray(lanes, to + 144); p22.intoArray(lanes, to + 160); p23.intoArray(lanes, to + 176);
+        p30.intoArray(lanes, to + 192); p31.intoArray(lanes, to + 208); p32.intoArray(lanes, to + 224); p33.intoArray(lanes, to + 240);
     }
 
     /**
@@ -318,23 +320,24 @@ final class QuantizedKernels
         QuantizedInput.TokenMinor byToken = x.byToken();
         float[] scales = byToken.scales();
         float[] blockSums = byToken.blockSums();
-        int[] sums = byToken.sums();
+        float[] sums = byToken.sums();
         float[] o = new float[nt];
-        int bound = I.loopBound(nt);
+        int bound = F.loopBound(nt);
         for (int r = 0; r < rows; r++) {
             java.util.Arrays.fill(o, 0);
             for (int b = 0; b < blocks; b++) {
                 float weight = w.offsets[r * blocks + b];
                 int t = 0;
-                for (; t < bound; t += I.length()) {
+                for (; t < bound; t += L) {
                     FloatVector acc = FloatVector.fromArray(F, o, t);
                     if (mins) {
-                        IntVector m = IntVector.zero(I);
+                        // the integer sum of mins times code sums, in floats: every partial sum is below 2^24, so exact
+                        FloatVector m = FloatVector.zero(F);
                         for (int j = 0; j < 8; j++) {
-                            m = m.add(IntVector.fromArray(I, sums, (b * 8 + j) * nt + t).mul(w.mins[r * subs + b * 8 + j]));
+                            m = FloatVector.fromArray(F, sums, (b * 8 + j) * nt + t).fma(FloatVector.broadcast(F, (float) w.mins[r * subs + b * 8 + j]), m);
                         }
                         FloatVector scale = FloatVector.broadcast(F, weight).mul(FloatVector.fromArray(F, scales, b * nt + t));
-                        acc = acc.add(scale.mul((FloatVector) m.convertShape(VectorOperators.I2F, F, 0)));
+                        acc = acc.add(scale.mul(m));
                     }
                     else {
                         acc = acc.add(FloatVector.broadcast(F, weight).mul(FloatVector.fromArray(F, blockSums, b * nt + t)));
@@ -345,7 +348,7 @@ final class QuantizedKernels
                     if (mins) {
                         int m = 0;
                         for (int j = 0; j < 8; j++) {
-                            m += w.mins[r * subs + b * 8 + j] * sums[(b * 8 + j) * nt + t];
+                            m += w.mins[r * subs + b * 8 + j] * (int) sums[(b * 8 + j) * nt + t];
                         }
                         o[t] += (weight * scales[b * nt + t]) * m;
                     }

@@ -74,14 +74,15 @@ public enum ActivationFormat
                 }
             }
         }
-        return new QuantizedInput(this, tokens, cols, codes, scales, sums, blockSums, tokens > 1 ? tokenMinor(tokens, blocks, cols / 32, scales, sums, blockSums) : null);
+        return new QuantizedInput(this, tokens, cols, codes, scales, sums, blockSums, tokens > 1 ? tokenMinor(tokens, blocks, cols, scales, sums, blockSums, codes) : null);
     }
 
-    private static QuantizedInput.TokenMinor tokenMinor(int tokens, int blocks, int subs, float[] scales, int[] sums, float[] blockSums)
+    private static QuantizedInput.TokenMinor tokenMinor(int tokens, int blocks, int cols, float[] scales, int[] sums, float[] blockSums, float[] codes)
     {
+        int subs = cols / 32;
         float[] s = new float[blocks * tokens];
         float[] bs = new float[subs * tokens];
-        int[] m = new int[subs * tokens];
+        float[] m = new float[subs * tokens];
         for (int t = 0; t < tokens; t++) {
             for (int b = 0; b < blocks; b++) {
                 s[b * tokens + t] = scales[t * blocks + b];
@@ -91,7 +92,13 @@ public enum ActivationFormat
                 m[j * tokens + t] = sums[t * subs + j];
             }
         }
-        return new QuantizedInput.TokenMinor(s, bs, m);
+        float[] doubled = new float[2 * codes.length];
+        for (int i = 0; i < codes.length; i += L) {
+            FloatVector v = FloatVector.fromArray(F, codes, i);
+            v.intoArray(doubled, 2 * i);
+            v.intoArray(doubled, 2 * i + L);
+        }
+        return new QuantizedInput.TokenMinor(s, bs, m, doubled);
     }
 
     /** One block of ggml's AVX2 quantize_row_q8_0: the codes into {@code codes[at..]}, the F16-rounded scale returned. */
