@@ -118,85 +118,114 @@ final class BlockCodes
      */
     float dotRow(MemorySegment data, int row, QuantizedInput x)
     {
+        // one method per form, each small enough that C2 inlines every vector operation in it
+        return switch (format) {
+            case Q8_0, Q4_0 -> dotRow32(data, row, x);
+            case Q6_K -> dotRowQ6(data, row, x);
+            default -> dotRowK4(data, row, x);
+        };
+    }
+
+    private float dotRow32(MemorySegment data, int row, QuantizedInput x)
+    {
+        long base = (long) row * blocks * format.blockBytes();
+        float[] xc = x.codes();
+        float[] xs = x.scales();
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < blocks; b++) {
+            long at = base + (long) b * format.blockBytes();
+            int c = b * 32;
+            FloatVector p;
+            if (format == BlockFormat.Q8_0) {
+                p = ((FloatVector) ByteVector.fromMemorySegment(B, data, at + 2, LE).convertShape(VectorOperators.B2F, F, 0))
+                        .mul(FloatVector.fromArray(F, xc, c));
+                for (int l = 8; l < 32; l += 8) {
+                    p = ((FloatVector) ByteVector.fromMemorySegment(B, data, at + 2 + l, LE).convertShape(VectorOperators.B2F, F, 0))
+                            .fma(FloatVector.fromArray(F, xc, c + l), p);
+                }
+            }
+            else {
+                nibbles(data, at + 2, (byte) 8);
+                p = ((FloatVector) ByteVector.fromArray(B, small, 0).convertShape(VectorOperators.B2F, F, 0)).mul(FloatVector.fromArray(F, xc, c));
+                for (int l = 8; l < 32; l += 8) {
+                    p = ((FloatVector) ByteVector.fromArray(B, small, l).convertShape(VectorOperators.B2F, F, 0))
+                            .fma(FloatVector.fromArray(F, xc, c + l), p);
+                }
+            }
+            acc = p.fma(FloatVector.broadcast(F, BlockFormat.f16(data, at) * xs[b]), acc);
+        }
+        return laneTree(acc) + 0f;
+    }
+
+    private float dotRowQ6(MemorySegment data, int row, QuantizedInput x)
+    {
+        long base = (long) row * blocks * format.blockBytes();
+        float[] xc = x.codes();
+        float[] xs = x.scales();
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < blocks; b++) {
+            long at = base + (long) b * format.blockBytes();
+            int c = b * 256;
+            FloatVector p = FloatVector.zero(F);
+            for (int half = 0; half < 2; half++) {
+                sixBits(data, at, half);
+                // the half's eight signed scale bytes at once
+                long scales = data.get(U64_LE, at + 192 + 8L * half);
+                for (int part = 0; part < 4; part++) {
+                    for (int is = 0; is < 2; is++) {
+                        int from = 32 * part + 16 * is;
+                        int xi = c + 128 * half + from;
+                        FloatVector ps = ((FloatVector) ByteVector.fromArray(B, small, from).convertShape(VectorOperators.B2F, F, 0)).mul(FloatVector.fromArray(F, xc, xi));
+                        ps = ((FloatVector) ByteVector.fromArray(B, small, from + 8).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 8), ps);
+                        p = ps.fma(FloatVector.broadcast(F, (byte) (scales >>> (8 * (is + 2 * part)))), p);
+                    }
+                }
+            }
+            acc = p.fma(FloatVector.broadcast(F, BlockFormat.f16(data, at + 208) * xs[b]), acc);
+        }
+        return laneTree(acc) + 0f;
+    }
+
+    private float dotRowK4(MemorySegment data, int row, QuantizedInput x)
+    {
         long base = (long) row * blocks * format.blockBytes();
         float[] xc = x.codes();
         float[] xs = x.scales();
         int[] sums = x.sums();
+        boolean fifthBit = format == BlockFormat.Q5_K;
         FloatVector acc = FloatVector.zero(F);
-        if (format == BlockFormat.Q8_0 || format == BlockFormat.Q4_0) {
-            for (int b = 0; b < blocks; b++) {
-                long at = base + (long) b * format.blockBytes();
-                int c = b * 32;
-                FloatVector p;
-                if (format == BlockFormat.Q8_0) {
-                    p = ((FloatVector) ByteVector.fromMemorySegment(B, data, at + 2, LE).convertShape(VectorOperators.B2F, F, 0))
-                            .mul(FloatVector.fromArray(F, xc, c));
-                    for (int l = 8; l < 32; l += 8) {
-                        p = ((FloatVector) ByteVector.fromMemorySegment(B, data, at + 2 + l, LE).convertShape(VectorOperators.B2F, F, 0))
-                                .fma(FloatVector.fromArray(F, xc, c + l), p);
-                    }
-                }
-                else {
-                    nibbles(data, at + 2, (byte) 8);
-                    p = ((FloatVector) ByteVector.fromArray(B, small, 0).convertShape(VectorOperators.B2F, F, 0)).mul(FloatVector.fromArray(F, xc, c));
-                    for (int l = 8; l < 32; l += 8) {
-                        p = ((FloatVector) ByteVector.fromArray(B, small, l).convertShape(VectorOperators.B2F, F, 0))
-                                .fma(FloatVector.fromArray(F, xc, c + l), p);
-                    }
-                }
-                acc = p.fma(FloatVector.broadcast(F, BlockFormat.f16(data, at) * xs[b]), acc);
-            }
-            float sum = ((acc.lane(0) + acc.lane(1)) + (acc.lane(2) + acc.lane(3))) + ((acc.lane(4) + acc.lane(5)) + (acc.lane(6) + acc.lane(7)));
-            return sum + 0f;
-        }
         float o = 0;
         for (int b = 0; b < blocks; b++) {
             long at = base + (long) b * format.blockBytes();
             int c = b * 256;
             FloatVector p = FloatVector.zero(F);
-            if (format == BlockFormat.Q6_K) {
-                for (int half = 0; half < 2; half++) {
-                    sixBits(data, at, half);
-                    // the half's eight signed scale bytes at once
-                    long scales = data.get(U64_LE, at + 192 + 8L * half);
-                    for (int part = 0; part < 4; part++) {
-                        for (int is = 0; is < 2; is++) {
-                            int from = 32 * part + 16 * is;
-                            int xi = c + 128 * half + from;
-                            FloatVector ps = ((FloatVector) ByteVector.fromArray(B, small, from).convertShape(VectorOperators.B2F, F, 0)).mul(FloatVector.fromArray(F, xc, xi));
-                            ps = ((FloatVector) ByteVector.fromArray(B, small, from + 8).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 8), ps);
-                            p = ps.fma(FloatVector.broadcast(F, (byte) (scales >>> (8 * (is + 2 * part)))), p);
-                        }
-                    }
+            // the twelve bytes of 6-bit scales and mins in two loads
+            long sc = data.get(U64_LE, at + 4);
+            int sc8 = data.get(U32_LE, at + 12);
+            int m = 0;
+            for (int group = 0; group < 4; group++) {
+                int sub = 2 * group;
+                fourBits(data, at, group, fifthBit);
+                for (int h = 0; h < 2; h++) {
+                    int j = sub + h;
+                    int xi = c + 64 * group + 32 * h;
+                    FloatVector ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h).convertShape(VectorOperators.B2F, F, 0)).mul(FloatVector.fromArray(F, xc, xi));
+                    ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 8).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 8), ps);
+                    ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 16).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 16), ps);
+                    ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 24).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 24), ps);
+                    p = ps.fma(FloatVector.broadcast(F, BlockFormat.scale(sc, sc8, j)), p);
+                    m += BlockFormat.minimum(sc, sc8, j) * sums[b * 8 + j];
                 }
             }
-            else {
-                boolean fifthBit = format == BlockFormat.Q5_K;
-                // the twelve bytes of 6-bit scales and mins in two loads
-                long sc = data.get(U64_LE, at + 4);
-                int sc8 = data.get(U32_LE, at + 12);
-                int m = 0;
-                for (int group = 0; group < 4; group++) {
-                    int sub = 2 * group;
-                    fourBits(data, at, group, fifthBit);
-                    for (int h = 0; h < 2; h++) {
-                        int j = sub + h;
-                        int xi = c + 64 * group + 32 * h;
-                        FloatVector ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h).convertShape(VectorOperators.B2F, F, 0)).mul(FloatVector.fromArray(F, xc, xi));
-                        ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 8).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 8), ps);
-                        ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 16).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 16), ps);
-                        ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 24).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 24), ps);
-                        p = ps.fma(FloatVector.broadcast(F, BlockFormat.scale(sc, sc8, j)), p);
-                        m += BlockFormat.minimum(sc, sc8, j) * sums[b * 8 + j];
-                    }
-                }
-                o += (BlockFormat.f16(data, at + 2) * xs[b]) * m;
-            }
-            float d = format == BlockFormat.Q6_K ? BlockFormat.f16(data, at + 208) : BlockFormat.f16(data, at);
-            acc = p.fma(FloatVector.broadcast(F, d * xs[b]), acc);
+            o += (BlockFormat.f16(data, at + 2) * xs[b]) * m;
+            acc = p.fma(FloatVector.broadcast(F, BlockFormat.f16(data, at) * xs[b]), acc);
         }
-        float sum = ((acc.lane(0) + acc.lane(1)) + (acc.lane(2) + acc.lane(3))) + ((acc.lane(4) + acc.lane(5)) + (acc.lane(6) + acc.lane(7)));
-        return format == BlockFormat.Q6_K ? sum + 0f : sum + -o;
+        return laneTree(acc) + -o;
+    }
+
+    private static float laneTree(FloatVector acc)
+    {
+        return ((acc.lane(0) + acc.lane(1)) + (acc.lane(2) + acc.lane(3))) + ((acc.lane(4) + acc.lane(5)) + (acc.lane(6) + acc.lane(7)));
     }
 
 

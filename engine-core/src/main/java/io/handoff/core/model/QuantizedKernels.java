@@ -26,6 +26,9 @@ final class QuantizedKernels
     private static final VectorSpecies<Float> G = FloatVector.SPECIES_512;
     // 16-lane vectors in hardware: without them (AVX2) a 512-bit species runs in Java, far slower than two 8-lane products
     private static final boolean WIDE = FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512;
+    // lane-wise work over tokens (any width, the same bits): the machine's widest
+    private static final VectorSpecies<Float> V = WIDE ? G : F;
+    private static final ThreadLocal<float[]> OFFSETS = ThreadLocal.withInitial(() -> new float[0]);
     private static final ThreadLocal<float[]> LANES = ThreadLocal.withInitial(() -> new float[0]);
     // per thread and per shape, so neither a decode step's row blocks nor a prefill's allocate codes
     private static final ThreadLocal<java.util.Map<Long, BlockCodes>> CODES = ThreadLocal.withInitial(java.util.HashMap::new);
@@ -86,7 +89,7 @@ final class QuantizedKernels
         }
         codes.pair(rows);
         int groups = rows / 8;
-        float[] lanes = lanes(groups * 256 + 256);
+        float[] lanes = lanes(groups * 256);
         // super-blocks of 256: four tokens' block (8 KB) stays in L1 while every row group's codes for it stream past from L2
         for (int t0 = 0; t0 < tokens; t0 += 4) {
             int tEnd = Math.min(tokens, t0 + 4);
@@ -96,7 +99,7 @@ final class QuantizedKernels
                 for (; r < groups * 8; r++) {
                     for (int j = 0; j < 4; j++) {
                         out[outOff + rowStart + r + (t0 + j) * outStride] = laneTree(lanes, (r / 8) * 256 + ((r % 8 / 2) * 4 + j) * 16 + 8 * (r % 2))
-                                + offsets[r * tokens + t0 + j];
+                                + offset(offsets, r * tokens + t0 + j);
                     }
                 }
             }
@@ -116,6 +119,12 @@ final class QuantizedKernels
             LANES.set(lanes);
         }
         return lanes;
+    }
+
+    /** {@code offsets[i]}, or zero where the format has none. */
+    private static float offset(float[] offsets, int i)
+    {
+        return offsets == null ? 0f : offsets[i];
     }
 
     private static float laneTree(float[] a, int o)
@@ -151,8 +160,8 @@ final class QuantizedKernels
      * 16-lane vectors hold two rows' eight lanes side by side ({@link BlockCodes#pair}) against a token's codes twice over
      * ({@link QuantizedInput.TokenMinor#doubledCodes}), so every lane is one of {@link #dot}'s and nothing is folded. Row
      * {@code 8g + 2i + h} and token {@code t + j} are left in {@code lanes[g * 256 + (i * 4 + j) * 16 + 8 * h ..]} (the lane
-     * tree and the offset still to add); the 256 floats after the groups' are scratch for a block's sums. Block by block,
-     * so that the tokens' codes for one block stay in L1 while all the groups pass.
+     * tree and the offset still to add). Block by block, so that the tokens' codes for one block stay in L1 while all the
+     * groups pass.
      */
     private static void dot8x4(BlockCodes w, int groups, QuantizedInput x, int t, float[] lanes)
     {
@@ -162,30 +171,28 @@ final class QuantizedKernels
         float[] ws = w.pairedScales;
         float[] xs = x.scales();
         float[] xp = x.byToken().doubledCodes();
-        int sums = groups * 256;
-        java.util.Arrays.fill(lanes, 0, sums, 0f);
+        java.util.Arrays.fill(lanes, 0, groups * 256, 0f);
         for (int b = 0; b < blocks; b++) {
+            float u0 = xs[t * blocks + b];
+            float u1 = xs[(t + 1) * blocks + b];
+            float u2 = xs[(t + 2) * blocks + b];
+            float u3 = xs[(t + 3) * blocks + b];
             for (int g = 0; g < groups; g++) {
-                blockSums8x4(w.paired, 4 * g * stride + b * span, xp, t * stride + b * span, stride, span, lanes, sums);
-                for (int i = 0; i < 4; i++) {
-                    FloatVector scale = FloatVector.fromArray(G, ws, ((4 * g + i) * blocks + b) * 16);
-                    for (int j = 0; j < 4; j++) {
-                        int at = g * 256 + (i * 4 + j) * 16;
-                        FloatVector.fromArray(G, lanes, sums + (i * 4 + j) * 16).fma(scale.mul(xs[(t + j) * blocks + b]), FloatVector.fromArray(G, lanes, at))
-                                .intoArray(lanes, at);
-                    }
-                }
+                block8x4(w.paired, 4 * g * stride + b * span, xp, t * stride + b * span, stride, span, ws, (4 * g * blocks + b) * 16, blocks * 16,
+                        u0, u1, u2, u3, lanes, g * 256);
             }
         }
     }
 
     /**
-     * One block's exact sums for {@link #dot8x4}: row pairs at {@code wp[w0 + i * stride ..]} ({@code i < 4}) times tokens at
-     * {@code xp[x0 + j * stride ..]} ({@code j < 4}) over {@code span} floats, into {@code lanes[to + (i * 4 + j) * 16 ..]}.
-     * The sums stay in registers, and the method is kept to itself: a compilation holding both this loop and the scaling
-     * runs out of C2's inlining budget, leaving vector operations as calls that box their vectors (a quarter of the speed).
+     * One block of {@link #dot8x4}: row pairs at {@code wp[w0 + i * stride ..]} ({@code i < 4}) times tokens at
+     * {@code xp[x0 + j * stride ..]} ({@code j < 4}) over {@code span} floats, each pair's and token's exact sums (in
+     * registers) then {@code lanes[at] = fma(sums, ws[s0 + i * sStride ..] * u_j, lanes[at])} at
+     * {@code at = to + (i * 4 + j) * 16}. Kept to itself: a compilation that also holds the loops around it runs out of C2's
+     * inlining budget and leaves vector operations as calls that box their vectors (a quarter of the speed).
      */
-    static void blockSums8x4(float[] wp, int w0, float[] xp, int x0, int stride, int span, float[] lanes, int to)
+    static void block8x4(float[] wp, int w0, float[] xp, int x0, int stride, int span, float[] ws, int s0, int sStride,
+            float u0, float u1, float u2, float u3, float[] lanes, int to)
     {
         int q0 = w0;
         int q1 = q0 + stride;
@@ -213,10 +220,27 @@ final class QuantizedKernels
             y = FloatVector.fromArray(G, xp, x3 + c);
             p03 = v0.fma(y, p03); p13 = v1.fma(y, p13); p23 = v2.fma(y, p23); p33 = v3.fma(y, p33);
         }
-        p00.intoArray(lanes, to + 0); p01.intoArray(lanes, to + 16); p02.intoArray(lanes, to + 32); p03.intoArray(lanes, to + 48);
-        p10.intoArray(lanes, to + 64); p11.intoArray(lanes, to + 80); p12.intoArray(lanes, to + 96); p13.intoArray(lanes, to + 112);
-        p20.intoArray(lanes, to + 128); p21.intoArray(lanes, to + 144); p22.intoArray(lanes, to + 160); p23.intoArray(lanes, to + 176);
-        p30.intoArray(lanes, to + 192); p31.intoArray(lanes, to + 208); p32.intoArray(lanes, to + 224); p33.intoArray(lanes, to + 240);
+        FloatVector s;
+        s = FloatVector.fromArray(G, ws, s0 + 0 * sStride);
+        p00.fma(s.mul(u0), FloatVector.fromArray(G, lanes, to + 0)).intoArray(lanes, to + 0);
+        p01.fma(s.mul(u1), FloatVector.fromArray(G, lanes, to + 16)).intoArray(lanes, to + 16);
+        p02.fma(s.mul(u2), FloatVector.fromArray(G, lanes, to + 32)).intoArray(lanes, to + 32);
+        p03.fma(s.mul(u3), FloatVector.fromArray(G, lanes, to + 48)).intoArray(lanes, to + 48);
+        s = FloatVector.fromArray(G, ws, s0 + 1 * sStride);
+        p10.fma(s.mul(u0), FloatVector.fromArray(G, lanes, to + 64)).intoArray(lanes, to + 64);
+        p11.fma(s.mul(u1), FloatVector.fromArray(G, lanes, to + 80)).intoArray(lanes, to + 80);
+        p12.fma(s.mul(u2), FloatVector.fromArray(G, lanes, to + 96)).intoArray(lanes, to + 96);
+        p13.fma(s.mul(u3), FloatVector.fromArray(G, lanes, to + 112)).intoArray(lanes, to + 112);
+        s = FloatVector.fromArray(G, ws, s0 + 2 * sStride);
+        p20.fma(s.mul(u0), FloatVector.fromArray(G, lanes, to + 128)).intoArray(lanes, to + 128);
+        p21.fma(s.mul(u1), FloatVector.fromArray(G, lanes, to + 144)).intoArray(lanes, to + 144);
+        p22.fma(s.mul(u2), FloatVector.fromArray(G, lanes, to + 160)).intoArray(lanes, to + 160);
+        p23.fma(s.mul(u3), FloatVector.fromArray(G, lanes, to + 176)).intoArray(lanes, to + 176);
+        s = FloatVector.fromArray(G, ws, s0 + 3 * sStride);
+        p30.fma(s.mul(u0), FloatVector.fromArray(G, lanes, to + 192)).intoArray(lanes, to + 192);
+        p31.fma(s.mul(u1), FloatVector.fromArray(G, lanes, to + 208)).intoArray(lanes, to + 208);
+        p32.fma(s.mul(u2), FloatVector.fromArray(G, lanes, to + 224)).intoArray(lanes, to + 224);
+        p33.fma(s.mul(u3), FloatVector.fromArray(G, lanes, to + 240)).intoArray(lanes, to + 240);
     }
 
     /**
@@ -296,24 +320,30 @@ final class QuantizedKernels
             c = pc.fma(FloatVector.broadcast(F, s0 * u1), c);
             d = pd.fma(FloatVector.broadcast(F, s1 * u1), d);
         }
-        out[o] = ((a.lane(0) + a.lane(1)) + (a.lane(2) + a.lane(3))) + ((a.lane(4) + a.lane(5)) + (a.lane(6) + a.lane(7))) + offsets[at];
-        out[o + 1] = ((b.lane(0) + b.lane(1)) + (b.lane(2) + b.lane(3))) + ((b.lane(4) + b.lane(5)) + (b.lane(6) + b.lane(7))) + offsets[at + nt];
-        out[o + stride] = ((c.lane(0) + c.lane(1)) + (c.lane(2) + c.lane(3))) + ((c.lane(4) + c.lane(5)) + (c.lane(6) + c.lane(7))) + offsets[at + 1];
+        out[o] = ((a.lane(0) + a.lane(1)) + (a.lane(2) + a.lane(3))) + ((a.lane(4) + a.lane(5)) + (a.lane(6) + a.lane(7))) + offset(offsets, at);
+        out[o + 1] = ((b.lane(0) + b.lane(1)) + (b.lane(2) + b.lane(3))) + ((b.lane(4) + b.lane(5)) + (b.lane(6) + b.lane(7))) + offset(offsets, at + nt);
+        out[o + stride] = ((c.lane(0) + c.lane(1)) + (c.lane(2) + c.lane(3))) + ((c.lane(4) + c.lane(5)) + (c.lane(6) + c.lane(7))) + offset(offsets, at + 1);
         out[o + stride + 1] = ((d.lane(0) + d.lane(1)) + (d.lane(2) + d.lane(3))) + ((d.lane(4) + d.lane(5)) + (d.lane(6) + d.lane(7)))
-                + offsets[at + nt + 1];
+                + offset(offsets, at + nt + 1);
     }
 
     /**
      * {@link #offset} of every row of {@code w} times every token of {@code x}, row {@code r}'s for token {@code t} at
-     * {@code [r * tokens + t]}: the same arithmetic, eight tokens a lane vector (each lane the scalar's steps).
+     * {@code [r * tokens + t]}: the same arithmetic, eight tokens a lane vector (each lane the scalar's steps); {@code null}
+     * for a format without offsets (add zero, as {@link #dot} does).
      */
     private static float[] offsets(BlockCodes w, int rows, QuantizedInput x)
     {
         int nt = x.tokens();
-        float[] offsets = new float[rows * nt];
         boolean mins = w.format == BlockFormat.Q4_K || w.format == BlockFormat.Q5_K;
         if (!mins && w.format != BlockFormat.Q4_1 && w.format != BlockFormat.Q5_1) {
-            return offsets;
+            return null;
+        }
+        // every entry is written below: this thread's buffer, not a fresh (zeroed) one per tile
+        float[] offsets = OFFSETS.get();
+        if (offsets.length < rows * nt) {
+            offsets = new float[rows * nt];
+            OFFSETS.set(offsets);
         }
         int blocks = w.blocks;
         int subs = w.cols / 32;
@@ -322,27 +352,17 @@ final class QuantizedKernels
         float[] blockSums = byToken.blockSums();
         float[] sums = byToken.sums();
         float[] o = new float[nt];
-        int bound = F.loopBound(nt);
+        int bound = V.loopBound(nt);
         for (int r = 0; r < rows; r++) {
             java.util.Arrays.fill(o, 0);
             for (int b = 0; b < blocks; b++) {
                 float weight = w.offsets[r * blocks + b];
-                int t = 0;
-                for (; t < bound; t += L) {
-                    FloatVector acc = FloatVector.fromArray(F, o, t);
-                    if (mins) {
-                        // the integer sum of mins times code sums, in floats: every partial sum is below 2^24, so exact
-                        FloatVector m = FloatVector.zero(F);
-                        for (int j = 0; j < 8; j++) {
-                            m = FloatVector.fromArray(F, sums, (b * 8 + j) * nt + t).fma(FloatVector.broadcast(F, (float) w.mins[r * subs + b * 8 + j]), m);
-                        }
-                        FloatVector scale = FloatVector.broadcast(F, weight).mul(FloatVector.fromArray(F, scales, b * nt + t));
-                        acc = acc.add(scale.mul(m));
+                int t = mins ? minsTerm(w.mins, r * subs + b * 8, weight, scales, sums, b, nt, bound, o) : 0;
+                if (!mins) {
+                    FloatVector wv = FloatVector.broadcast(V, weight);
+                    for (; t < bound; t += V.length()) {
+                        FloatVector.fromArray(V, o, t).add(wv.mul(FloatVector.fromArray(V, blockSums, b * nt + t))).intoArray(o, t);
                     }
-                    else {
-                        acc = acc.add(FloatVector.broadcast(F, weight).mul(FloatVector.fromArray(F, blockSums, b * nt + t)));
-                    }
-                    acc.intoArray(o, t);
                 }
                 for (; t < nt; t++) {
                     if (mins) {
@@ -362,6 +382,37 @@ final class QuantizedKernels
             }
         }
         return offsets;
+    }
+
+    /**
+     * {@code o[t] += (weight * scales[b * nt + t]) * sum_j mins[m + j] * sums[(8b + j) * nt + t]} for the tokens below
+     * {@code bound}, a lane vector of tokens at a time; returns {@code bound}. The integer sum runs in floats: every partial
+     * sum is below 2^24, so it is exact.
+     */
+    private static int minsTerm(int[] mins, int m, float weight, float[] scales, float[] sums, int b, int nt, int bound, float[] o)
+    {
+        FloatVector m0 = FloatVector.broadcast(V, (float) mins[m]);
+        FloatVector m1 = FloatVector.broadcast(V, (float) mins[m + 1]);
+        FloatVector m2 = FloatVector.broadcast(V, (float) mins[m + 2]);
+        FloatVector m3 = FloatVector.broadcast(V, (float) mins[m + 3]);
+        FloatVector m4 = FloatVector.broadcast(V, (float) mins[m + 4]);
+        FloatVector m5 = FloatVector.broadcast(V, (float) mins[m + 5]);
+        FloatVector m6 = FloatVector.broadcast(V, (float) mins[m + 6]);
+        FloatVector m7 = FloatVector.broadcast(V, (float) mins[m + 7]);
+        FloatVector wv = FloatVector.broadcast(V, weight);
+        int s = 8 * b * nt;
+        for (int t = 0; t < bound; t += V.length()) {
+            FloatVector sum = FloatVector.fromArray(V, sums, s + t).mul(m0);
+            sum = FloatVector.fromArray(V, sums, s + nt + t).fma(m1, sum);
+            sum = FloatVector.fromArray(V, sums, s + 2 * nt + t).fma(m2, sum);
+            sum = FloatVector.fromArray(V, sums, s + 3 * nt + t).fma(m3, sum);
+            sum = FloatVector.fromArray(V, sums, s + 4 * nt + t).fma(m4, sum);
+            sum = FloatVector.fromArray(V, sums, s + 5 * nt + t).fma(m5, sum);
+            sum = FloatVector.fromArray(V, sums, s + 6 * nt + t).fma(m6, sum);
+            sum = FloatVector.fromArray(V, sums, s + 7 * nt + t).fma(m7, sum);
+            FloatVector.fromArray(V, o, t).add(wv.mul(FloatVector.fromArray(V, scales, b * nt + t)).mul(sum)).intoArray(o, t);
+        }
+        return bound;
     }
 
     /**

@@ -6,6 +6,7 @@ import io.handoff.spi.attention.AttentionArithmetic;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 import java.util.Arrays;
@@ -27,6 +28,10 @@ final class LlamaCppSoftmax
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
     private static final VectorSpecies<Integer> I = IntVector.SPECIES_256;
     private static final int L = F.length();
+    // lane-wise steps (F16 rounding, the weighted sums) take the machine's widest vectors: any width gives the same bits
+    private static final VectorSpecies<Float> W = FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512 ? FloatVector.SPECIES_512 : F;
+    private static final VectorShuffle<Float> SWAP_8 = VectorShuffle.fromOp(W, l -> (l ^ 8) & (W.length() - 1));
+    private static final VectorShuffle<Float> SWAP_4 = VectorShuffle.fromOp(W, l -> (l ^ 4) & (W.length() - 1));
     /** 65520, half-way between F16's largest value and 2^16: from here on F16 is infinite. */
     private static final int F16_OVERFLOW = 0x477FF000;
     /** 2^-14, F16's smallest normal value: below it F16 counts in steps of 2^-24. */
@@ -101,6 +106,9 @@ final class LlamaCppSoftmax
      */
     static float dot(float[] query, float[] keys, int keyOffset, int length)
     {
+        if (W.length() == 16) {
+            return dotWide(query, keys, keyOffset, length);
+        }
         FloatVector a0 = FloatVector.zero(F);
         FloatVector b0 = a0;
         FloatVector a1 = a0;
@@ -135,12 +143,40 @@ final class LlamaCppSoftmax
         return (float) sum;
     }
 
+    /**
+     * {@link #dot} on 16-lane vectors, the same sums: the accumulators as ggml holds them, then lanes {@code l + 8} and
+     * {@code l + 4} folded onto {@code l} by swapping lanes (each lane's sum is the same two operands either way round).
+     */
+    private static float dotWide(float[] query, float[] keys, int keyOffset, int length)
+    {
+        FloatVector a0 = FloatVector.zero(W);
+        FloatVector a1 = a0;
+        FloatVector a2 = a0;
+        FloatVector a3 = a0;
+        int whole = length & ~63;
+        for (int i = 0; i < whole; i += 64) {
+            int k = keyOffset + i;
+            a0 = FloatVector.fromArray(W, query, i).fma(FloatVector.fromArray(W, keys, k), a0);
+            a1 = FloatVector.fromArray(W, query, i + 16).fma(FloatVector.fromArray(W, keys, k + 16), a1);
+            a2 = FloatVector.fromArray(W, query, i + 32).fma(FloatVector.fromArray(W, keys, k + 32), a2);
+            a3 = FloatVector.fromArray(W, query, i + 48).fma(FloatVector.fromArray(W, keys, k + 48), a3);
+        }
+        FloatVector s = a0.add(a2).add(a1.add(a3));
+        FloatVector b = s.add(s.rearrange(SWAP_8));
+        FloatVector c = b.add(b.rearrange(SWAP_4));
+        double sum = (c.lane(0) + c.lane(2)) + (c.lane(1) + c.lane(3));
+        for (int i = whole; i < length; i++) {
+            sum += query[i] * keys[keyOffset + i];
+        }
+        return (float) sum;
+    }
+
     /** {@code acc[i] = f16(acc[i] * scale)}. */
     private static void scaleF16(float[] acc, int offset, int length, float scale)
     {
         int i = 0;
-        for (int bound = F.loopBound(length); i < bound; i += L) {
-            toF16(FloatVector.fromArray(F, acc, offset + i).mul(scale)).intoArray(acc, offset + i);
+        for (int bound = W.loopBound(length); i < bound; i += W.length()) {
+            toF16(FloatVector.fromArray(W, acc, offset + i).mul(scale)).intoArray(acc, offset + i);
         }
         for (; i < length; i++) {
             acc[offset + i] = f16(acc[offset + i] * scale);
@@ -150,10 +186,10 @@ final class LlamaCppSoftmax
     /** {@code acc[i] = f16(fma(values[i], weight, acc[i]))}. */
     private static void addF16(float[] values, int valueOffset, float weight, float[] acc, int offset, int length)
     {
-        FloatVector w = FloatVector.broadcast(F, weight);
+        FloatVector w = FloatVector.broadcast(W, weight);
         int i = 0;
-        for (int bound = F.loopBound(length); i < bound; i += L) {
-            toF16(FloatVector.fromArray(F, values, valueOffset + i).fma(w, FloatVector.fromArray(F, acc, offset + i))).intoArray(acc, offset + i);
+        for (int bound = W.loopBound(length); i < bound; i += W.length()) {
+            toF16(FloatVector.fromArray(W, values, valueOffset + i).fma(w, FloatVector.fromArray(W, acc, offset + i))).intoArray(acc, offset + i);
         }
         for (; i < length; i++) {
             acc[offset + i] = f16(Math.fma(values[valueOffset + i], weight, acc[offset + i]));
@@ -164,8 +200,8 @@ final class LlamaCppSoftmax
     static void roundToF16(float[] x, int from, int length)
     {
         int i = 0;
-        for (int bound = F.loopBound(length); i < bound; i += L) {
-            toF16(FloatVector.fromArray(F, x, from + i)).intoArray(x, from + i);
+        for (int bound = W.loopBound(length); i < bound; i += W.length()) {
+            toF16(FloatVector.fromArray(W, x, from + i)).intoArray(x, from + i);
         }
         for (; i < length; i++) {
             x[from + i] = f16(x[from + i]);
