@@ -4,6 +4,7 @@ import io.handoff.core.model.activation.QuantizedInput;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -26,6 +27,9 @@ final class QuantizedKernels
     private static final VectorSpecies<Float> G = FloatVector.SPECIES_512;
     // 16-lane vectors in hardware: without them (AVX2) a 512-bit species runs in Java, far slower than two 8-lane products
     private static final boolean WIDE = FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512;
+    private static final VectorShuffle<Float> SWAP_1 = VectorShuffle.fromOp(G, l -> l ^ 1);
+    private static final VectorShuffle<Float> SWAP_2 = VectorShuffle.fromOp(G, l -> l ^ 2);
+    private static final VectorShuffle<Float> SWAP_4 = VectorShuffle.fromOp(G, l -> l ^ 4);
     // lane-wise work over tokens (any width, the same bits): the machine's widest
     private static final VectorSpecies<Float> V = WIDE ? G : F;
     private static final ThreadLocal<float[]> OFFSETS = ThreadLocal.withInitial(() -> new float[0]);
@@ -96,9 +100,10 @@ final class QuantizedKernels
             int r = 0;
             if (tEnd - t0 == 4 && groups > 0) {
                 dot8x4(codes, groups, x, t0, lanes);
+                laneTrees(lanes, groups * 256);
                 for (; r < groups * 8; r++) {
                     for (int j = 0; j < 4; j++) {
-                        out[outOff + rowStart + r + (t0 + j) * outStride] = laneTree(lanes, (r / 8) * 256 + ((r % 8 / 2) * 4 + j) * 16 + 8 * (r % 2))
+                        out[outOff + rowStart + r + (t0 + j) * outStride] = lanes[(r / 8) * 256 + ((r % 8 / 2) * 4 + j) * 16 + 8 * (r % 2)]
                                 + offset(offsets, r * tokens + t0 + j);
                     }
                 }
@@ -125,6 +130,20 @@ final class QuantizedKernels
     private static float offset(float[] offsets, int i)
     {
         return offsets == null ? 0f : offsets[i];
+    }
+
+    /**
+     * Each 16-lane vector of {@code lanes[0 .. n)}: lane 0 becomes {@link #laneTree} of lanes 0 to 7, lane 8 that of lanes 8
+     * to 15, by three lane swaps and adds (each step adds the same two operands as the tree, so the same bits).
+     */
+    private static void laneTrees(float[] lanes, int n)
+    {
+        for (int k = 0; k < n; k += 16) {
+            FloatVector v = FloatVector.fromArray(G, lanes, k);
+            v = v.add(v.rearrange(SWAP_1));
+            v = v.add(v.rearrange(SWAP_2));
+            v.add(v.rearrange(SWAP_4)).intoArray(lanes, k);
+        }
     }
 
     private static float laneTree(float[] a, int o)
