@@ -66,8 +66,8 @@ final class QuantizedKernels
         }
         int tokens = x.tokens();
         float[] offsets = tokens > 1 ? offsets(codes, rows, x) : null;
-        if (w.codeFormat().blockElements() < 256 || !WIDE) {
-            // blocks of 32 (or a machine without 16-lane vectors): two rows by two tokens keep their sums in registers, a tile of tokens in L1
+        if (!WIDE) {
+            // a machine without 16-lane vectors: two rows by two tokens keep their sums in registers, a tile of tokens in L1
             int tileTokens = Math.clamp((L1_TILE_BYTES / (4 * w.cols())) & ~1, 2, 64);
             for (int t0 = 0; t0 < tokens; t0 += tileTokens) {
                 int tEnd = Math.min(tokens, t0 + tileTokens);
@@ -94,7 +94,7 @@ final class QuantizedKernels
         codes.pair(rows);
         int groups = rows / 8;
         float[] lanes = lanes(groups * 256);
-        // super-blocks of 256: four tokens' block (8 KB) stays in L1 while every row group's codes for it stream past from L2
+        // four tokens' codes for one block (8 KB for a super-block of 256) stay in L1 while every row group's codes for it stream past from L2
         for (int t0 = 0; t0 < tokens; t0 += 4) {
             int tEnd = Math.min(tokens, t0 + 4);
             int r = 0;
