@@ -129,7 +129,9 @@ final class BenchCommand
                 // the pool's own element type: the configured value may be "auto"
                 kvType = compute.kv().geometry().dtype().name();
                 long flopsPerToken = compute.matmulFlopsPerToken();
-                run(compute.scheduler(), 1, 64, 2, config.vocabSize(), 99); // warm-up: JIT and pools
+                // warm-up: pools, and the JIT's final tier for every kernel the runs take (a full-length prompt compiles the
+                // prefill tiles; the measured runs then see the steady state a serving process does)
+                run(compute.scheduler(), 1, promptLength, 2, config.vocabSize(), 99);
                 decode(compute.scheduler(), 1, 99);
                 for (int batch : batches) {
                     double[] prefills = new double[repeats];
