@@ -190,6 +190,15 @@ final class QuantizedKernels
         float[] ws = w.pairedScales;
         float[] xs = x.scales();
         float[] xp = x.byToken().doubledCodes();
+        if (span < 512) {
+            // 32-value blocks: a block's sums are too short to pay for scaling through memory; two row pairs keep theirs in registers over the row
+            for (int g = 0; g < groups; g++) {
+                rows4x4(w.paired, 4 * g * stride, xp, t * stride, stride, span, blocks, ws, 4 * g * blocks * 16, blocks * 16, xs, t * blocks, lanes, g * 256);
+                rows4x4(w.paired, (4 * g + 2) * stride, xp, t * stride, stride, span, blocks, ws, (4 * g + 2) * blocks * 16, blocks * 16, xs, t * blocks,
+                        lanes, g * 256 + 128);
+            }
+            return;
+        }
         java.util.Arrays.fill(lanes, 0, groups * 256, 0f);
         for (int b = 0; b < blocks; b++) {
             float u0 = xs[t * blocks + b];
@@ -201,6 +210,50 @@ final class QuantizedKernels
                         u0, u1, u2, u3, lanes, g * 256);
             }
         }
+    }
+
+    /**
+     * {@link #dot8x4} for blocks of 32 values: row pairs at {@code wp[w0 + i * stride ..]} ({@code i < 2}) times tokens at
+     * {@code xp[x0 + j * stride ..]} ({@code j < 4}), every block ({@code span} floats) summed in registers and scaled into
+     * per-product accumulators that stay in registers too, left in {@code lanes[to + (i * 4 + j) * 16 ..]}.
+     */
+    private static void rows4x4(float[] wp, int w0, float[] xp, int x0, int stride, int span, int blocks, float[] ws, int sAt, int sStride,
+            float[] xs, int xsAt, float[] lanes, int to)
+    {
+        int q1 = w0 + stride;
+        int x1 = x0 + stride;
+        int x2 = x1 + stride;
+        int x3 = x2 + stride;
+        FloatVector a00 = FloatVector.zero(G), a01 = FloatVector.zero(G), a02 = FloatVector.zero(G), a03 = FloatVector.zero(G);
+        FloatVector a10 = FloatVector.zero(G), a11 = FloatVector.zero(G), a12 = FloatVector.zero(G), a13 = FloatVector.zero(G);
+        for (int b = 0; b < blocks; b++) {
+            int start = b * span;
+            FloatVector p00 = FloatVector.zero(G), p01 = FloatVector.zero(G), p02 = FloatVector.zero(G), p03 = FloatVector.zero(G);
+            FloatVector p10 = FloatVector.zero(G), p11 = FloatVector.zero(G), p12 = FloatVector.zero(G), p13 = FloatVector.zero(G);
+            for (int c = start; c < start + span; c += G.length()) {
+                FloatVector v0 = FloatVector.fromArray(G, wp, w0 + c);
+                FloatVector v1 = FloatVector.fromArray(G, wp, q1 + c);
+                FloatVector y;
+                y = FloatVector.fromArray(G, xp, x0 + c);
+                p00 = v0.fma(y, p00); p10 = v1.fma(y, p10);
+                y = FloatVector.fromArray(G, xp, x1 + c);
+                p01 = v0.fma(y, p01); p11 = v1.fma(y, p11);
+                y = FloatVector.fromArray(G, xp, x2 + c);
+                p02 = v0.fma(y, p02); p12 = v1.fma(y, p12);
+                y = FloatVector.fromArray(G, xp, x3 + c);
+                p03 = v0.fma(y, p03); p13 = v1.fma(y, p13);
+            }
+            FloatVector s0 = FloatVector.fromArray(G, ws, sAt + b * 16);
+            FloatVector s1 = FloatVector.fromArray(G, ws, sAt + sStride + b * 16);
+            float u0 = xs[xsAt + b];
+            float u1 = xs[xsAt + 1 * blocks + b];
+            float u2 = xs[xsAt + 2 * blocks + b];
+            float u3 = xs[xsAt + 3 * blocks + b];
+            a00 = p00.fma(s0.mul(u0), a00); a01 = p01.fma(s0.mul(u1), a01); a02 = p02.fma(s0.mul(u2), a02); a03 = p03.fma(s0.mul(u3), a03);
+            a10 = p10.fma(s1.mul(u0), a10); a11 = p11.fma(s1.mul(u1), a11); a12 = p12.fma(s1.mul(u2), a12); a13 = p13.fma(s1.mul(u3), a13);
+        }
+        a00.intoArray(lanes, to + 0); a01.intoArray(lanes, to + 16); a02.intoArray(lanes, to + 32); a03.intoArray(lanes, to + 48);
+        a10.intoArray(lanes, to + 64); a11.intoArray(lanes, to + 80); a12.intoArray(lanes, to + 96); a13.intoArray(lanes, to + 112);
     }
 
     /**
