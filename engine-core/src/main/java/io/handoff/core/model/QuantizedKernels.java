@@ -179,8 +179,8 @@ final class QuantizedKernels
      * 16-lane vectors hold two rows' eight lanes side by side ({@link BlockCodes#pair}) against a token's codes twice over
      * ({@link QuantizedInput.TokenMinor#doubledCodes}), so every lane is one of {@link #dot}'s and nothing is folded. Row
      * {@code 8g + 2i + h} and token {@code t + j} are left in {@code lanes[g * 256 + (i * 4 + j) * 16 + 8 * h ..]} (the lane
-     * tree and the offset still to add). Block by block, so that the tokens' codes for one block stay in L1 while all the
-     * groups pass.
+     * tree and the offset still to add). Super-blocks of 256 go block by block, so that the tokens' codes for one block stay
+     * in L1 while all the groups pass; blocks of 32 go row pair by row pair ({@link #rows4x4}).
      */
     private static void dot8x4(BlockCodes w, int groups, QuantizedInput x, int t, float[] lanes)
     {
