@@ -122,7 +122,8 @@ final class BlockCodes
         return switch (format) {
             case Q8_0, Q4_0 -> dotRow32(data, row, x);
             case Q6_K -> dotRowQ6(data, row, x);
-            default -> dotRowK4(data, row, x);
+            case Q4_K, Q5_K -> dotRowK4(data, row, x);
+            default -> throw new IllegalArgumentException("no row product straight from " + format + " bytes; decode the row first");
         };
     }
 
