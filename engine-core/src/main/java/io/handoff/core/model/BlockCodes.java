@@ -62,8 +62,6 @@ final class BlockCodes
             scales = new float[rows * blocks];
             offsets = new float[rows * blocks];
             mins = new int[rows * (cols / 32)];
-            paired = new float[rows * cols];
-            pairedScales = new float[rows * blocks * 8];
             capacity = rows;
         }
     }
@@ -75,6 +73,11 @@ final class BlockCodes
      */
     void pair(int rows)
     {
+        // only prefill tiles on 16-lane machines take this layout: its arrays come with the first call
+        if (paired == null || paired.length < rows * cols) {
+            paired = new float[rows * cols];
+            pairedScales = new float[rows * blocks * 8];
+        }
         for (int q = 0; q + 1 < rows; q += 2) {
             for (int h = 0; h < 2; h++) {
                 int from = (q + h) * cols;

@@ -291,12 +291,18 @@ public final class Kernels
     /** This thread's scratch of at least {@code floats} floats; its contents are whatever the last user left. */
     private static float[] scratch(int floats)
     {
-        float[] scratch = SCRATCH.get();
-        if (scratch.length < floats) {
-            scratch = new float[floats];
-            SCRATCH.set(scratch);
+        return atLeast(SCRATCH, floats);
+    }
+
+    /** {@code buffer}'s array for this thread, replaced by a larger one if it holds fewer than {@code floats}; contents as left. */
+    static float[] atLeast(ThreadLocal<float[]> buffer, int floats)
+    {
+        float[] array = buffer.get();
+        if (array.length < floats) {
+            array = new float[floats];
+            buffer.set(array);
         }
-        return scratch;
+        return array;
     }
 
     /** Runs {@code body} for every index in {@code [0, n)}, each whole on one thread; sequentially without a pool. */

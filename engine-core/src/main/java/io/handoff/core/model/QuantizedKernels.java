@@ -93,7 +93,7 @@ final class QuantizedKernels
         }
         codes.pair(rows);
         int groups = rows / 8;
-        float[] lanes = lanes(groups * 256);
+        float[] lanes = Kernels.atLeast(LANES, groups * 256);
         // four tokens' codes for one block (8 KB for a super-block of 256) stay in L1 while every row group's codes for it stream past from L2
         for (int t0 = 0; t0 < tokens; t0 += 4) {
             int tEnd = Math.min(tokens, t0 + 4);
@@ -116,16 +116,6 @@ final class QuantizedKernels
         }
     }
 
-    private static float[] lanes(int n)
-    {
-        float[] lanes = LANES.get();
-        if (lanes.length < n) {
-            lanes = new float[n];
-            LANES.set(lanes);
-        }
-        return lanes;
-    }
-
     /** {@code offsets[i]}, or zero where the format has none. */
     private static float offset(float[] offsets, int i)
     {
@@ -133,8 +123,8 @@ final class QuantizedKernels
     }
 
     /**
-     * Each 16-lane vector of {@code lanes[0 .. n)}: lane 0 becomes {@link #laneTree} of lanes 0 to 7, lane 8 that of lanes 8
-     * to 15, by three lane swaps and adds (each step adds the same two operands as the tree, so the same bits).
+     * Each 16-lane vector of {@code lanes[0 .. n)}: lane 0 becomes {@link #dot}'s lane tree of lanes 0 to 7, lane 8 that of
+     * lanes 8 to 15, by three lane swaps and adds (each step adds the same two operands as the tree, so the same bits).
      */
     private static void laneTrees(float[] lanes, int n)
     {
@@ -144,11 +134,6 @@ final class QuantizedKernels
             v = v.add(v.rearrange(SWAP_2));
             v.add(v.rearrange(SWAP_4)).intoArray(lanes, k);
         }
-    }
-
-    private static float laneTree(float[] a, int o)
-    {
-        return ((a[o] + a[o + 1]) + (a[o + 2] + a[o + 3])) + ((a[o + 4] + a[o + 5]) + (a[o + 6] + a[o + 7]));
     }
 
     /** Row {@code slot} of {@code w} times token {@code t} of {@code x}, in the class's order. */
@@ -412,11 +397,7 @@ final class QuantizedKernels
             return null;
         }
         // every entry is written below: this thread's buffer, not a fresh (zeroed) one per tile
-        float[] offsets = OFFSETS.get();
-        if (offsets.length < rows * nt) {
-            offsets = new float[rows * nt];
-            OFFSETS.set(offsets);
-        }
+        float[] offsets = Kernels.atLeast(OFFSETS, rows * nt);
         int blocks = w.blocks;
         int subs = w.cols / 32;
         QuantizedInput.TokenMinor byToken = x.byToken();
@@ -429,14 +410,16 @@ final class QuantizedKernels
             java.util.Arrays.fill(o, 0);
             for (int b = 0; b < blocks; b++) {
                 float weight = w.offsets[r * blocks + b];
-                int t = mins ? minsTerm(w.mins, r * subs + b * 8, weight, scales, sums, b, nt, bound, o) : 0;
-                if (!mins) {
+                if (mins) {
+                    minsTerm(w.mins, r * subs + b * 8, weight, scales, sums, b, nt, bound, o);
+                }
+                else {
                     FloatVector wv = FloatVector.broadcast(V, weight);
-                    for (; t < bound; t += V.length()) {
+                    for (int t = 0; t < bound; t += V.length()) {
                         FloatVector.fromArray(V, o, t).add(wv.mul(FloatVector.fromArray(V, blockSums, b * nt + t))).intoArray(o, t);
                     }
                 }
-                for (; t < nt; t++) {
+                for (int t = bound; t < nt; t++) {
                     if (mins) {
                         int m = 0;
                         for (int j = 0; j < 8; j++) {
@@ -458,10 +441,10 @@ final class QuantizedKernels
 
     /**
      * {@code o[t] += (weight * scales[b * nt + t]) * sum_j mins[m + j] * sums[(8b + j) * nt + t]} for the tokens below
-     * {@code bound}, a lane vector of tokens at a time; returns {@code bound}. The integer sum runs in floats: every partial
-     * sum is below 2^24, so it is exact.
+     * {@code bound}, a lane vector of tokens at a time. The integer sum runs in floats: every partial sum is below 2^24, so
+     * it is exact.
      */
-    private static int minsTerm(int[] mins, int m, float weight, float[] scales, float[] sums, int b, int nt, int bound, float[] o)
+    private static void minsTerm(int[] mins, int m, float weight, float[] scales, float[] sums, int b, int nt, int bound, float[] o)
     {
         FloatVector m0 = FloatVector.broadcast(V, (float) mins[m]);
         FloatVector m1 = FloatVector.broadcast(V, (float) mins[m + 1]);
@@ -484,7 +467,6 @@ final class QuantizedKernels
             sum = FloatVector.fromArray(V, sums, s + 7 * nt + t).fma(m7, sum);
             FloatVector.fromArray(V, o, t).add(wv.mul(FloatVector.fromArray(V, scales, b * nt + t)).mul(sum)).intoArray(o, t);
         }
-        return bound;
     }
 
     /**
