@@ -4,6 +4,7 @@
  * ({@code handoff.http}, {@code handoff.cli}) are modules of their own, and only they see these packages.
  */
 module handoff.core {
+    requires java.management;
     requires transitive handoff.spi;
     requires transitive handoff.trace;
     requires transitive typesafe.config;
@@ -23,6 +24,8 @@ module handoff.core {
     exports io.handoff.core.model.tokenizer to handoff.http, handoff.cli, handoff.tools;
     exports io.handoff.core.model.hf to handoff.http, handoff.cli, handoff.tools;
     exports io.handoff.core.model.gguf to handoff.tools;
+    exports io.handoff.core.model.parallel to handoff.http, handoff.cli, handoff.tools;
+    exports io.handoff.core.parallel to handoff.http, handoff.cli, handoff.tools;
     exports io.handoff.core.scheduler to handoff.http, handoff.cli, handoff.tools;
     exports io.handoff.core.disagg to handoff.http, handoff.cli, handoff.tools;
     exports io.handoff.core.disagg.control to handoff.http, handoff.cli, handoff.tools;

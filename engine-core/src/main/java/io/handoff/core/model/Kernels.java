@@ -76,8 +76,36 @@ public final class Kernels
         matmuls(pool, x, xOff, xStride, tokens, new Product(out, outOff, outStride, w));
     }
 
-    /** One matrix of {@link #matmuls}: {@code out[outOff + t*outStride + r] = w.row(r) · x_t}. */
-    record Product(float[] out, int outOff, int outStride, WeightMatrix w) {}
+    /**
+     * One matrix of {@link #matmuls}: {@code out[outOff + t*outStride + r - rowFrom] = w.row(r) · x_t} for the rows
+     * {@code rowFrom <= r < rowTo} (a tensor-parallel rank's share; every row by default).
+     */
+    record Product(float[] out, int outOff, int outStride, WeightMatrix w, int rowFrom, int rowTo)
+    {
+        Product
+        {
+            if (rowFrom < 0 || rowTo > w.rows() || rowFrom > rowTo) {
+                throw new IllegalArgumentException("rows " + rowFrom + ".." + rowTo + " of a matrix of " + w.rows());
+            }
+        }
+
+        Product(float[] out, int outOff, int outStride, WeightMatrix w)
+        {
+            this(out, outOff, outStride, w, 0, w.rows());
+        }
+
+        int rows()
+        {
+            return rowTo - rowFrom;
+        }
+    }
+
+    /** {@link #matmul} of rows {@code rowFrom .. rowTo} only: {@code out[outOff + t*outStride + r - rowFrom]}. */
+    static void matmulRows(ForkJoinPool pool, float[] out, int outOff, int outStride, WeightMatrix w, int rowFrom, int rowTo, float[] x,
+            int xOff, int xStride, int tokens)
+    {
+        matmuls(pool, x, xOff, xStride, tokens, new Product(out, outOff, outStride, w, rowFrom, rowTo));
+    }
 
     /**
      * Several matrices times the same tokens ({@code x[xOff + t*xStride ..]}, {@code t < tokens}) in one parallel loop over
@@ -91,8 +119,8 @@ public final class Kernels
         long work = 0;
         for (int p = 0; p < products.length; p++) {
             WeightMatrix w = products[p].w();
-            firstBlock[p + 1] = firstBlock[p] + (w.rows() + rowBlock - 1) / rowBlock;
-            work += (long) w.rows() * w.cols() * tokens;
+            firstBlock[p + 1] = firstBlock[p] + (products[p].rows() + rowBlock - 1) / rowBlock;
+            work += (long) products[p].rows() * w.cols() * tokens;
         }
         Object[] inputs = inputs(x, xOff, xStride, tokens, products);
         IntConsumer block = b -> {
@@ -101,21 +129,23 @@ public final class Kernels
                 p++;
             }
             Product product = products[p];
-            int rowStart = (b - firstBlock[p]) * rowBlock;
-            int rowEnd = Math.min(product.w().rows(), rowStart + rowBlock);
+            int rowStart = product.rowFrom() + (b - firstBlock[p]) * rowBlock;
+            int rowEnd = Math.min(product.rowTo(), rowStart + rowBlock);
+            // the kernels write row r at outOff + r: shift the base so that the share's first row lands at outOff
+            int outOff = product.outOff() - product.rowFrom();
             if (inputs[p] instanceof QuantizedInput quantized) {
                 if (tokens == 1) {
-                    QuantizedKernels.rows(product.w(), rowStart, rowEnd, quantized, product.out(), product.outOff());
+                    QuantizedKernels.rows(product.w(), rowStart, rowEnd, quantized, product.out(), outOff);
                 }
                 else {
-                    QuantizedKernels.tile(product.w(), rowStart, rowEnd, quantized, product.out(), product.outOff(), product.outStride());
+                    QuantizedKernels.tile(product.w(), rowStart, rowEnd, quantized, product.out(), outOff, product.outStride());
                 }
             }
             else if (tokens == 1) {
-                rows(product, rowStart, rowEnd, x, xOff);
+                rows(product.w(), product.out(), outOff, rowStart, rowEnd, x, xOff);
             }
             else {
-                tile(product.out(), product.outOff(), product.outStride(), product.w(), rowStart, rowEnd, x, xOff, xStride, tokens);
+                tile(product.out(), outOff, product.outStride(), product.w(), rowStart, rowEnd, x, xOff, xStride, tokens);
             }
         };
         int blocks = firstBlock[products.length];
@@ -151,11 +181,8 @@ public final class Kernels
     }
 
     /** One token: each row once, converted in the product's lanes. */
-    private static void rows(Product product, int rowStart, int rowEnd, float[] x, int xOff)
+    private static void rows(WeightMatrix w, float[] out, int outOff, int rowStart, int rowEnd, float[] x, int xOff)
     {
-        WeightMatrix w = product.w();
-        float[] out = product.out();
-        int outOff = product.outOff();
         float[] scratch = scratch(w.cols());
         for (int r = rowStart; r < rowEnd; r++) {
             out[outOff + r] = w.dot(r, x, xOff, scratch);

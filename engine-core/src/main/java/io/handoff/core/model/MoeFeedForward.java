@@ -1,6 +1,9 @@
 package io.handoff.core.model;
 
 import io.handoff.core.model.Kernels.Product;
+import io.handoff.core.model.parallel.Collective;
+import io.handoff.core.model.parallel.Pieces;
+import io.handoff.core.model.parallel.TensorShard;
 
 import java.util.List;
 import java.util.concurrent.ForkJoinPool;
@@ -15,6 +18,10 @@ import static java.util.Objects.requireNonNull;
  * to it, through {@link Kernels#matmul}, whose every product has an order fixed by its length whatever the number of
  * tokens; a token's routed outputs are then summed in ascending expert index order, and the shared experts' output added
  * last.
+ *
+ * <p>In a tensor-parallel group the routed experts are spread over the ranks (expert parallelism): every rank routes every
+ * token (the same bits), runs only the experts it owns, and the group all-gathers the routed outputs, each computed
+ * by exactly one rank; the shared experts are replicated. The sum then runs on every rank in the same order as above.
  */
 public final class MoeFeedForward
 {
@@ -112,6 +119,12 @@ public final class MoeFeedForward
      */
     public void forward(ForkJoinPool pool, float[] x, int tokens, float[] out)
     {
+        forward(pool, x, tokens, out, Collective.NONE);
+    }
+
+    /** {@link #forward(ForkJoinPool, float[], int, float[])} as one rank of {@code group}: its experts computed, the others' gathered. */
+    public void forward(ForkJoinPool pool, float[] x, int tokens, float[] out, Collective group)
+    {
         requireNonNull(x, "x is null");
         requireNonNull(out, "out is null");
         if (tokens < 0 || x.length < (long) tokens * hidden || out.length < (long) tokens * hidden) {
@@ -123,8 +136,19 @@ public final class MoeFeedForward
         Kernels.parallelFor(pool, tokens, t -> choices[t] = router.route(x, t * hidden));
         // routed[(t*k + j)*hidden ..]: token t's j-th chosen expert's output, unweighted
         float[] routed = new float[Math.multiplyExact(Math.multiplyExact(tokens, k), hidden)];
-        for (int e = 0; e < experts.size(); e++) {
+        TensorShard shard = group.shard();
+        int[] owned = shard.bounds(experts.size(), 1);
+        for (int e = owned[shard.rank()]; e < owned[shard.rank() + 1]; e++) {
             runExpert(pool, e, choices, x, routed);
+        }
+        if (!shard.whole()) {
+            int[] owners = new int[tokens * k];
+            for (int t = 0; t < tokens; t++) {
+                for (int j = 0; j < k; j++) {
+                    owners[t * k + j] = owner(owned, choices[t].experts()[j]);
+                }
+            }
+            group.allGather(routed, Pieces.slots(hidden, owners, shard.size()));
         }
         float[] sharedOut = shared == null ? null : swiglu(pool, shared, x, tokens);
         for (int t = 0; t < tokens; t++) {
@@ -138,6 +162,15 @@ public final class MoeFeedForward
                 out[o + i] = sharedOut == null ? sum : sum + sharedOut[o + i];
             }
         }
+    }
+
+    private static int owner(int[] bounds, int expert)
+    {
+        int r = 0;
+        while (expert >= bounds[r + 1]) {
+            r++;
+        }
+        return r;
     }
 
     /** Expert {@code e} on the tokens routed to it, its outputs into their slots of {@code routed}. */

@@ -6,6 +6,9 @@ import io.handoff.core.model.ModelWeights.Gqa;
 import io.handoff.core.model.ModelWeights.Layer;
 import io.handoff.core.model.ModelWeights.Mla;
 import io.handoff.core.model.ModelWeights.Moe;
+import io.handoff.core.model.parallel.Collective;
+import io.handoff.core.model.parallel.Pieces;
+import io.handoff.core.model.parallel.TensorShard;
 import io.handoff.spi.attention.AttentionBackend;
 import io.handoff.spi.attention.AttentionGeometry;
 import io.handoff.spi.attention.KvCacheView;
@@ -21,6 +24,7 @@ import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
 import static io.handoff.core.model.Kernels.matmul;
+import static io.handoff.core.model.Kernels.matmulRows;
 import static io.handoff.core.model.Kernels.matmuls;
 import static io.handoff.core.model.Kernels.rmsnorm;
 import static io.handoff.core.model.Kernels.rope;
@@ -35,26 +39,46 @@ import static java.util.Objects.requireNonNull;
  * the absorbed form on both the extend and the decode path for the same reason.
  *
  * <p>One step at a time per KV pool; the transformer itself holds only weights and its thread pool.
+ *
+ * <p>As rank {@code r} of a tensor-parallel group ({@link TensorShard}) it computes only its share of each matrix's output
+ * rows: its query heads and the KV heads they read (its pool holds only those), its columns of the hidden state after
+ * o and down, of the FFN after gate and up, its experts, and its slice of the vocabulary. After each, the group
+ * all-gathers the pieces ({@link Collective}), so every rank holds the whole residual stream and every value is
+ * computed exactly as one rank computes it: the same bits for every group size.
  */
 public final class Transformer
         implements ModelRunner, AutoCloseable
 {
+    // column shares of the hidden state, the FFN and the vocabulary start at multiples of this (whole vectors)
+    private static final int COLUMN_UNIT = 16;
+
     private final ModelConfig config;
     private final ModelWeights weights;
     private final AttentionGeometry geometry;
     private final ForkJoinPool pool;
+    private final Collective group;
+    private final TensorShard shard;
     private final float[] ropeCos;
     private final float[] ropeSin;
 
     /** @param threads worker threads for matmuls; 1 runs everything on the caller's thread */
     public Transformer(ModelConfig config, WeightSource weights, int threads)
     {
+        this(config, weights, threads, Collective.NONE);
+    }
+
+    /** One rank of a tensor-parallel group: {@code group.shard()} says which; its KV pool holds that rank's heads. */
+    public Transformer(ModelConfig config, WeightSource weights, int threads, Collective group)
+    {
         this.config = requireNonNull(config, "config is null");
+        this.group = requireNonNull(group, "group is null");
+        this.shard = group.shard();
+        TensorShard.check(shard.size(), config.name(), config.heads(), config.kvHeads(), config.attentionGeometry().layout());
         this.weights = ModelWeights.load(config, requireNonNull(weights, "weights is null"));
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be positive, was " + threads);
         }
-        this.geometry = config.attentionGeometry();
+        this.geometry = shard.attention(config.attentionGeometry());
         this.pool = threads == 1 ? null : new ForkJoinPool(threads);
         float[][] tables = Kernels.ropeTables(config.maxContext(), config.ropeDim(), config.ropeTheta(), config.ropeScaling());
         this.ropeCos = tables[0];
@@ -134,6 +158,12 @@ public final class Transformer
         return config;
     }
 
+    /** The attention this transformer runs: the model's, or a tensor-parallel rank's heads of it. */
+    public AttentionGeometry attentionGeometry()
+    {
+        return geometry;
+    }
+
     @Override
     public float[][] forwardRows(ForwardBatch batch, KvCacheView kv, AttentionBackend attention, LayerHook hook, int[] logitRows)
     {
@@ -182,13 +212,18 @@ public final class Transformer
             normalize(xn, x, layer.postAttentionNorm(), n);
             switch (layer.feedForward()) {
                 case Dense d -> {
-                    matmuls(pool, xn, 0, hidden, n, new Product(gate, 0, ffn, d.swiglu().gate()), new Product(up, 0, ffn, d.swiglu().up()));
+                    int[] columns = shard.bounds(ffn, COLUMN_UNIT);
+                    int from = columns[shard.rank()];
+                    int to = columns[shard.rank() + 1];
+                    matmuls(pool, xn, 0, hidden, n, new Product(gate, from, ffn, d.swiglu().gate(), from, to),
+                            new Product(up, from, ffn, d.swiglu().up(), from, to));
                     Kernels.swiglu(pool, gate, up, n * ffn);
-                    matmul(pool, delta, 0, hidden, d.swiglu().down(), gate, 0, ffn, n);
+                    group.allGather(gate, Pieces.columns(n, ffn, 0, columns));
+                    hiddenRows(delta, d.swiglu().down(), gate, ffn, n);
                     add(x, delta);
                 }
                 case Moe m -> {
-                    m.layer().forward(pool, xn, n, moeOut);
+                    m.layer().forward(pool, xn, n, moeOut, group);
                     add(x, moeOut);
                 }
             }
@@ -200,7 +235,11 @@ public final class Transformer
             rmsnorm(last, i * hidden, x, logitRows[i] * hidden, weights.finalNorm(), hidden, config.rmsEps());
         }
         float[] logits = new float[logitRows.length * vocab];
-        matmul(pool, logits, 0, vocab, weights.lmHead(), last, 0, hidden, logitRows.length);
+        int[] slices = shard.bounds(vocab, COLUMN_UNIT);
+        int first = slices[shard.rank()];
+        matmulRows(pool, logits, first, vocab, weights.lmHead(), first, slices[shard.rank() + 1], last, 0, hidden, logitRows.length);
+        // only the leader samples: the other ranks' logits are their slices alone
+        group.gather(logits, Pieces.columns(logitRows.length, vocab, 0, slices));
         float[][] result = new float[logitRows.length][];
         for (int i = 0; i < logitRows.length; i++) {
             result[i] = Arrays.copyOfRange(logits, i * vocab, (i + 1) * vocab);
@@ -213,27 +252,33 @@ public final class Transformer
         int n = batch.size();
         int hidden = config.hiddenSize();
         int headDim = config.headDim();
-        int qRow = config.heads() * headDim;
-        int kvRow = config.kvHeads() * headDim;
+        // this rank's heads: all of them on a single rank
+        int heads = geometry.numQHeads();
+        int kvHeads = geometry.numKvHeads();
+        int qFrom = shard.firstHead(config.heads()) * headDim;
+        int kvFrom = shard.firstKvHead(config.kvHeads()) * headDim;
+        int qRow = heads * headDim;
+        int kvRow = kvHeads * headDim;
         float[] q = new float[n * qRow];
         float[] k = new float[n * kvRow];
         float[] v = new float[n * kvRow];
-        matmuls(pool, xn, 0, hidden, n, new Product(q, 0, qRow, w.q()), new Product(k, 0, kvRow, w.k()), new Product(v, 0, kvRow, w.v()));
+        matmuls(pool, xn, 0, hidden, n, new Product(q, 0, qRow, w.q(), qFrom, qFrom + qRow), new Product(k, 0, kvRow, w.k(), kvFrom, kvFrom + kvRow),
+                new Product(v, 0, kvRow, w.v(), kvFrom, kvFrom + kvRow));
         for (int t = 0; t < n; t++) {
             int pos = batch.positions()[t];
             if (w.qBias() != null) {
-                Kernels.addBias(q, t * qRow, w.qBias(), qRow);
-                Kernels.addBias(k, t * kvRow, w.kBias(), kvRow);
-                Kernels.addBias(v, t * kvRow, w.vBias(), kvRow);
+                addBias(q, t * qRow, w.qBias(), qFrom, qRow);
+                addBias(k, t * kvRow, w.kBias(), kvFrom, kvRow);
+                addBias(v, t * kvRow, w.vBias(), kvFrom, kvRow);
             }
-            for (int h = 0; h < config.heads(); h++) {
+            for (int h = 0; h < heads; h++) {
                 int off = t * qRow + h * headDim;
                 if (w.qNorm() != null) {
                     rmsnorm(q, off, q, off, w.qNorm(), headDim, config.rmsEps());
                 }
                 rope(q, off, headDim, pos, ropeCos, ropeSin, false);
             }
-            for (int h = 0; h < config.kvHeads(); h++) {
+            for (int h = 0; h < kvHeads; h++) {
                 int off = t * kvRow + h * headDim;
                 if (w.kNorm() != null) {
                     rmsnorm(k, off, k, off, w.kNorm(), headDim, config.rmsEps());
@@ -244,8 +289,44 @@ public final class Transformer
             KvRows.store(kv.keys(l), slot * kv.keyRowBytes(), kv.dtype(), k, t * kvRow, kvRow);
             KvRows.store(kv.values(l), slot * kv.valueRowBytes(), kv.dtype(), v, t * kvRow, kvRow);
         }
-        float[] attended = attend(l, batch, attention, q, kv.dtype());
-        matmul(pool, out, 0, hidden, w.o(), attended, 0, qRow, n);
+        float[] attended = allHeads(attend(l, batch, attention, q, kv.dtype()), n, config.heads() * headDim, qFrom);
+        hiddenRows(out, w.o(), attended, config.heads() * headDim, n);
+    }
+
+    /** A rank's attention output (its heads' columns) placed among every head's, and the others' gathered. */
+    private float[] allHeads(float[] mine, int n, int width, int from)
+    {
+        if (shard.whole()) {
+            return mine;
+        }
+        int local = mine.length / n;
+        float[] all = new float[n * width];
+        for (int t = 0; t < n; t++) {
+            System.arraycopy(mine, t * local, all, t * width + from, local);
+        }
+        int[] bounds = new int[shard.size() + 1];
+        for (int r = 0; r <= shard.size(); r++) {
+            bounds[r] = r * local;
+        }
+        group.allGather(all, Pieces.columns(n, width, 0, bounds));
+        return all;
+    }
+
+    /** {@code out = w · in} for the whole hidden state: this rank's columns computed, the others' gathered. */
+    private void hiddenRows(float[] out, WeightMatrix w, float[] in, int inWidth, int n)
+    {
+        int hidden = config.hiddenSize();
+        int[] columns = shard.bounds(hidden, COLUMN_UNIT);
+        int from = columns[shard.rank()];
+        matmulRows(pool, out, from, hidden, w, from, columns[shard.rank() + 1], in, 0, inWidth, n);
+        group.allGather(out, Pieces.columns(n, hidden, 0, columns));
+    }
+
+    private static void addBias(float[] x, int off, float[] bias, int biasFrom, int n)
+    {
+        for (int i = 0; i < n; i++) {
+            x[off + i] += bias[biasFrom + i];
+        }
     }
 
     /**
@@ -257,7 +338,9 @@ public final class Transformer
     {
         int n = batch.size();
         int hidden = config.hiddenSize();
-        int heads = config.heads();
+        // this rank's heads; the latent row is every head's, so every rank stores it whole
+        int heads = geometry.numQHeads();
+        int firstHead = shard.firstHead(config.heads());
         int nope = config.qkNopeHeadDim();
         int ropeDim = config.qkRopeHeadDim();
         int qHead = nope + ropeDim;
@@ -272,10 +355,10 @@ public final class Transformer
             for (int t = 0; t < n; t++) {
                 rmsnorm(qa, t * qLora, qa, t * qLora, w.qANorm(), qLora, config.rmsEps());
             }
-            matmul(pool, q, 0, heads * qHead, w.qB(), qa, 0, qLora, n);
+            matmulRows(pool, q, 0, heads * qHead, w.qB(), firstHead * qHead, (firstHead + heads) * qHead, qa, 0, qLora, n);
         }
         else {
-            matmul(pool, q, 0, heads * qHead, w.qB(), xn, 0, hidden, n);
+            matmulRows(pool, q, 0, heads * qHead, w.qB(), firstHead * qHead, (firstHead + heads) * qHead, xn, 0, hidden, n);
         }
         float[] latent = new float[n * row];
         matmul(pool, latent, 0, row, w.kvA(), xn, 0, hidden, n);
@@ -292,14 +375,14 @@ public final class Transformer
             }
         }
         for (int h = 0; h < heads; h++) {
-            matmul(pool, qAttn, h * row, heads * row, f32(w.ukT(), h * rank * nope, rank, nope), q, h * qHead, heads * qHead, n);
+            matmul(pool, qAttn, h * row, heads * row, f32(w.ukT(), (firstHead + h) * rank * nope, rank, nope), q, h * qHead, heads * qHead, n);
         }
         float[] attended = attend(l, batch, attention, qAttn, kv.dtype());
         float[] values = new float[n * heads * vDim];
         for (int h = 0; h < heads; h++) {
-            matmul(pool, values, h * vDim, heads * vDim, f32(w.uv(), h * vDim * rank, vDim, rank), attended, h * rank, heads * rank, n);
+            matmul(pool, values, h * vDim, heads * vDim, f32(w.uv(), (firstHead + h) * vDim * rank, vDim, rank), attended, h * rank, heads * rank, n);
         }
-        matmul(pool, out, 0, hidden, w.o(), values, 0, heads * vDim, n);
+        hiddenRows(out, w.o(), allHeads(values, n, config.heads() * vDim, firstHead * vDim), config.heads() * vDim, n);
     }
 
     /**
@@ -352,11 +435,11 @@ public final class Transformer
     {
         requireNonNull(batch, "batch is null");
         requireNonNull(kv, "kv is null");
-        if (kv.layers() != config.layers() || kv.keyRowElements() != config.kvKeyRowElements()
-                || kv.valueRowElements() != config.kvValueRowElements() || kv.valuesInKeyRow() != config.kvValuesInKeyRow()) {
+        if (kv.layers() != config.layers() || kv.keyRowElements() != geometry.keyRowElements()
+                || kv.valueRowElements() != geometry.valueRowElements() || kv.valuesInKeyRow() != config.kvValuesInKeyRow()) {
             throw new IllegalArgumentException("KV pool (" + kv.layers() + " layers, rows " + kv.keyRowElements() + "/"
                     + kv.valueRowElements() + ") does not fit model '" + config.name() + "' (" + config.layers() + " layers, rows "
-                    + config.kvKeyRowElements() + "/" + config.kvValueRowElements() + ")");
+                    + geometry.keyRowElements() + "/" + geometry.valueRowElements() + ")");
         }
         for (int t = 0; t < batch.size(); t++) {
             int token = batch.tokens()[t];

@@ -11,7 +11,11 @@ public enum ClusterRole
     DECODE(2),
     ROUTER(3),
     TRANSFER_SENDER(4),
-    TRANSFER_RECEIVER(5);
+    TRANSFER_RECEIVER(5),
+    /** Rank 0 of a tensor-parallel group: it leads the step. */
+    RANK_LEADER(6),
+    /** Rank 1 or higher of a tensor-parallel group. */
+    RANK_WORKER(7);
 
     private final byte code;
 

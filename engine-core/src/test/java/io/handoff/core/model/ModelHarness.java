@@ -22,6 +22,7 @@ final class ModelHarness
     static final int PAGE_SIZE = 16;
 
     final Transformer model;
+    final ModelRunner runner;
     final PagedKvCache kv;
     final AttentionBackend attention;
     private final Arena arena = Arena.ofConfined();
@@ -30,11 +31,18 @@ final class ModelHarness
 
     ModelHarness(Transformer model, KvDtype dtype, int pages, long slotSeed)
     {
+        this(model, model, dtype, pages, slotSeed);
+    }
+
+    /** Steps run through {@code runner} (a tensor-parallel group's leader), the pool and attention sized for {@code model}'s heads. */
+    ModelHarness(Transformer model, ModelRunner runner, KvDtype dtype, int pages, long slotSeed)
+    {
         ModelConfig config = model.config();
         this.model = model;
+        this.runner = runner;
         this.kv = PagedKvCache.allocate(arena, config.layers(), pages, PAGE_SIZE, dtype,
-                config.kvKeyRowElements(), config.kvValueRowElements(), config.kvValuesInKeyRow());
-        this.attention = new ReferenceAttention(config.attentionGeometry(), kv);
+                model.attentionGeometry().keyRowElements(), model.attentionGeometry().valueRowElements(), config.kvValuesInKeyRow());
+        this.attention = new ReferenceAttention(model.attentionGeometry(), kv);
         this.freeSlots = new int[kv.slots()];
         Arrays.setAll(freeSlots, i -> i);
         SplittableRandom random = new SplittableRandom(slotSeed);
@@ -56,12 +64,15 @@ final class ModelHarness
 
     float[][] forward(ForwardBatch.Builder builder)
     {
-        return model.forward(builder.build(attention::numKvSplits), kv, attention, Transformer.LayerHook.NONE);
+        return runner.forward(builder.build(attention::numKvSplits), kv, attention, Transformer.LayerHook.NONE);
     }
 
     float[][] forwardAllPositions(ForwardBatch.Builder builder)
     {
-        return model.forwardAllPositions(builder.build(attention::numKvSplits), kv, attention, Transformer.LayerHook.NONE);
+        ForwardBatch batch = builder.build(attention::numKvSplits);
+        int[] rows = new int[batch.size()];
+        Arrays.setAll(rows, i -> i);
+        return runner.forwardRows(batch, kv, attention, Transformer.LayerHook.NONE, rows);
     }
 
     /** Prefills {@code prompt} in chunks of {@code chunk}; returns the logits of every position. */

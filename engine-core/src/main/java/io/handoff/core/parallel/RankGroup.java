@@ -1,0 +1,472 @@
+package io.handoff.core.parallel;
+
+import io.handoff.core.model.ForwardBatch;
+import io.handoff.core.model.parallel.Collective;
+import io.handoff.core.model.parallel.Pieces;
+import io.handoff.core.model.parallel.RankLostException;
+import io.handoff.core.model.parallel.TensorShard;
+import io.handoff.core.security.ClusterHandshake;
+import io.handoff.core.security.ClusterRole;
+import io.handoff.core.security.ClusterSecurity;
+import io.handoff.core.security.Session;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * Rank 0 of a tensor-parallel group: it listens for the other ranks (spawned on this host by {@link RankLauncher}, or
+ * joining from other hosts), checks that each runs the same model and KV layout, sends each step's plan, and takes part
+ * in every collective as the hub: each rank sends it its pieces, it sends every rank the whole.
+ *
+ * <p>A rank is lost when its link closes, its process exits, or it misses heartbeats for the configured time. The group
+ * then stays failed: every collective, the one in flight included, throws {@link RankLostException} naming the rank,
+ * and {@link #ranks()} shows which one is unhealthy. Only a restart of the server recovers.
+ */
+public final class RankGroup
+        implements Collective, AutoCloseable
+{
+    private static final Logger log = LogManager.getLogger(RankGroup.class);
+    private static final String PURPOSE = "tensor-parallel";
+    private static final int HEARTBEAT_MILLIS = 1000;
+
+    /** What a rank says about itself; {@code problem} is empty while it is healthy. */
+    public record RankStatus(int rank, long pid, String host, boolean healthy, String problem) {}
+
+    /** What the group needs: its size, where it listens, how ranks prove themselves, how long it waits for them. */
+    public record Settings(int size, String host, int port, ClusterSecurity security, Duration startupTimeout, Duration heartbeatTimeout,
+            long maxFrameBytes, String identity, int pages)
+    {
+        public Settings
+        {
+            new TensorShard(0, size);
+            requireNonNull(host, "host is null");
+            requireNonNull(security, "security is null");
+            requireNonNull(identity, "identity is null");
+        }
+    }
+
+    private final Settings settings;
+    private final ServerSocket server;
+    private final Peer[] peers;
+    private final AtomicReference<RankLostException> lost = new AtomicReference<>();
+    private final Thread monitor;
+    private volatile boolean closed;
+    private float[] scratch = new float[0];
+
+    private RankGroup(Settings settings, ServerSocket server)
+    {
+        this.settings = settings;
+        this.server = server;
+        this.peers = new Peer[settings.size()];
+        this.monitor = Thread.ofPlatform().daemon().name("handoff-rank-monitor").unstarted(this::monitor);
+    }
+
+    /**
+     * Listens, has {@code launcher} start ranks 1..size-1 (none when it is {@link RankLauncher#NONE}: they join on their
+     * own), and returns once every rank has loaded its shard and said it is ready.
+     */
+    public static RankGroup start(Settings settings, RankLauncher launcher)
+    {
+        settings.security().checkListen("the tensor-parallel leader", settings.host());
+        ServerSocket server;
+        try {
+            server = new ServerSocket();
+            server.bind(new InetSocketAddress(InetAddress.getByName(settings.host()), settings.port()), settings.size());
+        }
+        catch (IOException e) {
+            throw new IllegalStateException("the tensor-parallel leader cannot listen on " + settings.host() + ":" + settings.port() + ": " + e.getMessage(), e);
+        }
+        RankGroup group = new RankGroup(settings, server);
+        try {
+            group.assemble(launcher);
+            group.monitor.start();
+            return group;
+        }
+        catch (RuntimeException e) {
+            group.close();
+            throw e;
+        }
+    }
+
+    /** Where ranks connect: host and port. */
+    public String address()
+    {
+        return settings.host() + ":" + server.getLocalPort();
+    }
+
+    private void assemble(RankLauncher launcher)
+    {
+        String leader = address();
+        List<RankLauncher.Launched> launched = new ArrayList<>();
+        for (int rank = 1; rank < settings.size(); rank++) {
+            launcher.launch(rank, leader).ifPresent(launched::add);
+        }
+        long deadline = System.nanoTime() + settings.startupTimeout().toNanos();
+        int joined = 0;
+        while (joined < settings.size() - 1) {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            for (RankLauncher.Launched process : launched) {
+                if (!process.process().isAlive() && peers[process.rank()] == null) {
+                    throw new IllegalStateException("rank " + process.rank() + " exited with code " + process.process().exitValue()
+                            + " before it joined the group" + process.lastWords().map(w -> ": " + w).orElse(""));
+                }
+            }
+            if (left <= 0) {
+                throw new IllegalStateException("only " + joined + " of " + (settings.size() - 1) + " ranks joined the tensor-parallel group at "
+                        + leader + " within " + settings.startupTimeout().toSeconds() + " s (handoff.parallel.startup-timeout)");
+            }
+            try {
+                server.setSoTimeout((int) Math.min(left, 500));
+                Socket socket = server.accept();
+                if (admit(socket, launched)) {
+                    joined++;
+                }
+            }
+            catch (SocketTimeoutException e) {
+                // look at the launched processes again
+            }
+            catch (IOException e) {
+                throw new IllegalStateException("the tensor-parallel leader stopped accepting ranks: " + e.getMessage(), e);
+            }
+        }
+        for (int rank = 1; rank < settings.size(); rank++) {
+            peers[rank].reader.start();
+        }
+        log.info("tensor-parallel group of {} ranks ready at {}: {}", settings.size(), leader, ranks());
+    }
+
+    /** Authenticates a connection, reads its hello, and waits for it to be ready; false (closed) if it is refused. */
+    private boolean admit(Socket socket, List<RankLauncher.Launched> launched)
+    {
+        RankLink link = null;
+        try {
+            socket.setSoTimeout((int) settings.startupTimeout().toMillis());
+            Optional<Session> session = Optional.empty();
+            if (settings.security().authenticates()) {
+                session = Optional.of(ClusterHandshake.respond(socket, settings.security().secret().orElseThrow(), PURPOSE, ClusterRole.RANK_LEADER,
+                        ClusterRole.RANK_WORKER, settings.security().handshakeTimeout()));
+            }
+            else if (!socket.getInetAddress().isLoopbackAddress()) {
+                throw new IOException("a rank connected from " + socket.getInetAddress().getHostAddress() + " without a cluster secret");
+            }
+            link = new RankLink(socket, session, settings.maxFrameBytes());
+            ByteBuffer hello = link.expect(RankLink.HELLO).payload();
+            int rank = hello.getInt();
+            long pid = hello.getLong();
+            String host = RankLink.string(hello);
+            String identity = RankLink.string(hello);
+            String refusal = rank < 1 || rank >= settings.size() ? "rank " + rank + " is not in 1.." + (settings.size() - 1)
+                    : peers[rank] != null ? "rank " + rank + " has joined already"
+                    : !identity.equals(settings.identity()) ? "its model or KV layout (" + identity + ") is not the leader's (" + settings.identity() + ")"
+                    : null;
+            if (refusal != null) {
+                link.send(RankLink.REFUSED, RankLink.utf8(refusal));
+                throw new IOException(refusal);
+            }
+            link.send(RankLink.WELCOME, 8, b -> b.putInt(settings.size()).putInt(settings.pages()));
+            RankLink.Frame ready = link.receive();
+            if (ready.type() == RankLink.REFUSED) {
+                throw new IllegalStateException("rank " + rank + " could not start: " + RankLink.string(ready.payload()));
+            }
+            if (ready.type() != RankLink.READY) {
+                throw new IOException("rank " + rank + " sent frame type " + ready.type() + " instead of ready");
+            }
+            socket.setSoTimeout(0);
+            Optional<Process> process = launched.stream().filter(l -> l.rank() == rank).map(RankLauncher.Launched::process).findFirst();
+            peers[rank] = new Peer(rank, pid, host, link, process);
+            return true;
+        }
+        catch (IOException e) {
+            log.warn("refused a rank connection from {}: {}", socket.getRemoteSocketAddress(), e.getMessage());
+            if (link != null) {
+                link.close();
+            }
+            else {
+                closeQuietly(socket);
+            }
+            return false;
+        }
+    }
+
+    @Override
+    public TensorShard shard()
+    {
+        return new TensorShard(0, settings.size());
+    }
+
+    /** Sends every rank the step it runs next, before this rank runs its own part of it. */
+    public void broadcast(ForwardBatch batch, int[] logitRows)
+    {
+        checkAlive();
+        int size = StepCodec.size(batch, logitRows);
+        for (int rank = 1; rank < peers.length; rank++) {
+            Peer peer = peers[rank];
+            try {
+                peer.link.send(RankLink.PLAN, size, b -> StepCodec.write(batch, logitRows, b));
+            }
+            catch (IOException e) {
+                throw lose(rank, "sending the step failed: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    @Override
+    public void allGather(float[] buf, Pieces pieces)
+    {
+        collect(buf, pieces);
+        int total = 0;
+        for (int r = 0; r < peers.length; r++) {
+            total += pieces.floats(r);
+        }
+        scratch = Floats.scratch(scratch, total);
+        float[] values = scratch;
+        for (int rank = 1; rank < peers.length; rank++) {
+            try {
+                peers[rank].link.send(RankLink.GATHERED, 4 * total, b -> {
+                    for (int r = 0; r < peers.length; r++) {
+                        Floats.put(b, pieces, r, buf, values);
+                    }
+                });
+            }
+            catch (IOException e) {
+                throw lose(rank, "sending the gathered values failed: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    @Override
+    public void gather(float[] buf, Pieces pieces)
+    {
+        collect(buf, pieces);
+    }
+
+    /** Every other rank's pieces into {@code buf}, each frame exactly their size. */
+    private void collect(float[] buf, Pieces pieces)
+    {
+        checkAlive();
+        for (int rank = 1; rank < peers.length; rank++) {
+            ByteBuffer payload = next(rank);
+            if (payload.remaining() != 4 * pieces.floats(rank)) {
+                throw lose(rank, "it sent " + payload.remaining() / 4 + " values where the step needs " + pieces.floats(rank)
+                        + ": the ranks are out of step", null);
+            }
+            scratch = Floats.scratch(scratch, pieces.floats(rank));
+            try {
+                Floats.take(payload, pieces, rank, buf, scratch);
+            }
+            catch (IOException e) {
+                throw lose(rank, e.getMessage(), e);
+            }
+        }
+    }
+
+    private ByteBuffer next(int rank)
+    {
+        Peer peer = peers[rank];
+        while (true) {
+            checkAlive();
+            try {
+                ByteBuffer payload = peer.pieces.poll(100, TimeUnit.MILLISECONDS);
+                if (payload != null) {
+                    return payload;
+                }
+            }
+            catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new RankLostException(rank, "interrupted while waiting for it", e);
+            }
+        }
+    }
+
+    private void checkAlive()
+    {
+        RankLostException failure = lost.get();
+        if (failure != null) {
+            throw new RankLostException(failure.rank(), failure.reason(), failure);
+        }
+        if (closed) {
+            throw new IllegalStateException("the tensor-parallel group is closed");
+        }
+    }
+
+    /** Marks the group failed by {@code rank} (the first loss wins) and returns the exception to throw. */
+    private RankLostException lose(int rank, String reason, Throwable cause)
+    {
+        RankLostException failure = new RankLostException(rank, reason, cause);
+        if (lost.compareAndSet(null, failure) && !closed) {
+            Peer peer = peers[rank];
+            log.error("tensor-parallel rank {} (pid {}, {}) lost: {}; this server fails every request until it is restarted", rank,
+                    peer == null ? -1 : peer.pid, peer == null ? "?" : peer.host, reason);
+        }
+        return lost.get() == failure ? failure : new RankLostException(lost.get().rank(), lost.get().reason(), lost.get());
+    }
+
+    /** Every rank, this one first. */
+    public List<RankStatus> ranks()
+    {
+        RankLostException failure = lost.get();
+        List<RankStatus> ranks = new ArrayList<>();
+        ranks.add(new RankStatus(0, ProcessHandle.current().pid(), hostName(), true, ""));
+        for (int rank = 1; rank < peers.length; rank++) {
+            Peer peer = peers[rank];
+            boolean healthy = failure == null || failure.rank() != rank;
+            ranks.add(new RankStatus(rank, peer == null ? -1 : peer.pid, peer == null ? "" : peer.host, healthy && peer != null,
+                    healthy ? "" : failure.getMessage()));
+        }
+        return ranks;
+    }
+
+    /** Why the group cannot run steps any more, when a rank is lost. */
+    public Optional<String> failure()
+    {
+        return Optional.ofNullable(lost.get()).map(Throwable::getMessage);
+    }
+
+    private void monitor()
+    {
+        while (!closed) {
+            long now = System.nanoTime();
+            for (int rank = 1; rank < peers.length; rank++) {
+                Peer peer = peers[rank];
+                if (peer.process.isPresent() && !peer.process.get().isAlive()) {
+                    lose(rank, "its process " + peer.pid + " exited with code " + peer.process.get().exitValue(), null);
+                }
+                else if (now - peer.lastHeard > settings.heartbeatTimeout().toNanos()) {
+                    lose(rank, "no word from it for " + settings.heartbeatTimeout().toSeconds() + " s (handoff.parallel.heartbeat-timeout)", null);
+                }
+                try {
+                    peer.link.send(RankLink.HEARTBEAT, 0, b -> {});
+                }
+                catch (IOException e) {
+                    lose(rank, "its link failed: " + e.getMessage(), e);
+                }
+            }
+            try {
+                Thread.sleep(HEARTBEAT_MILLIS);
+            }
+            catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    @Override
+    public void close()
+    {
+        closed = true;
+        monitor.interrupt();
+        for (Peer peer : peers) {
+            if (peer != null) {
+                try {
+                    peer.link.send(RankLink.SHUTDOWN, 0, b -> {});
+                }
+                catch (IOException ignored) {
+                    // a rank whose link is gone has stopped already
+                }
+                peer.link.close();
+            }
+        }
+        closeQuietly(server);
+        for (Peer peer : peers) {
+            if (peer != null && peer.process.isPresent()) {
+                Process process = peer.process.get();
+                try {
+                    if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                        process.destroyForcibly();
+                    }
+                }
+                catch (InterruptedException e) {
+                    process.destroyForcibly();
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+    }
+
+    static String hostName()
+    {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        }
+        catch (IOException e) {
+            return "localhost";
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable closeable)
+    {
+        try {
+            closeable.close();
+        }
+        catch (Exception ignored) {
+            // nothing to do about a failed close
+        }
+    }
+
+    /** The leader's view of one rank: its link, a reader thread that files its pieces, and when it was last heard. */
+    private final class Peer
+    {
+        final int rank;
+        final long pid;
+        final String host;
+        final RankLink link;
+        final Optional<Process> process;
+        final BlockingQueue<ByteBuffer> pieces = new LinkedBlockingQueue<>();
+        final Thread reader;
+        volatile long lastHeard = System.nanoTime();
+
+        Peer(int rank, long pid, String host, RankLink link, Optional<Process> process)
+        {
+            this.rank = rank;
+            this.pid = pid;
+            this.host = host;
+            this.link = link;
+            this.process = process;
+            this.reader = Thread.ofPlatform().daemon().name("handoff-rank-" + rank + "-reader").unstarted(this::read);
+        }
+
+        private void read()
+        {
+            try {
+                while (true) {
+                    RankLink.Frame frame = link.receive();
+                    lastHeard = System.nanoTime();
+                    switch (frame.type()) {
+                        case RankLink.HEARTBEAT -> {}
+                        case RankLink.PIECES -> pieces.add(frame.payload());
+                        case RankLink.REFUSED -> {
+                            lose(rank, "it failed: " + RankLink.string(frame.payload()), null);
+                            return;
+                        }
+                        default -> {
+                            lose(rank, "it sent an unexpected frame of type " + frame.type(), null);
+                            return;
+                        }
+                    }
+                }
+            }
+            catch (IOException e) {
+                if (!closed) {
+                    lose(rank, "its link closed (" + e.getMessage() + ")", e);
+                }
+            }
+        }
+    }
+}
