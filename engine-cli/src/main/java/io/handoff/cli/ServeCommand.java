@@ -5,6 +5,7 @@ import io.handoff.cluster.Registration;
 import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.fault.FaultSpec;
 import io.handoff.core.runtime.ComputeEngine;
+import io.handoff.core.runtime.RankWorkerMain;
 import io.handoff.core.runtime.Engine;
 import io.handoff.http.ApiServer;
 import io.handoff.http.base.ServerConfig;
@@ -53,6 +54,14 @@ final class ServeCommand
     @Mixin
     TransferBackendOption transferBackend;
 
+    @Option(names = "--rank", paramLabel = "R", description = "Join a tensor-parallel server as rank R (1..7) instead of serving: "
+            + "with --leader, the address its rank 0 listens on (handoff.parallel.leader-host and leader-port there, with "
+            + "handoff.parallel.spawn-ranks = false). The same model and configuration as the leader's; the cluster secret authenticates it.")
+    Integer rank;
+
+    @Option(names = "--leader", paramLabel = "HOST:PORT", description = "The tensor-parallel leader a --rank joins.")
+    String leader;
+
     @Spec
     CommandSpec spec;
 
@@ -72,6 +81,15 @@ final class ServeCommand
         tuning.applyTo(options.overrides);
         transferBackend.applyTo(options.overrides);
         ParentWatch.fromEnvironment();
+        if ((rank == null) != (leader == null)) {
+            throw new ParameterException(spec.commandLine(), "--rank and --leader go together: a rank joins the leader at HOST:PORT");
+        }
+        if (rank != null) {
+            if (rank < 1 || rank > 7) {
+                throw new ParameterException(spec.commandLine(), "--rank must be in 1..7 (rank 0 is the leader, started without --rank), got " + rank);
+            }
+            return RankWorkerMain.run(options.source(), rank, leader);
+        }
         Engine engine = Engine.start(options.source());
         ComputeEngine compute = null;
         ApiServer server = null;
@@ -123,7 +141,7 @@ final class ServeCommand
             throws IOException
     {
         try {
-            return ApiServer.start(config, compute.scheduler(), compute.model(), compute.tokenizer(), compute.chatTemplate(), compute.disaggregation());
+            return ApiServer.start(config, compute.scheduler(), compute.model(), compute.tokenizer(), compute.chatTemplate(), compute.disaggregation(), compute.ranks());
         }
         catch (BindException e) {
             throw ListenOptions.cannotListen(config, e);

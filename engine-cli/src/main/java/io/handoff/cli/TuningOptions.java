@@ -13,7 +13,7 @@ import java.util.regex.Pattern;
 
 /**
  * How a model is served, the same options on every command that runs one (a mixin): the name it is served under, the
- * attention kernels, the compute threads and the KV pool's element type and size. Each sets one configuration key, so
+ * attention kernels, the compute threads, the tensor-parallel ranks and the KV pool's element type and size. Each sets one configuration key, so
  * {@code -D} and the configuration file can say the same.
  */
 public final class TuningOptions
@@ -31,6 +31,10 @@ public final class TuningOptions
 
     @Option(names = "--threads", paramLabel = "N", description = "Compute threads per server, 0 for one per core; sets handoff.scheduler.threads.")
     public Integer threads;
+
+    @Option(names = "--tensor-parallel", paramLabel = "T", description = "Tensor-parallel ranks per server, 1..8, each a process on this host "
+            + "(same output bits for every T); sets handoff.parallel.tensor-size.")
+    public Integer tensorParallel;
 
     @Option(names = "--kv-dtype", paramLabel = "TYPE", description = "Element type of the KV pool: auto, f32, bf16 or f16; sets handoff.kv.dtype.")
     public String kvDtype;
@@ -59,6 +63,12 @@ public final class TuningOptions
                 throw usage("--threads must be in 0..4096 (0: one per core), got " + threads);
             }
             overrides.put("handoff.scheduler.threads", Integer.toString(threads));
+        }
+        if (tensorParallel != null) {
+            if (tensorParallel < 1 || tensorParallel > 8) {
+                throw usage("--tensor-parallel must be in 1..8, got " + tensorParallel);
+            }
+            overrides.put("handoff.parallel.tensor-size", Integer.toString(tensorParallel));
         }
         if (kvDtype != null) {
             String dtype = kvDtype.toLowerCase(Locale.ROOT);

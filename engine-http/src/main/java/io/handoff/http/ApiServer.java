@@ -8,6 +8,7 @@ import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.model.ByteTokenizer;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.tokenizer.Tokenizer;
+import io.handoff.core.parallel.RankGroup;
 import io.handoff.core.output.Generation;
 import io.handoff.core.output.GenerationGroup;
 import io.handoff.core.output.GenerationParams;
@@ -70,6 +71,7 @@ public final class ApiServer
     private final ServerMetrics metrics = new ServerMetrics();
     private final Generations generations;
     private final Optional<Disaggregation> disaggregation;
+    private final Optional<RankGroup> ranks;
     private final Bootstrap bootstrap;
     private final Map<String, Route> routes;
     private final long created = System.currentTimeMillis() / 1000;
@@ -78,9 +80,10 @@ public final class ApiServer
     private boolean stopped;
 
     private ApiServer(ServerConfig config, Scheduler scheduler, ModelConfig model, Tokenizer tokenizer, Optional<ChatTemplateText> chatTemplate,
-            Optional<Disaggregation> disaggregation)
+            Optional<Disaggregation> disaggregation, Optional<RankGroup> ranks)
             throws IOException
     {
+        this.ranks = requireNonNull(ranks, "ranks is null");
         this.tokenizer = requireNonNull(tokenizer, "tokenizer is null");
         this.disaggregation = requireNonNull(disaggregation, "disaggregation is null");
         this.config = requireNonNull(config, "config is null");
@@ -135,7 +138,15 @@ public final class ApiServer
             Optional<ChatTemplateText> chatTemplate, Optional<Disaggregation> disaggregation)
             throws IOException
     {
-        ApiServer server = new ApiServer(config, scheduler, model, tokenizer, chatTemplate, disaggregation);
+        return start(config, scheduler, model, tokenizer, chatTemplate, disaggregation, Optional.empty());
+    }
+
+    /** A server whose steps run on a tensor-parallel group ({@code ranks}): {@code /health} lists its ranks. */
+    public static ApiServer start(ServerConfig config, Scheduler scheduler, ModelConfig model, Tokenizer tokenizer,
+            Optional<ChatTemplateText> chatTemplate, Optional<Disaggregation> disaggregation, Optional<RankGroup> ranks)
+            throws IOException
+    {
+        ApiServer server = new ApiServer(config, scheduler, model, tokenizer, chatTemplate, disaggregation, ranks);
         server.server.start();
         return server;
     }
@@ -180,8 +191,24 @@ public final class ApiServer
                 unproven.forEach(body.putArray("unproven_restarts")::add);
             }
         }
+        // a tensor-parallel server is only as healthy as its every rank: a lost one fails every step until a restart
+        Optional<String> lostRank = ranks.flatMap(RankGroup::failure);
+        ranks.ifPresent(group -> {
+            ArrayNode list = body.putArray("ranks");
+            for (RankGroup.RankStatus rank : group.ranks()) {
+                ObjectNode node = list.addObject();
+                node.put("rank", rank.rank()).put("pid", rank.pid()).put("host", rank.host()).put("healthy", rank.healthy());
+                if (!rank.problem().isEmpty()) {
+                    node.put("error", rank.problem());
+                }
+            }
+        });
+        if (lostRank.isPresent() && !generations.draining()) {
+            body.put("status", "unhealthy");
+            body.put("error", lostRank.get() + "; restart the server");
+        }
         // while it shuts down a router must stop sending here; the body says what the shutdown still waits for
-        exchange.sendJson(generations.draining() ? 503 : 200, body);
+        exchange.sendJson(generations.draining() || lostRank.isPresent() ? 503 : 200, body);
     }
 
     /** Runs a one-token generation through the whole path; 503 if it does not finish within the configured timeout. */

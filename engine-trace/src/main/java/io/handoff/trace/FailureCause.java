@@ -29,6 +29,8 @@ public enum FailureCause
     ROOM_UNCLAIMED("room_unclaimed", false),
     /** A room state outlived its deadline (bootstrapping, waiting for input, transferring). */
     DEADLINE("deadline", true),
+    /** A rank of the server's tensor-parallel group died, closed its link or stopped answering; the server needs a restart. */
+    RANK_LOST("rank_lost", true),
     /** Anything else the engine failed the request for (a failed forward step, a shutdown, a broken listener). */
     ENGINE("engine", false);
 
@@ -82,7 +84,7 @@ public enum FailureCause
         return switch (this) {
             case TRANSPORT_FAILURE, CHECKSUM_MISMATCH, PEER_LOST, HANDSHAKE_REFUSED, ROOM_UNCLAIMED, DEADLINE -> Blame.LINK;
             case DRAIN_DEADLINE -> Blame.PREFILL;
-            case ENGINE -> Blame.SERVER;
+            case ENGINE, RANK_LOST -> Blame.SERVER;
             case CLIENT_ABORT -> Blame.NOBODY;
         };
     }

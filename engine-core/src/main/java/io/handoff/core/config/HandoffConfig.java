@@ -33,9 +33,11 @@ public final class HandoffConfig
     private final Config user;
     private final Config reference;
     private final List<String> warnings;
+    private final ConfigSource source;
 
-    private HandoffConfig(Config effective, Config user, Config reference, List<String> warnings)
+    private HandoffConfig(ConfigSource source, Config effective, Config user, Config reference, List<String> warnings)
     {
+        this.source = source;
         this.effective = effective;
         this.user = user;
         this.reference = reference;
@@ -69,7 +71,7 @@ public final class HandoffConfig
         if (!result.errors().isEmpty()) {
             throw new InvalidConfigException(result.errors());
         }
-        return new HandoffConfig(effective, user, reference, result.warnings());
+        return new HandoffConfig(source, effective, user, reference, result.warnings());
     }
 
     /** The user's layers only, unvalidated: enough to find the plugin folder before plugins are loaded. */
@@ -182,6 +184,12 @@ public final class HandoffConfig
             }
         }
         return path.toString();
+    }
+
+    /** Where the configuration came from: what a process this one starts (a tensor-parallel rank) is given to read the same. */
+    public ConfigSource source()
+    {
+        return source;
     }
 
     public Config config()

@@ -146,6 +146,25 @@ public final class RankGroup
                 throw new IllegalStateException("the tensor-parallel leader stopped accepting ranks: " + e.getMessage(), e);
             }
         }
+        // every rank loads its shard at once; each says when it is ready
+        for (int rank = 1; rank < settings.size(); rank++) {
+            Peer peer = peers[rank];
+            try {
+                RankLink.Frame ready = peer.link.receive();
+                if (ready.type() == RankLink.REFUSED) {
+                    throw new IllegalStateException("rank " + rank + " could not start: " + RankLink.string(ready.payload()));
+                }
+                if (ready.type() != RankLink.READY) {
+                    throw new IllegalStateException("rank " + rank + " sent frame type " + ready.type() + " instead of ready");
+                }
+                peer.link.setReadTimeout(0);
+            }
+            catch (IOException e) {
+                throw new IllegalStateException("rank " + rank + " did not become ready: " + e.getMessage()
+                        + peer.process.flatMap(p -> launched.stream().filter(l -> l.rank() == peer.rank).findFirst()).flatMap(RankLauncher.Launched::lastWords)
+                                .map(w -> " (its last words: " + w + ")").orElse(""), e);
+            }
+        }
         for (int rank = 1; rank < settings.size(); rank++) {
             peers[rank].reader.start();
         }
@@ -181,14 +200,6 @@ public final class RankGroup
                 throw new IOException(refusal);
             }
             link.send(RankLink.WELCOME, 8, b -> b.putInt(settings.size()).putInt(settings.pages()));
-            RankLink.Frame ready = link.receive();
-            if (ready.type() == RankLink.REFUSED) {
-                throw new IllegalStateException("rank " + rank + " could not start: " + RankLink.string(ready.payload()));
-            }
-            if (ready.type() != RankLink.READY) {
-                throw new IOException("rank " + rank + " sent frame type " + ready.type() + " instead of ready");
-            }
-            socket.setSoTimeout(0);
             Optional<Process> process = launched.stream().filter(l -> l.rank() == rank).map(RankLauncher.Launched::process).findFirst();
             peers[rank] = new Peer(rank, pid, host, link, process);
             return true;

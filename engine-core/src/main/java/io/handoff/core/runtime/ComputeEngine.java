@@ -10,6 +10,10 @@ import io.handoff.core.kv.PageAccounting;
 import io.handoff.core.model.ModelConfig;
 import io.handoff.core.model.ModelRunner;
 import io.handoff.core.model.Transformer;
+import io.handoff.core.model.parallel.Collective;
+import io.handoff.core.model.parallel.TensorShard;
+import io.handoff.core.parallel.RankGroup;
+import io.handoff.core.parallel.TensorParallelRunner;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.plugin.PluginEntry;
 import io.handoff.core.plugin.PluginRegistry;
@@ -59,11 +63,13 @@ public final class ComputeEngine
     private final Scheduler scheduler;
     private final Optional<Disaggregation> disaggregation;
     private final ModelSource source;
+    private final Optional<RankGroup> ranks;
 
     private ComputeEngine(ModelSource source, ModelConfig model, Tokenizer tokenizer, Optional<ChatTemplateText> chatTemplate, String attentionId, KvPool kv, Transformer transformer, PrefixCache prefixCache, Scheduler scheduler,
-            Optional<Disaggregation> disaggregation)
+            Optional<Disaggregation> disaggregation, Optional<RankGroup> ranks)
     {
         this.source = source;
+        this.ranks = ranks;
         this.disaggregation = disaggregation;
         this.model = model;
         this.tokenizer = tokenizer;
@@ -131,21 +137,23 @@ public final class ComputeEngine
     {
         Config config = engine.config().config();
         ModelConfig model = source.config();
-        KvSizing sizing = KvSizing.of(config, source);
+        int tensorSize = RankSetup.size(config);
+        TensorShard.check(tensorSize, model.name(), model.heads(), model.kvHeads(), model.attentionGeometry().layout());
+        if (tensorSize > 1 && role.isPresent()) {
+            throw new IllegalArgumentException("a " + role.get() + " server with " + RankSetup.SIZE_KEY + " = " + tensorSize
+                    + ": prefill/decode disaggregation runs with one rank per server for now; set it to 1 for disaggregated serving");
+        }
+        TensorShard shard = new TensorShard(0, tensorSize);
+        KvSizing sizing = KvSizing.of(config, source, shard);
         int pageSize = sizing.pageSize();
         KvDtype dtype = sizing.dtype();
-        String attentionId = config.getString("handoff.attention.backend");
-        AttentionBackendProvider provider = (AttentionBackendProvider) engine.plugins().require(attentionId, "attention", "handoff.attention.backend")
-                .provider().orElseThrow();
-        PluginSettings settings = engine.config().pluginSettings(attentionId);
-        AttentionCapabilities capabilities = provider.capabilities(settings);
-        AttentionGeometry geometry = model.attentionGeometry().withArithmetic(attentionArithmetic(config, source, capabilities));
-        capabilities.refusal(attentionId, geometry, pageSize, dtype).ifPresent(reason -> {
-            throw new IllegalArgumentException(reason + " (it declares " + capabilities.names() + "); choose another backend ("
-                    + engine.plugins().available("attention") + ") or model");
-        });
+        AttentionChoice choice = AttentionChoice.of(engine, source, shard, pageSize, dtype);
+        String attentionId = choice.id();
+        AttentionBackendProvider provider = choice.provider();
+        PluginSettings settings = choice.settings();
+        AttentionGeometry geometry = choice.geometry();
 
-        int threads = config.getInt("handoff.scheduler.threads");
+        int threads = tensorSize > 1 ? RankSetup.threads(config, tensorSize) : config.getInt("handoff.scheduler.threads");
         SchedulerConfig schedulerConfig = new SchedulerConfig(
                 config.getInt("handoff.scheduler.max-running-requests"),
                 config.getInt("handoff.scheduler.chunked-prefill-size"),
@@ -168,29 +176,39 @@ public final class ComputeEngine
             throw e;
         }
         Transformer transformer = null;
+        RankGroup ranks = null;
         try {
             PluginEntry entry = engine.plugins().find(attentionId).orElseThrow();
             AttentionBackend attention = PluginRegistry.inContext(engine.plugins().loaderOf(entry),
                     () -> provider.create(geometry, kv.view(), settings));
-            transformer = new Transformer(model, source.weights(), schedulerConfig.threads());
+            if (tensorSize > 1) {
+                ranks = RankGroup.start(RankSetup.settings(config, engine.security(), model, RankSetup.identity(model, kvGeometry, geometry.arithmetic()),
+                        kv.pages()), RankSetup.launcher(config, engine.config().source()));
+            }
+            transformer = new Transformer(model, source.weights(), schedulerConfig.threads(), ranks == null ? Collective.NONE : ranks);
+            ModelRunner model0 = ranks == null ? transformer : new TensorParallelRunner(transformer, ranks);
             PrefixCache prefixCache = config.getBoolean("handoff.scheduler.prefix-cache")
                     ? new RadixCache(pageSize, kv.pagePool())
                     : new ChunkCache(pageSize);
             KvHandoff handoff = disaggregation
                     .map(d -> d.handoff(kv, Compatibility.of(model.name(), model.compatibilityHash(), geometry.layout(), kvGeometry, geometry.arithmetic())))
                     .orElse(KvHandoff.NONE);
-            Scheduler scheduler = new Scheduler(schedulerConfig, requireNonNull(runner.apply(transformer), "runner gave null"), kv, prefixCache, attention, faults, handoff,
+            Scheduler scheduler = new Scheduler(schedulerConfig, requireNonNull(runner.apply(model0), "runner gave null"), kv, prefixCache, attention, faults, handoff,
                     source.tokenizer().eosTokenIds(), new Timelines(config.getInt("handoff.debug.timeline-requests")));
             disaggregation.ifPresent(d -> d.attach(scheduler));
-            log.info("model {} ({}, {}, weights {}, max context {}), attention {} ({} arithmetic), KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}",
+            log.info("model {} ({}, {}, weights {}, max context {}), attention {} ({} arithmetic), KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}{}",
                     model.name(), model.architecture(), source.weights().description(), transformer.weightsDescription(), model.maxContext(), attentionId,
                     geometry.arithmetic(), kv.pages(), pageSize, kv.footprintBytes() >> 20,
-                    dtype, schedulerConfig.threads(), schedulerConfig.overlap());
-            return new ComputeEngine(source, model, source.tokenizer(), source.chatTemplate(), attentionId, kv, transformer, prefixCache, scheduler, disaggregation);
+                    dtype, schedulerConfig.threads(), schedulerConfig.overlap(), tensorSize > 1 ? ", tensor-parallel " + tensorSize + " ranks (this is rank 0)" : "");
+            return new ComputeEngine(source, model, source.tokenizer(), source.chatTemplate(), attentionId, kv, transformer, prefixCache, scheduler, disaggregation,
+                    Optional.ofNullable(ranks));
         }
         catch (Exception e) {
             if (transformer != null) {
                 transformer.close();
+            }
+            if (ranks != null) {
+                ranks.close();
             }
             disaggregation.ifPresent(Disaggregation::close);
             kv.close();
@@ -258,6 +276,12 @@ public final class ComputeEngine
         return kv;
     }
 
+    /** The tensor-parallel group this process leads; empty with one rank. */
+    public Optional<RankGroup> ranks()
+    {
+        return ranks;
+    }
+
     /** The prefill or decode part of a disaggregated deployment; empty when colocated. */
     public Optional<Disaggregation> disaggregation()
     {
@@ -269,6 +293,8 @@ public final class ComputeEngine
     {
         scheduler.close();
         transformer.close();
+        // no step runs any more: the other ranks can stop
+        ranks.ifPresent(RankGroup::close);
         // no forward runs any more: the weights' mappings can go
         source.close();
         disaggregation.ifPresent(Disaggregation::close);

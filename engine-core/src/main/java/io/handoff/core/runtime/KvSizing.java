@@ -3,6 +3,7 @@ package io.handoff.core.runtime;
 import com.typesafe.config.Config;
 import io.handoff.spi.attention.KvDtype;
 import io.handoff.core.kv.KvGeometry;
+import io.handoff.core.model.parallel.TensorShard;
 
 import java.util.Locale;
 
@@ -27,8 +28,14 @@ public record KvSizing(KvGeometry geometry, int pages)
 
     public static KvSizing of(Config config, ModelSource source)
     {
+        return of(config, source, TensorShard.WHOLE);
+    }
+
+    /** The pool of one tensor-parallel rank: the KV heads it holds, {@code pool-memory} per rank. */
+    public static KvSizing of(Config config, ModelSource source, TensorShard shard)
+    {
         int pageSize = config.getInt("handoff.kv.page-size");
-        KvGeometry geometry = KvGeometry.of(source.config().attentionGeometry(), source.config().layers(), dtype(config, source), pageSize);
+        KvGeometry geometry = KvGeometry.of(shard.attention(source.config().attentionGeometry()), source.config().layers(), dtype(config, source), pageSize);
         return new KvSizing(geometry, poolPages(config, geometry));
     }
 

@@ -4,6 +4,7 @@ import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.kv.PagePool;
 import io.handoff.core.kv.ReqToTokenTable;
+import io.handoff.core.model.parallel.RankLostException;
 import io.handoff.core.prefix.PrefixCache;
 import io.handoff.trace.FailureCause;
 import io.handoff.trace.FinishReason;
@@ -309,11 +310,13 @@ final class StepLoop
         if (failure != null) {
             log.error("step {} failed; failing its requests", plan.step(), failure);
             String error = "forward step " + plan.step() + " failed: " + (failure.getMessage() != null ? failure.getMessage() : failure.toString());
+            // a lost tensor-parallel rank fails every step from now on: say so, so that a router sends the request elsewhere
+            FailureCause cause = failure instanceof RankLostException ? FailureCause.RANK_LOST : FailureCause.ENGINE;
             for (StepPlan.Chunk chunk : plan.chunks()) {
-                finish(chunk.request(), FinishReason.ERROR, error, FailureCause.ENGINE);
+                finish(chunk.request(), FinishReason.ERROR, error, cause);
             }
             for (StepPlan.Decode decode : plan.decodes()) {
-                finish(decode.request(), FinishReason.ERROR, error, FailureCause.ENGINE);
+                finish(decode.request(), FinishReason.ERROR, error, cause);
             }
             return;
         }

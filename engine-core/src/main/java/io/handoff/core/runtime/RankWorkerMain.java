@@ -1,0 +1,107 @@
+package io.handoff.core.runtime;
+
+import com.typesafe.config.Config;
+import io.handoff.core.config.ConfigSource;
+import io.handoff.core.kv.KvPool;
+import io.handoff.core.model.Transformer;
+import io.handoff.core.model.parallel.TensorShard;
+import io.handoff.core.parallel.RankWorker;
+import io.handoff.core.plugin.PluginEntry;
+import io.handoff.core.plugin.PluginRegistry;
+import io.handoff.spi.attention.AttentionBackend;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A tensor-parallel rank other than 0: it reads the configuration as the leader does, maps the same checkpoint, joins
+ * the leader, builds its pool and attention for its heads, and runs the leader's steps until told to stop. What rank 0
+ * starts on its host ({@code --rank R --leader HOST:PORT [--config FILE] [-Dkey=value ...]}), and what
+ * {@code handoff serve --rank R --leader HOST:PORT} runs on another host.
+ */
+public final class RankWorkerMain
+{
+    private static final Logger log = LogManager.getLogger(RankWorkerMain.class);
+
+    private RankWorkerMain() {}
+
+    public static void main(String[] args)
+    {
+        int rank = -1;
+        String leader = null;
+        Optional<Path> file = Optional.empty();
+        Map<String, String> overrides = new LinkedHashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            switch (arg) {
+                case "--rank" -> rank = Integer.parseInt(args[++i]);
+                case "--leader" -> leader = args[++i];
+                case "--config" -> file = Optional.of(Path.of(args[++i]));
+                default -> {
+                    int eq = arg.indexOf('=');
+                    if (!arg.startsWith("-D") || eq < 0) {
+                        System.err.println("usage: RankWorkerMain --rank R --leader HOST:PORT [--config FILE] [-Dkey=value ...]; got '" + arg + "'");
+                        System.exit(2);
+                    }
+                    overrides.put(arg.substring(2, eq), arg.substring(eq + 1));
+                }
+            }
+        }
+        if (rank < 1 || leader == null) {
+            System.err.println("usage: RankWorkerMain --rank R --leader HOST:PORT: a rank of 1 or more and the leader's address are needed");
+            System.exit(2);
+        }
+        System.exit(run(new ConfigSource(file, overrides, System.getenv()), rank, leader));
+    }
+
+    /** Runs rank {@code rank} of the group whose leader is at {@code leader}; returns the process's exit code. */
+    public static int run(ConfigSource configSource, int rank, String leader)
+    {
+        try (Engine engine = Engine.start(configSource);
+                ModelSource source = ModelSource.open(engine.config().config())) {
+            Config config = engine.config().config();
+            int size = RankSetup.size(config);
+            TensorShard shard = new TensorShard(rank, size);
+            TensorShard.check(size, source.config().name(), source.config().heads(), source.config().kvHeads(),
+                    source.config().attentionGeometry().layout());
+            KvSizing sizing = KvSizing.of(config, source, shard);
+            AttentionChoice choice = AttentionChoice.of(engine, source, shard, sizing.pageSize(), sizing.dtype());
+            String identity = RankSetup.identity(source.config(), sizing.geometry(), choice.geometry().arithmetic());
+            try (RankWorker worker = RankWorker.join(leader, rank, identity, engine.security(), config.getDuration("handoff.parallel.startup-timeout"),
+                    config.getDuration("handoff.parallel.heartbeat-timeout"), RankSetup.maxFrameBytes(config, source.config()))) {
+                if (worker.shard().size() != size) {
+                    worker.refuse("rank " + rank + " is configured for " + size + " ranks, the leader for " + worker.shard().size());
+                    return 1;
+                }
+                try (KvPool kv = KvPool.allocate(sizing.geometry(), worker.pages());
+                        Transformer model = new Transformer(source.config(), source.weights(), RankSetup.threads(config, size), worker)) {
+                    PluginEntry entry = engine.plugins().find(choice.id()).orElseThrow();
+                    AttentionBackend attention = PluginRegistry.inContext(engine.plugins().loaderOf(entry),
+                            () -> choice.provider().create(choice.geometry(), kv.view(), choice.settings()));
+                    log.info("rank {} of {}: model {}, {} query heads, KV pool {} pages ({} MiB), {} compute threads", rank, size, source.config().name(),
+                            choice.geometry().numQHeads(), kv.pages(), kv.footprintBytes() >> 20, RankSetup.threads(config, size));
+                    worker.serve((batch, rows) -> model.forwardRows(batch, kv.view(), attention, Transformer.LayerHook.NONE, rows), kv.view().slots());
+                    log.info("rank {}: the leader stopped the group", rank);
+                    return 0;
+                }
+                catch (Exception e) {
+                    worker.refuse(String.valueOf(e.getMessage()));
+                    throw e;
+                }
+            }
+        }
+        catch (IOException e) {
+            log.error("rank {}: the link to the leader at {} failed: {}", rank, leader, e.getMessage());
+            return 1;
+        }
+        catch (Exception e) {
+            log.error("rank {} stopped: {}", rank, e.getMessage(), e);
+            return 1;
+        }
+    }
+}
