@@ -1,5 +1,6 @@
 package io.handoff.tools;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -38,6 +39,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
@@ -125,7 +127,9 @@ final class BenchCommand
                     ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
                 ModelConfig config = compute.model();
                 computeThreads = engine.config().config().getInt("handoff.scheduler.threads");
-                computeThreads = computeThreads == 0 ? Runtime.getRuntime().availableProcessors() : computeThreads;
+                // per rank: a tensor-parallel group's ranks on this host share its cores
+                int ranks = engine.config().config().getInt("handoff.parallel.tensor-size");
+                computeThreads = computeThreads == 0 ? Math.max(1, Runtime.getRuntime().availableProcessors() / ranks) : computeThreads;
                 // the pool's own element type: the configured value may be "auto"
                 kvType = compute.kv().geometry().dtype().name();
                 long flopsPerToken = compute.matmulFlopsPerToken();
@@ -134,14 +138,9 @@ final class BenchCommand
                 run(compute.scheduler(), 1, promptLength, 2, config.vocabSize(), 99);
                 decode(compute.scheduler(), 1, 99);
                 for (int batch : batches) {
-                    double[] prefills = new double[repeats];
-                    double[] decodes = new double[repeats];
-                    for (int r = 0; r < repeats; r++) {
-                        prefills[r] = (double) batch * promptLength / run(compute.scheduler(), batch, promptLength, 1, config.vocabSize(), 1000L * r + batch);
-                        decodes[r] = decode(compute.scheduler(), batch, 1000L * r + batch);
-                    }
-                    double prefillTokens = median(prefills);
-                    double decodeTokensPerSecond = median(decodes);
+                    double[] measured = measure(compute, batch);
+                    double prefillTokens = measured[0];
+                    double decodeTokensPerSecond = measured[1];
                     double prefillReference = MatmulReference.gflops(computeThreads, config.intermediateSize(), config.hiddenSize(), 64, 500);
                     double decodeReference = MatmulReference.gflops(computeThreads, config.intermediateSize(), config.hiddenSize(), batch, 500);
                     ObjectNode row = rows.addObject();
@@ -163,7 +162,13 @@ final class BenchCommand
                     row.put("resident_bytes", ProcessMetrics.residentBytes());
                     row.put("kv_pool_bytes", compute.kv().footprintBytes());
                     row.put("model_file_bytes", HostMemory.modelBytes(engine.config().config().getString(ModelSource.PATH_KEY)));
+                    if (compute.ranks().isPresent()) {
+                        row.put("tensor_parallel", compute.ranks().get().ranks().size());
+                    }
                 }
+            }
+            if (rows.get(0).has("tensor_parallel")) {
+                oneRankReference(rows, computeThreads * rows.get(0).get("tensor_parallel").asInt());
             }
             // llama.cpp runs once the engine has closed, so the two never share the cores
             ObjectNode comparison = null;
@@ -189,6 +194,15 @@ final class BenchCommand
                         r.get("decode_tokens_per_s").asDouble(), r.get("decode_ratio_to_reference").asDouble()));
                 out.println("vs ref: the engine's weight-matmul GFLOP/s divided by the same kernel's GFLOP/s on a bare "
                         + "[intermediate x hidden] matmul measured in this run (64 tokens for prefill, batch tokens for decode).");
+                rows.forEach(r -> {
+                    if (r.has("one_rank")) {
+                        JsonNode one = r.get("one_rank");
+                        out.printf("batch %d: %d ranks x %d threads against one rank with %d threads: prefill %.2fx (%.1f tok/s), decode %.2fx (%.1f tok/s)%n",
+                                r.get("batch").asInt(), r.get("tensor_parallel").asInt(), r.get("threads").asInt(), one.get("threads").asInt(),
+                                one.get("prefill_ratio").asDouble(), one.get("prefill_tokens_per_s").asDouble(), one.get("decode_ratio").asDouble(),
+                                one.get("decode_tokens_per_s").asDouble());
+                    }
+                });
                 if (comparison != null) {
                     ObjectNode batchOne = (ObjectNode) rows.get(batches.indexOf(1));
                     out.printf("%nthe same file, batch 1, %d threads, prompt %d tokens, %d decode tokens, KV %s, median of %d:%n", computeThreads,
@@ -239,6 +253,44 @@ final class BenchCommand
             handles.forEach(h -> h.result().join());
             long end = System.nanoTime();
             return (double) batch * (decodeTokens - 1) / ((end - allStarted.get()) / 1e9);
+        }
+
+        /** Median prefill tokens/s (batch x prompt) and decode tokens/s of {@code batch} requests. */
+        private double[] measure(ComputeEngine compute, int batch)
+                throws InterruptedException
+        {
+            double[] prefills = new double[repeats];
+            double[] decodes = new double[repeats];
+            for (int r = 0; r < repeats; r++) {
+                prefills[r] = (double) batch * promptLength / run(compute.scheduler(), batch, promptLength, 1, compute.model().vocabSize(), 1000L * r + batch);
+                decodes[r] = decode(compute.scheduler(), batch, 1000L * r + batch);
+            }
+            return new double[] {median(prefills), median(decodes)};
+        }
+
+        /**
+         * A tensor-parallel run's reference, measured after it in the same command: one rank with every thread the group had,
+         * on the same model and batches; each row gets {@code one_rank} with its figures and the group's ratios to them.
+         */
+        private void oneRankReference(ArrayNode rows, int threads)
+                throws InterruptedException
+        {
+            Map<String, String> single = Map.of("handoff.parallel.tensor-size", "1", "handoff.scheduler.threads", Integer.toString(threads));
+            try (Engine engine = Engine.start(options.source().withOverrides(single));
+                    ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
+                run(compute.scheduler(), 1, promptLength, 2, compute.model().vocabSize(), 99);
+                decode(compute.scheduler(), 1, 99);
+                for (int i = 0; i < batches.size(); i++) {
+                    double[] measured = measure(compute, batches.get(i));
+                    ObjectNode row = (ObjectNode) rows.get(i);
+                    ObjectNode one = row.putObject("one_rank");
+                    one.put("threads", threads);
+                    one.put("prefill_tokens_per_s", round(measured[0]));
+                    one.put("decode_tokens_per_s", round(measured[1]));
+                    one.put("prefill_ratio", round(row.get("prefill_tokens_per_s").asDouble() / measured[0]));
+                    one.put("decode_ratio", round(row.get("decode_tokens_per_s").asDouble() / measured[1]));
+                }
+            }
         }
 
         private static double median(double[] values)

@@ -67,6 +67,7 @@ public final class RankGroup
     private final Peer[] peers;
     private final AtomicReference<RankLostException> lost = new AtomicReference<>();
     private final Thread monitor;
+    private SharedExchange shared;
     private volatile boolean closed;
     private float[] scratch = new float[0];
 
@@ -165,10 +166,41 @@ public final class RankGroup
                                 .map(w -> " (its last words: " + w + ")").orElse(""), e);
             }
         }
+        shareMemory();
         for (int rank = 1; rank < settings.size(); rank++) {
             peers[rank].reader.start();
         }
-        log.info("tensor-parallel group of {} ranks ready at {}: {}", settings.size(), leader, ranks());
+        log.info("tensor-parallel group of {} ranks ready at {} ({}): {}", settings.size(), leader,
+                shared == null ? "collectives over the links" : "collectives through shared memory " + shared.file(), ranks());
+    }
+
+    /**
+     * When every rank is on this host, a shared mapping for the collectives (each rank is told its path, or an empty one:
+     * the links then carry everything).
+     */
+    private void shareMemory()
+    {
+        boolean local = true;
+        for (int rank = 1; rank < peers.length; rank++) {
+            local &= peers[rank].local;
+        }
+        if (local) {
+            try {
+                shared = SharedExchange.create(settings.size());
+            }
+            catch (IOException | RuntimeException e) {
+                log.warn("no shared memory for the tensor-parallel collectives ({}); they go over the links", e.getMessage());
+            }
+        }
+        byte[] path = RankLink.utf8(shared == null ? "" : shared.file().toString());
+        for (int rank = 1; rank < peers.length; rank++) {
+            try {
+                peers[rank].link.send(RankLink.SHARED, 8 + path.length, b -> b.putLong(ProcessHandle.current().pid()).put(path));
+            }
+            catch (IOException e) {
+                throw new IllegalStateException("rank " + rank + "'s link failed as the group started: " + e.getMessage(), e);
+            }
+        }
     }
 
     /** Authenticates a connection, reads its hello, and waits for it to be ready; false (closed) if it is refused. */
@@ -201,7 +233,7 @@ public final class RankGroup
             }
             link.send(RankLink.WELCOME, 8, b -> b.putInt(settings.size()).putInt(settings.pages()));
             Optional<Process> process = launched.stream().filter(l -> l.rank() == rank).map(RankLauncher.Launched::process).findFirst();
-            peers[rank] = new Peer(rank, pid, host, link, process);
+            peers[rank] = new Peer(rank, pid, host, link, process, socket.getInetAddress().isLoopbackAddress());
             return true;
         }
         catch (IOException e) {
@@ -241,6 +273,10 @@ public final class RankGroup
     @Override
     public void allGather(float[] buf, Pieces pieces)
     {
+        if (shared != null && shared.fits(pieces)) {
+            exchange(buf, pieces);
+            return;
+        }
         collect(buf, pieces);
         int total = 0;
         for (int r = 0; r < peers.length; r++) {
@@ -265,7 +301,23 @@ public final class RankGroup
     @Override
     public void gather(float[] buf, Pieces pieces)
     {
+        if (shared != null && shared.fits(pieces)) {
+            exchange(buf, pieces);
+            return;
+        }
         collect(buf, pieces);
+    }
+
+    private void exchange(float[] buf, Pieces pieces)
+    {
+        checkAlive();
+        try {
+            shared.exchange(buf, pieces, true, () -> lost.get() == null && !closed);
+        }
+        catch (SharedExchange.GroupFailedException e) {
+            checkAlive();
+            throw new IllegalStateException("the tensor-parallel group failed", e);
+        }
     }
 
     /** Every other rank's pieces into {@code buf}, each frame exactly their size. */
@@ -321,7 +373,11 @@ public final class RankGroup
     private RankLostException lose(int rank, String reason, Throwable cause)
     {
         RankLostException failure = new RankLostException(rank, reason, cause);
-        if (lost.compareAndSet(null, failure) && !closed) {
+        if (lost.compareAndSet(null, failure) && shared != null) {
+            // ranks waiting in a collective stop waiting
+            shared.fail();
+        }
+        if (lost.get() == failure && !closed) {
             Peer peer = peers[rank];
             log.error("tensor-parallel rank {} (pid {}, {}) lost: {}; this server fails every request until it is restarted", rank,
                     peer == null ? -1 : peer.pid, peer == null ? "?" : peer.host, reason);
@@ -395,6 +451,9 @@ public final class RankGroup
             }
         }
         closeQuietly(server);
+        if (shared != null) {
+            shared.close();
+        }
         for (Peer peer : peers) {
             if (peer != null && peer.process.isPresent()) {
                 Process process = peer.process.get();
@@ -441,10 +500,12 @@ public final class RankGroup
         final Optional<Process> process;
         final BlockingQueue<ByteBuffer> pieces = new LinkedBlockingQueue<>();
         final Thread reader;
+        final boolean local;
         volatile long lastHeard = System.nanoTime();
 
-        Peer(int rank, long pid, String host, RankLink link, Optional<Process> process)
+        Peer(int rank, long pid, String host, RankLink link, Optional<Process> process, boolean local)
         {
+            this.local = local;
             this.rank = rank;
             this.pid = pid;
             this.host = host;

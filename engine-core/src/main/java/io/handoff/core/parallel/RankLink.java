@@ -34,7 +34,8 @@ final class RankLink
     static final int GATHERED = 7;
     static final int HEARTBEAT = 8;
     static final int SHUTDOWN = 9;
-    private static final int LAST_TYPE = SHUTDOWN;
+    static final int SHARED = 10;
+    private static final int LAST_TYPE = SHARED;
     private static final int HEADER = 8;
 
     private final Socket socket;

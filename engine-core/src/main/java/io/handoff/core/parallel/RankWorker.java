@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -37,6 +38,9 @@ public final class RankWorker
     private final int pages;
     private final Duration heartbeatTimeout;
     private float[] scratch = new float[0];
+    private SharedExchange shared;
+    private ProcessHandle leaderProcess;
+    private long leaderCheckedAt;
     private volatile boolean stopped;
 
     private RankWorker(RankLink link, TensorShard shard, int pages, Duration heartbeatTimeout)
@@ -109,6 +113,13 @@ public final class RankWorker
             throws IOException
     {
         link.send(RankLink.READY, 0, b -> {});
+        ByteBuffer sharing = link.expect(RankLink.SHARED).payload();
+        long leaderPid = sharing.getLong();
+        String path = RankLink.string(sharing);
+        if (!path.isEmpty()) {
+            leaderProcess = ProcessHandle.of(leaderPid).orElseThrow(() -> new IOException("the leader's process " + leaderPid + " is not on this host"));
+            shared = SharedExchange.open(Path.of(path), shard.size(), shard.rank());
+        }
         link.setReadTimeout((int) heartbeatTimeout.toMillis());
         Thread heartbeat = Thread.ofPlatform().daemon().name("handoff-rank-heartbeat").start(this::heartbeat);
         try {
@@ -157,6 +168,10 @@ public final class RankWorker
     @Override
     public void allGather(float[] buf, Pieces pieces)
     {
+        if (shared != null && shared.fits(pieces)) {
+            exchange(buf, pieces, true);
+            return;
+        }
         send(buf, pieces);
         try {
             RankLink.Frame frame = nextFrame();
@@ -189,7 +204,32 @@ public final class RankWorker
     @Override
     public void gather(float[] buf, Pieces pieces)
     {
+        if (shared != null && shared.fits(pieces)) {
+            exchange(buf, pieces, false);
+            return;
+        }
         send(buf, pieces);
+    }
+
+    private void exchange(float[] buf, Pieces pieces, boolean readOthers)
+    {
+        try {
+            shared.exchange(buf, pieces, readOthers, this::leaderAlive);
+        }
+        catch (SharedExchange.GroupFailedException e) {
+            throw new RankLostException(0, "the leader failed the group or exited", e);
+        }
+    }
+
+    /** Whether the leader's process still runs, looked at no more than every 10 ms. */
+    private boolean leaderAlive()
+    {
+        long now = System.nanoTime();
+        if (now - leaderCheckedAt < 10_000_000L) {
+            return true;
+        }
+        leaderCheckedAt = now;
+        return leaderProcess.isAlive();
     }
 
     private void send(float[] buf, Pieces pieces)
@@ -210,6 +250,9 @@ public final class RankWorker
     {
         stopped = true;
         link.close();
+        if (shared != null) {
+            shared.close();
+        }
     }
 
     /** Runs one step of this rank's part of the model. */

@@ -69,6 +69,12 @@ public final class Pieces
         return ranges.length;
     }
 
+    /** Rank {@code rank}'s {@code (offset, length)} pairs, in array order. */
+    public int[] ranges(int rank)
+    {
+        return ranges[rank].clone();
+    }
+
     /** How many values rank {@code rank} owns. */
     public int floats(int rank)
     {
