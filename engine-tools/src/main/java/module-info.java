@@ -19,6 +19,7 @@ module handoff.tools {
     opens io.handoff.bench.transfer to info.picocli;
     opens io.handoff.bench.attention to info.picocli;
     opens io.handoff.bench.scheduler to info.picocli;
+    opens io.handoff.bench.collective to info.picocli;
 
     provides io.handoff.cli.ToolCommands with io.handoff.tools.Tools;
 }

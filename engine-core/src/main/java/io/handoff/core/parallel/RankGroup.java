@@ -254,6 +254,12 @@ public final class RankGroup
         return new TensorShard(0, settings.size());
     }
 
+    /** Whether the collectives go through shared memory (every rank on this host), for benchmarks' reports. */
+    public boolean sharesMemory(Pieces pieces)
+    {
+        return shared != null && shared.fits(pieces);
+    }
+
     /** Sends every rank the step it runs next, before this rank runs its own part of it. */
     public void broadcast(ForwardBatch batch, int[] logitRows)
     {

@@ -112,15 +112,7 @@ public final class RankWorker
     public void serve(StepRunner runner, int slots)
             throws IOException
     {
-        link.send(RankLink.READY, 0, b -> {});
-        ByteBuffer sharing = link.expect(RankLink.SHARED).payload();
-        long leaderPid = sharing.getLong();
-        String path = RankLink.string(sharing);
-        if (!path.isEmpty()) {
-            leaderProcess = ProcessHandle.of(leaderPid).orElseThrow(() -> new IOException("the leader's process " + leaderPid + " is not on this host"));
-            shared = SharedExchange.open(Path.of(path), shard.size(), shard.rank());
-        }
-        link.setReadTimeout((int) heartbeatTimeout.toMillis());
+        ready();
         Thread heartbeat = Thread.ofPlatform().daemon().name("handoff-rank-heartbeat").start(this::heartbeat);
         try {
             while (true) {
@@ -138,6 +130,30 @@ public final class RankWorker
         finally {
             stopped = true;
             heartbeat.interrupt();
+        }
+    }
+
+    /** Tells the leader this rank is ready and learns how the group exchanges: the first thing after joining. */
+    public void ready()
+            throws IOException
+    {
+        link.send(RankLink.READY, 0, b -> {});
+        ByteBuffer sharing = link.expect(RankLink.SHARED).payload();
+        long leaderPid = sharing.getLong();
+        String path = RankLink.string(sharing);
+        if (!path.isEmpty()) {
+            leaderProcess = ProcessHandle.of(leaderPid).orElseThrow(() -> new IOException("the leader's process " + leaderPid + " is not on this host"));
+            shared = SharedExchange.open(Path.of(path), shard.size(), shard.rank());
+        }
+        link.setReadTimeout((int) heartbeatTimeout.toMillis());
+    }
+
+    /** Waits for the leader to end the group (a rank that ran a fixed sequence, such as a benchmark's). */
+    public void awaitShutdown()
+            throws IOException
+    {
+        while (nextFrame().type() != RankLink.SHUTDOWN) {
+            // anything else the leader sends before the end is of no use now
         }
     }
 

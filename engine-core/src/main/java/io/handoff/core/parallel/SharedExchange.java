@@ -27,7 +27,7 @@ import java.util.function.BooleanSupplier;
 final class SharedExchange
         implements AutoCloseable
 {
-    static final long SLOT_BYTES = 4L << 20;
+    static final long SLOT_BYTES = 16L << 20;
     private static final long LINE = 128;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final int SPINS = 1 << 14;

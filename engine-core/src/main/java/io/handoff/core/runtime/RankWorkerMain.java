@@ -5,7 +5,9 @@ import io.handoff.core.config.ConfigSource;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.model.parallel.TensorShard;
+import io.handoff.core.parallel.CollectiveBench;
 import io.handoff.core.parallel.RankWorker;
+import io.handoff.core.security.ClusterSecurity;
 import io.handoff.core.plugin.PluginEntry;
 import io.handoff.core.plugin.PluginRegistry;
 import io.handoff.spi.attention.AttentionBackend;
@@ -14,6 +16,7 @@ import org.apache.logging.log4j.Logger;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -34,6 +37,7 @@ public final class RankWorkerMain
     {
         int rank = -1;
         String leader = null;
+        String bench = null;
         Optional<Path> file = Optional.empty();
         Map<String, String> overrides = new LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
@@ -42,6 +46,7 @@ public final class RankWorkerMain
                 case "--rank" -> rank = Integer.parseInt(args[++i]);
                 case "--leader" -> leader = args[++i];
                 case "--config" -> file = Optional.of(Path.of(args[++i]));
+                case "--collective-bench" -> bench = args[++i];
                 default -> {
                     int eq = arg.indexOf('=');
                     if (!arg.startsWith("-D") || eq < 0) {
@@ -56,7 +61,33 @@ public final class RankWorkerMain
             System.err.println("usage: RankWorkerMain --rank R --leader HOST:PORT: a rank of 1 or more and the leader's address are needed");
             System.exit(2);
         }
-        System.exit(run(new ConfigSource(file, overrides, System.getenv()), rank, leader));
+        System.exit(bench != null ? benchCollective(rank, leader, bench) : run(new ConfigSource(file, overrides, System.getenv()), rank, leader));
+    }
+
+    /**
+     * A rank of {@code handoff bench collective}: no model, only the benchmark's all-gathers ({@link CollectiveBench}),
+     * {@code spec} being {@code SIZE,...:WARMUP,...:ROUNDS,...} (one of each per size).
+     */
+    static int benchCollective(int rank, String leader, String spec)
+    {
+        String[] parts = spec.split(":");
+        long[] sizes = java.util.Arrays.stream(parts[0].split(",")).mapToLong(Long::parseLong).toArray();
+        try (RankWorker worker = RankWorker.join(leader, rank, CollectiveBench.IDENTITY, ClusterSecurity.loopbackOnly(), Duration.ofSeconds(60),
+                Duration.ofSeconds(60), CollectiveBench.maxFrameBytes(sizes))) {
+            worker.ready();
+            CollectiveBench.run(worker, sizes, ints(parts[1]), ints(parts[2]));
+            worker.awaitShutdown();
+            return 0;
+        }
+        catch (IOException | RuntimeException e) {
+            log.error("collective benchmark rank {}: {}", rank, e.getMessage(), e);
+            return 1;
+        }
+    }
+
+    private static int[] ints(String list)
+    {
+        return java.util.Arrays.stream(list.split(",")).mapToInt(Integer::parseInt).toArray();
     }
 
     /** Runs rank {@code rank} of the group whose leader is at {@code leader}; returns the process's exit code. */
