@@ -10,6 +10,11 @@ public enum FaultPoint
     SCHEDULER_BEFORE_STEP("scheduler: before step"),
     /** The forward of step {@code a} finished layer {@code b} (its KV rows for that layer are written). */
     FORWARD_AFTER_LAYER("forward: after layer"),
+    /**
+     * A tensor-parallel rank other than 0 finished layer {@code b} of the {@code a}-th step it ran (from 1): where a test
+     * makes a rank die mid-step ({@code fail} ends its process).
+     */
+    RANK_AFTER_LAYER("rank: after layer"),
     /** A transfer is about to read the pages of chunk {@code b} of room {@code a}. */
     TRANSFER_BEFORE_CHUNK("transfer: before reading chunk"),
     /** A transfer has read (or written) page index {@code b} of room {@code a}. */

@@ -9,7 +9,7 @@ import java.util.Locale;
  * ({@code handoff.debug.faults = ["transfer-after-page b=2 park"]}). One rule per string:
  * <pre>
  *   POINT [a=N | rate=R [seed=N]] [b=N] ACTION
- *   POINT:  scheduler-before-step | forward-after-layer | transfer-before-chunk | transfer-after-page | prefill-before-post
+ *   POINT:  scheduler-before-step | forward-after-layer | rank-after-layer | transfer-before-chunk | transfer-after-page | prefill-before-post
  *           | decode-before-verify
  *   ACTION: park | fail | fail=TIMES | delay=DURATION (e.g. delay=200ms) | corrupt | corrupt=TIMES
  * </pre>

@@ -2,6 +2,9 @@ package io.handoff.core.runtime;
 
 import com.typesafe.config.Config;
 import io.handoff.core.config.ConfigSource;
+import io.handoff.core.fault.FaultInjector;
+import io.handoff.core.fault.FaultPoint;
+import io.handoff.core.fault.FaultSpec;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.model.parallel.TensorShard;
@@ -116,7 +119,12 @@ public final class RankWorkerMain
                             () -> choice.provider().create(choice.geometry(), kv.view(), choice.settings()));
                     log.info("rank {} of {}: model {}, {} query heads, KV pool {} pages ({} MiB), {} compute threads", rank, size, source.config().name(),
                             choice.geometry().numQHeads(), kv.pages(), kv.footprintBytes() >> 20, RankSetup.threads(config, size));
-                    worker.serve((batch, rows) -> model.forwardRows(batch, kv.view(), attention, Transformer.LayerHook.NONE, rows), kv.view().slots());
+                    FaultInjector faults = FaultSpec.parse(config.getStringList("handoff.debug.faults"));
+                    long[] steps = {0};
+                    worker.serve((batch, rows) -> {
+                        long step = ++steps[0];
+                        model.forwardRows(batch, kv.view(), attention, layer -> faults.hit(FaultPoint.RANK_AFTER_LAYER, step, layer), rows);
+                    }, kv.view().slots());
                     log.info("rank {}: the leader stopped the group", rank);
                     return 0;
                 }

@@ -1,0 +1,73 @@
+package io.handoff.dist;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.io.IOException;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A tensor-parallel server of real rank processes loses rank 1 at each phase of a request's life: idle (killed), in the
+ * middle of a prefill and in the middle of a decode (a fault rule ends it after a layer of a known step). Every time
+ * the request in flight ends with an error naming the lost rank and cause {@code rank_lost} (none hangs), the leader
+ * holds no KV page, and /health answers 503 naming rank 1, with the ranks and their pids.
+ */
+class TensorParallelIT
+{
+    @TempDir
+    Path temp;
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+            "idle,",
+            "mid-prefill,rank-after-layer a=1 b=1 fail",
+            "mid-decode,rank-after-layer a=4 b=2 fail"})
+    void aLostRankFailsTheRequestWithItsCauseLeaksNoPageAndMakesTheServerUnhealthy(String phase, String fault)
+            throws Exception
+    {
+        List<String> args = new ArrayList<>(List.of("--model", "tiny-gqa", "--tensor-parallel", "2", "-Dhandoff.kv.pool-pages=256",
+                "-Dhandoff.parallel.heartbeat-timeout=5s"));
+        if (fault != null) {
+            args.add("-Dhandoff.debug.faults=[\"" + fault + "\"]");
+        }
+        try (ServerProcess server = ServerProcess.start(temp, args.toArray(String[]::new))) {
+            JsonNode health = ServerProcess.json(server.get("/health").body());
+            assertThat(health.get("ranks")).hasSize(2);
+            long rank1 = health.get("ranks").get(1).get("pid").asLong();
+            assertThat(rank1).isPositive().isNotEqualTo(server.process.pid());
+            if (fault == null) {
+                ProcessHandle.of(rank1).orElseThrow().destroyForcibly();
+                awaitUnhealthy(server);
+            }
+            HttpResponse<String> response = server.post("/generate", ServerProcess.greedyBody("Once upon a time", 16));
+            JsonNode result = ServerProcess.json(response.body());
+            assertThat(response.body()).as(phase).contains("rank 1 lost");
+            assertThat(server.metric("handoff_request_failures_total{cause=\"rank_lost\"}")).as(phase).isGreaterThanOrEqualTo(1);
+            assertThat(result.toString()).doesNotContain("\"finish_reason\":{\"type\":\"length\"");
+            awaitUnhealthy(server);
+            JsonNode unhealthy = ServerProcess.json(server.get("/health").body());
+            assertThat(unhealthy.get("ranks").get(1).get("healthy").asBoolean()).isFalse();
+            assertThat(unhealthy.get("error").asText()).contains("rank 1 lost");
+            server.awaitNothingInFlight();
+            server.assertNoPagesLeaked();
+        }
+    }
+
+    private static void awaitUnhealthy(ServerProcess server)
+            throws IOException, InterruptedException
+    {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (server.get("/health").statusCode() == 200) {
+            assertThat(System.nanoTime()).as("/health still 200 10 s after the rank was lost").isLessThan(deadline);
+            Thread.sleep(100); // polling a server's state, bounded: not provoking a race
+        }
+    }
+}
