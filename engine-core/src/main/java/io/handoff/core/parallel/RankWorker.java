@@ -42,6 +42,7 @@ public final class RankWorker
     private ProcessHandle leaderProcess;
     private long leaderCheckedAt;
     private volatile boolean stopped;
+    private boolean closed;
 
     private RankWorker(RankLink link, TensorShard shard, int pages, Duration heartbeatTimeout)
     {
@@ -262,8 +263,12 @@ public final class RankWorker
     }
 
     @Override
-    public void close()
+    public synchronized void close()
     {
+        if (closed) {
+            return;
+        }
+        closed = true;
         stopped = true;
         link.close();
         if (shared != null) {
