@@ -173,6 +173,34 @@ class QuantizedKernelsTest
         }
     }
 
+    /**
+     * A tensor-parallel rank's share of a matrix, rows {@code from .. to} wherever they start in the kernels' row blocks and
+     * tiles, is the same bits as those rows of the whole product, for one token and a prefill's batch.
+     */
+    @ParameterizedTest
+    @EnumSource(BlockFormat.class)
+    void aShareOfTheRowsIsTheSameBitsAsThoseRowsOfTheWholeProduct(BlockFormat format)
+    {
+        int rows = 150;
+        WeightMatrix w = WeightMatrix.blocks(format, matrix(format, rows, COLS, 29), rows, COLS).withActivations(format.llamaCppActivations());
+        for (int tokens : new int[] {1, 9}) {
+            float[] x = gaussian(new SplittableRandom(31), tokens * COLS, 2);
+            float[] whole = new float[tokens * rows];
+            Kernels.matmul(null, whole, 0, rows, w, x, 0, COLS, tokens);
+            for (int[] share : new int[][] {{0, 75}, {75, 150}, {16, 80}, {3, 100}, {129, 150}, {64, 128}}) {
+                int from = share[0];
+                int to = share[1];
+                float[] part = new float[tokens * rows];
+                Kernels.matmulRows(null, part, from, rows, w, from, to, x, 0, COLS, tokens);
+                for (int t = 0; t < tokens; t++) {
+                    assertThat(java.util.Arrays.copyOfRange(part, t * rows + from, t * rows + to))
+                            .as("%s rows %d..%d, token %d of %d", format, from, to, t, tokens)
+                            .isEqualTo(java.util.Arrays.copyOfRange(whole, t * rows + from, t * rows + to));
+                }
+            }
+        }
+    }
+
     @Test
     void withExactActivationsAQuantizedMatrixIsItsF32Expansion()
     {

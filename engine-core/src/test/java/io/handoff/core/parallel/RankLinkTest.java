@@ -81,7 +81,7 @@ class RankLinkTest
         RankLauncher launcher = (rank, leader) -> {
             Thread.ofPlatform().daemon().start(() -> {
                 try (RankWorker impostor = RankWorker.join(leader, rank, "m", wrong, Duration.ofSeconds(10), Duration.ofSeconds(10), 1 << 20)) {
-                    refused.complete("joined");
+                    refused.complete("joined as rank " + impostor.shard().rank());
                 }
                 catch (IOException e) {
                     refused.complete(e.getMessage());
