@@ -16,7 +16,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A tensor-parallel server of real rank processes loses rank 1 at each phase of a request's life: idle (killed), in the
- * middle of a prefill and in the middle of a decode (a fault rule ends it after a layer of a known step). Every time
+ * middle of a prefill and in the middle of a decode (a fault rule ends it after a layer of a known step), and stuck in a
+ * decode (parked there, its heartbeats still coming: the step timeout finds it). Every time
  * the request in flight ends with an error naming the lost rank and cause {@code rank_lost} (none hangs), the leader
  * holds no KV page, and /health answers 503 naming rank 1, with the ranks and their pids.
  */
@@ -29,12 +30,13 @@ class TensorParallelIT
     @CsvSource({
             "idle,",
             "mid-prefill,rank-after-layer a=1 b=1 fail",
-            "mid-decode,rank-after-layer a=4 b=2 fail"})
+            "mid-decode,rank-after-layer a=4 b=2 fail",
+            "stalled mid-decode,rank-after-layer a=3 b=1 park"})
     void aLostRankFailsTheRequestWithItsCauseLeaksNoPageAndMakesTheServerUnhealthy(String phase, String fault)
             throws Exception
     {
         List<String> args = new ArrayList<>(List.of("--model", "tiny-gqa", "--tensor-parallel", "2", "-Dhandoff.kv.pool-pages=256",
-                "-Dhandoff.parallel.heartbeat-timeout=5s"));
+                "-Dhandoff.parallel.heartbeat-timeout=5s", "-Dhandoff.parallel.step-timeout=3s"));
         if (fault != null) {
             args.add("-Dhandoff.debug.faults=[\"" + fault + "\"]");
         }

@@ -51,7 +51,7 @@ public final class RankGroup
 
     /** What the group needs: its size, where it listens, how ranks prove themselves, how long it waits for them. */
     public record Settings(int size, String host, int port, ClusterSecurity security, Duration startupTimeout, Duration heartbeatTimeout,
-            long maxFrameBytes, String identity, int pages)
+            Duration stepTimeout, long maxFrameBytes, String identity, int pages)
     {
         public Settings
         {
@@ -318,12 +318,18 @@ public final class RankGroup
     {
         checkAlive();
         try {
-            shared.exchange(buf, pieces, true, () -> lost.get() == null && !closed);
+            shared.exchange(buf, pieces, true, (rank, nanos) -> lost.get() == null && !closed && nanos < settings.stepTimeout().toNanos());
         }
         catch (SharedExchange.GroupFailedException e) {
             checkAlive();
-            throw new IllegalStateException("the tensor-parallel group failed", e);
+            throw stalled(e.rank());
         }
+    }
+
+    /** A rank that is alive and heard from but sent nothing of the step within the step timeout: stuck, so lost. */
+    private RankLostException stalled(int rank)
+    {
+        return lose(rank, "it sent nothing of the step for " + settings.stepTimeout().toSeconds() + " s (handoff.parallel.step-timeout)", null);
     }
 
     /** Every other rank's pieces into {@code buf}, each frame exactly their size. */
@@ -349,8 +355,12 @@ public final class RankGroup
     private ByteBuffer next(int rank)
     {
         Peer peer = peers[rank];
+        long deadline = System.nanoTime() + settings.stepTimeout().toNanos();
         while (true) {
             checkAlive();
+            if (System.nanoTime() > deadline) {
+                throw stalled(rank);
+            }
             try {
                 ByteBuffer payload = peer.pieces.poll(100, TimeUnit.MILLISECONDS);
                 if (payload != null) {
@@ -385,6 +395,10 @@ public final class RankGroup
         }
         if (lost.get() == failure && !closed) {
             Peer peer = peers[rank];
+            // a rank this process started and that is stuck rather than gone: it holds cores and memory for nothing now
+            if (peer != null) {
+                peer.process.ifPresent(Process::destroyForcibly);
+            }
             log.error("tensor-parallel rank {} (pid {}, {}) lost: {}; this server fails every request until it is restarted", rank,
                     peer == null ? -1 : peer.pid, peer == null ? "?" : peer.host, reason);
         }

@@ -231,7 +231,7 @@ public final class RankWorker
     private void exchange(float[] buf, Pieces pieces, boolean readOthers)
     {
         try {
-            shared.exchange(buf, pieces, readOthers, this::leaderAlive);
+            shared.exchange(buf, pieces, readOthers, (rank, nanos) -> leaderAlive());
         }
         catch (SharedExchange.GroupFailedException e) {
             throw new RankLostException(0, "the leader failed the group or exited", e);

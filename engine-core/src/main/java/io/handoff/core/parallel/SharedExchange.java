@@ -12,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.function.BooleanSupplier;
 
 /**
  * The collectives of ranks on one host through a shared file mapping (in {@code /dev/shm} where there is one): each rank
@@ -129,10 +128,11 @@ final class SharedExchange
 
     /**
      * One collective: this rank's pieces published, then the pieces of every rank in {@code readFrom} (all others for an
-     * all-gather, all others at the leader and none elsewhere for a gather) copied into {@code buf}. {@code alive} says
-     * false once waiting can no longer end (a rank or the leader is gone); the call then throws.
+     * all-gather, all others at the leader and none elsewhere for a gather) copied into {@code buf}. {@code waiting} says
+     * false once waiting for a rank can no longer end (it or the leader is gone, or it is past the step's deadline); the
+     * call then throws, naming that rank.
      */
-    void exchange(float[] buf, Pieces pieces, boolean readOthers, BooleanSupplier alive)
+    void exchange(float[] buf, Pieces pieces, boolean readOthers, Waiting waiting)
             throws GroupFailedException
     {
         long call = ++calls;
@@ -140,7 +140,7 @@ final class SharedExchange
         // the slot this call writes was last read in call - 2: wait until every rank is past it
         for (int r = 0; r < ranks; r++) {
             if (r != rank) {
-                await(readAt(r), call - 2, alive);
+                await(r, readAt(r), call - 2, waiting);
             }
         }
         long slot = slotAt(rank, parity);
@@ -156,7 +156,7 @@ final class SharedExchange
                 if (r == rank) {
                     continue;
                 }
-                await(writeAt(r), call, alive);
+                await(r, writeAt(r), call, waiting);
                 int[] theirs = pieces.ranges(r);
                 long from = slotAt(r, parity);
                 for (int i = 0; i < theirs.length; i += 2) {
@@ -168,19 +168,30 @@ final class SharedExchange
         LONG.setRelease(memory, readAt(rank), call);
     }
 
-    private void await(long at, long value, BooleanSupplier alive)
+    private void await(int r, long at, long value, Waiting waiting)
             throws GroupFailedException
     {
+        long start = 0;
         for (int spin = 0; (long) LONG.getAcquire(memory, at) < value; spin++) {
             if (spin < SPINS) {
                 Thread.onSpinWait();
                 continue;
             }
-            if ((long) LONG.getAcquire(memory, failedAt) != 0 || !alive.getAsBoolean()) {
-                throw new GroupFailedException();
+            if (start == 0) {
+                start = System.nanoTime();
+            }
+            if ((long) LONG.getAcquire(memory, failedAt) != 0 || !waiting.stillWaitFor(r, System.nanoTime() - start)) {
+                throw new GroupFailedException(r);
             }
             Thread.yield();
         }
+    }
+
+    /** Whether to go on waiting for rank {@code rank}, after {@code nanos} of waiting. */
+    @FunctionalInterface
+    interface Waiting
+    {
+        boolean stillWaitFor(int rank, long nanos);
     }
 
     /** Marks the group failed: every rank waiting in a call stops waiting. */
@@ -225,9 +236,17 @@ final class SharedExchange
     static final class GroupFailedException
             extends Exception
     {
-        GroupFailedException()
+        private final int rank;
+
+        GroupFailedException(int rank)
         {
-            super("the tensor-parallel group failed", null, false, false);
+            super("the tensor-parallel group failed while waiting for rank " + rank, null, false, false);
+            this.rank = rank;
+        }
+
+        int rank()
+        {
+            return rank;
         }
     }
 }

@@ -69,7 +69,7 @@ final class RankSetup
     {
         return new RankGroup.Settings(size(config), config.getString("handoff.parallel.leader-host"), config.getInt("handoff.parallel.leader-port"),
                 security, config.getDuration("handoff.parallel.startup-timeout"), config.getDuration("handoff.parallel.heartbeat-timeout"),
-                maxFrameBytes(config, model), identity, pages);
+                config.getDuration("handoff.parallel.step-timeout"), maxFrameBytes(config, model), identity, pages);
     }
 
     /** Ranks 1.. as processes on this host reading this process's configuration, or none when they join on their own. */

@@ -133,7 +133,7 @@ class TensorParallelTest
                 ranks.add(done);
                 return Optional.empty();
             };
-            RankGroup group = RankGroup.start(new RankGroup.Settings(size, "127.0.0.1", 0, ClusterSecurity.loopbackOnly(), Duration.ofSeconds(60),
+            RankGroup group = RankGroup.start(new RankGroup.Settings(size, "127.0.0.1", 0, ClusterSecurity.loopbackOnly(), Duration.ofSeconds(60), Duration.ofSeconds(60),
                     Duration.ofSeconds(60), 1 << 26, config.name(), PAGES), threads);
             Transformer leader = new Transformer(config, weights, 1, group);
             return new Group(group, leader, new ModelHarness(leader, new TensorParallelRunner(leader, group), KvDtype.F32, PAGES, 1), ranks);

@@ -102,7 +102,7 @@ class RankLinkTest
             });
             return Optional.empty();
         };
-        try (RankGroup group = RankGroup.start(new RankGroup.Settings(2, "127.0.0.1", 0, security, Duration.ofSeconds(30), Duration.ofSeconds(30),
+        try (RankGroup group = RankGroup.start(new RankGroup.Settings(2, "127.0.0.1", 0, security, Duration.ofSeconds(30), Duration.ofSeconds(30), Duration.ofSeconds(30),
                 1 << 28, "m", 4), launcher)) {
             for (int n : SIZES) {
                 float[] buf = new float[n];

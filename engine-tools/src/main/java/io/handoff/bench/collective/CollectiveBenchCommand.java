@@ -69,7 +69,7 @@ public final class CollectiveBenchCommand
                 (rank, leader) -> List.of("--rank", Integer.toString(rank), "--leader", leader, "--collective-bench", spec));
         long[] nanos;
         boolean[] shared = new boolean[sizes.length];
-        try (RankGroup group = RankGroup.start(new RankGroup.Settings(ranks, "127.0.0.1", 0, ClusterSecurity.loopbackOnly(), Duration.ofSeconds(120),
+        try (RankGroup group = RankGroup.start(new RankGroup.Settings(ranks, "127.0.0.1", 0, ClusterSecurity.loopbackOnly(), Duration.ofSeconds(120), Duration.ofSeconds(60),
                 Duration.ofSeconds(60), CollectiveBench.maxFrameBytes(sizes), CollectiveBench.IDENTITY, 1), launcher)) {
             for (int i = 0; i < sizes.length; i++) {
                 int floats = (int) (sizes[i] / 4);
