@@ -5,10 +5,7 @@ import io.handoff.core.model.parallel.Collective;
 import io.handoff.core.model.parallel.Pieces;
 import io.handoff.core.model.parallel.RankLostException;
 import io.handoff.core.model.parallel.TensorShard;
-import io.handoff.core.security.ClusterHandshake;
-import io.handoff.core.security.ClusterRole;
 import io.handoff.core.security.ClusterSecurity;
-import io.handoff.core.security.Session;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
@@ -16,8 +13,6 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,9 +26,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import static java.util.Objects.requireNonNull;
 
 /**
- * Rank 0 of a tensor-parallel group: it listens for the other ranks (spawned on this host by {@link RankLauncher}, or
- * joining from other hosts), checks that each runs the same model and KV layout, sends each step's plan, and takes part
- * in every collective as the hub: each rank sends it its pieces, it sends every rank the whole.
+ * Rank 0 of a tensor-parallel group once its ranks have joined ({@link RankAdmission}): it sends each step's plan, takes
+ * part in every collective (through shared memory when every rank is on this host, else as the hub of the links: each
+ * rank sends it its pieces, it sends every rank the whole), and watches that every rank lives.
  *
  * <p>A rank is lost when its link closes, its process exits, or it misses heartbeats for the configured time. The group
  * then stays failed: every collective, the one in flight included, throws {@link RankLostException} naming the rank,
@@ -43,7 +38,6 @@ public final class RankGroup
         implements Collective, AutoCloseable
 {
     private static final Logger log = LogManager.getLogger(RankGroup.class);
-    private static final String PURPOSE = "tensor-parallel";
     private static final int HEARTBEAT_MILLIS = 1000;
 
     /** What a rank says about itself; {@code problem} is empty while it is healthy. */
@@ -71,17 +65,21 @@ public final class RankGroup
     private volatile boolean closed;
     private float[] scratch = new float[0];
 
-    private RankGroup(Settings settings, ServerSocket server)
+    private RankGroup(Settings settings, ServerSocket server, RankAdmission.Joined[] joined)
     {
         this.settings = settings;
         this.server = server;
         this.peers = new Peer[settings.size()];
+        for (int rank = 1; rank < settings.size(); rank++) {
+            RankAdmission.Joined member = joined[rank];
+            peers[rank] = new Peer(member.rank(), member.pid(), member.host(), member.link(), member.process(), member.local());
+        }
         this.monitor = Thread.ofPlatform().daemon().name("handoff-rank-monitor").unstarted(this::monitor);
     }
 
     /**
      * Listens, has {@code launcher} start ranks 1..size-1 (none when it is {@link RankLauncher#NONE}: they join on their
-     * own), and returns once every rank has loaded its shard and said it is ready.
+     * own), and returns once every rank has loaded its shard and said it is ready ({@link RankAdmission}).
      */
     public static RankGroup start(Settings settings, RankLauncher launcher)
     {
@@ -94,84 +92,34 @@ public final class RankGroup
         catch (IOException e) {
             throw new IllegalStateException("the tensor-parallel leader cannot listen on " + settings.host() + ":" + settings.port() + ": " + e.getMessage(), e);
         }
-        RankGroup group = new RankGroup(settings, server);
+        RankGroup group;
         try {
-            group.assemble(launcher);
+            group = new RankGroup(settings, server, RankAdmission.admit(settings, server, launcher));
+        }
+        catch (RuntimeException e) {
+            closeQuietly(server);
+            throw e;
+        }
+        try {
+            group.shareMemory();
+            for (int rank = 1; rank < settings.size(); rank++) {
+                group.peers[rank].reader.start();
+            }
             group.monitor.start();
-            return group;
         }
         catch (RuntimeException e) {
             group.close();
             throw e;
         }
+        log.info("tensor-parallel group of {} ranks ready at {} ({}): {}", settings.size(), group.address(),
+                group.shared == null ? "collectives over the links" : "collectives through shared memory " + group.shared.file(), group.ranks());
+        return group;
     }
 
     /** Where ranks connect: host and port. */
     public String address()
     {
         return settings.host() + ":" + server.getLocalPort();
-    }
-
-    private void assemble(RankLauncher launcher)
-    {
-        String leader = address();
-        List<RankLauncher.Launched> launched = new ArrayList<>();
-        for (int rank = 1; rank < settings.size(); rank++) {
-            launcher.launch(rank, leader).ifPresent(launched::add);
-        }
-        long deadline = System.nanoTime() + settings.startupTimeout().toNanos();
-        int joined = 0;
-        while (joined < settings.size() - 1) {
-            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-            for (RankLauncher.Launched process : launched) {
-                if (!process.process().isAlive() && peers[process.rank()] == null) {
-                    throw new IllegalStateException("rank " + process.rank() + " exited with code " + process.process().exitValue()
-                            + " before it joined the group" + process.lastWords().map(w -> ": " + w).orElse(""));
-                }
-            }
-            if (left <= 0) {
-                throw new IllegalStateException("only " + joined + " of " + (settings.size() - 1) + " ranks joined the tensor-parallel group at "
-                        + leader + " within " + settings.startupTimeout().toSeconds() + " s (handoff.parallel.startup-timeout)");
-            }
-            try {
-                server.setSoTimeout((int) Math.min(left, 500));
-                Socket socket = server.accept();
-                if (admit(socket, launched)) {
-                    joined++;
-                }
-            }
-            catch (SocketTimeoutException e) {
-                // look at the launched processes again
-            }
-            catch (IOException e) {
-                throw new IllegalStateException("the tensor-parallel leader stopped accepting ranks: " + e.getMessage(), e);
-            }
-        }
-        // every rank loads its shard at once; each says when it is ready
-        for (int rank = 1; rank < settings.size(); rank++) {
-            Peer peer = peers[rank];
-            try {
-                RankLink.Frame ready = peer.link.receive();
-                if (ready.type() == RankLink.REFUSED) {
-                    throw new IllegalStateException("rank " + rank + " could not start: " + RankLink.string(ready.payload()));
-                }
-                if (ready.type() != RankLink.READY) {
-                    throw new IllegalStateException("rank " + rank + " sent frame type " + ready.type() + " instead of ready");
-                }
-                peer.link.setReadTimeout(0);
-            }
-            catch (IOException e) {
-                throw new IllegalStateException("rank " + rank + " did not become ready: " + e.getMessage()
-                        + peer.process.flatMap(p -> launched.stream().filter(l -> l.rank() == peer.rank).findFirst()).flatMap(RankLauncher.Launched::lastWords)
-                                .map(w -> " (its last words: " + w + ")").orElse(""), e);
-            }
-        }
-        shareMemory();
-        for (int rank = 1; rank < settings.size(); rank++) {
-            peers[rank].reader.start();
-        }
-        log.info("tensor-parallel group of {} ranks ready at {} ({}): {}", settings.size(), leader,
-                shared == null ? "collectives over the links" : "collectives through shared memory " + shared.file(), ranks());
     }
 
     /**
@@ -200,51 +148,6 @@ public final class RankGroup
             catch (IOException e) {
                 throw new IllegalStateException("rank " + rank + "'s link failed as the group started: " + e.getMessage(), e);
             }
-        }
-    }
-
-    /** Authenticates a connection, reads its hello, and waits for it to be ready; false (closed) if it is refused. */
-    private boolean admit(Socket socket, List<RankLauncher.Launched> launched)
-    {
-        RankLink link = null;
-        try {
-            socket.setSoTimeout((int) settings.startupTimeout().toMillis());
-            Optional<Session> session = Optional.empty();
-            if (settings.security().authenticates()) {
-                session = Optional.of(ClusterHandshake.respond(socket, settings.security().secret().orElseThrow(), PURPOSE, ClusterRole.RANK_LEADER,
-                        ClusterRole.RANK_WORKER, settings.security().handshakeTimeout()));
-            }
-            else if (!socket.getInetAddress().isLoopbackAddress()) {
-                throw new IOException("a rank connected from " + socket.getInetAddress().getHostAddress() + " without a cluster secret");
-            }
-            link = new RankLink(socket, session, settings.maxFrameBytes());
-            ByteBuffer hello = link.expect(RankLink.HELLO).payload();
-            int rank = hello.getInt();
-            long pid = hello.getLong();
-            String host = RankLink.string(hello);
-            String identity = RankLink.string(hello);
-            String refusal = rank < 1 || rank >= settings.size() ? "rank " + rank + " is not in 1.." + (settings.size() - 1)
-                    : peers[rank] != null ? "rank " + rank + " has joined already"
-                    : !identity.equals(settings.identity()) ? "its model or KV layout (" + identity + ") is not the leader's (" + settings.identity() + ")"
-                    : null;
-            if (refusal != null) {
-                link.send(RankLink.REFUSED, RankLink.utf8(refusal));
-                throw new IOException(refusal);
-            }
-            link.send(RankLink.WELCOME, 8, b -> b.putInt(settings.size()).putInt(settings.pages()));
-            Optional<Process> process = launched.stream().filter(l -> l.rank() == rank).map(RankLauncher.Launched::process).findFirst();
-            peers[rank] = new Peer(rank, pid, host, link, process, socket.getInetAddress().isLoopbackAddress());
-            return true;
-        }
-        catch (IOException e) {
-            log.warn("refused a rank connection from {}: {}", socket.getRemoteSocketAddress(), e.getMessage());
-            if (link != null) {
-                link.close();
-            }
-            else {
-                closeQuietly(socket);
-            }
-            return false;
         }
     }
 
@@ -500,7 +403,7 @@ public final class RankGroup
         }
     }
 
-    private static void closeQuietly(AutoCloseable closeable)
+    static void closeQuietly(AutoCloseable closeable)
     {
         try {
             closeable.close();
