@@ -401,11 +401,11 @@ public final class Kernels
         return new float[][] {cos, sin};
     }
 
-    /** {@code x[off + i] += bias[i]} for {@code i < n}. */
-    static void addBias(float[] x, int off, float[] bias, int n)
+    /** {@code x[off + i] += bias[biasOff + i]} for {@code i < n}: a tensor-parallel rank adds its heads' part of the bias. */
+    static void addBias(float[] x, int off, float[] bias, int biasOff, int n)
     {
         for (int i = 0; i < n; i++) {
-            x[off + i] += bias[i];
+            x[off + i] += bias[biasOff + i];
         }
     }
 

@@ -267,9 +267,9 @@ public final class Transformer
         for (int t = 0; t < n; t++) {
             int pos = batch.positions()[t];
             if (w.qBias() != null) {
-                addBias(q, t * qRow, w.qBias(), qFrom, qRow);
-                addBias(k, t * kvRow, w.kBias(), kvFrom, kvRow);
-                addBias(v, t * kvRow, w.vBias(), kvFrom, kvRow);
+                Kernels.addBias(q, t * qRow, w.qBias(), qFrom, qRow);
+                Kernels.addBias(k, t * kvRow, w.kBias(), kvFrom, kvRow);
+                Kernels.addBias(v, t * kvRow, w.vBias(), kvFrom, kvRow);
             }
             for (int h = 0; h < heads; h++) {
                 int off = t * qRow + h * headDim;
@@ -322,12 +322,6 @@ public final class Transformer
         group.allGather(out, Pieces.columns(n, hidden, 0, columns));
     }
 
-    private static void addBias(float[] x, int off, float[] bias, int biasFrom, int n)
-    {
-        for (int i = 0; i < n; i++) {
-            x[off + i] += bias[biasFrom + i];
-        }
-    }
 
     /**
      * DeepSeek-style MLA in the absorbed form. The pool row is {@code [c | k_rope]}: the normalized latent

@@ -157,7 +157,7 @@ public final class RankGroup
         return new TensorShard(0, settings.size());
     }
 
-    /** Whether the collectives go through shared memory (every rank on this host), for benchmarks' reports. */
+    /** Whether a collective with these pieces goes through shared memory (every rank on this host, pieces within a slot). */
     public boolean sharesMemory(Pieces pieces)
     {
         return shared != null && shared.fits(pieces);
@@ -182,7 +182,7 @@ public final class RankGroup
     @Override
     public void allGather(float[] buf, Pieces pieces)
     {
-        if (shared != null && shared.fits(pieces)) {
+        if (sharesMemory(pieces)) {
             exchange(buf, pieces);
             return;
         }
@@ -210,7 +210,7 @@ public final class RankGroup
     @Override
     public void gather(float[] buf, Pieces pieces)
     {
-        if (shared != null && shared.fits(pieces)) {
+        if (sharesMemory(pieces)) {
             exchange(buf, pieces);
             return;
         }
