@@ -108,6 +108,9 @@ final class RankAdmission
             }
             link = new RankLink(socket, session, settings.maxFrameBytes());
             ByteBuffer hello = link.expect(RankLink.HELLO).payload();
+            if (hello.remaining() < 12) {
+                throw new IOException("a hello of " + hello.remaining() + " bytes is too short for a rank and a pid");
+            }
             int rank = hello.getInt();
             long pid = hello.getLong();
             String host = RankLink.string(hello);

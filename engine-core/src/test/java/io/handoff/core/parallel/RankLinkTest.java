@@ -70,6 +70,41 @@ class RankLinkTest
     }
 
     @Test
+    void aMalformedHelloIsRefusedAndTheGroupStillFormsWithTheRealRank()
+            throws Exception
+    {
+        CompletableFuture<Integer> malformed = new CompletableFuture<>();
+        RankLauncher launcher = (rank, leader) -> {
+            Thread.ofPlatform().daemon().start(() -> {
+                int colon = leader.lastIndexOf(':');
+                try (java.net.Socket raw = new java.net.Socket(leader.substring(0, colon), Integer.parseInt(leader.substring(colon + 1)))) {
+                    // a hello frame of two bytes: no room for a rank and a pid
+                    raw.getOutputStream().write(ByteBuffer.allocate(10).order(ByteOrder.LITTLE_ENDIAN).putInt(RankLink.HELLO).putInt(2).array());
+                    malformed.complete(raw.getInputStream().read());
+                }
+                catch (IOException e) {
+                    malformed.complete(-2);
+                }
+                try (RankWorker worker = RankWorker.join(leader, rank, "m", ClusterSecurity.loopbackOnly(), Duration.ofSeconds(10), Duration.ofSeconds(10),
+                        1 << 20)) {
+                    worker.ready();
+                    worker.awaitShutdown();
+                }
+                catch (IOException | RuntimeException e) {
+                    // the group's start says what went wrong
+                }
+            });
+            return Optional.empty();
+        };
+        try (RankGroup group = RankGroup.start(new RankGroup.Settings(2, "127.0.0.1", 0, ClusterSecurity.loopbackOnly(), Duration.ofSeconds(30),
+                Duration.ofSeconds(30), Duration.ofSeconds(30), 1 << 20, "m", 4), launcher)) {
+            assertThat(group.ranks()).extracting(RankGroup.RankStatus::healthy).containsExactly(true, true);
+        }
+        // the leader closed the malformed connection without answering it
+        assertThat(malformed.get()).isEqualTo(-1);
+    }
+
+    @Test
     void onlyARankWithTheClusterSecretJoinsAndItsGatherAuthenticatedCarriesTheValues()
             throws Exception
     {
