@@ -127,8 +127,8 @@ final class SharedExchange
     }
 
     /**
-     * One collective: this rank's pieces published, then the pieces of every rank in {@code readFrom} (all others for an
-     * all-gather, all others at the leader and none elsewhere for a gather) copied into {@code buf}. {@code waiting} says
+     * One collective: this rank's pieces published, then, when {@code readOthers} (every rank in an all-gather, the leader
+     * alone in a gather), every other rank's pieces copied into {@code buf}. {@code waiting} says
      * false once waiting for a rank can no longer end (it or the leader is gone, or it is past the step's deadline); the
      * call then throws, naming that rank.
      */
