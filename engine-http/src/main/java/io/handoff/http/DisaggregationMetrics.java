@@ -17,6 +17,15 @@ final class DisaggregationMetrics
         TransferStats stats = disaggregation.stats();
         PrometheusText out = new PrometheusText();
         out.counter("handoff_kv_transfer_bytes_total", "KV bytes this prefill transferred to decodes (plans completed).", stats.bytes());
+        long[] received = disaggregation.receivedBytesByRank();
+        if (received.length > 0) {
+            Map<String, Long> byRank = new LinkedHashMap<>();
+            for (int rank = 0; rank < received.length; rank++) {
+                byRank.put(Integer.toString(rank), received[rank]);
+            }
+            out.labelled("handoff_kv_received_bytes_total", "KV bytes this decode received in rooms that succeeded, by tensor-parallel rank "
+                    + "(each rank receives the KV heads it holds).", "counter", "rank", byRank);
+        }
         out.counter("handoff_kv_transfer_busy_seconds_total", "Wall time with at least one transfer plan in flight.", stats.busySeconds());
         out.counter("handoff_kv_transfer_early_bytes_total",
                 "KV bytes posted before the forward that wrote them had completed (early send of the cached prefix).", stats.earlyBytes());

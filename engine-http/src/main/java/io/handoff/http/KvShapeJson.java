@@ -17,6 +17,15 @@ final class KvShapeJson
 
     static void put(ObjectNode parent, AttentionGeometry attention, KvGeometry pool)
     {
+        put(parent, attention, pool, 1);
+    }
+
+    /**
+     * The same for a server of {@code ranks} tensor-parallel ranks, {@code pool} being one rank's: a token's KV is then
+     * every rank's row (a KV head held by several ranks counted on each), and {@code layout} says how it is split.
+     */
+    static void put(ObjectNode parent, AttentionGeometry attention, KvGeometry pool, int ranks)
+    {
         requireNonNull(attention, "attention is null");
         requireNonNull(pool, "pool is null");
         ObjectNode kv = parent.putObject("kv");
@@ -28,7 +37,12 @@ final class KvShapeJson
         kv.put("layers", pool.layers());
         kv.put("dtype", pool.dtype().name());
         kv.put("page_size", pool.pageSize());
-        kv.put("bytes_per_token", pool.bytesPerPage() / pool.pageSize());
-        kv.put("bytes_per_page", pool.bytesPerPage());
+        kv.put("bytes_per_token", ranks * (pool.bytesPerPage() / pool.pageSize()));
+        kv.put("bytes_per_page", ranks * pool.bytesPerPage());
+        ObjectNode layout = parent.putObject("layout");
+        layout.put("tp", ranks);
+        layout.put("dp", 1);
+        layout.put("kv_heads_per_rank", attention.layout() == io.handoff.spi.attention.KvLayout.MLA ? 1
+                : Math.max(1, attention.numKvHeads() / ranks));
     }
 }

@@ -3,6 +3,7 @@ package io.handoff.demo;
 import com.fasterxml.jackson.databind.JsonNode;
 
 import java.util.Optional;
+import java.util.OptionalInt;
 
 import static java.util.Objects.requireNonNull;
 
@@ -10,7 +11,8 @@ import static java.util.Objects.requireNonNull;
  * What the demo reads from a prefill's {@code GET /bootstrap}: the transport its transfer backend chose, the
  * early-send decision with its reason, and the shape of a token's KV. Fields the server does not send stay empty.
  */
-public record BootstrapInfo(Optional<String> transferBackend, Optional<String> transport, EarlySend earlySend, Optional<KvShape> kv)
+public record BootstrapInfo(Optional<String> transferBackend, Optional<String> transport, EarlySend earlySend, Optional<KvShape> kv,
+        OptionalInt tensorParallel)
 {
     /**
      * One token's KV in the prefill's pool, as its {@code kv} object tells it.
@@ -66,6 +68,12 @@ public record BootstrapInfo(Optional<String> transferBackend, Optional<String> t
         requireNonNull(transport, "transport is null");
         requireNonNull(earlySend, "earlySend is null");
         requireNonNull(kv, "kv is null");
+        requireNonNull(tensorParallel, "tensorParallel is null");
+    }
+
+    public BootstrapInfo(Optional<String> transferBackend, Optional<String> transport, EarlySend earlySend, Optional<KvShape> kv)
+    {
+        this(transferBackend, transport, earlySend, kv, OptionalInt.empty());
     }
 
     /** A prefill's answer without the KV shape. */
@@ -79,7 +87,8 @@ public record BootstrapInfo(Optional<String> transferBackend, Optional<String> t
         JsonNode early = body.path("early_send");
         Optional<Boolean> enabled = early.path("enabled").isBoolean() ? Optional.of(early.path("enabled").booleanValue()) : Optional.empty();
         return new BootstrapInfo(text(body, "transfer_backend"), text(body, "transport"),
-                new EarlySend(text(early, "requested"), enabled, text(early, "reason")), KvShape.from(body.path("kv")));
+                new EarlySend(text(early, "requested"), enabled, text(early, "reason")), KvShape.from(body.path("kv")),
+                body.path("layout").path("tp").isInt() ? OptionalInt.of(body.path("layout").path("tp").asInt()) : OptionalInt.empty());
     }
 
     private static Optional<String> text(JsonNode node, String field)

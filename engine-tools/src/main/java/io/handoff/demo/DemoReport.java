@@ -153,6 +153,26 @@ public record DemoReport(
         putNumber(json, "prompt_tokens", servers.promptTokens(), 0);
         putNumber(json, "kv_bytes_per_prompt_token", servers.kvBytesPerPromptToken(), 3);
         putKvShape(json, servers.bootstrap().kv());
+        ObjectNode layout = json.putObject("layout");
+        ObjectNode prefillLayout = layout.putObject("prefill");
+        if (servers.bootstrap().tensorParallel().isPresent()) {
+            prefillLayout.put("tp", servers.bootstrap().tensorParallel().getAsInt());
+        }
+        else {
+            prefillLayout.putNull("tp");
+        }
+        prefillLayout.put("dp", 1);
+        ObjectNode decodeLayout = layout.putObject("decode");
+        if (servers.kvBytesPerDecodeRank().isEmpty()) {
+            decodeLayout.putNull("tp");
+            json.putNull("kv_bytes_per_decode_rank");
+        }
+        else {
+            decodeLayout.put("tp", servers.kvBytesPerDecodeRank().size());
+            com.fasterxml.jackson.databind.node.ArrayNode perRank = json.putArray("kv_bytes_per_decode_rank");
+            servers.kvBytesPerDecodeRank().forEach(bytes -> perRank.add(Math.round(bytes)));
+        }
+        decodeLayout.put("dp", 1);
         putNumber(json, "kv_ready_after_last_forward_ms", servers.kvReadyAfterForwardMs(), 3);
         ObjectNode leaked = json.putObject("pages_leaked");
         putInteger(leaked, "prefill", servers.leakedPrefillPages());
@@ -245,6 +265,12 @@ public record DemoReport(
                 + (servers.transferGbps().isPresent() ? format(" at %.3f GB/s while busy", servers.transferGbps().getAsDouble()) : "")
                 : "unknown (the prefill exports no handoff_kv_transfer_bytes_total)");
         row(out, "KV per token", kvPerToken());
+        if (servers.kvBytesPerDecodeRank().size() > 1 || servers.bootstrap().tensorParallel().orElse(1) > 1) {
+            row(out, "tensor-parallel", "prefill " + servers.bootstrap().tensorParallel().stream().mapToObj(Integer::toString).findFirst().orElse("unknown")
+                    + " ranks, decode " + (servers.kvBytesPerDecodeRank().isEmpty() ? "unknown" : servers.kvBytesPerDecodeRank().size()) + " ranks"
+                    + (servers.kvBytesPerDecodeRank().isEmpty() ? "" : "; KV received per decode rank (MiB): " + servers.kvBytesPerDecodeRank().stream()
+                            .map(bytes -> format("%.2f", bytes / (1 << 20))).collect(java.util.stream.Collectors.joining(", "))));
+        }
         row(out, "pages leaked", "prefill " + count(servers.leakedPrefillPages()) + ", decode " + count(servers.leakedDecodePages()));
         row(out, "early send", earlySend());
         errors.forEach(error -> row(out, "error", error));

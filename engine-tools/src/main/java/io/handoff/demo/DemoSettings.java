@@ -19,6 +19,8 @@ import static java.util.Objects.requireNonNull;
  * @param colocatedStandIns run {@code serve --role colocated} in place of each prefill and decode and send the
  *         requests straight to the first decode, without a router: exercises the demo itself where no
  *         disaggregated server exists
+ * @param prefillTensorParallel tensor-parallel ranks of each prefill, or 0 for what the configuration says
+ * @param decodeTensorParallel the same for each decode
  */
 public record DemoSettings(
         int requests,
@@ -36,11 +38,14 @@ public record DemoSettings(
         boolean colocatedStandIns,
         Duration startupTimeout,
         Duration requestTimeout,
-        Duration stopGrace)
+        Duration stopGrace,
+        int prefillTensorParallel,
+        int decodeTensorParallel)
 {
     public static final String TRANSFER_BACKEND_KEY = "handoff.disaggregation.transfer-backend";
     public static final String MODEL_KEY = "handoff.model.name";
     public static final String ATTENTION_KEY = "handoff.attention.backend";
+    public static final String TENSOR_PARALLEL_KEY = "handoff.parallel.tensor-size";
 
     /** The servers to start (prefills and decodes, then the router) and where requests go. */
     public record Plan(List<List<NodeSpec>> stages, URI entry)
@@ -72,6 +77,23 @@ public record DemoSettings(
         requireNonNull(startupTimeout, "startupTimeout is null");
         requireNonNull(requestTimeout, "requestTimeout is null");
         requireNonNull(stopGrace, "stopGrace is null");
+        tensorParallel("prefill-tp", prefillTensorParallel);
+        tensorParallel("decode-tp", decodeTensorParallel);
+    }
+
+    public DemoSettings(int requests, long seed, int maxNewTokens, int concurrency, int prefills, int decodes, String transferBackend,
+            Optional<String> model, Optional<String> attention, Optional<Path> configFile, Map<String, String> overrides, boolean inProcess,
+            boolean colocatedStandIns, Duration startupTimeout, Duration requestTimeout, Duration stopGrace)
+    {
+        this(requests, seed, maxNewTokens, concurrency, prefills, decodes, transferBackend, model, attention, configFile, overrides, inProcess,
+                colocatedStandIns, startupTimeout, requestTimeout, stopGrace, 0, 0);
+    }
+
+    private static void tensorParallel(String option, int value)
+    {
+        if (value < 0 || value > 8) {
+            throw new IllegalArgumentException("--" + option + " must be in 1..8, got " + value);
+        }
     }
 
     private static void positive(String option, int value)
@@ -146,6 +168,11 @@ public record DemoSettings(
         String serveRole = colocatedStandIns ? "colocated" : role == NodeSpec.Role.PREFILL ? "prefill" : "decode";
         List<String> arguments = new ArrayList<>(List.of("serve", "--role", serveRole, "--host", "127.0.0.1", "--port", Integer.toString(port)));
         arguments.addAll(configArguments());
+        int ranks = role == NodeSpec.Role.PREFILL ? prefillTensorParallel : decodeTensorParallel;
+        if (ranks > 0) {
+            // after the demo's own overrides: the layout of this side wins
+            arguments.add("-D" + TENSOR_PARALLEL_KEY + "=" + ranks);
+        }
         return new NodeSpec(name, role, port, arguments);
     }
 

@@ -1,5 +1,7 @@
 package io.handoff.demo;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.OptionalDouble;
 import java.util.OptionalInt;
@@ -12,6 +14,8 @@ import java.util.OptionalInt;
  * @param transferBytes {@code handoff_kv_transfer_bytes_total}: KV bytes this server sent
  * @param transferBusySeconds {@code handoff_kv_transfer_busy_seconds_total}: time with at least one transfer in flight
  * @param promptTokens {@code handoff_prompt_tokens_total}: prompt tokens of the requests this server admitted
+ * @param receivedBytesByRank {@code handoff_kv_received_bytes_total} by its {@code rank} label, rank 0 first: the KV bytes each
+ *         tensor-parallel rank of this decode received (empty on a prefill, or from a server that does not export it)
  */
 public record NodeMetrics(
         OptionalInt running,
@@ -25,7 +29,8 @@ public record NodeMetrics(
         OptionalDouble earlyBytes,
         OptionalDouble kvReadySeconds,
         OptionalDouble kvReadyRooms,
-        OptionalDouble promptTokens)
+        OptionalDouble promptTokens,
+        List<Double> receivedBytesByRank)
 {
     public static final String RUNNING = "handoff_running_requests";
     public static final String WAITING = "handoff_waiting_requests";
@@ -39,12 +44,18 @@ public record NodeMetrics(
     public static final String KV_READY_SECONDS = "handoff_kv_ready_after_forward_seconds_total";
     public static final String KV_READY_ROOMS = "handoff_kv_ready_rooms_total";
     public static final String PROMPT_TOKENS = "handoff_prompt_tokens_total";
+    public static final String RECEIVED_BYTES = "handoff_kv_received_bytes_total";
+
+    public NodeMetrics
+    {
+        receivedBytesByRank = List.copyOf(receivedBytesByRank);
+    }
 
     public NodeMetrics(OptionalInt running, OptionalInt waiting, OptionalInt inFlight, OptionalInt poolPages, OptionalInt freePages,
             OptionalInt prefixCachePages, OptionalDouble transferBytes, OptionalDouble transferBusySeconds)
     {
         this(running, waiting, inFlight, poolPages, freePages, prefixCachePages, transferBytes, transferBusySeconds,
-                OptionalDouble.empty(), OptionalDouble.empty(), OptionalDouble.empty(), OptionalDouble.empty());
+                OptionalDouble.empty(), OptionalDouble.empty(), OptionalDouble.empty(), OptionalDouble.empty(), List.of());
     }
 
     public static NodeMetrics from(PrometheusSamples samples)
@@ -66,7 +77,21 @@ public record NodeMetrics(
                 samples.value(EARLY_BYTES),
                 samples.value(KV_READY_SECONDS),
                 samples.value(KV_READY_ROOMS),
-                samples.value(PROMPT_TOKENS));
+                samples.value(PROMPT_TOKENS),
+                byRank(samples));
+    }
+
+    /** The samples of {@link #RECEIVED_BYTES} in rank order; empty when a rank from 0 up to the highest one is missing. */
+    private static List<Double> byRank(PrometheusSamples samples)
+    {
+        List<Double> bytes = new ArrayList<>();
+        for (int rank = 0; ; rank++) {
+            OptionalDouble value = samples.value(RECEIVED_BYTES, Map.of("rank", Integer.toString(rank)));
+            if (value.isEmpty()) {
+                return bytes;
+            }
+            bytes.add(value.getAsDouble());
+        }
     }
 
     private static OptionalInt integer(OptionalDouble value)

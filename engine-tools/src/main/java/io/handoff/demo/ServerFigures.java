@@ -1,5 +1,6 @@
 package io.handoff.demo;
 
+import java.util.List;
 import java.util.OptionalDouble;
 import java.util.OptionalInt;
 
@@ -14,6 +15,7 @@ import static java.util.Objects.requireNonNull;
  * @param leakedDecodePages the same over all decodes
  * @param promptTokens over all prefills: prompt tokens of the requests they admitted (the warm-up's too), each of whose KV
  *         they send once
+ * @param kvBytesPerDecodeRank over all decodes: the KV bytes their tensor-parallel rank {@code r} received, at index {@code r}
  */
 public record ServerFigures(
         OptionalDouble kvBytesTransferred,
@@ -24,7 +26,8 @@ public record ServerFigures(
         OptionalDouble earlyBytes,
         OptionalDouble kvReadySeconds,
         OptionalDouble kvReadyRooms,
-        OptionalDouble promptTokens)
+        OptionalDouble promptTokens,
+        List<Double> kvBytesPerDecodeRank)
 {
     public static final ServerFigures UNKNOWN = new ServerFigures(OptionalDouble.empty(), OptionalDouble.empty(), OptionalInt.empty(),
             OptionalInt.empty(), BootstrapInfo.UNKNOWN);
@@ -33,7 +36,7 @@ public record ServerFigures(
             OptionalInt leakedDecodePages, BootstrapInfo bootstrap)
     {
         this(kvBytesTransferred, transferBusySeconds, leakedPrefillPages, leakedDecodePages, bootstrap, OptionalDouble.empty(),
-                OptionalDouble.empty(), OptionalDouble.empty(), OptionalDouble.empty());
+                OptionalDouble.empty(), OptionalDouble.empty(), OptionalDouble.empty(), List.of());
     }
 
     /** Mean time from a room's last chunk forward completing to its KV being in the decode's memory, in ms. */
@@ -47,6 +50,7 @@ public record ServerFigures(
 
     public ServerFigures
     {
+        kvBytesPerDecodeRank = List.copyOf(kvBytesPerDecodeRank);
         requireNonNull(kvBytesTransferred, "kvBytesTransferred is null");
         requireNonNull(transferBusySeconds, "transferBusySeconds is null");
         requireNonNull(leakedPrefillPages, "leakedPrefillPages is null");

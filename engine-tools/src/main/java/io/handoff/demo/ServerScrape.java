@@ -71,7 +71,29 @@ public final class ServerScrape
                 sum(prefillMetrics, NodeMetrics::earlyBytes),
                 sum(prefillMetrics, NodeMetrics::kvReadySeconds),
                 sum(prefillMetrics, NodeMetrics::kvReadyRooms),
-                sum(prefillMetrics, NodeMetrics::promptTokens));
+                sum(prefillMetrics, NodeMetrics::promptTokens),
+                byRank(decodeMetrics));
+    }
+
+    /** Each decode rank's received KV bytes summed over the decodes; empty when a decode did not tell. */
+    private static List<Double> byRank(List<Optional<NodeMetrics>> metrics)
+    {
+        List<Double> sum = new ArrayList<>();
+        for (Optional<NodeMetrics> node : metrics) {
+            List<Double> ranks = node.map(NodeMetrics::receivedBytesByRank).orElse(List.of());
+            if (ranks.isEmpty()) {
+                return List.of();
+            }
+            for (int rank = 0; rank < ranks.size(); rank++) {
+                if (rank < sum.size()) {
+                    sum.set(rank, sum.get(rank) + ranks.get(rank));
+                }
+                else {
+                    sum.add(ranks.get(rank));
+                }
+            }
+        }
+        return sum;
     }
 
     private List<Optional<NodeMetrics>> scrapeAll(List<URI> servers, boolean noteFailures)

@@ -99,6 +99,14 @@ final class DemoCommand
         decodes = n;
     }
 
+    @Option(names = "--prefill-tp", paramLabel = "T", description = "Tensor-parallel ranks of each prefill server, 1..8 (default: "
+            + "handoff.parallel.tensor-size); the colocated reference keeps the configured size, so the output also checks the layouts.")
+    int prefillTensorParallel;
+
+    @Option(names = "--decode-tp", paramLabel = "T", description = "Tensor-parallel ranks of each decode server, 1..8 (default: "
+            + "handoff.parallel.tensor-size).")
+    int decodeTensorParallel;
+
     @Option(names = "--in-process", description = "Run the servers as threads of this JVM instead of processes of the distribution.")
     boolean inProcess;
 
@@ -166,7 +174,7 @@ final class DemoCommand
             return new DemoSettings(requests, seed, maxNewTokens, concurrency, prefills, decodes, transferBackend, model.name(),
                     Optional.ofNullable(attention), Optional.ofNullable(options.configFile), new LinkedHashMap<>(options.overrides), inProcess,
                     colocatedStandIns, DurationConverter.positive("--startup-timeout", startupTimeout), DurationConverter.positive("--request-timeout", requestTimeout),
-                    STOP_GRACE);
+                    STOP_GRACE, prefillTensorParallel, decodeTensorParallel);
         }
         catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());

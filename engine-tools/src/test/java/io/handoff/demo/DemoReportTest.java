@@ -17,8 +17,8 @@ class DemoReportTest
     private static final ServerFigures FIGURES = new ServerFigures(OptionalDouble.of(2e9), OptionalDouble.of(0.5), OptionalInt.of(0),
             OptionalInt.of(3), new BootstrapInfo(Optional.of("mooncake"), Optional.of("tcp"),
             new BootstrapInfo.EarlySend(Optional.of("auto"), Optional.of(true), Optional.of("mooncake declares STAGING")),
-            Optional.of(new BootstrapInfo.KvShape("MLA", 1, 576, "BF16", 2304))), OptionalDouble.empty(), OptionalDouble.empty(), OptionalDouble.empty(),
-            OptionalDouble.of(1_000_000));
+            Optional.of(new BootstrapInfo.KvShape("MLA", 1, 576, "BF16", 2304)), java.util.OptionalInt.of(2)), OptionalDouble.empty(),
+            OptionalDouble.empty(), OptionalDouble.empty(), OptionalDouble.of(1_000_000), List.of(1.5e6, 0.5e6));
 
     private static RequestResult ok(int index, double ttft, int... ids)
     {
@@ -81,6 +81,9 @@ class DemoReportTest
             assertThat(json.get(latency).get("p99").isNumber()).as(latency).isTrue();
         }
         assertThat(json.get("kv_bytes_transferred").asLong()).isEqualTo(2_000_000_000L);
+        assertThat(json.get("kv_bytes_per_decode_rank").toString()).isEqualTo("[1500000,500000]");
+        assertThat(json.at("/layout/prefill/tp").asInt()).isEqualTo(2);
+        assertThat(json.at("/layout/decode/tp").asInt()).isEqualTo(2);
         assertThat(json.get("transfer_gbps").asDouble()).isEqualTo(4.0);
         assertThat(json.get("prompt_tokens").asLong()).isEqualTo(1_000_000);
         assertThat(json.get("kv_bytes_per_prompt_token").asDouble()).isEqualTo(2000.0);
@@ -104,7 +107,7 @@ class DemoReportTest
         assertThat(json.get("completed").asInt()).isZero();
         assertThat(json.get("exact_match").asDouble()).isZero();
         for (String field : List.of("transport", "ttft_ms", "itl_ms", "colocated_ttft_ms", "kv_bytes_transferred", "transfer_gbps", "log_dir",
-                "prompt_tokens", "kv_bytes_per_prompt_token", "kv")) {
+                "prompt_tokens", "kv_bytes_per_prompt_token", "kv", "kv_bytes_per_decode_rank")) {
             assertThat(json.get(field).isNull()).as(field).isTrue();
         }
         assertThat(json.get("early_send").get("enabled").isNull()).isTrue();

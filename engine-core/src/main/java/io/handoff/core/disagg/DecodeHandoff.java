@@ -49,6 +49,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.IntUnaryOperator;
 
 import static java.util.Objects.requireNonNull;
@@ -170,6 +171,9 @@ public final class DecodeHandoff
     private final PageChecksums checksums;
     private final FaultInjector faults;
     private final MemoryRegion firstRegion;
+    // bytes of one page in each rank's pool, and the KV bytes each rank's pool received in rooms that succeeded
+    private final long[] rankPageBytes;
+    private final AtomicLongArray receivedByRank;
     private final DeadlineClock clock = DeadlineClock.system();
     private final TransferStats stats = new TransferStats();
     private final RoomTable<Room> rooms = new RoomTable<>(1024, 4096);
@@ -189,14 +193,26 @@ public final class DecodeHandoff
     public DecodeHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
             List<MemoryRegion> regions, Path sharedFile, PageChecksums checksums, ControlSecurity security, FaultInjector faults)
     {
-        this(config, compatibility, backendId, backend, regions, sharedFile, checksums, security, false, faults);
+        this(config, compatibility, backendId, backend, regions, 1, sharedFile, checksums, security, false, faults);
     }
 
-    /** @param releaseOnDrainDeadlineForTesting see {@link Disaggregation.Options}: breaks invariant I2, for a test to show it */
+    /**
+     * @param regions every rank's regions, rank by rank, as many per rank
+     * @param ranks the tensor-parallel ranks whose pools {@code regions} are
+     * @param releaseOnDrainDeadlineForTesting see {@link Disaggregation.Options}: breaks invariant I2, for a test to show it
+     */
     public DecodeHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
-            List<MemoryRegion> regions, Path sharedFile, PageChecksums checksums, ControlSecurity security,
+            List<MemoryRegion> regions, int ranks, Path sharedFile, PageChecksums checksums, ControlSecurity security,
             boolean releaseOnDrainDeadlineForTesting, FaultInjector faults)
     {
+        if (ranks < 1 || regions.size() % ranks != 0) {
+            throw new IllegalArgumentException(regions.size() + " regions are not the same number for each of " + ranks + " ranks");
+        }
+        this.rankPageBytes = new long[ranks];
+        for (MemoryRegion region : regions) {
+            rankPageBytes[region.index() / (regions.size() / ranks)] += region.pageStride();
+        }
+        this.receivedByRank = new AtomicLongArray(ranks);
         this.releaseOnDrainDeadlineForTesting = releaseOnDrainDeadlineForTesting;
         this.config = requireNonNull(config, "config is null");
         this.checksums = requireNonNull(checksums, "checksums is null");
@@ -219,6 +235,19 @@ public final class DecodeHandoff
     public TransferStats stats()
     {
         return stats;
+    }
+
+    /**
+     * The KV bytes each tensor-parallel rank's pool received, by rank (one entry with one rank), over rooms that
+     * succeeded: each rank receives its own KV heads, so the entries split a request's KV.
+     */
+    public long[] receivedBytesByRank()
+    {
+        long[] bytes = new long[receivedByRank.length()];
+        for (int rank = 0; rank < bytes.length; rank++) {
+            bytes[rank] = receivedByRank.get(rank);
+        }
+        return bytes;
     }
 
     /** The transport of the most recent peer connection. */
@@ -523,6 +552,9 @@ public final class DecodeHandoff
             case RoomEffect.Commit ignored -> { }
             case RoomEffect.Complete complete -> {
                 stats.roomEnded(true);
+                for (int rank = 0; rank < rankPageBytes.length; rank++) {
+                    receivedByRank.addAndGet(rank, rankPageBytes[rank] * room.machine.pages().length);
+                }
                 scheduler.promptKvArrived(room.rid, complete.firstToken(), complete.logprobs());
             }
             case RoomEffect.Fail fail -> {

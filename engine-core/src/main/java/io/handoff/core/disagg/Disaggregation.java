@@ -152,15 +152,17 @@ public final class Disaggregation
 
     /**
      * The KV pool this role needs: anonymous memory, or on a decode a shared file same-host peers of the same user can
-     * map, in this process's private folder of the run directory.
+     * map, in this process's private folder of the run directory. A tensor-parallel server ({@code ranks} > 1) always
+     * keeps its pools in one such file, rank by rank, which its other ranks map their slices of: a transfer then moves
+     * every rank's pages from the leader, rank {@code r}'s pages into the peer's rank {@code r}.
      */
-    public KvPool allocatePool(KvGeometry geometry, int pages)
+    public KvPool allocatePool(KvGeometry geometry, int pages, int ranks)
     {
-        if (role == Role.DECODE && backend.wantsSharedFileMemory()) {
+        if (ranks > 1 || (role == Role.DECODE && backend.wantsSharedFileMemory())) {
             // in this process's 0700 folder, itself 0600: no other user reads a request's KV
             sharedFile = runDirectory.path().resolve("handoff-kv.pool");
             try {
-                return KvPool.mapShared(geometry, pages, sharedFile);
+                return KvPool.mapShared(geometry, pages, sharedFile, ranks);
             }
             catch (IOException e) {
                 throw new UncheckedIOException("cannot map the KV pool to " + sharedFile + ": " + e.getMessage(), e);
@@ -187,7 +189,7 @@ public final class Disaggregation
             log.info("prefill control endpoint on {}", prefill.controlAddress());
             return prefill;
         }
-        decode = new DecodeHandoff(config, compatibility, backendId, backend, regions, pool.sharedFile().orElse(null), checksums, security,
+        decode = new DecodeHandoff(config, compatibility, backendId, backend, regions, pool.ranks(), pool.sharedFile().orElse(null), checksums, security,
                 options.releaseOnDrainDeadlineForTesting(), context.faults());
         return decode;
     }
@@ -271,6 +273,12 @@ public final class Disaggregation
     public TransferStats stats()
     {
         return prefill != null ? prefill.stats() : decode.stats();
+    }
+
+    /** Decode: the KV bytes each tensor-parallel rank's pool received in rooms that succeeded, by rank; empty on a prefill. */
+    public long[] receivedBytesByRank()
+    {
+        return decode != null ? decode.receivedBytesByRank() : new long[0];
     }
 
     public long droppedMessages()

@@ -40,23 +40,18 @@ public final class KvPool
     private final PagePool pagePool;
     private final List<KvRegion> regions;
     private final Optional<Path> sharedFile;
+    private final int ranks;
     private boolean closed;
 
-    private KvPool(KvGeometry geometry, int pages, Arena arena, PagedKvCache cache, Optional<Path> sharedFile, MemorySegment fileBase)
+    private KvPool(KvGeometry geometry, int pages, Arena arena, PagedKvCache cache, Optional<Path> sharedFile, List<KvRegion> regions, int ranks)
     {
         this.geometry = geometry;
         this.arena = arena;
         this.cache = cache;
         this.pagePool = new PagePool(pages);
         this.sharedFile = sharedFile;
-        List<KvRegion> regions = new ArrayList<>(geometry.regions());
-        for (int layer = 0; layer < geometry.layers(); layer++) {
-            regions.add(region(layer, KvRegion.Kind.KEY, cache.keys(layer), geometry.keyPageStride(), fileBase));
-            if (!geometry.valuesInKeyRow()) {
-                regions.add(region(layer, KvRegion.Kind.VALUE, cache.values(layer), geometry.valuePageStride(), fileBase));
-            }
-        }
         this.regions = List.copyOf(regions);
+        this.ranks = ranks;
     }
 
     /** A pool of {@code pages} pages in anonymous, zeroed memory. */
@@ -67,7 +62,7 @@ public final class KvPool
         try {
             PagedKvCache cache = PagedKvCache.allocate(arena, geometry.layers(), pages, geometry.pageSize(), geometry.dtype(),
                     geometry.keyRowElements(), geometry.valueRowElements(), geometry.valuesInKeyRow());
-            return new KvPool(geometry, pages, arena, cache, Optional.empty(), null);
+            return new KvPool(geometry, pages, arena, cache, Optional.empty(), regions(geometry, cache, 0, null), 1);
         }
         catch (RuntimeException | Error e) {
             arena.close();
@@ -84,9 +79,26 @@ public final class KvPool
     public static KvPool mapShared(KvGeometry geometry, int pages, Path file)
             throws IOException
     {
+        return mapShared(geometry, pages, file, 1);
+    }
+
+    /**
+     * The pool of rank 0 of a tensor-parallel group of {@code ranks} whose pools share one file: rank {@code r}'s pool is
+     * the {@link KvGeometry#footprintBytes} bytes at {@code r} times that offset, laid out as this one (every rank holds
+     * the same number of KV heads). The file is created as {@link #mapShared(KvGeometry, int, Path)} creates it, for
+     * every rank; each other rank maps its own slice ({@link #mapRankSlice}). {@link #regions()} lists every rank's
+     * regions, rank by rank, so that a transfer moves each rank's pages into the same rank's pool on the peer.
+     */
+    public static KvPool mapShared(KvGeometry geometry, int pages, Path file, int ranks)
+            throws IOException
+    {
         checkPages(geometry, pages);
         requireNonNull(file, "file is null");
-        long bytes = geometry.footprintBytes(pages);
+        if (ranks < 1) {
+            throw new IllegalArgumentException("ranks must be >= 1, was " + ranks);
+        }
+        long slice = geometry.footprintBytes(pages);
+        long bytes = Math.multiplyExact(slice, (long) ranks);
         Arena arena = Arena.ofShared();
         try (FileChannel channel = FileChannel.open(file, Set.of(CREATE, READ, WRITE, TRUNCATE_EXISTING, LinkOption.NOFOLLOW_LINKS),
                 PosixFilePermissions.asFileAttribute(OWNER_ONLY))) {
@@ -97,20 +109,58 @@ public final class KvPool
             // Touch every page now, as an anonymous pool is zeroed when it is allocated: a page first written by a
             // transfer costs a page fault on the transfer path (3 to 5 times the copy; docs/disaggregation.md, transfer backends).
             mapped.fill((byte) 0);
-            long[] cursor = {0};
-            PagedKvCache cache = PagedKvCache.over(length -> {
-                        MemorySegment slice = mapped.asSlice(cursor[0], length);
-                        cursor[0] += KvGeometry.alignUp(length);
-                        return slice;
-                    },
-                    geometry.layers(), pages, geometry.pageSize(), geometry.dtype(),
-                    geometry.keyRowElements(), geometry.valueRowElements(), geometry.valuesInKeyRow());
-            return new KvPool(geometry, pages, arena, cache, Optional.of(file), mapped);
+            PagedKvCache cache = layOut(geometry, pages, mapped.asSlice(0, slice));
+            List<KvRegion> regions = new ArrayList<>(regions(geometry, cache, 0, mapped));
+            for (int rank = 1; rank < ranks; rank++) {
+                regions.addAll(regions(geometry, layOut(geometry, pages, mapped.asSlice(rank * slice, slice)), rank, mapped));
+            }
+            return new KvPool(geometry, pages, arena, cache, Optional.of(file), regions, ranks);
         }
         catch (IOException | RuntimeException | Error e) {
             arena.close();
             throw e;
         }
+    }
+
+    /**
+     * Rank {@code rank}'s pool in the file its leader created with {@link #mapShared(KvGeometry, int, Path, int)}: the
+     * slice at {@code rank} times the footprint, mapped read-write without truncating or clearing anything. The caller
+     * has checked the file (where it lies, whose it is, its size) before; the file is opened without following links.
+     */
+    public static KvPool mapRankSlice(KvGeometry geometry, int pages, Path file, int rank)
+            throws IOException
+    {
+        checkPages(geometry, pages);
+        requireNonNull(file, "file is null");
+        long slice = geometry.footprintBytes(pages);
+        Arena arena = Arena.ofShared();
+        try (FileChannel channel = FileChannel.open(file, Set.of(READ, WRITE, LinkOption.NOFOLLOW_LINKS))) {
+            if (channel.size() < (rank + 1L) * slice) {
+                throw new IOException("the pool file " + file + " has " + channel.size() + " bytes, too few for rank " + rank + "'s pool of "
+                        + slice + " bytes");
+            }
+            MemorySegment mapped = channel.map(FileChannel.MapMode.READ_WRITE, rank * slice, slice, arena);
+            // fault the mapping in now (the leader zeroed it), not on the first forward
+            mapped.load();
+            PagedKvCache cache = layOut(geometry, pages, mapped);
+            return new KvPool(geometry, pages, arena, cache, Optional.of(file), regions(geometry, cache, rank, null), 1);
+        }
+        catch (IOException | RuntimeException | Error e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    private static PagedKvCache layOut(KvGeometry geometry, int pages, MemorySegment slice)
+    {
+        long[] cursor = {0};
+        return PagedKvCache.over(length -> {
+                    MemorySegment part = slice.asSlice(cursor[0], length);
+                    cursor[0] += KvGeometry.alignUp(length);
+                    return part;
+                },
+                geometry.layers(), pages, geometry.pageSize(), geometry.dtype(),
+                geometry.keyRowElements(), geometry.valueRowElements(), geometry.valuesInKeyRow());
     }
 
     /** How many pages of {@code geometry} fit in a budget of {@code bytes} (region alignment included). */
@@ -139,10 +189,19 @@ public final class KvPool
         return pagePool.totalPages();
     }
 
-    /** Every region of the pool, layer by layer, key before value; V inside the key row has no region of its own. */
+    /**
+     * Every region of the pool, layer by layer, key before value; V inside the key row has no region of its own. A
+     * tensor-parallel leader's pool over a shared file lists every rank's regions, rank by rank ({@link #ranks()}).
+     */
     public List<KvRegion> regions()
     {
         return regions;
+    }
+
+    /** How many ranks' regions {@link #regions()} lists: 1, or a tensor-parallel group's size on its leader over a shared file. */
+    public int ranks()
+    {
+        return ranks;
     }
 
     /** The file the regions are mapped from, for a same-host peer; empty for anonymous memory. */
@@ -171,10 +230,23 @@ public final class KvPool
         }
     }
 
-    private static KvRegion region(int layer, KvRegion.Kind kind, MemorySegment segment, long pageStride, MemorySegment fileBase)
+    /** A pool's regions, layer by layer, key before value; {@code fileBase} is the start of the mapped file, or null. */
+    private static List<KvRegion> regions(KvGeometry geometry, PagedKvCache cache, int rank, MemorySegment fileBase)
+    {
+        List<KvRegion> regions = new ArrayList<>(geometry.regions());
+        for (int layer = 0; layer < geometry.layers(); layer++) {
+            regions.add(region(rank, layer, KvRegion.Kind.KEY, cache.keys(layer), geometry.keyPageStride(), fileBase));
+            if (!geometry.valuesInKeyRow()) {
+                regions.add(region(rank, layer, KvRegion.Kind.VALUE, cache.values(layer), geometry.valuePageStride(), fileBase));
+            }
+        }
+        return regions;
+    }
+
+    private static KvRegion region(int rank, int layer, KvRegion.Kind kind, MemorySegment segment, long pageStride, MemorySegment fileBase)
     {
         long fileOffset = fileBase == null ? -1 : segment.address() - fileBase.address();
-        return new KvRegion(layer, kind, segment, pageStride, fileOffset);
+        return new KvRegion(rank, layer, kind, segment, pageStride, fileOffset);
     }
 
     private static void checkPages(KvGeometry geometry, int pages)

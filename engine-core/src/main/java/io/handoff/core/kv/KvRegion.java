@@ -8,9 +8,10 @@ import static java.util.Objects.requireNonNull;
  * One contiguous region of the KV pool, as a transfer backend registers it: page {@code p} of this
  * region is the {@link #pageStride()} bytes at {@code address() + p * pageStride()}.
  *
+ * @param rank the tensor-parallel rank whose pool holds the region (0 with one rank)
  * @param fileOffset where the region starts in the pool's shared file, or -1 when the pool is not file-backed
  */
-public record KvRegion(int layer, Kind kind, MemorySegment segment, long pageStride, long fileOffset)
+public record KvRegion(int rank, int layer, Kind kind, MemorySegment segment, long pageStride, long fileOffset)
 {
     public enum Kind
     {
@@ -23,8 +24,8 @@ public record KvRegion(int layer, Kind kind, MemorySegment segment, long pageStr
     {
         requireNonNull(kind, "kind is null");
         requireNonNull(segment, "segment is null");
-        if (layer < 0 || pageStride < 1 || fileOffset < -1) {
-            throw new IllegalArgumentException("bad region: layer=" + layer + " pageStride=" + pageStride + " fileOffset=" + fileOffset);
+        if (rank < 0 || layer < 0 || pageStride < 1 || fileOffset < -1) {
+            throw new IllegalArgumentException("bad region: rank=" + rank + " layer=" + layer + " pageStride=" + pageStride + " fileOffset=" + fileOffset);
         }
     }
 

@@ -12,6 +12,7 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -118,12 +119,17 @@ final class RankAdmission
             String refusal = rank < 1 || rank >= settings.size() ? "rank " + rank + " is not in 1.." + (settings.size() - 1)
                     : joined[rank] != null ? "rank " + rank + " has joined already"
                     : !identity.equals(settings.identity()) ? "its model or KV layout (" + identity + ") is not the leader's (" + settings.identity() + ")"
+                    : settings.poolFile().isPresent() && !socket.getInetAddress().isLoopbackAddress()
+                            ? "the group's ranks share one KV pool file with their leader, which a transfer backend reads and writes (prefill and "
+                                    + "decode servers), so every rank must run on the leader's host and join on loopback; this one joined from "
+                                    + socket.getInetAddress().getHostAddress()
                     : null;
             if (refusal != null) {
                 link.send(RankLink.REFUSED, RankLink.utf8(refusal));
                 throw new IOException(refusal);
             }
-            link.send(RankLink.WELCOME, 8, b -> b.putInt(settings.size()).putInt(settings.pages()));
+            byte[] poolFile = RankLink.utf8(settings.poolFile().map(Path::toString).orElse(""));
+            link.send(RankLink.WELCOME, 8 + poolFile.length, b -> b.putInt(settings.size()).putInt(settings.pages()).put(poolFile));
             Optional<Process> process = launched.stream().filter(l -> l.rank() == rank).map(RankLauncher.Launched::process).findFirst();
             return Optional.of(new Joined(rank, pid, host, link, process, socket.getInetAddress().isLoopbackAddress()));
         }

@@ -14,6 +14,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,13 +44,19 @@ public final class RankGroup
     /** What a rank says about itself; {@code problem} is empty while it is healthy. */
     public record RankStatus(int rank, long pid, String host, boolean healthy, String problem) {}
 
-    /** What the group needs: its size, where it listens, how ranks prove themselves, how long it waits for them. */
+    /**
+     * What the group needs: its size, where it listens, how ranks prove themselves, how long it waits for them.
+     *
+     * @param poolFile the file holding every rank's KV pool, which each rank maps its slice of (the ranks of a prefill or
+     *         decode server, whose transfer backend reaches every rank's pages through the leader), or empty
+     */
     public record Settings(int size, String host, int port, ClusterSecurity security, Duration startupTimeout, Duration heartbeatTimeout,
-            Duration stepTimeout, long maxFrameBytes, String identity, int pages)
+            Duration stepTimeout, long maxFrameBytes, String identity, int pages, Optional<Path> poolFile)
     {
         public Settings
         {
             new TensorShard(0, size);
+            requireNonNull(poolFile, "poolFile is null");
             requireNonNull(host, "host is null");
             requireNonNull(security, "security is null");
             requireNonNull(identity, "identity is null");

@@ -36,6 +36,7 @@ public final class RankWorker
     private final RankLink link;
     private final TensorShard shard;
     private final int pages;
+    private final Optional<Path> poolFile;
     private final Duration heartbeatTimeout;
     private float[] scratch = new float[0];
     private SharedExchange shared;
@@ -44,11 +45,12 @@ public final class RankWorker
     private volatile boolean stopped;
     private boolean closed;
 
-    private RankWorker(RankLink link, TensorShard shard, int pages, Duration heartbeatTimeout)
+    private RankWorker(RankLink link, TensorShard shard, int pages, Optional<Path> poolFile, Duration heartbeatTimeout)
     {
         this.link = link;
         this.shard = shard;
         this.pages = pages;
+        this.poolFile = poolFile;
         this.heartbeatTimeout = heartbeatTimeout;
     }
 
@@ -78,11 +80,13 @@ public final class RankWorker
         ByteBuffer welcome = link.expect(RankLink.WELCOME).payload();
         int size = welcome.getInt();
         int pages = welcome.getInt();
+        String poolFile = RankLink.string(welcome);
         if (pages < 1) {
             link.close();
             throw new IOException("the leader's KV pool of " + pages + " pages is not a pool");
         }
-        return new RankWorker(link, new TensorShard(rank, size), pages, heartbeatTimeout);
+        return new RankWorker(link, new TensorShard(rank, size), pages, poolFile.isEmpty() ? Optional.empty() : Optional.of(Path.of(poolFile)),
+                heartbeatTimeout);
     }
 
     @Override
@@ -95,6 +99,16 @@ public final class RankWorker
     public int pages()
     {
         return pages;
+    }
+
+    /**
+     * The file the leader created for every rank's KV pool, when a transfer backend must reach them all (prefill and decode
+     * servers): this rank maps its own slice of it. A path from the network: check it before opening it. Empty when this
+     * rank allocates its pool in its own memory.
+     */
+    public Optional<Path> poolFile()
+    {
+        return poolFile;
     }
 
     /** Tells the leader this rank could not start, and why. */

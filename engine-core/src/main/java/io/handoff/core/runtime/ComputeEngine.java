@@ -139,10 +139,6 @@ public final class ComputeEngine
         ModelConfig model = source.config();
         int tensorSize = RankSetup.size(config);
         TensorShard.check(tensorSize, model.name(), model.heads(), model.kvHeads(), model.attentionGeometry().layout());
-        if (tensorSize > 1 && role.isPresent()) {
-            throw new IllegalArgumentException("a " + role.get() + " server with " + RankSetup.SIZE_KEY + " = " + tensorSize
-                    + ": prefill/decode disaggregation runs with one rank per server for now; set it to 1 for disaggregated serving");
-        }
         TensorShard shard = new TensorShard(0, tensorSize);
         KvSizing sizing = KvSizing.of(config, source, shard);
         int pageSize = sizing.pageSize();
@@ -168,7 +164,7 @@ public final class ComputeEngine
         KvPool kv;
         try {
             int pages = sizing.pages();
-            kv = disaggregation.map(d -> d.allocatePool(kvGeometry, pages))
+            kv = disaggregation.map(d -> d.allocatePool(kvGeometry, pages, tensorSize))
                     .orElseGet(() -> KvPool.allocate(kvGeometry, pages));
         }
         catch (RuntimeException e) {
@@ -183,7 +179,7 @@ public final class ComputeEngine
                     () -> provider.create(geometry, kv.view(), settings));
             if (tensorSize > 1) {
                 ranks = RankGroup.start(RankSetup.settings(config, engine.security(), model, RankSetup.identity(model, kvGeometry, geometry.arithmetic()),
-                        kv.pages()), RankSetup.launcher(config, engine.config().source()));
+                        kv.pages(), kv.ranks() > 1 ? kv.sharedFile() : Optional.empty()), RankSetup.launcher(config, engine.config().source()));
             }
             transformer = new Transformer(model, source.weights(), schedulerConfig.threads(), ranks == null ? Collective.NONE : ranks);
             ModelRunner model0 = ranks == null ? transformer : new TensorParallelRunner(transformer, ranks);
@@ -191,7 +187,8 @@ public final class ComputeEngine
                     ? new RadixCache(pageSize, kv.pagePool())
                     : new ChunkCache(pageSize);
             KvHandoff handoff = disaggregation
-                    .map(d -> d.handoff(kv, Compatibility.of(model.name(), model.compatibilityHash(), geometry.layout(), kvGeometry, geometry.arithmetic())))
+                    .map(d -> d.handoff(kv, Compatibility.of(model.name(), model.compatibilityHash(), geometry.layout(), kvGeometry, geometry.arithmetic(),
+                            tensorSize)))
                     .orElse(KvHandoff.NONE);
             Scheduler scheduler = new Scheduler(schedulerConfig, requireNonNull(runner.apply(model0), "runner gave null"), kv, prefixCache, attention, faults, handoff,
                     source.tokenizer().eosTokenIds(), new Timelines(config.getInt("handoff.debug.timeline-requests")));

@@ -11,9 +11,11 @@ import io.handoff.core.parallel.RankLauncher;
 import io.handoff.core.security.ClusterSecurity;
 import io.handoff.spi.attention.AttentionArithmetic;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * How a tensor-parallel group is set up from the configuration ({@code handoff.parallel}): what every rank must agree
@@ -65,11 +67,11 @@ final class RankSetup
         return Math.max(1, Runtime.getRuntime().availableProcessors() / local);
     }
 
-    static RankGroup.Settings settings(Config config, ClusterSecurity security, ModelConfig model, String identity, int pages)
+    static RankGroup.Settings settings(Config config, ClusterSecurity security, ModelConfig model, String identity, int pages, Optional<Path> poolFile)
     {
         return new RankGroup.Settings(size(config), config.getString("handoff.parallel.leader-host"), config.getInt("handoff.parallel.leader-port"),
                 security, config.getDuration("handoff.parallel.startup-timeout"), config.getDuration("handoff.parallel.heartbeat-timeout"),
-                config.getDuration("handoff.parallel.step-timeout"), maxFrameBytes(config, model), identity, pages);
+                config.getDuration("handoff.parallel.step-timeout"), maxFrameBytes(config, model), identity, pages, poolFile);
     }
 
     /** Ranks 1.. as processes on this host reading this process's configuration, or none when they join on their own. */

@@ -5,7 +5,10 @@ import io.handoff.core.config.ConfigSource;
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPoint;
 import io.handoff.core.fault.FaultSpec;
+import io.handoff.core.disagg.peer.EngineTransferContext;
+import io.handoff.core.kv.KvGeometry;
 import io.handoff.core.kv.KvPool;
+import io.handoff.core.transfer.PoolFileGrant;
 import io.handoff.core.model.Transformer;
 import io.handoff.core.model.parallel.TensorShard;
 import io.handoff.core.parallel.CollectiveBench;
@@ -93,6 +96,18 @@ public final class RankWorkerMain
         return java.util.Arrays.stream(list.split(",")).mapToInt(Integer::parseInt).toArray();
     }
 
+    /** This rank's KV pool: its slice of the leader's pool file when the leader named one (checked first), else its own memory. */
+    private static KvPool pool(KvGeometry geometry, RankWorker worker, int size)
+            throws IOException
+    {
+        if (worker.poolFile().isEmpty()) {
+            return KvPool.allocate(geometry, worker.pages());
+        }
+        Path file = worker.poolFile().get();
+        PoolFileGrant.checkRankPool(file, EngineTransferContext.sharedMemoryBase(), Math.multiplyExact(geometry.footprintBytes(worker.pages()), (long) size));
+        return KvPool.mapRankSlice(geometry, worker.pages(), file, worker.shard().rank());
+    }
+
     /** Runs rank {@code rank} of the group whose leader is at {@code leader}; returns the process's exit code. */
     public static int run(ConfigSource configSource, int rank, String leader)
     {
@@ -112,7 +127,7 @@ public final class RankWorkerMain
                     worker.refuse("rank " + rank + " is configured for " + size + " ranks, the leader for " + worker.shard().size());
                     return 1;
                 }
-                try (KvPool kv = KvPool.allocate(sizing.geometry(), worker.pages());
+                try (KvPool kv = pool(sizing.geometry(), worker, size);
                         Transformer model = new Transformer(source.config(), source.weights(), RankSetup.threads(config, size), worker)) {
                     PluginEntry entry = engine.plugins().find(choice.id()).orElseThrow();
                     AttentionBackend attention = PluginRegistry.inContext(engine.plugins().loaderOf(entry),

@@ -24,7 +24,7 @@ import static java.util.Objects.requireNonNull;
  * path came from the network: it is used only when it names what a receiver of this user created in this engine's
  * run directory, and the file opened is the file checked (same file key, same size).
  */
-final class PoolFileGrant
+public final class PoolFileGrant
 {
     private static final Set<PosixFilePermission> OWNER = EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE,
             PosixFilePermission.OWNER_EXECUTE);
@@ -38,6 +38,24 @@ final class PoolFileGrant
         this.file = file;
         this.fileKey = fileKey;
         this.size = size;
+    }
+
+    /**
+     * What a tensor-parallel rank checks of the pool file its leader named before it maps its slice: the same rules as for a
+     * receiver's pool file (inside {@code allowedRoot} with no link on the way, a plain file of this user open to nobody
+     * else), and exactly {@code bytes} long, the pools of the whole group.
+     *
+     * @throws java.io.IOException naming what is wrong
+     */
+    public static void checkRankPool(Path file, Path allowedRoot, long bytes)
+            throws IOException
+    {
+        try {
+            check(file, allowedRoot, bytes);
+        }
+        catch (PoolGrantRefused | UncheckedIOException e) {
+            throw new IOException("the leader's KV pool file: " + e.getMessage(), e);
+        }
     }
 
     /** @param needed the bytes the described regions reach into the file */

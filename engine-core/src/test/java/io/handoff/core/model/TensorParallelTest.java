@@ -134,7 +134,7 @@ class TensorParallelTest
                 return Optional.empty();
             };
             RankGroup group = RankGroup.start(new RankGroup.Settings(size, "127.0.0.1", 0, ClusterSecurity.loopbackOnly(), Duration.ofSeconds(60), Duration.ofSeconds(60),
-                    Duration.ofSeconds(60), 1 << 26, config.name(), PAGES), threads);
+                    Duration.ofSeconds(60), 1 << 26, config.name(), PAGES, java.util.Optional.empty()), threads);
             Transformer leader = new Transformer(config, weights, 1, group);
             return new Group(group, leader, new ModelHarness(leader, new TensorParallelRunner(leader, group), KvDtype.F32, PAGES, 1), ranks);
         }

@@ -97,7 +97,7 @@ class RankLinkTest
             return Optional.empty();
         };
         try (RankGroup group = RankGroup.start(new RankGroup.Settings(2, "127.0.0.1", 0, ClusterSecurity.loopbackOnly(), Duration.ofSeconds(30),
-                Duration.ofSeconds(30), Duration.ofSeconds(30), 1 << 20, "m", 4), launcher)) {
+                Duration.ofSeconds(30), Duration.ofSeconds(30), 1 << 20, "m", 4, Optional.empty()), launcher)) {
             assertThat(group.ranks()).extracting(RankGroup.RankStatus::healthy).containsExactly(true, true);
         }
         // the leader closed the malformed connection without answering it
@@ -138,7 +138,7 @@ class RankLinkTest
             return Optional.empty();
         };
         try (RankGroup group = RankGroup.start(new RankGroup.Settings(2, "127.0.0.1", 0, security, Duration.ofSeconds(30), Duration.ofSeconds(30), Duration.ofSeconds(30),
-                1 << 28, "m", 4), launcher)) {
+                1 << 28, "m", 4, Optional.empty()), launcher)) {
             for (int n : SIZES) {
                 float[] buf = new float[n];
                 Arrays.fill(buf, 0, n / 2, 1f);

@@ -70,7 +70,7 @@ public final class CollectiveBenchCommand
         long[] nanos;
         boolean[] shared = new boolean[sizes.length];
         try (RankGroup group = RankGroup.start(new RankGroup.Settings(ranks, "127.0.0.1", 0, ClusterSecurity.loopbackOnly(), Duration.ofSeconds(120), Duration.ofSeconds(60),
-                Duration.ofSeconds(60), CollectiveBench.maxFrameBytes(sizes), CollectiveBench.IDENTITY, 1), launcher)) {
+                Duration.ofSeconds(60), CollectiveBench.maxFrameBytes(sizes), CollectiveBench.IDENTITY, 1, java.util.Optional.empty()), launcher)) {
             for (int i = 0; i < sizes.length; i++) {
                 int floats = (int) (sizes[i] / 4);
                 shared[i] = group.sharesMemory(Pieces.columns(1, floats, 0, group.shard().bounds(floats, 16)));

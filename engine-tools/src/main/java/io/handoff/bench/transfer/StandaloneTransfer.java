@@ -50,7 +50,7 @@ public final class StandaloneTransfer
     {
         Disaggregation disaggregation = Disaggregation.open(role, config, security, plugins, FaultInjector.NONE);
         try {
-            return new StandaloneTransfer(disaggregation, disaggregation.allocatePool(geometry, pages));
+            return new StandaloneTransfer(disaggregation, disaggregation.allocatePool(geometry, pages, 1));
         }
         catch (RuntimeException | Error e) {
             disaggregation.close();

@@ -56,11 +56,22 @@ public record Compatibility(String modelName, String weightsHash, String kvLayou
      */
     public static Compatibility of(String modelName, String weightsHash, KvLayout layout, KvGeometry geometry, AttentionArithmetic arithmetic)
     {
+        return of(modelName, weightsHash, layout, geometry, arithmetic, 1);
+    }
+
+    /**
+     * The same for a server of {@code tensorRanks} tensor-parallel ranks, whose geometry is one rank's: the rank count is
+     * named in the layout (a page of rank {@code r} holds that rank's KV heads), so only servers of the same layout pair.
+     */
+    public static Compatibility of(String modelName, String weightsHash, KvLayout layout, KvGeometry geometry, AttentionArithmetic arithmetic,
+            int tensorRanks)
+    {
         requireNonNull(layout, "layout is null");
         requireNonNull(geometry, "geometry is null");
         String kvLayout = layout + " " + geometry.layers() + " layers, key row " + geometry.keyRowElements() + ", value row "
                 + geometry.valueRowElements() + (geometry.valuesInKeyRow() ? " (in key row)" : "")
-                + (arithmetic == AttentionArithmetic.F32 ? "" : ", attention " + arithmetic);
+                + (arithmetic == AttentionArithmetic.F32 ? "" : ", attention " + arithmetic)
+                + (tensorRanks == 1 ? "" : ", " + tensorRanks + " tensor-parallel ranks");
         return new Compatibility(modelName, weightsHash, kvLayout, geometry.dtype().name(), geometry.pageSize(), ControlMessage.PROTOCOL_VERSION);
     }
 
@@ -92,7 +103,7 @@ public record Compatibility(String modelName, String weightsHash, String kvLayou
             return Optional.empty();
         }
         return Optional.of("incompatible peer: " + String.join("; ", differences)
-                + ". Prefill and decode must serve the same model and weights with the same KV layout, dtype and page size.");
+                + ". Prefill and decode must serve the same model and weights with the same KV layout (tensor-parallel size included), dtype and page size.");
     }
 
     /**
