@@ -67,6 +67,7 @@ public final class RankGroup
     private final ServerSocket server;
     private final Peer[] peers;
     private final AtomicReference<RankLostException> lost = new AtomicReference<>();
+    private final List<java.util.function.Consumer<RankLostException>> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Thread monitor;
     private SharedExchange shared;
     private volatile boolean closed;
@@ -311,8 +312,31 @@ public final class RankGroup
             }
             log.error("tensor-parallel rank {} (pid {}, {}) lost: {}; this server fails every request until it is restarted", rank,
                     peer == null ? -1 : peer.pid, peer == null ? "?" : peer.host, reason);
+            for (java.util.function.Consumer<RankLostException> listener : listeners) {
+                listener.accept(failure);
+            }
         }
         return lost.get() == failure ? failure : new RankLostException(lost.get().rank(), lost.get().reason(), lost.get());
+    }
+
+    /**
+     * Calls {@code listener} once, on the thread that finds it, when a rank is lost (at once when one is lost already): for
+     * the scheduler to fail the requests no step of which runs meanwhile (waiting for their KV, or for a page).
+     */
+    public void onLost(java.util.function.Consumer<RankLostException> listener)
+    {
+        requireNonNull(listener, "listener is null");
+        java.util.concurrent.atomic.AtomicBoolean called = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.function.Consumer<RankLostException> once = failure -> {
+            if (called.compareAndSet(false, true)) {
+                listener.accept(failure);
+            }
+        };
+        listeners.add(once);
+        RankLostException failure = lost.get();
+        if (failure != null) {
+            once.accept(failure);
+        }
     }
 
     /** Every rank, this one first. */

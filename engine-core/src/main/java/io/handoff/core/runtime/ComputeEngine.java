@@ -193,6 +193,9 @@ public final class ComputeEngine
             Scheduler scheduler = new Scheduler(schedulerConfig, requireNonNull(runner.apply(model0), "runner gave null"), kv, prefixCache, attention, faults, handoff,
                     source.tokenizer().eosTokenIds(), new Timelines(config.getInt("handoff.debug.timeline-requests")));
             disaggregation.ifPresent(d -> d.attach(scheduler));
+            if (ranks != null) {
+                ranks.onLost(lost -> scheduler.failAll(io.handoff.trace.FailureCause.RANK_LOST, "tensor-parallel " + lost.getMessage()));
+            }
             log.info("model {} ({}, {}, weights {}, max context {}), attention {} ({} arithmetic), KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}{}",
                     model.name(), model.architecture(), source.weights().description(), transformer.weightsDescription(), model.maxContext(), attentionId,
                     geometry.arithmetic(), kv.pages(), pageSize, kv.footprintBytes() >> 20,

@@ -140,6 +140,16 @@ public final class Scheduler
         return new RequestHandle(request.rid(), scheduled.result);
     }
 
+    /**
+     * Fails every request the scheduler holds, waiting or running (a decode's waiting for its KV too), with {@code cause}:
+     * for an engine that can run no step any more, whose requests would otherwise wait for KV or pages they can never use.
+     * Requests submitted later fail at their first step.
+     */
+    public void failAll(FailureCause cause, String error)
+    {
+        inbox.add(new SchedulerCommand.FailAll(requireNonNull(cause, "cause is null"), requireNonNull(error, "error is null")));
+    }
+
     /** Aborts a request in any phase; unknown or finished ids are ignored. Its result reports {@link FinishReason#ABORT}. */
     public void abort(String rid)
     {

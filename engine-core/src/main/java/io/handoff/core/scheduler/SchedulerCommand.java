@@ -32,6 +32,9 @@ sealed interface SchedulerCommand
     /** Something a finished request's release waits for completed. */
     record Wake() implements SchedulerCommand {}
 
+    /** Every request, waiting or running, fails for {@code cause} (the engine can run no step any more). */
+    record FailAll(FailureCause cause, String error) implements SchedulerCommand {}
+
     /** A peer's proof (or its failure) that quarantined prompt pages are no longer written; quarantined at {@code sinceNanos}. */
     record ProofArrived(int[] pages, ReleaseProof proof, Throwable failure, long sinceNanos) implements SchedulerCommand {}
 }

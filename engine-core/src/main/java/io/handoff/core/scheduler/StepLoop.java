@@ -189,6 +189,14 @@ final class StepLoop
             case SchedulerCommand.KvFailed failed ->
                     findRunning(failed.rid()).ifPresent(r -> finish(r, FinishReason.ERROR, failed.reason(), failed.cause()));
             case SchedulerCommand.Wake ignored -> { }
+            case SchedulerCommand.FailAll fail -> {
+                for (ScheduledRequest request : List.copyOf(waiting)) {
+                    abortRequest(request.request.rid(), fail.cause(), fail.error());
+                }
+                for (ScheduledRequest request : List.copyOf(running)) {
+                    finish(request, FinishReason.ERROR, fail.error(), fail.cause());
+                }
+            }
             case SchedulerCommand.ProofArrived proof -> parts.reservations().proofArrived(proof);
             case SchedulerCommand.Audit audit -> {
                 try {
