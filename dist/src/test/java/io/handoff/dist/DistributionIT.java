@@ -63,7 +63,7 @@ class DistributionIT
             assertThat(fieldNames(entry)).as(id).containsExactlyInAnyOrderElementsOf(CONTRACT_FIELDS);
             assertThat(entry.get("kind").asText()).as(id).isEqualTo(BUILT_IN_KINDS.get(id));
             assertThat(entry.get("version").asText()).as(id).isEqualTo(VERSION);
-            assertThat(entry.get("spiVersion").asInt()).as(id).isEqualTo(1);
+            assertThat(entry.get("spiVersion").asInt()).as(id).isEqualTo(2);
             assertThat(entry.get("source").asText()).as(id).isEqualTo("builtin");
             assertThat(entry.get("capabilities").isArray()).as(id).isTrue();
             assertThat(entry.get("capabilities")).as(id).isNotEmpty();

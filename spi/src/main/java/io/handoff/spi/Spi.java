@@ -8,7 +8,7 @@ package io.handoff.spi;
 public final class Spi
 {
     /** Bumped on every incompatible change to the packages {@code io.handoff.spi.*}. */
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
 
     private Spi() {}
 }

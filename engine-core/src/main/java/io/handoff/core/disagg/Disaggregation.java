@@ -20,6 +20,9 @@ import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.security.ClusterSecurity;
 import io.handoff.core.security.RunDirectory;
 import io.handoff.spi.PluginSettings;
+import io.handoff.core.transfer.RankLayout;
+import io.handoff.spi.attention.AttentionGeometry;
+import io.handoff.spi.attention.KvLayout;
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.TransferBackend;
@@ -174,13 +177,24 @@ public final class Disaggregation
     /** Builds the handoff the scheduler drives; call {@link #attach} once the scheduler exists. */
     public KvHandoff handoff(KvPool pool, Compatibility compatibility)
     {
+        return handoff(pool, compatibility, null);
+    }
+
+    /**
+     * The same for a pool whose regions are those of {@code pool.ranks()} tensor-parallel ranks of a model with these KV heads
+     * ({@code model}: the whole model's attention), which pairs with decodes of any layout of the model.
+     */
+    public KvHandoff handoff(KvPool pool, Compatibility compatibility, AttentionGeometry model)
+    {
         List<MemoryRegion> regions = regions(pool);
-        PageChecksums checksums = new PageChecksums(regions);
+        RankLayout layout = model == null ? null
+                : RankLayout.of(pool.ranks(), model.numKvHeads(), model.layout() == KvLayout.MLA, pool.geometry().pageSize(), regions);
+        PageChecksums checksums = new PageChecksums(regions, layout);
         if (role == Role.PREFILL) {
             backend.registerSources(regions);
             try {
                 prefill = new PrefillHandoff(config, compatibility, backendId, backend, checksums, pool.geometry().pageSize(), earlySend,
-                        PageGeometry.of(regions), context, security, incarnation);
+                        PageGeometry.of(regions), layout, context, security, incarnation);
             }
             catch (IOException e) {
                 throw new UncheckedIOException("cannot start the prefill control endpoint: " + e.getMessage(), e);

@@ -30,6 +30,7 @@ import io.handoff.core.scheduler.KvHandoff.HandoffFailure;
 import io.handoff.core.scheduler.Logprobs;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.transfer.PlanListener;
+import io.handoff.core.transfer.RankLayout;
 import io.handoff.core.transfer.TransferHooks;
 import io.handoff.core.transfer.TransferLink;
 import io.handoff.spi.transfer.PageGeometry;
@@ -165,12 +166,21 @@ public final class PrefillHandoff
             String incarnation)
             throws IOException
     {
+        this(config, compatibility, backendId, backend, checksums, pageSize, earlySend, sources, null, hooks, security, incarnation);
+    }
+
+    /** @param layout how {@code sources} spread over this server's tensor-parallel ranks; null for one rank's regions */
+    public PrefillHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
+            PageChecksums checksums, int pageSize, EarlySend earlySend, PageGeometry sources, RankLayout layout, TransferHooks hooks,
+            ControlSecurity security, String incarnation)
+            throws IOException
+    {
         this.config = requireNonNull(config, "config is null");
         this.checksums = requireNonNull(checksums, "checksums is null");
         this.pageSize = pageSize;
         this.earlySend = requireNonNull(earlySend, "earlySend is null");
         // a decode may connect before this returns; until a request is admitted here there is no room it can reach
-        this.links = new PrefillToDecodeLinks(config, compatibility, backendId, backend, earlySend, sources, hooks, clock, stats, security,
+        this.links = new PrefillToDecodeLinks(config, compatibility, backendId, backend, earlySend, sources, layout, hooks, clock, stats, security,
                 PeerProcess.current(requireNonNull(incarnation, "incarnation is null")), ProcessCheck.SYSTEM, new LinkEvents());
         this.ticker = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("handoff-prefill-ticks").daemon().factory());
         long period = Math.max(50, config.liveness().heartbeatInterval().toMillis() / 2);

@@ -186,9 +186,11 @@ public final class ComputeEngine
             PrefixCache prefixCache = config.getBoolean("handoff.scheduler.prefix-cache")
                     ? new RadixCache(pageSize, kv.pagePool())
                     : new ChunkCache(pageSize);
+            // the whole model's KV rows (a rank's pool holds its heads only): servers of any layouts of the model pair
+            KvGeometry wholeKv = KvSizing.of(config, source, TensorShard.WHOLE).geometry();
             KvHandoff handoff = disaggregation
-                    .map(d -> d.handoff(kv, Compatibility.of(model.name(), model.compatibilityHash(), geometry.layout(), kvGeometry, geometry.arithmetic(),
-                            tensorSize)))
+                    .map(d -> d.handoff(kv, Compatibility.of(model.name(), model.compatibilityHash(), geometry.layout(), wholeKv, geometry.arithmetic(),
+                            tensorSize), model.attentionGeometry()))
                     .orElse(KvHandoff.NONE);
             Scheduler scheduler = new Scheduler(schedulerConfig, requireNonNull(runner.apply(model0), "runner gave null"), kv, prefixCache, attention, faults, handoff,
                     source.tokenizer().eosTokenIds(), new Timelines(config.getInt("handoff.debug.timeline-requests")));

@@ -39,6 +39,20 @@ public interface TransferBackend
      */
     TransferPeer connect(String peerHostId, byte[] descriptor);
 
+    /**
+     * Sender side: connects to a receiver whose pages the plans fill through {@code slices} (the core checked it against
+     * both sides' regions). A backend declaring {@link TransferCapability#HEAD_SLICES} moves any map; the default takes
+     * only the identity, which {@link #connect(String, byte[])} moves.
+     */
+    default TransferPeer connect(String peerHostId, byte[] descriptor, SliceMap slices)
+    {
+        if (!slices.isIdentity()) {
+            throw new UnsupportedOperationException("this backend moves whole pages between servers of the same layout only (it does not "
+                    + "declare HEAD_SLICES)");
+        }
+        return connect(peerHostId, descriptor);
+    }
+
     @Override
     void close();
 }

@@ -27,5 +27,10 @@ public enum TransferCapability
      * its window of plans ({@code handoff.disaggregation.transfer-window}) before the first of them is reported. Each
      * plan is still reported exactly once; plans still reach {@code send} in post order, on one thread.
      */
-    PIPELINED
+    PIPELINED,
+    /**
+     * Plans move through any {@link SliceMap} the core gives {@link TransferBackend#connect(String, byte[], SliceMap)}, not only the
+     * identity: what pairs a prefill and a decode of different tensor-parallel layouts, each receiving rank getting its KV heads.
+     */
+    HEAD_SLICES
 }

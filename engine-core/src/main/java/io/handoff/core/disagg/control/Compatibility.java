@@ -22,9 +22,13 @@ import static java.util.Objects.requireNonNull;
  * refused with both values named instead of being discovered as garbage tokens.
  *
  * @param weightsHash anything that identifies the weights: a seed for generated weights, a checkpoint digest
- * @param kvLayout the layout and shape of a page's rows, e.g. {@code "MLA 2 layers, key row 576, value row 512"}
+ * @param kvLayout the layout and shape of a page's rows, e.g. {@code "MLA 2 layers, key row 576, value row 512"}: the whole
+ *         model's rows, whichever ranks hold them
+ * @param tensorRanks the tensor-parallel ranks the server's KV is spread over: not a condition of pairing (a prefill of one
+ *         layout hands off to a decode of another, head slice by head slice), but what the prefill plans its transfers by
  */
-public record Compatibility(String modelName, String weightsHash, String kvLayout, String kvDtype, int pageSize, int protocolVersion)
+public record Compatibility(String modelName, String weightsHash, String kvLayout, String kvDtype, int pageSize, int protocolVersion,
+        int tensorRanks)
 {
     public static final int MAX_FIELD_CHARS = 1000;
 
@@ -42,6 +46,14 @@ public record Compatibility(String modelName, String weightsHash, String kvLayou
         if (pageSize < 1) {
             throw new IllegalArgumentException("page size must be >= 1, was " + pageSize);
         }
+        if (tensorRanks < 1 || tensorRanks > 64) {
+            throw new IllegalArgumentException("tensor ranks must be in 1..64, was " + tensorRanks);
+        }
+    }
+
+    public Compatibility(String modelName, String weightsHash, String kvLayout, String kvDtype, int pageSize, int protocolVersion)
+    {
+        this(modelName, weightsHash, kvLayout, kvDtype, pageSize, protocolVersion, 1);
     }
 
     /** This engine's side, from its model and KV pool geometry, at the current protocol version, attention in F32. */
@@ -60,8 +72,8 @@ public record Compatibility(String modelName, String weightsHash, String kvLayou
     }
 
     /**
-     * The same for a server of {@code tensorRanks} tensor-parallel ranks, whose geometry is one rank's: the rank count is
-     * named in the layout (a page of rank {@code r} holds that rank's KV heads), so only servers of the same layout pair.
+     * The same for a server of {@code tensorRanks} tensor-parallel ranks; {@code geometry} is the whole model's (one rank's
+     * holds only its heads), so that servers of any layouts of the same model agree.
      */
     public static Compatibility of(String modelName, String weightsHash, KvLayout layout, KvGeometry geometry, AttentionArithmetic arithmetic,
             int tensorRanks)
@@ -70,12 +82,12 @@ public record Compatibility(String modelName, String weightsHash, String kvLayou
         requireNonNull(geometry, "geometry is null");
         String kvLayout = layout + " " + geometry.layers() + " layers, key row " + geometry.keyRowElements() + ", value row "
                 + geometry.valueRowElements() + (geometry.valuesInKeyRow() ? " (in key row)" : "")
-                + (arithmetic == AttentionArithmetic.F32 ? "" : ", attention " + arithmetic)
-                + (tensorRanks == 1 ? "" : ", " + tensorRanks + " tensor-parallel ranks");
-        return new Compatibility(modelName, weightsHash, kvLayout, geometry.dtype().name(), geometry.pageSize(), ControlMessage.PROTOCOL_VERSION);
+                + (arithmetic == AttentionArithmetic.F32 ? "" : ", attention " + arithmetic);
+        return new Compatibility(modelName, weightsHash, kvLayout, geometry.dtype().name(), geometry.pageSize(), ControlMessage.PROTOCOL_VERSION,
+                tensorRanks);
     }
 
-    /** A short digest of every field; equal hashes mean compatible peers. */
+    /** A short digest of every field but {@link #tensorRanks}; equal hashes mean compatible peers. */
     public String hash()
     {
         String canonical = String.join("\u0000", modelName, weightsHash, kvLayout, kvDtype, Integer.toString(pageSize), Integer.toString(protocolVersion));
@@ -103,7 +115,7 @@ public record Compatibility(String modelName, String weightsHash, String kvLayou
             return Optional.empty();
         }
         return Optional.of("incompatible peer: " + String.join("; ", differences)
-                + ". Prefill and decode must serve the same model and weights with the same KV layout (tensor-parallel size included), dtype and page size.");
+                + ". Prefill and decode must serve the same model and weights with the same KV layout, dtype and page size.");
     }
 
     /**

@@ -102,7 +102,7 @@ public final class ControlCodec
         int field = 2 + 3 * Compatibility.MAX_FIELD_CHARS;
         int reason = 2 + 3 * ControlMessage.MAX_REASON_CHARS;
         return switch (type) {
-            case HELLO -> 1 + 4 + field + 1 + 4 * field + 4 + 4;
+            case HELLO -> 1 + 4 + field + 1 + 4 * field + 4 + 4 + 4;
             case HELLO_RESULT -> 1 + 1 + reason + reason + 8 + 8 + reason;
             // a pool description of MAX_REGIONS regions is 1.5 MiB; backends add their own bytes (remote keys)
             case REGISTER_REGIONS -> 4 << 20;
@@ -142,6 +142,7 @@ public final class ControlCodec
                     out.writeUTF(c.kvDtype());
                     out.writeInt(c.pageSize());
                     out.writeInt(c.protocolVersion());
+                    out.writeInt(c.tensorRanks());
                 }
                 case HelloResult m -> {
                     out.writeByte(HELLO_RESULT);
@@ -258,7 +259,7 @@ public final class ControlCodec
             in.readByte();
             ControlMessage message = switch (type) {
                 case HELLO -> new Hello(in.readInt(), in.readUTF(), readRole(in),
-                        new Compatibility(in.readUTF(), in.readUTF(), in.readUTF(), in.readUTF(), in.readInt(), in.readInt()));
+                        new Compatibility(in.readUTF(), in.readUTF(), in.readUTF(), in.readUTF(), in.readInt(), in.readInt(), in.readInt()));
                 case HELLO_RESULT -> new HelloResult(in.readBoolean(), in.readUTF(), in.readUTF(), in.readLong(), in.readLong(), in.readUTF());
                 case REGISTER_REGIONS -> new RegisterRegions(in.readUTF(), readBytes(in, bytes));
                 case REGIONS_REGISTERED -> new RegionsRegistered(in.readBoolean(), in.readUTF(), readCapabilities(in, bytes), in.readUTF());

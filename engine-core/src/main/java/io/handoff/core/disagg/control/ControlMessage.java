@@ -32,7 +32,7 @@ import static java.util.Objects.requireNonNull;
 public sealed interface ControlMessage
 {
     /** Bumped on any change to the messages or their encoding; peers must match exactly. */
-    int PROTOCOL_VERSION = 5;
+    int PROTOCOL_VERSION = 6;
     /** The highest sender rank a drain ack may name (a room has at most this many + 1 senders). */
     int MAX_SENDER_RANK = 255;
     /** Longest reason text kept; a longer one is clipped, so a message always fits its frame. */

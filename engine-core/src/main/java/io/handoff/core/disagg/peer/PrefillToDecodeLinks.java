@@ -18,7 +18,9 @@ import io.handoff.core.disagg.room.EarlySend;
 import io.handoff.core.transfer.PoolGrantRefused;
 import io.handoff.core.transfer.TransferHooks;
 import io.handoff.core.transfer.TransferLink;
+import io.handoff.core.transfer.RankLayout;
 import io.handoff.spi.transfer.PageGeometry;
+import io.handoff.spi.transfer.SliceMap;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferPeer;
@@ -65,6 +67,9 @@ public final class PrefillToDecodeLinks
     private final TransferBackend backend;
     private final EarlySend earlySend;
     private final PageGeometry sources;
+    private final RankLayout layout;
+    // each admitted decode's tensor-parallel ranks, from its hello
+    private final Map<ControlChannel, Integer> decodeRanks = new ConcurrentHashMap<>();
     private final TransferHooks hooks;
     private final TransferStats stats;
     private final Rooms rooms;
@@ -110,6 +115,19 @@ public final class PrefillToDecodeLinks
             ProcessCheck processes, Rooms rooms)
             throws IOException
     {
+        this(config, compatibility, backendId, backend, earlySend, sources, null, hooks, clock, stats, security, self, processes, rooms);
+    }
+
+    /**
+     * The same with the layout of this prefill's regions over its tensor-parallel ranks, by which it plans what a decode of
+     * another layout receives (null: one rank's regions, which pair with single-rank decodes only).
+     */
+    public PrefillToDecodeLinks(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend, EarlySend earlySend,
+            PageGeometry sources, RankLayout layout, TransferHooks hooks, DeadlineClock clock, TransferStats stats, ControlSecurity security,
+            PeerProcess self, ProcessCheck processes, Rooms rooms)
+            throws IOException
+    {
+        this.layout = layout;
         this.self = requireNonNull(self, "self is null");
         this.processes = requireNonNull(processes, "processes is null");
         this.security = requireNonNull(security, "security is null");
@@ -253,6 +271,7 @@ public final class PrefillToDecodeLinks
                     return;
                 }
                 awaitingHello.remove(channel);
+                decodeRanks.put(channel, hello.compatibility().tensorRanks());
                 channel.admit();
                 // only an accepted peer learns who answers: the same-host fencing needs this process's host id and pid
                 channel.send(judged.from(self));
@@ -309,9 +328,23 @@ public final class PrefillToDecodeLinks
         TransferLink link;
         EarlySend linkEarlySend;
         TransferPeer peer = null;
+        int receiverRanks = decodeRanks.getOrDefault(channel, 1);
+        int senderRanks = layout == null ? 1 : layout.ranks();
         try {
-            peer = backend.connect(PeerProcess.localHostId(), register.descriptor());
-            sources.checkReceiver(backendId, peer.receiverGeometry());
+            SliceMap slices = layout == null ? SliceMap.identity(sources) : layout.slicesTo(layout.withRanks(receiverRanks));
+            try {
+                peer = backend.connect(PeerProcess.localHostId(), register.descriptor(), slices);
+            }
+            catch (UnsupportedOperationException e) {
+                throw new IllegalArgumentException("this prefill runs " + senderRanks + " tensor-parallel rank(s) and the decode " + receiverRanks
+                        + ": " + backendId + " " + e.getMessage() + "; use a backend that does, or the same tensor-parallel size on both sides", e);
+            }
+            if (slices.isIdentity()) {
+                sources.checkReceiver(backendId, peer.receiverGeometry());
+            }
+            else {
+                slices.check(backendId, sources, peer.receiverGeometry());
+            }
             link = TransferLink.start(backendId, channel.peer(), peer, sources, peer.receiverGeometry(), config.linkTimeouts(), hooks,
                     config.transferWindow());
             // from what the link enforces: the capabilities it read from the connection once
@@ -364,6 +397,7 @@ public final class PrefillToDecodeLinks
 
     private void onClosed(ControlChannel channel, String reason)
     {
+        decodeRanks.remove(channel);
         if (awaitingHello.remove(channel) != null) {
             // it never said hello: no room of it exists, nothing to tell anyone
             return;

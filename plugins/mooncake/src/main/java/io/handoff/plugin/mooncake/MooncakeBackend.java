@@ -1,6 +1,7 @@
 package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.SliceMap;
 import io.handoff.spi.transfer.SourceRegions;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferContext;
@@ -93,18 +94,33 @@ final class MooncakeBackend
     @Override
     public synchronized TransferPeer connect(String peerHostId, byte[] descriptor)
     {
+        if (sources == null) {
+            throw new IllegalStateException("mooncake: registerSources must come before connect");
+        }
+        return connect(peerHostId, descriptor, SliceMap.identity(sources.geometry()));
+    }
+
+    @Override
+    public synchronized TransferPeer connect(String peerHostId, byte[] descriptor, SliceMap slices)
+    {
         requireNonNull(peerHostId, "peerHostId is null");
+        requireNonNull(slices, "slices is null");
         checkOpen();
         if (sources == null) {
             throw new IllegalStateException("mooncake: registerSources must come before connect");
         }
         Descriptor remote = Descriptor.decode(descriptor, context);
-        sources.geometry().checkReceiver("mooncake", remote.geometry());
+        if (slices.isIdentity()) {
+            sources.geometry().checkReceiver("mooncake", remote.geometry());
+        }
+        else {
+            slices.check("mooncake", sources.geometry(), remote.geometry());
+        }
         Transport transport = choose(remote);
         String name = peerHostId + "@" + remote.host() + ":" + remote.port();
         MooncakePeer peer = switch (transport) {
-            case SHM -> new ShmPeer("shm-" + name, sources.regions(), remote, config, context.mapSharedPool(remote.pool()));
-            case TCP -> TcpPeer.connect("tcp-" + name, sources.regions(), remote, config, context);
+            case SHM -> new ShmPeer("shm-" + name, sources.regions(), slices, remote, config, context.mapSharedPool(remote.pool()));
+            case TCP -> TcpPeer.connect("tcp-" + name, sources.regions(), slices, remote, config, context);
             case AUTO -> throw new IllegalStateException("unreachable: a peer's transport is tcp or shm");
         };
         peers.add(peer);

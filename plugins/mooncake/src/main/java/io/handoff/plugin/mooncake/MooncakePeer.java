@@ -4,6 +4,7 @@ import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.PlanWork;
 import io.handoff.spi.transfer.RoomKey;
+import io.handoff.spi.transfer.SliceMap;
 import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.TransferFailure;
 import io.handoff.spi.transfer.TransferPeer;
@@ -26,13 +27,16 @@ abstract sealed class MooncakePeer
 {
     protected final String label;
     protected final List<MemoryRegion> sources;
+    // what of each source page goes where on the receiver: region by region between servers of one layout
+    protected final SliceMap slices;
     protected final Descriptor remote;
     private final int batchPages;
 
-    protected MooncakePeer(String name, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config)
+    protected MooncakePeer(String name, List<MemoryRegion> sources, SliceMap slices, Descriptor remote, MooncakeConfig config)
     {
         this.label = "mooncake peer " + requireNonNull(name, "name is null");
         this.sources = List.copyOf(sources);
+        this.slices = requireNonNull(slices, "slices is null");
         this.remote = requireNonNull(remote, "remote is null");
         long largestStride = 1;
         for (MemoryRegion source : this.sources) {
@@ -43,10 +47,10 @@ abstract sealed class MooncakePeer
     }
 
     /**
-     * Copies pages {@code srcPage..+count-1} of source region {@code region} to the peer's {@code dstPage..} (or
-     * queues them for {@link #flushBatch}); returns the bytes.
+     * Copies what slice {@code slice} of the slice map moves of pages {@code srcPage..+count-1} to the peer's
+     * {@code dstPage..} (or queues it for {@link #flushBatch}); returns the bytes.
      */
-    protected abstract long writePages(TransferPlan plan, int region, int srcPage, int dstPage, int count)
+    protected abstract long writePages(TransferPlan plan, int slice, int srcPage, int dstPage, int count)
             throws TransferFailure;
 
     /** After {@link #writePages} of every region of one page batch, before its pages are reported done: write what was queued. */
@@ -117,8 +121,8 @@ abstract sealed class MooncakePeer
                     }
                     // A batch ends at a page the core watches, so a fault point there sees exactly the pages up to it.
                     int count = work.pagesBeforeWatch(pageIndex, Math.min(runLengths[run] - done, batchPages));
-                    for (int region = 0; region < sources.size(); region++) {
-                        bytes += writePages(plan, region, srcPages[run] + done, dstPages[run] + done, count);
+                    for (int slice = 0; slice < slices.slices().size(); slice++) {
+                        bytes += writePages(plan, slice, srcPages[run] + done, dstPages[run] + done, count);
                     }
                     flushBatch();
                     for (int page = 0; page < count; page++) {

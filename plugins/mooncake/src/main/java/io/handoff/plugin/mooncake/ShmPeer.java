@@ -2,7 +2,9 @@ package io.handoff.plugin.mooncake;
 
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PlanWork;
+import io.handoff.spi.transfer.RegionSlice;
 import io.handoff.spi.transfer.SharedPoolMapping;
+import io.handoff.spi.transfer.SliceMap;
 import io.handoff.spi.transfer.TransferFailure;
 import io.handoff.spi.transfer.TransferPlan;
 
@@ -22,9 +24,9 @@ final class ShmPeer
     private final SharedPoolMapping receiver;
     private final List<MemorySegment> destinations;
 
-    ShmPeer(String name, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config, SharedPoolMapping receiver)
+    ShmPeer(String name, List<MemoryRegion> sources, SliceMap slices, Descriptor remote, MooncakeConfig config, SharedPoolMapping receiver)
     {
-        super(name, sources, remote, config);
+        super(name, sources, slices, remote, config);
         this.receiver = receiver;
         this.destinations = receiver.regions().stream().map(MemoryRegion::segment).toList();
     }
@@ -36,13 +38,14 @@ final class ShmPeer
     }
 
     @Override
-    protected long writePages(TransferPlan plan, int region, int srcPage, int dstPage, int count)
+    protected long writePages(TransferPlan plan, int slice, int srcPage, int dstPage, int count)
     {
-        MemoryRegion source = sources.get(region);
-        long stride = source.pageStride();
-        long bytes = count * stride;
-        MemorySegment.copy(source.segment(), srcPage * stride, destinations.get(region), dstPage * stride, bytes);
-        return bytes;
+        RegionSlice part = slices.slices().get(slice);
+        MemorySegment source = sources.get(part.srcRegion()).segment();
+        MemorySegment destination = destinations.get(part.dstRegion());
+        slices.pieces(slice, srcPage, dstPage, count, (ignored, srcOffset, dstOffset, length) ->
+                MemorySegment.copy(source, srcOffset, destination, dstOffset, length));
+        return slices.bytes(slice, count);
     }
 
     @Override

@@ -3,12 +3,15 @@ package io.handoff.plugin.mooncake;
 import io.handoff.spi.transfer.FrameTags;
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PlanWork;
+import io.handoff.spi.transfer.RegionSlice;
+import io.handoff.spi.transfer.SliceMap;
 import io.handoff.spi.transfer.TransferContext;
 import io.handoff.spi.transfer.TransferFailure;
 import io.handoff.spi.transfer.TransferPlan;
 
 import java.io.EOFException;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger;
@@ -68,26 +71,26 @@ final class TcpPeer
     /** A plan waiting for its reply: {@code abort} is the reason it was aborted, null for a plan that ended normally. */
     private record Awaiting(PlanWork work, long bytes, String abort, long deadline) {}
 
-    private TcpPeer(String name, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config, SocketChannel channel, FrameTags tags,
-            TransferContext context)
+    private TcpPeer(String name, List<MemoryRegion> sources, SliceMap slices, Descriptor remote, MooncakeConfig config, SocketChannel channel,
+            FrameTags tags, TransferContext context)
             throws IOException
     {
-        super(name, sources, remote, config);
+        super(name, sources, slices, remote, config);
         this.channel = channel;
         this.tags = tags;
         this.context = context;
         this.in = channel.socket().getInputStream();
         this.ackTimeout = config.ackTimeout();
-        this.batchHeaders = new ByteBuffer[sources.size()];
-        for (int region = 0; region < batchHeaders.length; region++) {
-            batchHeaders[region] = ByteBuffer.allocateDirect(WireFormat.HEADER_BYTES);
+        this.batchHeaders = new ByteBuffer[slices.slices().size()];
+        for (int slice = 0; slice < batchHeaders.length; slice++) {
+            batchHeaders[slice] = ByteBuffer.allocateDirect(WireFormat.HEADER_BYTES);
         }
-        this.batch = new ByteBuffer[4 * sources.size()];
+        this.batch = new ByteBuffer[4 * batchHeaders.length];
         this.replies = Thread.ofPlatform().daemon().name("mooncake-replies-" + name).start(this::readReplies);
     }
 
     /** Connects, authenticates as a member of the cluster ({@link TransferContext#authenticate}), then says the mooncake hello. */
-    static TcpPeer connect(String name, List<MemoryRegion> sources, Descriptor remote, MooncakeConfig config, TransferContext context)
+    static TcpPeer connect(String name, List<MemoryRegion> sources, SliceMap slices, Descriptor remote, MooncakeConfig config, TransferContext context)
     {
         SocketChannel channel = null;
         try {
@@ -110,7 +113,7 @@ final class TcpPeer
                 throw new IOException("the receiver did not answer with a mooncake hello of protocol version " + WireFormat.VERSION);
             }
             channel.socket().setSoTimeout(READ_SLICE_MILLIS);
-            return new TcpPeer(name, sources, remote, config, channel, tags, context);
+            return new TcpPeer(name, sources, slices, remote, config, channel, tags, context);
         }
         catch (IOException e) {
             closeQuietly(channel);
@@ -135,21 +138,41 @@ final class TcpPeer
     }
 
     @Override
-    protected long writePages(TransferPlan plan, int region, int srcPage, int dstPage, int count)
+    protected long writePages(TransferPlan plan, int slice, int srcPage, int dstPage, int count)
             throws TransferFailure
     {
-        MemoryRegion source = sources.get(region);
-        long stride = source.pageStride();
-        long bytes = count * stride;
-        ByteBuffer frameHeader = batchHeaders[region];
-        WireFormat.header(frameHeader, WireFormat.DATA, plan.room(), plan.chunk(), region, dstPage, count, bytes);
-        ByteBuffer payload = source.segment().asSlice(srcPage * stride, bytes).asByteBuffer();
+        RegionSlice part = slices.slices().get(slice);
+        MemorySegment source = sources.get(part.srcRegion()).segment();
+        long bytes = slices.bytes(slice, count);
+        ByteBuffer frameHeader = batchHeaders[slice];
+        ByteBuffer payload;
+        if (part.wholeRows()) {
+            // whole pages: one frame straight from the source pool (no copy)
+            WireFormat.header(frameHeader, WireFormat.DATA, plan.room(), plan.chunk(), part.dstRegion(), dstPage, count, bytes);
+            long[] start = new long[1];
+            slices.pieces(slice, srcPage, dstPage, count, (ignored, srcOffset, dstOffset, length) -> start[0] = srcOffset);
+            payload = source.asSlice(start[0], bytes).asByteBuffer();
+        }
+        else {
+            // a head slice of each row: the rows packed behind their shape, for the receiver to place row by row
+            byte[] packed = new byte[Math.toIntExact(WireFormat.ROWS_PREFIX_BYTES + bytes)];
+            ByteBuffer.wrap(packed).putLong(part.dstOffset()).putInt(slices.rowsPerPage()).putInt(Math.toIntExact(part.bytes()));
+            MemorySegment rows = MemorySegment.ofArray(packed);
+            long[] at = {WireFormat.ROWS_PREFIX_BYTES};
+            slices.pieces(slice, srcPage, dstPage, count, (ignored, srcOffset, dstOffset, length) -> {
+                MemorySegment.copy(source, srcOffset, rows, at[0], length);
+                at[0] += length;
+            });
+            WireFormat.header(frameHeader, WireFormat.ROWS, plan.room(), plan.chunk(), part.dstRegion(), dstPage, count, packed.length);
+            payload = ByteBuffer.wrap(packed);
+        }
+        long frameBytes = payload.remaining();
         batch[batchBuffers++] = frameHeader;
         if (tags.tagBytes() > 0) {
             // the payload's tag costs a read of its pages before they are sent (HMAC-SHA256; docs/security.md has its cost)
             batch[batchBuffers++] = ByteBuffer.wrap(tags.nextSent(WireFormat.HEADER_BYTES).update(frameHeader).value());
             batch[batchBuffers++] = payload;
-            batch[batchBuffers++] = ByteBuffer.wrap(tags.nextSent(bytes).update(payload).value());
+            batch[batchBuffers++] = ByteBuffer.wrap(tags.nextSent(frameBytes).update(payload).value());
         }
         else {
             batch[batchBuffers++] = payload;

@@ -339,6 +339,7 @@ final class TcpReceiver
             }
             switch (kind) {
                 case WireFormat.DATA -> data(length);
+                case WireFormat.ROWS -> rows(length);
                 case WireFormat.END -> {
                     if (length != planBytes) {
                         throw new Malformed("plan of room " + room + " chunk " + chunk + " ends claiming " + length
@@ -407,6 +408,87 @@ final class TcpReceiver
                 }
             }
             writtenBytes += length;
+        }
+
+        /**
+         * A ROWS frame: a head slice of every row of the pages, placed row by row at the offset its prefix names, after the
+         * same checks as a DATA frame's (region, pages, granted, length) and that the slice lies inside each row.
+         */
+        private void rows(long length)
+                throws IOException, Malformed
+        {
+            int index = header.getInt(WireFormat.REGION);
+            int page = header.getInt(WireFormat.PAGE);
+            int count = header.getInt(WireFormat.COUNT);
+            if (index < 0 || index >= regions.size()) {
+                throw new Malformed("frame for room " + room + " names region " + index + "; " + regions.size() + " regions are exposed");
+            }
+            MemoryRegion region = regions.get(index);
+            if (count < 1 || page < 0 || (long) page + count > region.pages()) {
+                throw new Malformed("frame for room " + room + " writes pages " + page + ".." + ((long) page + count - 1)
+                        + " of region " + index + ", which has pages 0.." + (region.pages() - 1));
+            }
+            if (length < WireFormat.ROWS_PREFIX_BYTES || length > Math.max(maxFrameBytes, region.pageStride()) + WireFormat.ROWS_PREFIX_BYTES) {
+                throw new Malformed("rows frame for room " + room + " carries " + length + " bytes; the receiver's max-frame-bytes is " + maxFrameBytes);
+            }
+            FrameTags.Tag payloadTag = tags.nextReceived(length);
+            ByteBuffer prefix = ByteBuffer.allocate(WireFormat.ROWS_PREFIX_BYTES);
+            while (prefix.hasRemaining()) {
+                if (channel.read(prefix) < 0) {
+                    throw new EOFException("connection closed inside a rows frame");
+                }
+            }
+            payloadTag.update(prefix.duplicate().flip());
+            prefix.flip();
+            long rowOffset = prefix.getLong();
+            int rowsPerPage = prefix.getInt();
+            int rowBytes = prefix.getInt();
+            long rowStride = rowsPerPage < 1 ? 0 : region.pageStride() / rowsPerPage;
+            if (rowsPerPage < 1 || rowStride * rowsPerPage != region.pageStride() || rowBytes < 1 || rowOffset < 0 || rowOffset + rowBytes > rowStride) {
+                throw new Malformed("rows frame for room " + room + " places " + rowBytes + " bytes at " + rowOffset + " of " + rowsPerPage
+                        + " rows a page, which does not fit region " + index + "'s pages of " + region.pageStride() + " bytes");
+            }
+            long rows = (long) count * rowsPerPage;
+            if (length != WireFormat.ROWS_PREFIX_BYTES + rows * rowBytes) {
+                throw new Malformed("rows frame for room " + room + " carries " + length + " bytes for " + rows + " rows of " + rowBytes + " bytes");
+            }
+            planBytes += length - WireFormat.ROWS_PREFIX_BYTES;
+            WriteGuard.Permit permit = null;
+            if (refusal == null) {
+                try {
+                    permit = guard.open(room, page, count);
+                    if (permit == null) {
+                        refusal = "the receiver refused pages " + page + ".." + (page + count - 1) + " of room " + room + ": not granted";
+                    }
+                }
+                catch (RuntimeException e) {
+                    log.log(WARNING, "mooncake write guard failed for room " + room + "; refusing the write", e);
+                    refusal = "the receiver refused pages " + page + ".." + (page + count - 1) + " of room " + room
+                            + ": its write guard failed: " + e;
+                }
+            }
+            if (refusal != null) {
+                discard(length - WireFormat.ROWS_PREFIX_BYTES, payloadTag);
+                checkTag(payloadTag, "payload");
+                return;
+            }
+            try (WriteGuard.Permit open = permit) {
+                for (long row = 0; row < rows; row++) {
+                    ByteBuffer destination = region.segment().asSlice(((long) page * rowsPerPage + row) * rowStride + rowOffset, rowBytes).asByteBuffer();
+                    while (destination.hasRemaining()) {
+                        if (channel.read(destination) < 0) {
+                            throw new EOFException("connection closed inside a rows frame");
+                        }
+                    }
+                    if (tags.tagBytes() > 0) {
+                        payloadTag.update(destination.flip());
+                    }
+                }
+                if (tags.tagBytes() > 0) {
+                    checkTag(payloadTag, "payload");
+                }
+            }
+            writtenBytes += length - WireFormat.ROWS_PREFIX_BYTES;
         }
 
         /** Reads the frame part's tag off the wire and checks it; a mismatch closes the connection as a refused peer. */

@@ -6,6 +6,7 @@ import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Set;
 
+import static io.handoff.spi.transfer.TransferCapability.HEAD_SLICES;
 import static io.handoff.spi.transfer.TransferCapability.DRAIN_ACK;
 import static io.handoff.spi.transfer.TransferCapability.FORWARD_SYNC;
 import static io.handoff.spi.transfer.TransferCapability.ONE_SIDED;
@@ -51,9 +52,9 @@ enum Transport
     Set<TransferCapability> capabilities()
     {
         return switch (this) {
-            case TCP -> EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, PIPELINED);
-            case SHM -> EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC);
-            case AUTO -> EnumSet.of(REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC);
+            case TCP -> EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, PIPELINED, HEAD_SLICES);
+            case SHM -> EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, HEAD_SLICES);
+            case AUTO -> EnumSet.of(REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, HEAD_SLICES);
         };
     }
 }

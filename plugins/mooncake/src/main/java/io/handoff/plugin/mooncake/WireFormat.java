@@ -14,6 +14,9 @@ import java.nio.charset.StandardCharsets;
  *   header (40): byte kind, 3 zero bytes, long room id, int generation, int chunk,
  *                int region, int destination page, int page count, long byte length
  *                DATA:  byte length = page count x the region's page stride; that many bytes follow
+ *                ROWS:  a head slice of every row (token slot) of the pages: the payload is long row offset (bytes into
+ *                       each row), int rows per page, int row bytes, then for each row of the pages in order its
+ *                       row bytes; byte length = 16 + page count x rows per page x row bytes
  *                END:   region, page and count are 0; byte length = the plan's total data bytes
  *                ABORT: the sender gave up on the plan; the receiver forgets it and replies NACK
  *   reply  (32): byte kind (ACK | NACK), 3 zero bytes, long room id, int generation, int chunk,
@@ -26,13 +29,15 @@ import java.nio.charset.StandardCharsets;
 final class WireFormat
 {
     static final int MAGIC = 0x4D4B5631;
-    static final byte VERSION = 1;
+    static final byte VERSION = 2;
     static final int HELLO_BYTES = 8;
 
     static final int HEADER_BYTES = 40;
     static final byte DATA = 1;
     static final byte END = 2;
     static final byte ABORT = 3;
+    static final byte ROWS = 6;
+    static final int ROWS_PREFIX_BYTES = 16;
 
     static final int REPLY_BYTES = 32;
     static final byte ACK = 4;

@@ -2,6 +2,7 @@ package io.handoff.plugin.mori;
 
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PoolDescription;
+import io.handoff.spi.transfer.SliceMap;
 import io.handoff.spi.transfer.SourceRegions;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferContext;
@@ -81,7 +82,17 @@ final class MoriBackend
     @Override
     public synchronized TransferPeer connect(String peerHostId, byte[] descriptor)
     {
+        if (sources == null) {
+            throw new IllegalStateException("mori: registerSources must come before connect");
+        }
+        return connect(peerHostId, descriptor, SliceMap.identity(sources.geometry()));
+    }
+
+    @Override
+    public synchronized TransferPeer connect(String peerHostId, byte[] descriptor, SliceMap slices)
+    {
         requireNonNull(peerHostId, "peerHostId is null");
+        requireNonNull(slices, "slices is null");
         checkOpen();
         if (sources == null) {
             throw new IllegalStateException("mori: registerSources must come before connect");
@@ -92,9 +103,14 @@ final class MoriBackend
                     + ": shared memory works only on one host, and the RDMA path is " + rdma.summary()
                     + "; run prefill and decode on one host, or use a transfer backend that works between hosts (mooncake, nixl)");
         }
-        sources.geometry().checkReceiver("mori", remote.geometry());
+        if (slices.isIdentity()) {
+            sources.geometry().checkReceiver("mori", remote.geometry());
+        }
+        else {
+            slices.check("mori", sources.geometry(), remote.geometry());
+        }
         String name = peerHostId + ":" + remote.sharedFile().map(file -> file.getFileName().toString()).orElse("anonymous");
-        SharedMemoryPeer peer = new SharedMemoryPeer(name, config, sources.regions(), context.mapSharedPool(descriptor));
+        SharedMemoryPeer peer = new SharedMemoryPeer(name, config, sources.regions(), slices, context.mapSharedPool(descriptor));
         peers.add(peer);
         return peer;
     }

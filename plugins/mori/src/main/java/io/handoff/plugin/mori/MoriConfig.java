@@ -10,6 +10,7 @@ import static io.handoff.spi.transfer.TransferCapability.DRAIN_ACK;
 import static io.handoff.spi.transfer.TransferCapability.FORWARD_SYNC;
 import static io.handoff.spi.transfer.TransferCapability.ONE_SIDED;
 import static io.handoff.spi.transfer.TransferCapability.SAME_HOST;
+import static io.handoff.spi.transfer.TransferCapability.HEAD_SLICES;
 
 /**
  * The settings under {@code handoff.plugins.mori}, read once and checked. Every key is declared, with its
@@ -49,7 +50,7 @@ record MoriConfig(boolean forwardSync, long maxCopyBytes)
 
     static Set<TransferCapability> sharedMemoryCapabilities(boolean forwardSync)
     {
-        Set<TransferCapability> capabilities = EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK);
+        Set<TransferCapability> capabilities = EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, HEAD_SLICES);
         if (forwardSync) {
             capabilities.add(FORWARD_SYNC);
         }

@@ -4,6 +4,7 @@ import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.SharedPoolMapping;
+import io.handoff.spi.transfer.SliceMap;
 import io.handoff.spi.transfer.PlanWork;
 import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.TransferFailure;
@@ -30,26 +31,26 @@ final class SharedMemoryPeer
 {
     private final String label;
     private final MoriConfig config;
-    // Per region, indexed alike: the source pool's segment, the receiver's, and their page stride.
+    // The source pool's segments and the receiver's, by region index, and what of each page goes where.
     private final MemorySegment[] sourceSegments;
     private final MemorySegment[] destinations;
-    private final long[] strides;
+    private final SliceMap slices;
     // The most pages one batch copies: max-copy-bytes of the region with the largest stride, at least one page.
     private final int batchPages;
     private final PageGeometry receiverGeometry;
     private final SharedPoolMapping receiver;
 
-    SharedMemoryPeer(String name, MoriConfig config, List<MemoryRegion> sources, SharedPoolMapping receiver)
+    SharedMemoryPeer(String name, MoriConfig config, List<MemoryRegion> sources, SliceMap slices, SharedPoolMapping receiver)
     {
         this.label = "mori peer " + requireNonNull(name, "name is null");
         this.config = requireNonNull(config, "config is null");
         this.receiver = requireNonNull(receiver, "receiver is null");
         this.sourceSegments = sources.stream().map(MemoryRegion::segment).toArray(MemorySegment[]::new);
         this.destinations = receiver.regions().stream().map(MemoryRegion::segment).toArray(MemorySegment[]::new);
-        this.strides = sources.stream().mapToLong(MemoryRegion::pageStride).toArray();
+        this.slices = requireNonNull(slices, "slices is null");
         long largestStride = 1;
-        for (long stride : strides) {
-            largestStride = Math.max(largestStride, stride);
+        for (MemoryRegion source : sources) {
+            largestStride = Math.max(largestStride, source.pageStride());
         }
         this.batchPages = (int) Math.max(1, Math.min(Integer.MAX_VALUE, config.maxCopyBytes() / largestStride));
         this.receiverGeometry = receiver.description().geometry();
@@ -131,17 +132,13 @@ final class SharedMemoryPeer
         work.completed(bytes);
     }
 
-    /** Copies pages {@code srcPage..+count-1} of every region to {@code dstPage..}, one copy per region; returns the bytes. */
+    /**
+     * Copies pages {@code srcPage..+count-1} to {@code dstPage..} as the slice map says: one copy per region between
+     * servers of the same layout, one per row and slice between layouts; returns the bytes.
+     */
     private long copy(long srcPage, long dstPage, int count)
     {
-        long bytes = 0;
-        for (int region = 0; region < strides.length; region++) {
-            long stride = strides[region];
-            long length = count * stride;
-            MemorySegment.copy(sourceSegments[region], srcPage * stride, destinations[region], dstPage * stride, length);
-            bytes += length;
-        }
-        return bytes;
+        return slices.copy(sourceSegments, destinations, srcPage, dstPage, count);
     }
 
     /** Unmapped on the transfer thread after its last plan (or by the backend's close), so no copy can touch the mapping after it is gone. */
