@@ -2,6 +2,7 @@ package io.handoff.plugin.nixl;
 
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PageGeometry;
+import io.handoff.spi.transfer.SliceMap;
 import io.handoff.spi.transfer.SourceRegions;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferCapability;
@@ -115,20 +116,35 @@ final class NixlBackend
     @Override
     public synchronized TransferPeer connect(String peerHostId, byte[] descriptor)
     {
+        if (sources == null) {
+            throw new IllegalStateException("nixl: registerSources must come before connect");
+        }
+        return connect(peerHostId, descriptor, SliceMap.identity(sources.geometry()));
+    }
+
+    @Override
+    public synchronized TransferPeer connect(String peerHostId, byte[] descriptor, SliceMap slices)
+    {
         requireNonNull(peerHostId, "peerHostId is null");
+        requireNonNull(slices, "slices is null");
         checkOpen();
         if (sources == null) {
             throw new IllegalStateException("nixl: registerSources must come before connect");
         }
         Descriptor remote = Descriptor.decode(descriptor);
-        sources.geometry().checkReceiver("nixl", remote.geometry());
+        if (slices.isIdentity()) {
+            sources.geometry().checkReceiver("nixl", remote.geometry());
+        }
+        else {
+            slices.check("nixl", sources.geometry(), remote.geometry());
+        }
         String name = peerHostId + "#" + PEER_IDS.incrementAndGet();
         UcxLink link = config.staging()
                 ? UcxLink.connect(ucp, ucpContext, remote, config.stagingBytes(), List.of())
                 : UcxLink.connect(ucp, ucpContext, remote, 0, sourceRegistrations);
         NixlPeer peer;
         try {
-            peer = new NixlPeer(name, "ucx:" + config.tlsName(), capabilities, sources.regions(), remote, link, config);
+            peer = new NixlPeer(name, "ucx:" + config.tlsName(), capabilities, sources.regions(), slices, remote, link, config);
         }
         catch (RuntimeException e) {
             link.release(config.flushTimeout().toMillis());

@@ -3,6 +3,7 @@ package io.handoff.plugin.nixl;
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.PlanWork;
+import io.handoff.spi.transfer.SliceMap;
 import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.TransferFailure;
 import io.handoff.spi.transfer.TransferPeer;
@@ -34,7 +35,7 @@ final class NixlPeer
     private final Descriptor remote;
     private final UcxLink link;
     private final Duration flushTimeout;
-    private final long[] strides;
+    private final SliceMap slices;
     private final boolean staged;
     // Staging mode: the slots batches are gathered into in turn. Direct mode: the most bytes put between flushes.
     private final StagingSlots slots;
@@ -45,9 +46,10 @@ final class NixlPeer
     // Set when the connection can no longer be trusted with a plan (a put or flush failed).
     private volatile String broken;
 
-    NixlPeer(String name, String transport, Set<TransferCapability> capabilities, List<MemoryRegion> sources, Descriptor remote,
+    NixlPeer(String name, String transport, Set<TransferCapability> capabilities, List<MemoryRegion> sources, SliceMap slices, Descriptor remote,
             UcxLink link, NixlConfig config)
     {
+        this.slices = requireNonNull(slices, "slices is null");
         this.label = "nixl peer " + requireNonNull(name, "name is null");
         this.transport = requireNonNull(transport, "transport is null");
         this.capabilities = Set.copyOf(capabilities);
@@ -55,12 +57,7 @@ final class NixlPeer
         this.remote = requireNonNull(remote, "remote is null");
         this.link = requireNonNull(link, "link is null");
         this.flushTimeout = config.flushTimeout();
-        this.strides = new long[this.sources.size()];
-        long perPage = 0;
-        for (int i = 0; i < strides.length; i++) {
-            strides[i] = this.sources.get(i).pageStride();
-            perPage += strides[i];
-        }
+        long perPage = slices.bytesPerPage();
         this.staged = config.staging();
         if (perPage > config.stagingBytes()) {
             throw new IllegalArgumentException("nixl: one page of every region is " + perPage + " bytes, more than the "
@@ -157,7 +154,7 @@ final class NixlPeer
     {
         TransferPlan plan = work.plan();
         MemorySegment staging = link.staging();
-        PieceBatches batches = new PieceBatches(plan, strides, slots.slotBytes());
+        PieceBatches batches = new PieceBatches(plan, slices, slots.slotBytes());
         slots.reset();
         try {
             work.reading();
@@ -193,7 +190,7 @@ final class NixlPeer
                 awaitLocal(plan);
             }
             for (int piece = 0; piece < batches.pieces(); piece++) {
-                if (!link.put(slot + batches.stagingOffset(piece), batches.bytes(piece), batches.region(piece), batches.remoteOffset(piece))) {
+                if (!link.put(slot + batches.stagingOffset(piece), batches.bytes(piece), batches.remoteRegion(piece), batches.remoteOffset(piece))) {
                     break;
                 }
             }
@@ -215,7 +212,7 @@ final class NixlPeer
             throws TransferFailure
     {
         TransferPlan plan = work.plan();
-        PieceBatches batches = new PieceBatches(plan, strides, directBatchBytes);
+        PieceBatches batches = new PieceBatches(plan, slices, directBatchBytes);
         try {
             work.awaitFence();
         }
@@ -232,7 +229,7 @@ final class NixlPeer
             for (int piece = 0; piece < batches.pieces(); piece++) {
                 int region = batches.region(piece);
                 if (!link.putFromSource(sources.get(region).segment(), batches.sourceOffset(piece), batches.bytes(piece), region,
-                        batches.remoteOffset(piece))) {
+                        batches.remoteRegion(piece), batches.remoteOffset(piece))) {
                     break;
                 }
             }

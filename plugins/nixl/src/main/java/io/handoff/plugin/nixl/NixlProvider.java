@@ -12,6 +12,7 @@ import java.util.Set;
 
 import static io.handoff.spi.transfer.TransferCapability.DRAIN_ACK;
 import static io.handoff.spi.transfer.TransferCapability.FORWARD_SYNC;
+import static io.handoff.spi.transfer.TransferCapability.HEAD_SLICES;
 import static io.handoff.spi.transfer.TransferCapability.ONE_SIDED;
 import static io.handoff.spi.transfer.TransferCapability.REMOTE;
 import static io.handoff.spi.transfer.TransferCapability.SAME_HOST;
@@ -30,8 +31,8 @@ public final class NixlProvider
         implements TransferBackendProvider
 {
     private static final String DEFAULT_LIBRARY = "libucp.so.0";
-    private static final Set<TransferCapability> STAGED = Set.copyOf(EnumSet.of(STAGING, ONE_SIDED, DRAIN_ACK, REMOTE, SAME_HOST));
-    private static final Set<TransferCapability> DIRECT = Set.copyOf(EnumSet.of(FORWARD_SYNC, ONE_SIDED, DRAIN_ACK, REMOTE, SAME_HOST));
+    private static final Set<TransferCapability> STAGED = Set.copyOf(EnumSet.of(STAGING, ONE_SIDED, DRAIN_ACK, REMOTE, SAME_HOST, HEAD_SLICES));
+    private static final Set<TransferCapability> DIRECT = Set.copyOf(EnumSet.of(FORWARD_SYNC, ONE_SIDED, DRAIN_ACK, REMOTE, SAME_HOST, HEAD_SLICES));
 
     @Override
     public String id()

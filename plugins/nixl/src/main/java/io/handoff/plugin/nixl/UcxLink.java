@@ -154,7 +154,13 @@ final class UcxLink
      */
     boolean putFromSource(MemorySegment source, long sourceOffset, long bytes, int region, long remoteOffset)
     {
-        return post(source.address() + sourceOffset, bytes, region, remoteOffset, sourceParams[region]);
+        return putFromSource(source, sourceOffset, bytes, region, region, remoteOffset);
+    }
+
+    /** The same into receiver region {@code remoteRegion}, which a head slice between layouts numbers apart from the source's. */
+    boolean putFromSource(MemorySegment source, long sourceOffset, long bytes, int region, int remoteRegion, long remoteOffset)
+    {
+        return post(source.address() + sourceOffset, bytes, remoteRegion, remoteOffset, sourceParams[region]);
     }
 
     private boolean post(long from, long bytes, int region, long remoteOffset, MemorySegment param)
