@@ -170,7 +170,8 @@ public final class DecodeHandoff
     private final DisaggregationConfig config;
     private final PageChecksums checksums;
     private final FaultInjector faults;
-    private final MemoryRegion firstRegion;
+    // the region a corrupting fault flips a bit of: the last rank's, so that a torn slice of another rank than 0 is caught too
+    private final MemoryRegion lastRegion;
     // bytes of one page in each rank's pool, and the KV bytes each rank's pool received in rooms that succeeded
     private final long[] rankPageBytes;
     private final AtomicLongArray receivedByRank;
@@ -217,7 +218,7 @@ public final class DecodeHandoff
         this.config = requireNonNull(config, "config is null");
         this.checksums = requireNonNull(checksums, "checksums is null");
         this.faults = requireNonNull(faults, "faults is null");
-        this.firstRegion = regions.getFirst();
+        this.lastRegion = regions.getLast();
         this.suspects = new SuspectPeers(config.drainDeadline());
         this.links = new DecodeToPrefillLinks<>(config, compatibility, backendId, backend, regions, sharedFile, ReceiverRoom.writeGuard(machines),
                 clock, stats, security, new LinkEvents());
@@ -442,7 +443,7 @@ public final class DecodeHandoff
             return checksums::checksum;
         }
         return page -> {
-            faults.hit(FaultPoint.DECODE_BEFORE_VERIFY, key.roomId(), page, firstRegion.page(page));
+            faults.hit(FaultPoint.DECODE_BEFORE_VERIFY, key.roomId(), page, lastRegion.page(page));
             return checksums.checksum(page);
         };
     }

@@ -208,6 +208,7 @@ class ControlAuthenticationTest
         out.writeUTF(compatibility.kvDtype());
         out.writeInt(compatibility.pageSize());
         out.writeInt(compatibility.protocolVersion());
+        out.writeInt(compatibility.tensorRanks());
         return bytes.toByteArray();
     }
 }

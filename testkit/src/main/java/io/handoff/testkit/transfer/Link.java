@@ -6,6 +6,7 @@ import io.handoff.core.transfer.TransferLink;
 import io.handoff.spi.PluginSettings;
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PageGeometry;
+import io.handoff.spi.transfer.SliceMap;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.spi.transfer.TransferBackendProvider;
@@ -107,6 +108,13 @@ public final class Link
     private Link(TransferBackendProvider provider, PluginSettings settings, Path folder, WriteGuard guard, boolean oneHost,
             TransferLink.Timeouts timeouts, Wiring wiring)
     {
+        this(provider, settings, folder, guard, oneHost, timeouts, wiring, Pool.STRIDES, Pool.STRIDES, null);
+    }
+
+    /** @param slices what the sender's pages give the receiver's; null for region by region (the identity) */
+    private Link(TransferBackendProvider provider, PluginSettings settings, Path folder, WriteGuard guard, boolean oneHost,
+            TransferLink.Timeouts timeouts, Wiring wiring, long[] sourceStrides, long[] destinationStrides, SliceMap slices)
+    {
         requireNonNull(provider, "provider is null");
         requireNonNull(settings, "settings is null");
         requireNonNull(guard, "guard is null");
@@ -121,11 +129,13 @@ public final class Link
         TransferPeer connected = null;
         try {
             openedSender = provider.open(senderContext, settings);
-            openedDestination = (receiver.wantsSharedFileMemory() ? Pool.mapped(folder.resolve("decode-pool")) : Pool.anonymous()).fillCanary();
-            openedSource = Pool.anonymous().fill(0);
+            openedDestination = (receiver.wantsSharedFileMemory() ? Pool.mapped(folder.resolve("decode-pool"), Pool.PAGES, destinationStrides)
+                    : Pool.anonymous(Pool.PAGES, destinationStrides)).fillCanary();
+            openedSource = Pool.anonymous(Pool.PAGES, sourceStrides).fill(0);
             byte[] descriptor = receiver.expose(openedDestination.regions(), openedDestination.file(), guard);
             openedSender.registerSources(openedSource.regions());
-            connected = openedSender.connect(DECODE_HOST, wiring.descriptorOnTheWay().apply(descriptor));
+            connected = slices == null ? openedSender.connect(DECODE_HOST, wiring.descriptorOnTheWay().apply(descriptor))
+                    : openedSender.connect(DECODE_HOST, wiring.descriptorOnTheWay().apply(descriptor), slices);
             // the engine's default window: a PIPELINED backend is tested with plans in flight, as it runs
             link = start(provider.id(), DECODE_HOST, connected, openedSource.regions(), timeouts, hooks, WINDOW);
         }
@@ -139,6 +149,17 @@ public final class Link
         sender = openedSender;
         destination = openedDestination;
         source = openedSource;
+    }
+
+    /**
+     * A link whose pools have these regions (one page stride each) and whose plans move {@code slices} of each page: what a
+     * prefill and a decode of different tensor-parallel layouts exchange, for a backend that declares HEAD_SLICES.
+     */
+    public static Link sliced(TransferBackendProvider provider, PluginSettings settings, Path folder, WriteGuard guard, boolean oneHost,
+            Wiring wiring, long[] sourceStrides, long[] destinationStrides, SliceMap slices)
+    {
+        return new Link(provider, settings, folder, guard, oneHost, TIMEOUTS, wiring, sourceStrides, destinationStrides,
+                requireNonNull(slices, "slices is null"));
     }
 
     /** A sender on another host than the receiver (what a backend that declares REMOTE must serve). */

@@ -5,7 +5,9 @@ import io.handoff.spi.Availability;
 import io.handoff.spi.PluginSettings;
 import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.ProducerFence;
+import io.handoff.spi.transfer.RegionSlice;
 import io.handoff.spi.transfer.RoomKey;
+import io.handoff.spi.transfer.SliceMap;
 import io.handoff.spi.transfer.TransferBackendProvider;
 import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.TransferPlan;
@@ -14,6 +16,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -210,6 +214,45 @@ public abstract class TransferBackendContract
             assertThat(link.destination().mismatches(pagesOf(first, second))).isEmpty();
             link.closeLink(); // joins the transfer thread: a second report would have come by now
             assertThat(List.of(firstOutcome.calls(), secondOutcome.calls())).containsExactly(1, 1);
+            assertThat(link.transferLink().violation()).isNull();
+        }
+    }
+
+    /**
+     * A backend declaring HEAD_SLICES moves what a slice map says and nothing else: here two source regions of rows of
+     * three 16-byte heads give one destination region of rows of two heads, the second head of the first and the third of
+     * the second (a gather between tensor-parallel layouts, offsets on both sides); every row of the planned pages lands,
+     * every other byte of the receiver keeps its canary.
+     */
+    @Test
+    public final void movesEachPagesHeadSlicesWhereTheSliceMapSays()
+            throws Exception
+    {
+        assumeTrue(expectedCapabilities().contains(io.handoff.spi.transfer.TransferCapability.HEAD_SLICES),
+                provider().id() + " does not declare HEAD_SLICES");
+        int rows = 4;
+        long[] sourceStrides = {rows * 48L, rows * 48L};
+        long[] destinationStrides = {rows * 32L};
+        SliceMap slices = new SliceMap(rows, List.of(new RegionSlice(0, 0, 48, 32, 16, 0, 16), new RegionSlice(1, 0, 48, 32, 32, 16, 16)));
+        try (Link link = Link.sliced(provider(), settingsWith(), folder, WriteGuard.ALLOW_ALL, senderOnReceiversHost(),
+                withClusterSecret() ? Link.Wiring.AUTHENTICATED : Link.Wiring.PLAIN, sourceStrides, destinationStrides, slices)) {
+            TransferPlan plan = plan(ROOM, 0, 0, ProducerFence.DONE, new int[] {3, 20, 2}, new int[] {9, 1, 1});
+
+            assertThat(link.post(plan).await()).isEqualTo(new Outcome.Result(3L * slices.bytesPerPage(), null));
+            MemorySegment destination = link.destination().regions().getFirst().segment();
+            Map<Integer, Integer> planned = Map.of(20, 3, 21, 4, 1, 9);
+            for (int page = 0; page < Pool.PAGES; page++) {
+                for (int row = 0; row < rows; row++) {
+                    for (int offset = 0; offset < 32; offset++) {
+                        byte landed = destination.get(ValueLayout.JAVA_BYTE, (page * rows + row) * 32L + offset);
+                        Integer src = planned.get(page);
+                        byte expected = src == null ? Pool.CANARY
+                                : link.source().regions().get(offset < 16 ? 0 : 1).segment().get(ValueLayout.JAVA_BYTE,
+                                        (src * rows + row) * 48L + (offset < 16 ? 16 + offset : 32 + offset - 16));
+                        assertThat(landed).as("destination page %d row %d byte %d", page, row, offset).isEqualTo(expected);
+                    }
+                }
+            }
             assertThat(link.transferLink().violation()).isNull();
         }
     }

@@ -331,18 +331,24 @@ public final class PrefillToDecodeLinks
         int receiverRanks = decodeRanks.getOrDefault(channel, 1);
         int senderRanks = layout == null ? 1 : layout.ranks();
         try {
-            SliceMap slices = layout == null ? SliceMap.identity(sources) : layout.slicesTo(layout.withRanks(receiverRanks));
-            try {
-                peer = backend.connect(PeerProcess.localHostId(), register.descriptor(), slices);
-            }
-            catch (UnsupportedOperationException e) {
-                throw new IllegalArgumentException("this prefill runs " + senderRanks + " tensor-parallel rank(s) and the decode " + receiverRanks
-                        + ": " + backendId + " " + e.getMessage() + "; use a backend that does, or the same tensor-parallel size on both sides", e);
-            }
-            if (slices.isIdentity()) {
+            if (layout == null || layout.ranks() == receiverRanks) {
+                // the same layout: every region into the region of the same index
+                if (receiverRanks != senderRanks) {
+                    throw new IllegalArgumentException("the decode runs " + receiverRanks + " tensor-parallel ranks and this prefill one, "
+                            + "whose regions carry no layout to plan head slices by");
+                }
+                peer = backend.connect(PeerProcess.localHostId(), register.descriptor());
                 sources.checkReceiver(backendId, peer.receiverGeometry());
             }
             else {
+                SliceMap slices = layout.slicesTo(layout.withRanks(receiverRanks));
+                try {
+                    peer = backend.connect(PeerProcess.localHostId(), register.descriptor(), slices);
+                }
+                catch (UnsupportedOperationException e) {
+                    throw new IllegalArgumentException("this prefill runs " + senderRanks + " tensor-parallel rank(s) and the decode " + receiverRanks
+                            + ": " + backendId + " " + e.getMessage() + "; use a backend that does, or the same tensor-parallel size on both sides", e);
+                }
                 slices.check(backendId, sources, peer.receiverGeometry());
             }
             link = TransferLink.start(backendId, channel.peer(), peer, sources, peer.receiverGeometry(), config.linkTimeouts(), hooks,

@@ -44,9 +44,9 @@ class MooncakeProviderTest
     void declaresPerTransportWhatItsTestsProve()
     {
         assertThat(provider.capabilities(settings.with("transport", "tcp")))
-                .isEqualTo(EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, PIPELINED));
+                .isEqualTo(EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, PIPELINED, TransferCapability.HEAD_SLICES));
         assertThat(provider.capabilities(settings.with("transport", "shm")))
-                .isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC));
+                .isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, TransferCapability.HEAD_SLICES));
         assertThat(provider.capabilityNames(settings.defaults()))
                 .containsExactly("DRAIN_ACK", "FORWARD_SYNC", "REMOTE", "SAME_HOST");
     }

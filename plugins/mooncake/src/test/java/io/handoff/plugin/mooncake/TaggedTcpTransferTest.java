@@ -70,7 +70,7 @@ class TaggedTcpTransferTest
     @Override
     protected Set<TransferCapability> expectedCapabilities()
     {
-        return EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, PIPELINED);
+        return EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, PIPELINED, TransferCapability.HEAD_SLICES);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.handoff.plugin.mooncake;
 
 import io.handoff.core.transfer.TransferLink;
+import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.ProducerFence;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferPeer;
@@ -49,7 +50,7 @@ class TransportChoiceTest
             TransferPeer peer = sender.connect(DECODE_HOST, decode.descriptor);
 
             assertThat(peer.transport()).isEqualTo("shm");
-            assertThat(peer.capabilities()).isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC));
+            assertThat(peer.capabilities()).isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, TransferCapability.HEAD_SLICES));
             assertLands(peer, source, decode.pool);
         }
     }
@@ -65,7 +66,7 @@ class TransportChoiceTest
             TransferPeer peer = sender.connect(DECODE_HOST, decode.descriptor);
 
             assertThat(peer.transport()).isEqualTo("tcp");
-            assertThat(peer.capabilities()).isEqualTo(EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, PIPELINED));
+            assertThat(peer.capabilities()).isEqualTo(EnumSet.of(RECEIVER_VALIDATED_WRITES, REMOTE, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, PIPELINED, TransferCapability.HEAD_SLICES));
             assertLands(peer, source, decode.pool);
         }
     }

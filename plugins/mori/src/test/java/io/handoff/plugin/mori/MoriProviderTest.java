@@ -2,6 +2,7 @@ package io.handoff.plugin.mori;
 
 import io.handoff.spi.Availability;
 import io.handoff.spi.ProviderKind;
+import io.handoff.spi.transfer.TransferCapability;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.testkit.transfer.RecordingContext;
 import io.handoff.testkit.transfer.ReferenceSettings;
@@ -47,9 +48,9 @@ class MoriProviderTest
     void declaresForwardSyncExactlyWhenTheTransferThreadWaitsOnTheFenceAndNeverStaging()
     {
         assertThat(provider.capabilities(settings.with("forward-sync", "true")))
-                .isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC));
+                .isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, TransferCapability.HEAD_SLICES));
         assertThat(provider.capabilities(settings.with("forward-sync", "false")))
-                .isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK));
+                .isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, TransferCapability.HEAD_SLICES));
         assertThat(provider.capabilityNames(settings.defaults())).containsExactly("DRAIN_ACK", "FORWARD_SYNC", "ONE_SIDED", "SAME_HOST");
     }
 

@@ -36,7 +36,7 @@ class NoForwardSyncTransferTest
     @Override
     protected Set<TransferCapability> expectedCapabilities()
     {
-        return EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK);
+        return EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, TransferCapability.HEAD_SLICES);
     }
 
     /** Seed 000 cannot happen any more: mori gets the plan only once its fence is done, and copies what the forward left. */

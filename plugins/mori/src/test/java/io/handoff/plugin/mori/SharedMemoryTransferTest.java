@@ -41,7 +41,7 @@ class SharedMemoryTransferTest
     @Override
     protected Set<TransferCapability> expectedCapabilities()
     {
-        return EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC);
+        return EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, TransferCapability.HEAD_SLICES);
     }
 
     @Override

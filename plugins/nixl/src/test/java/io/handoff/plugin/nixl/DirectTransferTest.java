@@ -46,7 +46,7 @@ class DirectTransferTest
     @Override
     protected Set<TransferCapability> expectedCapabilities()
     {
-        return EnumSet.of(FORWARD_SYNC, ONE_SIDED, DRAIN_ACK, REMOTE, SAME_HOST);
+        return EnumSet.of(FORWARD_SYNC, ONE_SIDED, DRAIN_ACK, REMOTE, SAME_HOST, TransferCapability.HEAD_SLICES);
     }
 
     @Override

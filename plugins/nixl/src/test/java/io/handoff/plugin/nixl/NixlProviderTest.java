@@ -30,7 +30,7 @@ class NixlProviderTest
     @Test
     void declaresStagingOneSidedDrainAckAndBothReachesButNotForwardSyncWhenItStages()
     {
-        assertThat(provider.capabilities(settings.with("staging", "true"))).containsExactlyInAnyOrder(STAGING, ONE_SIDED, DRAIN_ACK, REMOTE, SAME_HOST);
+        assertThat(provider.capabilities(settings.with("staging", "true"))).containsExactlyInAnyOrder(STAGING, ONE_SIDED, DRAIN_ACK, REMOTE, SAME_HOST, TransferCapability.HEAD_SLICES);
         assertThat(provider.capabilities(settings.with("staging", "true"))).doesNotContain(TransferCapability.FORWARD_SYNC,
                 TransferCapability.RECEIVER_VALIDATED_WRITES);
     }
@@ -39,7 +39,7 @@ class NixlProviderTest
     void declaresForwardSyncInsteadOfStagingWhenItPutsFromTheSourcePool()
     {
         assertThat(provider.capabilities(settings.defaults())).containsExactlyInAnyOrder(TransferCapability.FORWARD_SYNC, ONE_SIDED,
-                DRAIN_ACK, REMOTE, SAME_HOST);
+                DRAIN_ACK, REMOTE, SAME_HOST, TransferCapability.HEAD_SLICES);
         assertThat(provider.capabilities(settings.with("staging", "false"))).doesNotContain(STAGING);
     }
 

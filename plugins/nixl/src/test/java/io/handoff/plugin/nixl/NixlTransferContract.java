@@ -50,7 +50,7 @@ abstract class NixlTransferContract
     @Override
     protected Set<TransferCapability> expectedCapabilities()
     {
-        return EnumSet.of(STAGING, ONE_SIDED, DRAIN_ACK, REMOTE, SAME_HOST);
+        return EnumSet.of(STAGING, ONE_SIDED, DRAIN_ACK, REMOTE, SAME_HOST, TransferCapability.HEAD_SLICES);
     }
 
     @Override
