@@ -1,5 +1,6 @@
 package io.handoff.bench.transfer;
 
+import io.handoff.core.transfer.RankLayout;
 import io.handoff.spi.transfer.MemoryRegion;
 
 import java.lang.foreign.MemorySegment;
@@ -58,13 +59,36 @@ final class PoolPattern
         return format(sums);
     }
 
-    /** Which regions differ between two checksum lists (for the failure message). */
+    /**
+     * The head-sliced pattern, receiver's side: each page's checksum over every rank's regions in the layout's canonical
+     * order (region kind, slot, head), which does not depend on the layout.
+     */
+    static String pageChecksums(RankLayout layout, List<MemoryRegion> regions, int pages)
+    {
+        long[] sums = new long[pages];
+        for (int page = 0; page < pages; page++) {
+            sums[page] = layout.checksum(regions, page, 0);
+        }
+        return format(sums);
+    }
+
+    /** The head-sliced pattern, sender's side: what {@link #pageChecksums} must give when page {@code d} holds source page {@code sources[d]}. */
+    static String expectedPages(RankLayout layout, List<MemoryRegion> sources, int[] sourceOfDestination)
+    {
+        long[] sums = new long[sourceOfDestination.length];
+        for (int page = 0; page < sums.length; page++) {
+            sums[page] = layout.checksum(sources, sourceOfDestination[page], 0);
+        }
+        return format(sums);
+    }
+
+    /** Which regions (or pages, in the head-sliced pattern) differ between two checksum lists (for the failure message). */
     static String differences(String expected, String actual)
     {
         String[] wanted = expected.split(",");
         String[] seen = actual.split(",");
         if (wanted.length != seen.length) {
-            return "the receiver hashed " + seen.length + " regions, " + wanted.length + " were sent";
+            return "the receiver hashed " + seen.length + " regions or pages, " + wanted.length + " were sent";
         }
         StringBuilder regions = new StringBuilder();
         for (int i = 0; i < wanted.length; i++) {
@@ -72,7 +96,7 @@ final class PoolPattern
                 regions.append(regions.isEmpty() ? "" : ", ").append(i);
             }
         }
-        return "regions " + regions + " differ";
+        return "regions (pages, sliced) " + regions + " differ";
     }
 
     private static String format(long[] sums)

@@ -12,6 +12,7 @@ import io.handoff.core.transfer.TransferHooks;
 import io.handoff.core.transfer.TransferLink;
 import io.handoff.spi.transfer.MemoryRegion;
 import io.handoff.spi.transfer.PageGeometry;
+import io.handoff.spi.transfer.SliceMap;
 import io.handoff.spi.transfer.TransferPeer;
 import io.handoff.spi.transfer.WriteGuard;
 
@@ -48,9 +49,16 @@ public final class StandaloneTransfer
     public static StandaloneTransfer open(Disaggregation.Role role, HandoffConfig config, ClusterSecurity security, PluginRegistry plugins,
             KvGeometry geometry, int pages)
     {
+        return open(role, config, security, plugins, geometry, pages, 1);
+    }
+
+    /** The same with the pools of {@code ranks} tensor-parallel ranks of {@code geometry} each, rank by rank, as a server of that many ranks keeps them. */
+    public static StandaloneTransfer open(Disaggregation.Role role, HandoffConfig config, ClusterSecurity security, PluginRegistry plugins,
+            KvGeometry geometry, int pages, int ranks)
+    {
         Disaggregation disaggregation = Disaggregation.open(role, config, security, plugins, FaultInjector.NONE);
         try {
-            return new StandaloneTransfer(disaggregation, disaggregation.allocatePool(geometry, pages, 1));
+            return new StandaloneTransfer(disaggregation, disaggregation.allocatePool(geometry, pages, ranks));
         }
         catch (RuntimeException | Error e) {
             disaggregation.close();
@@ -91,9 +99,15 @@ public final class StandaloneTransfer
      */
     public KvPool mapScratchPool(String name)
     {
+        return mapScratchPool(name, pool.geometry(), 1);
+    }
+
+    /** A pool of {@code ranks} ranks of {@code geometry} (a receiver's of another layout) in a shared file, as {@link #mapScratchPool(String)}. */
+    public KvPool mapScratchPool(String name, KvGeometry geometry, int ranks)
+    {
         Path file = disaggregation.privateFolder().resolve(requireNonNull(name, "name is null"));
         try {
-            return KvPool.mapShared(pool.geometry(), pool.pages(), file);
+            return KvPool.mapShared(geometry, pool.pages(), file, ranks);
         }
         catch (IOException e) {
             throw new UncheckedIOException("cannot map a scratch pool at " + file + ": " + e.getMessage(), e);
@@ -113,15 +127,27 @@ public final class StandaloneTransfer
      */
     public TransferLink connect(byte[] descriptor)
     {
+        return connect(descriptor, null);
+    }
+
+    /** The same moving {@code slices} of each page (a receiver of another layout); null for region by region. */
+    public TransferLink connect(byte[] descriptor, SliceMap slices)
+    {
         requireNonNull(descriptor, "descriptor is null");
         if (link != null) {
             throw new IllegalStateException("already connected");
         }
         disaggregation.backend().registerSources(regions);
-        TransferPeer peer = disaggregation.backend().connect(PeerProcess.localHostId(), descriptor);
+        TransferPeer peer = slices == null ? disaggregation.backend().connect(PeerProcess.localHostId(), descriptor)
+                : disaggregation.backend().connect(PeerProcess.localHostId(), descriptor, slices);
         try {
             PageGeometry sources = PageGeometry.of(regions);
-            sources.checkReceiver(backendId(), peer.receiverGeometry());
+            if (slices == null) {
+                sources.checkReceiver(backendId(), peer.receiverGeometry());
+            }
+            else {
+                slices.check(backendId(), sources, peer.receiverGeometry());
+            }
             link = TransferLink.start(backendId(), "receiver", peer, sources, peer.receiverGeometry(), disaggregation.config().linkTimeouts(),
                     TransferHooks.NONE, disaggregation.config().transferWindow());
             return link;

@@ -5,7 +5,9 @@ import io.handoff.core.kv.KvPool;
 import io.handoff.core.kv.KvRegion;
 import io.handoff.core.runtime.Engine;
 import io.handoff.core.transfer.TransferLink;
+import io.handoff.core.transfer.RankLayout;
 import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.SliceMap;
 import io.handoff.spi.transfer.TransferPlan;
 
 import java.io.IOException;
@@ -68,17 +70,23 @@ final class TransferBench
         String transport;
         RoundPlans plans;
         try (StandaloneTransfer sender = StandaloneTransfer.open(Disaggregation.Role.PREFILL, engine.config(), engine.security(), engine.plugins(),
-                shape.geometry(), shape.pages());
+                shape.geometry(shape.senderRanks()), shape.pages(), shape.senderRanks());
                 ReceiverProcess receiver = ReceiverProcess.start(settings.receiverCommand().apply(shape))) {
             backend = sender.backendId();
             PoolPattern.fill(sender.regions(), settings.seed());
-            TransferLink link = sender.connect(receiver.descriptor(RECEIVER_START));
+            // the head-sliced pattern: each receiving rank gets its heads of every row, as between servers of these layouts
+            RankLayout layout = shape.sliced()
+                    ? RankLayout.of(shape.senderRanks(), PayloadShape.KV_HEADS, false, PayloadShape.PAGE_TOKENS, sender.regions())
+                    : null;
+            SliceMap slices = layout == null ? null : layout.slicesTo(layout.withRanks(shape.receiverRanks()));
+            TransferLink link = sender.connect(receiver.descriptor(RECEIVER_START), slices);
             transport = link.transport();
             plans = new RoundPlans(mapping, sender.maxPagesPerPlan(), shape.regions(), shape.pageBytes());
             LinkRounds rounds = new LinkRounds(link, ROUND_LIMIT);
-            try (KvPool scratch = sender.wantsSharedFileMemory() ? sender.mapScratchPool("memcpy-reference.pool")
+            try (KvPool scratch = shape.sliced() ? sender.mapScratchPool("memcpy-reference.pool", shape.geometry(shape.receiverRanks()), shape.receiverRanks())
+                    : sender.wantsSharedFileMemory() ? sender.mapScratchPool("memcpy-reference.pool")
                     : KvPool.allocate(shape.geometry(), shape.pages())) {
-                MemcpyReference memcpy = new MemcpyReference(sender.regions(), regions(scratch));
+                MemcpyReference memcpy = new MemcpyReference(sender.regions(), regions(scratch), slices);
                 // warm-up: JIT, connections, and every destination page touched on both sides
                 memcpy.copy(plans.plans(0));
                 rounds.run(plans.plans(0));
@@ -95,7 +103,12 @@ final class TransferBench
                                 + copied + "), the plans hold " + plans.roundBytes());
                     }
                 }
-                verify(sender, regions(scratch), receiver, mapping);
+                if (layout == null) {
+                    verify(sender, regions(scratch), receiver, mapping);
+                }
+                else {
+                    verifySliced(sender, layout, regions(scratch), receiver, mapping, shape);
+                }
             }
         }
         progress.accept(String.format("%s over %s, %s pages: %.2f GB/s, memcpy %.2f GB/s", backend, transport, ByteSize.format(shape.pageBytes()),
@@ -119,6 +132,27 @@ final class TransferBench
         String landed = receiver.checksums(RECEIVER_START);
         if (!landed.equals(expected)) {
             throw new IllegalStateException("the receiver's pool does not hold the pages " + sender.backendId() + " sent ("
+                    + PoolPattern.differences(expected, landed) + " from what was sent): the transfer corrupted data; no figure is reported");
+        }
+    }
+
+    /**
+     * The head-sliced pattern: every destination page, read across the receiver's ranks in the canonical order, must be
+     * its source page read across the sender's; so must the reference's.
+     */
+    private static void verifySliced(StandaloneTransfer sender, RankLayout layout, List<MemoryRegion> reference, ReceiverProcess receiver,
+            PageMapping mapping, PayloadShape shape)
+            throws InterruptedException
+    {
+        String expected = PoolPattern.expectedPages(layout, sender.regions(), mapping.sources());
+        String copied = PoolPattern.pageChecksums(layout.withRanks(shape.receiverRanks()), reference, shape.pages());
+        if (!copied.equals(expected)) {
+            throw new IllegalStateException("the memcpy reference's destination does not hold the head slices it copied ("
+                    + PoolPattern.differences(expected, copied) + "): the bench itself is broken; no figure is reported");
+        }
+        String landed = receiver.checksums(RECEIVER_START);
+        if (!landed.equals(expected)) {
+            throw new IllegalStateException("the receiver's pool does not hold the head slices " + sender.backendId() + " sent ("
                     + PoolPattern.differences(expected, landed) + " from what was sent): the transfer corrupted data; no figure is reported");
         }
     }

@@ -60,6 +60,11 @@ public final class TransferBenchCommand
     @Option(names = "--scatter", description = "Send each page to a seeded random destination page, no two neighbours adjacent (a fragmented decode pool).")
     boolean scatter;
 
+    @Option(names = "--tensor-parallel", paramLabel = "P:D", description = "The head-sliced pattern: the pool is a model's of 8 KV heads "
+            + "and 16-token pages spread over P sending and D receiving tensor-parallel ranks (1, 2, 4 or 8), and each receiving rank gets "
+            + "exactly its heads of every token slot, as between a prefill and a decode of those layouts; memcpy copies the same slices.")
+    String tensorParallel;
+
     @Option(names = "--rounds", defaultValue = "5", paramLabel = "N", description = "Timed rounds after the warm-up (default ${DEFAULT-VALUE}).")
     int rounds;
 
@@ -163,11 +168,30 @@ public final class TransferBenchCommand
     private PayloadShape shape(long total, long page)
     {
         try {
-            return new PayloadShape(total, page, layers);
+            int[] ranks = ranks();
+            return new PayloadShape(total, page, layers, ranks[0], ranks[1]);
         }
         catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
+    }
+
+    /** {@code --tensor-parallel P:D} as {P, D}; {1, 1} without it. */
+    private int[] ranks()
+    {
+        if (tensorParallel == null) {
+            return new int[] {1, 1};
+        }
+        String[] parts = tensorParallel.split(":");
+        try {
+            if (parts.length == 2) {
+                return new int[] {Integer.parseInt(parts[0].strip()), Integer.parseInt(parts[1].strip())};
+            }
+        }
+        catch (NumberFormatException e) {
+            // said below
+        }
+        throw new IllegalArgumentException("--tensor-parallel '" + tensorParallel + "' is not P:D, e.g. 2:4");
     }
 
     private long parse(String option, String text)
@@ -237,7 +261,8 @@ public final class TransferBenchCommand
     private List<String> receiverCommand(Path launcher, Map<String, String> backendSettings, PayloadShape shape)
     {
         List<String> command = new ArrayList<>(List.of(launcher.toString(), "bench", "transfer-receiver", "--bytes", Long.toString(shape.bytes()),
-                "--page-bytes", Long.toString(shape.pageBytes()), "--layers", Integer.toString(shape.layers())));
+                "--page-bytes", Long.toString(shape.pageBytes()), "--layers", Integer.toString(shape.layers()),
+                "--sender-ranks", Integer.toString(shape.senderRanks()), "--receiver-ranks", Integer.toString(shape.receiverRanks())));
         command.addAll(config.arguments(backendSettings));
         if (flipByte) {
             command.add("--flip-byte-for-testing");

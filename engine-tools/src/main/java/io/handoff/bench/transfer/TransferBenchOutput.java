@@ -59,7 +59,10 @@ final class TransferBenchOutput
         TransferFigures first = figures.getFirst();
         out.printf("bench transfer: %s over %s, %s per round, %d layers (%d regions), %s, %d rounds after a warm-up; bytes verified%n",
                 first.backend(), first.transport(), ByteSize.format(first.shape().bytes()), first.shape().layers(), first.shape().regions(),
-                first.scatter() ? "scattered destination pages" : "contiguous pages", first.gbps().length);
+                (first.scatter() ? "scattered destination pages" : "contiguous pages") + (first.shape().sliced() ? String.format(
+                        ", head slices of %d tensor-parallel rank(s) to %d (%d KV heads, %d-token pages; memcpy copies the same slices)",
+                        first.shape().senderRanks(), first.shape().receiverRanks(), PayloadShape.KV_HEADS, PayloadShape.PAGE_TOKENS) : ""),
+                first.gbps().length);
         out.printf("%10s %8s %8s %8s %10s %9s %12s %9s %6s %10s%n", "page", "GB/s", "min", "max", "memcpy", "vs memcpy", "ucx_perftest",
                 "vs ucx", "plans", "plan bytes");
         for (TransferFigures one : figures) {

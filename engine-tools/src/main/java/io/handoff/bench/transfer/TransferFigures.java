@@ -41,6 +41,14 @@ record TransferFigures(String backend, String transport, PayloadShape shape, boo
         json.put("page_bytes", shape.pageBytes());
         json.put("layers", shape.layers());
         json.put("scatter", scatter);
+        if (shape.sliced()) {
+            // the head-sliced pattern: each of the receiver's ranks gets its KV heads of every token slot
+            ObjectNode sliced = json.putObject("head_sliced");
+            sliced.put("sender_ranks", shape.senderRanks());
+            sliced.put("receiver_ranks", shape.receiverRanks());
+            sliced.put("kv_heads", PayloadShape.KV_HEADS);
+            sliced.put("page_tokens", PayloadShape.PAGE_TOKENS);
+        }
         json.put("rounds", gbps.length);
         ObjectNode figures = json.putObject("gbps");
         figures.put("median", round(median()));

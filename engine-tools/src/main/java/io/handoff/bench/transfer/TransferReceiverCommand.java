@@ -2,6 +2,7 @@ package io.handoff.bench.transfer;
 
 import io.handoff.core.disagg.Disaggregation;
 import io.handoff.core.runtime.Engine;
+import io.handoff.core.transfer.RankLayout;
 import io.handoff.spi.transfer.MemoryRegion;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -37,6 +38,13 @@ public final class TransferReceiverCommand
     @Option(names = "--layers", required = true)
     int layers;
 
+    /** The head-sliced pattern: the sender's tensor-parallel ranks and this receiver's; 1 and 1 for region by region. */
+    @Option(names = "--sender-ranks", defaultValue = "1")
+    int senderRanks;
+
+    @Option(names = "--receiver-ranks", defaultValue = "1")
+    int receiverRanks;
+
     /** Flips one byte of the pool before hashing it: how a test shows that corrupted data fails the bench. */
     @Option(names = "--flip-byte-for-testing", hidden = true)
     boolean flipByte;
@@ -45,11 +53,11 @@ public final class TransferReceiverCommand
     public Integer call()
             throws Exception
     {
-        PayloadShape shape = new PayloadShape(bytes, pageBytes, layers);
+        PayloadShape shape = new PayloadShape(bytes, pageBytes, layers, senderRanks, receiverRanks);
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
         try (Engine engine = Engine.start(config.source(Map.of()));
                 StandaloneTransfer receiver = StandaloneTransfer.open(Disaggregation.Role.DECODE, engine.config(), engine.security(), engine.plugins(),
-                        shape.geometry(), shape.pages())) {
+                        shape.geometry(receiverRanks), shape.pages(), receiverRanks)) {
             out.println(ReceiverProtocol.DESCRIPTOR + Base64.getEncoder().encodeToString(receiver.expose()));
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             // until the sender closes our stdin (or is gone)
@@ -60,7 +68,10 @@ public final class TransferReceiverCommand
                         long offset = region.pageStride() * (region.pages() / 2);
                         region.segment().set(ValueLayout.JAVA_BYTE, offset, (byte) ~region.segment().get(ValueLayout.JAVA_BYTE, offset));
                     }
-                    out.println(ReceiverProtocol.CHECKSUMS + PoolPattern.checksums(receiver.regions()));
+                    out.println(ReceiverProtocol.CHECKSUMS + (shape.sliced()
+                            ? PoolPattern.pageChecksums(RankLayout.of(receiverRanks, PayloadShape.KV_HEADS, false, PayloadShape.PAGE_TOKENS,
+                                    receiver.regions()), receiver.regions(), shape.pages())
+                            : PoolPattern.checksums(receiver.regions())));
                 }
             }
         }

@@ -55,6 +55,8 @@ final class TcpPeer
     // one write per page and region before, and small writes were what the tcp path spent its time on.
     private final ByteBuffer[] batchHeaders;
     private final ByteBuffer[] batch;
+    // per slice, the buffer its rows are packed into (a head slice's rows are not contiguous in the pool); grown as needed
+    private final ByteBuffer[] packBuffers;
     private int batchBuffers;
     private final byte[] reply = new byte[WireFormat.REPLY_BYTES];
     private final FrameTags tags;
@@ -86,6 +88,7 @@ final class TcpPeer
             batchHeaders[slice] = ByteBuffer.allocateDirect(WireFormat.HEADER_BYTES);
         }
         this.batch = new ByteBuffer[4 * batchHeaders.length];
+        this.packBuffers = new ByteBuffer[batchHeaders.length];
         this.replies = Thread.ofPlatform().daemon().name("mooncake-replies-" + name).start(this::readReplies);
     }
 
@@ -155,16 +158,20 @@ final class TcpPeer
         }
         else {
             // a head slice of each row: the rows packed behind their shape, for the receiver to place row by row
-            byte[] packed = new byte[Math.toIntExact(WireFormat.ROWS_PREFIX_BYTES + bytes)];
-            ByteBuffer.wrap(packed).putLong(part.dstOffset()).putInt(slices.rowsPerPage()).putInt(Math.toIntExact(part.bytes()));
-            MemorySegment rows = MemorySegment.ofArray(packed);
+            int frame = Math.toIntExact(WireFormat.ROWS_PREFIX_BYTES + bytes);
+            if (packBuffers[slice] == null || packBuffers[slice].capacity() < frame) {
+                packBuffers[slice] = ByteBuffer.allocateDirect(frame);
+            }
+            ByteBuffer packed = packBuffers[slice].clear().limit(frame);
+            packed.putLong(part.dstOffset()).putInt(slices.rowsPerPage()).putInt(Math.toIntExact(part.bytes()));
+            MemorySegment rows = MemorySegment.ofBuffer(packed.duplicate().clear());
             long[] at = {WireFormat.ROWS_PREFIX_BYTES};
             slices.pieces(slice, srcPage, dstPage, count, (ignored, srcOffset, dstOffset, length) -> {
                 MemorySegment.copy(source, srcOffset, rows, at[0], length);
                 at[0] += length;
             });
-            WireFormat.header(frameHeader, WireFormat.ROWS, plan.room(), plan.chunk(), part.dstRegion(), dstPage, count, packed.length);
-            payload = ByteBuffer.wrap(packed);
+            WireFormat.header(frameHeader, WireFormat.ROWS, plan.room(), plan.chunk(), part.dstRegion(), dstPage, count, frame);
+            payload = packed.position(0);
         }
         long frameBytes = payload.remaining();
         batch[batchBuffers++] = frameHeader;

@@ -48,7 +48,7 @@ class MooncakeProviderTest
         assertThat(provider.capabilities(settings.with("transport", "shm")))
                 .isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, TransferCapability.HEAD_SLICES));
         assertThat(provider.capabilityNames(settings.defaults()))
-                .containsExactly("DRAIN_ACK", "FORWARD_SYNC", "REMOTE", "SAME_HOST");
+                .containsExactly("DRAIN_ACK", "FORWARD_SYNC", "HEAD_SLICES", "REMOTE", "SAME_HOST");
     }
 
     @Test

@@ -51,7 +51,7 @@ class MoriProviderTest
                 .isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, FORWARD_SYNC, TransferCapability.HEAD_SLICES));
         assertThat(provider.capabilities(settings.with("forward-sync", "false")))
                 .isEqualTo(EnumSet.of(ONE_SIDED, SAME_HOST, DRAIN_ACK, TransferCapability.HEAD_SLICES));
-        assertThat(provider.capabilityNames(settings.defaults())).containsExactly("DRAIN_ACK", "FORWARD_SYNC", "ONE_SIDED", "SAME_HOST");
+        assertThat(provider.capabilityNames(settings.defaults())).containsExactly("DRAIN_ACK", "FORWARD_SYNC", "HEAD_SLICES", "ONE_SIDED", "SAME_HOST");
     }
 
     @Test
