@@ -82,13 +82,13 @@ final class PoolPattern
         return format(sums);
     }
 
-    /** Which regions (or pages, in the head-sliced pattern) differ between two checksum lists (for the failure message). */
+    /** Which regions differ between two checksum lists (for the failure message); in the head-sliced pattern, which pages. */
     static String differences(String expected, String actual)
     {
         String[] wanted = expected.split(",");
         String[] seen = actual.split(",");
         if (wanted.length != seen.length) {
-            return "the receiver hashed " + seen.length + " regions or pages, " + wanted.length + " were sent";
+            return "the receiver hashed " + seen.length + " regions, " + wanted.length + " were sent";
         }
         StringBuilder regions = new StringBuilder();
         for (int i = 0; i < wanted.length; i++) {
@@ -96,7 +96,7 @@ final class PoolPattern
                 regions.append(regions.isEmpty() ? "" : ", ").append(i);
             }
         }
-        return "regions (pages, sliced) " + regions + " differ";
+        return "regions " + regions + " differ";
     }
 
     private static String format(long[] sums)

@@ -148,12 +148,13 @@ final class TransferBench
         String copied = PoolPattern.pageChecksums(layout.withRanks(shape.receiverRanks()), reference, shape.pages());
         if (!copied.equals(expected)) {
             throw new IllegalStateException("the memcpy reference's destination does not hold the head slices it copied ("
-                    + PoolPattern.differences(expected, copied) + "): the bench itself is broken; no figure is reported");
+                    + PoolPattern.differences(expected, copied).replace("regions", "pages") + "): the bench itself is broken; no figure is reported");
         }
         String landed = receiver.checksums(RECEIVER_START);
         if (!landed.equals(expected)) {
             throw new IllegalStateException("the receiver's pool does not hold the head slices " + sender.backendId() + " sent ("
-                    + PoolPattern.differences(expected, landed) + " from what was sent): the transfer corrupted data; no figure is reported");
+                    + PoolPattern.differences(expected, landed).replace("regions", "pages") + " from what was sent): the transfer corrupted data; "
+                    + "no figure is reported");
         }
     }
 

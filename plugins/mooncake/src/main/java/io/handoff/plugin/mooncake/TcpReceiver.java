@@ -477,7 +477,7 @@ final class TcpReceiver
             if (scratch == null) {
                 scratch = ByteBuffer.allocateDirect(SCRATCH_BYTES);
             }
-            MemorySegment staged = MemorySegment.ofBuffer(scratch);
+            MemorySegment staged = MemorySegment.ofBuffer(scratch.duplicate().clear());
             int rowsPerRead = (int) Math.max(1, Math.min(rows, SCRATCH_BYTES / rowBytes));
             try (WriteGuard.Permit open = permit) {
                 for (long row = 0; row < rows; ) {
