@@ -21,8 +21,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Prefill and decode servers of two tensor-parallel ranks each, as processes of the distribution: every rank's KV moves
  * into the same rank of the decode, on every transfer backend, bit-identical to a colocated engine of one rank, each
- * decode rank receiving its half of the KV; and a decode rank lost while a transfer into it is in flight fails the request
- * with its cause and holds the request's pages until the prefill proves no write can land.
+ * decode rank receiving its half of the KV; and a rank of either side lost while a transfer is in flight (between equal
+ * layouts and between different ones) fails the request with its cause and leaves the decode's pages held until the
+ * prefill proves no write can land.
  */
 class TensorParallelPdIT
 {
@@ -75,17 +76,18 @@ class TensorParallelPdIT
      * the rank; the decode's request ends with an error, none hangs; A's pages on the decode stay quarantined (no timer
      * releases them: the parked write could still land) until the prefill's exit proves it cannot, and then none is left.
      */
-    @ParameterizedTest(name = "{0} loses rank 1")
-    @CsvSource({"decode", "prefill"})
-    void aRankLostMidTransferFailsTheRequestAndTheDecodesPagesWaitForTheProof(String side)
+    @ParameterizedTest(name = "{0} loses rank 1, prefill TP{1} to decode TP{2}")
+    @CsvSource({"decode, 2, 2", "prefill, 2, 2", "decode, 1, 2", "prefill, 2, 1"})
+    void aRankLostMidTransferFailsTheRequestAndTheDecodesPagesWaitForTheProof(String side, int prefillRanks, int decodeRanks)
             throws Exception
     {
         String prompt = "A request whose decode loses a rank while the prefill is still writing its KV. ".repeat(3);
-        String[] common = {"--model", "tiny-gqa", "--tensor-parallel", "2", "-Dhandoff.disaggregation.transfer-backend=mooncake",
+        String[] common = {"--model", "tiny-gqa", "-Dhandoff.disaggregation.transfer-backend=mooncake",
                 "-Dhandoff.plugins.mooncake.transport=shm", "-Dhandoff.scheduler.chunked-prefill-size=64",
                 "-Dhandoff.parallel.heartbeat-timeout=5s", "-Dhandoff.disaggregation.drain-deadline=6s", "-Dhandoff.kv.pool-pages=64"};
-        try (ServerProcess prefill = ServerProcess.serve(temp, "prefill", with(common, "-Dhandoff.debug.faults=[\"transfer-after-page b=0 park\"]"));
-                ServerProcess decode = ServerProcess.serve(temp, "decode", common)) {
+        try (ServerProcess prefill = ServerProcess.serve(temp, "prefill", with(with(common, "-Dhandoff.parallel.tensor-size=" + prefillRanks),
+                "-Dhandoff.debug.faults=[\"transfer-after-page b=0 park\"]"));
+                ServerProcess decode = ServerProcess.serve(temp, "decode", with(common, "-Dhandoff.parallel.tensor-size=" + decodeRanks))) {
             String control = ServerProcess.json(prefill.get("/bootstrap").body()).get("control").asText();
             ServerProcess losing = side.equals("decode") ? decode : prefill;
             long rank1 = ServerProcess.json(losing.get("/health").body()).get("ranks").get(1).get("pid").asLong();

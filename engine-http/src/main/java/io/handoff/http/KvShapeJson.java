@@ -1,8 +1,11 @@
 package io.handoff.http;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.kv.KvGeometry;
+import io.handoff.core.model.parallel.TensorShard;
 import io.handoff.spi.attention.AttentionGeometry;
+import io.handoff.spi.attention.KvLayout;
 
 import static java.util.Objects.requireNonNull;
 
@@ -42,7 +45,16 @@ final class KvShapeJson
         ObjectNode layout = parent.putObject("layout");
         layout.put("tp", ranks);
         layout.put("dp", 1);
-        layout.put("kv_heads_per_rank", attention.layout() == io.handoff.spi.attention.KvLayout.MLA ? 1
-                : Math.max(1, attention.numKvHeads() / ranks));
+        boolean latent = attention.layout() == KvLayout.MLA;
+        layout.put("kv_heads_per_rank", latent ? 1 : Math.max(1, attention.numKvHeads() / ranks));
+        // which KV heads each rank holds (a head held by several ranks is replicated); MLA's latent is every rank's
+        ArrayNode each = layout.putArray("ranks");
+        for (int rank = 0; rank < ranks; rank++) {
+            TensorShard shard = new TensorShard(rank, ranks);
+            ObjectNode one = each.addObject();
+            one.put("rank", rank);
+            one.put("first_kv_head", latent ? 0 : shard.firstKvHead(attention.numKvHeads()));
+            one.put("kv_heads", latent ? 1 : shard.kvHeadsPerRank(attention.numKvHeads()));
+        }
     }
 }
