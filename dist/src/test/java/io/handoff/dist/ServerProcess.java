@@ -226,6 +226,17 @@ final class ServerProcess
     }
 
     /** Polls a metric until it satisfies {@code condition} (bounded: 30 s). */
+    /** Waits until {@code /health} answers other than 200, failing after 10 s (a lost rank must be noticed within seconds). */
+    void awaitUnhealthy()
+            throws InterruptedException
+    {
+        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(10).toNanos();
+        while (get("/health").statusCode() == 200) {
+            org.assertj.core.api.Assertions.assertThat(System.nanoTime()).as("/health still 200 10 s after the rank was lost").isLessThan(deadline);
+            Thread.sleep(100); // polling a server's state, bounded: not provoking a race
+        }
+    }
+
     void awaitMetric(String sample, java.util.function.DoublePredicate condition)
     {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();

@@ -5,10 +5,8 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -47,14 +45,14 @@ class TensorParallelIT
             assertThat(rank1).isPositive().isNotEqualTo(server.process.pid());
             if (fault == null) {
                 ProcessHandle.of(rank1).orElseThrow().destroyForcibly();
-                awaitUnhealthy(server);
+                server.awaitUnhealthy();
             }
             HttpResponse<String> response = server.post("/generate", ServerProcess.greedyBody("Once upon a time", 16));
             JsonNode result = ServerProcess.json(response.body());
             assertThat(response.body()).as(phase).contains("rank 1 lost");
             assertThat(server.metric("handoff_request_failures_total{cause=\"rank_lost\"}")).as(phase).isGreaterThanOrEqualTo(1);
             assertThat(result.toString()).doesNotContain("\"finish_reason\":{\"type\":\"length\"");
-            awaitUnhealthy(server);
+            server.awaitUnhealthy();
             JsonNode unhealthy = ServerProcess.json(server.get("/health").body());
             assertThat(unhealthy.get("ranks").get(1).get("healthy").asBoolean()).isFalse();
             assertThat(unhealthy.get("error").asText()).contains("rank 1 lost");
@@ -63,13 +61,4 @@ class TensorParallelIT
         }
     }
 
-    private static void awaitUnhealthy(ServerProcess server)
-            throws IOException, InterruptedException
-    {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (server.get("/health").statusCode() == 200) {
-            assertThat(System.nanoTime()).as("/health still 200 10 s after the rank was lost").isLessThan(deadline);
-            Thread.sleep(100); // polling a server's state, bounded: not provoking a race
-        }
-    }
 }

@@ -10,10 +10,8 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -99,7 +97,7 @@ class TensorParallelPdIT
             prefill.awaitMetric("handoff_generation_tokens_total", v -> v >= 1);
 
             ProcessHandle.of(rank1).orElseThrow().destroyForcibly();
-            awaitUnhealthy(losing);
+            losing.awaitUnhealthy();
             assertThat(ServerProcess.json(losing.get("/health").body()).get("ranks").get(1).get("healthy").asBoolean()).isFalse();
             if (side.equals("decode")) {
                 // A waited for its KV, in no step: the loss fails it at once
@@ -145,15 +143,6 @@ class TensorParallelPdIT
         return body.toString();
     }
 
-    private static void awaitUnhealthy(ServerProcess server)
-            throws IOException, InterruptedException
-    {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (server.get("/health").statusCode() == 200) {
-            assertThat(System.nanoTime()).as("/health still 200 10 s after the rank was lost").isLessThan(deadline);
-            Thread.sleep(100); // polling a server's state, bounded: not provoking a race
-        }
-    }
 
     private static String[] with(String[] options, String more)
     {

@@ -376,20 +376,7 @@ final class TcpReceiver
             }
             planBytes += length;
             FrameTags.Tag payloadTag = tags.nextReceived(length);
-            WriteGuard.Permit permit = null;
-            if (refusal == null) {
-                try {
-                    permit = guard.open(room, page, count);
-                    if (permit == null) {
-                        refusal = "the receiver refused pages " + page + ".." + (page + count - 1) + " of room " + room + ": not granted";
-                    }
-                }
-                catch (RuntimeException e) {
-                    log.log(WARNING, "mooncake write guard failed for room " + room + "; refusing the write", e);
-                    refusal = "the receiver refused pages " + page + ".." + (page + count - 1) + " of room " + room
-                            + ": its write guard failed: " + e;
-                }
-            }
+            WriteGuard.Permit permit = permit(page, count);
             if (refusal != null) {
                 // Once a plan is refused, its later frames are dropped too.
                 discard(length, payloadTag);
@@ -454,20 +441,7 @@ final class TcpReceiver
                 throw new Malformed("rows frame for room " + room + " carries " + length + " bytes for " + rows + " rows of " + rowBytes + " bytes");
             }
             planBytes += length - WireFormat.ROWS_PREFIX_BYTES;
-            WriteGuard.Permit permit = null;
-            if (refusal == null) {
-                try {
-                    permit = guard.open(room, page, count);
-                    if (permit == null) {
-                        refusal = "the receiver refused pages " + page + ".." + (page + count - 1) + " of room " + room + ": not granted";
-                    }
-                }
-                catch (RuntimeException e) {
-                    log.log(WARNING, "mooncake write guard failed for room " + room + "; refusing the write", e);
-                    refusal = "the receiver refused pages " + page + ".." + (page + count - 1) + " of room " + room
-                            + ": its write guard failed: " + e;
-                }
-            }
+            WriteGuard.Permit permit = permit(page, count);
             if (refusal != null) {
                 discard(length - WireFormat.ROWS_PREFIX_BYTES, payloadTag);
                 checkTag(payloadTag, "payload");
@@ -502,6 +476,29 @@ final class TcpReceiver
                 }
             }
             writtenBytes += length - WireFormat.ROWS_PREFIX_BYTES;
+        }
+
+        /**
+         * The guard's permit to write pages {@code page..+count-1} of the plan's room, or null once the plan is refused
+         * (now, by the guard, or before): the refusal says why.
+         */
+        private WriteGuard.Permit permit(int page, int count)
+        {
+            if (refusal != null) {
+                return null;
+            }
+            try {
+                WriteGuard.Permit permit = guard.open(room, page, count);
+                if (permit == null) {
+                    refusal = "the receiver refused pages " + page + ".." + (page + count - 1) + " of room " + room + ": not granted";
+                }
+                return permit;
+            }
+            catch (RuntimeException e) {
+                log.log(WARNING, "mooncake write guard failed for room " + room + "; refusing the write", e);
+                refusal = "the receiver refused pages " + page + ".." + (page + count - 1) + " of room " + room + ": its write guard failed: " + e;
+                return null;
+            }
         }
 
         /** Reads {@code buffer} full from the connection, the tag (when there is one) over what was read. */
