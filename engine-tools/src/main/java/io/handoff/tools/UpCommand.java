@@ -74,6 +74,14 @@ final class UpCommand
     @Option(names = "--decode", defaultValue = "1", paramLabel = "M", description = "Decode servers (default ${DEFAULT-VALUE}).")
     int decodes;
 
+    @Option(names = "--prefill-tp", paramLabel = "T", description = "Tensor-parallel ranks of each prefill server, 1..8 (default: "
+            + "handoff.parallel.tensor-size).")
+    int prefillTensorParallel;
+
+    @Option(names = "--decode-tp", paramLabel = "T", description = "Tensor-parallel ranks of each decode server, 1..8 (default: "
+            + "handoff.parallel.tensor-size); a prefill and a decode of different sizes pair head slice by head slice.")
+    int decodeTensorParallel;
+
     @Option(names = "--port", defaultValue = "30000", paramLabel = "PORT", description = "The router's port on 127.0.0.1 (default ${DEFAULT-VALUE}); "
             + "the servers take free ports.")
     int port;
@@ -94,6 +102,10 @@ final class UpCommand
     {
         if (prefills < 1 || prefills > MAX_SERVERS || decodes < 1 || decodes > MAX_SERVERS) {
             throw new ParameterException(spec.commandLine(), "--prefill and --decode must be in 1.." + MAX_SERVERS + ", got " + prefills + " and " + decodes);
+        }
+        if (prefillTensorParallel < 0 || prefillTensorParallel > 8 || decodeTensorParallel < 0 || decodeTensorParallel > 8) {
+            throw new ParameterException(spec.commandLine(), "--prefill-tp and --decode-tp must be in 1..8, got " + prefillTensorParallel + " and "
+                    + decodeTensorParallel);
         }
         if (port < 1 || port > 65535) {
             throw new ParameterException(spec.commandLine(), "--port must be in 1..65535, got " + port);
@@ -183,6 +195,11 @@ final class UpCommand
             String name = count == 1 ? role : role + "-" + (prefill ? i : i - prefills);
             List<String> arguments = new ArrayList<>(List.of("serve", "--role", role, "--host", "127.0.0.1", "--port", Integer.toString(ports.get(i))));
             arguments.addAll(config);
+            int ranks = prefill ? prefillTensorParallel : decodeTensorParallel;
+            if (ranks > 0) {
+                // after the shared overrides: this side's layout wins
+                arguments.add("-Dhandoff.parallel.tensor-size=" + ranks);
+            }
             NodeSpec node = new NodeSpec(name, prefill ? NodeSpec.Role.PREFILL : NodeSpec.Role.DECODE, ports.get(i), arguments);
             servers.add(node);
             router.addAll(List.of(prefill ? "--prefill" : "--decode", node.url().toString()));
