@@ -36,6 +36,10 @@ public final class TuningOptions
             + "(same output bits for every T); sets handoff.parallel.tensor-size.")
     public Integer tensorParallel;
 
+    @Option(names = "--data-parallel", paramLabel = "D", description = "Data-parallel attention ranks per server, 1..8, each a process on this host "
+            + "(MLA models: each rank attends for its own requests; same output bits for every D); sets handoff.parallel.data-parallel-size.")
+    public Integer dataParallel;
+
     @Option(names = "--kv-dtype", paramLabel = "TYPE", description = "Element type of the KV pool: auto, f32, bf16 or f16; sets handoff.kv.dtype.")
     public String kvDtype;
 
@@ -63,6 +67,12 @@ public final class TuningOptions
                 throw usage("--threads must be in 0..4096 (0: one per core), got " + threads);
             }
             overrides.put("handoff.scheduler.threads", Integer.toString(threads));
+        }
+        if (dataParallel != null) {
+            if (dataParallel < 1 || dataParallel > 8) {
+                throw usage("--data-parallel must be in 1..8, got " + dataParallel);
+            }
+            overrides.put("handoff.parallel.data-parallel-size", Integer.toString(dataParallel));
         }
         if (tensorParallel != null) {
             if (tensorParallel < 1 || tensorParallel > 8) {

@@ -254,7 +254,9 @@ public final class ApiServer
         node.put("role", bootstrap.roleName());
         node.put("model", model.name());
         node.put("compatibility", model.compatibilityHash());
-        KvShapeJson.put(node, model.attentionGeometry(), scheduler.kvGeometry(), ranks.map(group -> group.ranks().size()).orElse(1));
+        int dataParallel = scheduler.dataParallel();
+        KvShapeJson.put(node, model.attentionGeometry(), scheduler.kvGeometry(), dataParallel > 1 ? 1 : ranks.map(group -> group.ranks().size()).orElse(1),
+                dataParallel);
         disaggregation.ifPresent(d -> {
             node.put("incarnation", d.incarnation());
             d.controlAddress().ifPresent(address -> node.put("control", address));

@@ -29,6 +29,12 @@ final class KvShapeJson
      */
     static void put(ObjectNode parent, AttentionGeometry attention, KvGeometry pool, int ranks)
     {
+        put(parent, attention, pool, ranks, 1);
+    }
+
+    /** The same for a server of {@code dataParallel} data-parallel attention ranks: each holds its own requests' KV. */
+    static void put(ObjectNode parent, AttentionGeometry attention, KvGeometry pool, int ranks, int dataParallel)
+    {
         requireNonNull(attention, "attention is null");
         requireNonNull(pool, "pool is null");
         ObjectNode kv = parent.putObject("kv");
@@ -44,7 +50,7 @@ final class KvShapeJson
         kv.put("bytes_per_page", ranks * pool.bytesPerPage());
         ObjectNode layout = parent.putObject("layout");
         layout.put("tp", ranks);
-        layout.put("dp", 1);
+        layout.put("dp", dataParallel);
         boolean latent = attention.layout() == KvLayout.MLA;
         layout.put("kv_heads_per_rank", latent ? 1 : Math.max(1, attention.numKvHeads() / ranks));
         // which KV heads each rank holds (a head held by several ranks is replicated); MLA's latent is every rank's

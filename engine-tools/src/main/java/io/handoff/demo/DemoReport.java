@@ -50,8 +50,14 @@ public record DemoReport(
      * @param colocatedStandIns colocated servers stood in for the prefills and decodes, without a router
      */
     public record Setup(boolean inProcess, boolean colocatedStandIns, int prefills, int decodes, int concurrency, int maxNewTokens,
-            String model, String attention, String transferBackend)
+            String model, String attention, String transferBackend, int prefillDataParallel, int decodeDataParallel)
     {
+        public Setup(boolean inProcess, boolean colocatedStandIns, int prefills, int decodes, int concurrency, int maxNewTokens,
+                String model, String attention, String transferBackend)
+        {
+            this(inProcess, colocatedStandIns, prefills, decodes, concurrency, maxNewTokens, model, attention, transferBackend, 1, 1);
+        }
+
         public Setup
         {
             requireNonNull(model, "model is null");
@@ -161,18 +167,19 @@ public record DemoReport(
         else {
             prefillLayout.putNull("tp");
         }
-        prefillLayout.put("dp", 1);
+        prefillLayout.put("dp", Math.max(1, setup.prefillDataParallel()));
         ObjectNode decodeLayout = layout.putObject("decode");
         if (servers.kvBytesPerDecodeRank().isEmpty()) {
             decodeLayout.putNull("tp");
             json.putNull("kv_bytes_per_decode_rank");
         }
         else {
-            decodeLayout.put("tp", servers.kvBytesPerDecodeRank().size());
+            // a data-parallel decode's ranks each hold their own requests' KV: one entry per rank too
+            decodeLayout.put("tp", setup.decodeDataParallel() > 1 ? 1 : servers.kvBytesPerDecodeRank().size());
             com.fasterxml.jackson.databind.node.ArrayNode perRank = json.putArray("kv_bytes_per_decode_rank");
             servers.kvBytesPerDecodeRank().forEach(bytes -> perRank.add(Math.round(bytes)));
         }
-        decodeLayout.put("dp", 1);
+        decodeLayout.put("dp", Math.max(1, setup.decodeDataParallel()));
         putNumber(json, "kv_ready_after_last_forward_ms", servers.kvReadyAfterForwardMs(), 3);
         ObjectNode leaked = json.putObject("pages_leaked");
         putInteger(leaked, "prefill", servers.leakedPrefillPages());

@@ -88,7 +88,7 @@ public final class DemoRun
                 colocated = reference.run(prompts, settings.maxNewTokens(), settings.concurrency());
             }
             DemoReport.Setup setup = new DemoReport.Setup(settings.inProcess(), settings.colocatedStandIns(), settings.prefills(), settings.decodes(), settings.concurrency(),
-                    settings.maxNewTokens(), model, attention, settings.transferBackend());
+                    settings.maxNewTokens(), model, attention, settings.transferBackend(), settings.prefillDataParallel(), settings.decodeDataParallel());
             colocated.stream().filter(result -> !result.completed()).findFirst().ifPresent(result ->
                     notes.add("the colocated reference failed too (request " + result.index() + "): " + result.error().orElseThrow()));
             return DemoReport.of(setup, disaggregated, colocated, figures, notes, logDir);

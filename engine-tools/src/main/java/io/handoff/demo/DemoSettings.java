@@ -21,6 +21,8 @@ import static java.util.Objects.requireNonNull;
  *         disaggregated server exists
  * @param prefillTensorParallel tensor-parallel ranks of each prefill, or 0 for what the configuration says
  * @param decodeTensorParallel the same for each decode
+ * @param prefillDataParallel data-parallel attention ranks of each prefill, or 0 for what the configuration says
+ * @param decodeDataParallel the same for each decode
  */
 public record DemoSettings(
         int requests,
@@ -40,12 +42,15 @@ public record DemoSettings(
         Duration requestTimeout,
         Duration stopGrace,
         int prefillTensorParallel,
-        int decodeTensorParallel)
+        int decodeTensorParallel,
+        int prefillDataParallel,
+        int decodeDataParallel)
 {
     public static final String TRANSFER_BACKEND_KEY = "handoff.disaggregation.transfer-backend";
     public static final String MODEL_KEY = "handoff.model.name";
     public static final String ATTENTION_KEY = "handoff.attention.backend";
     public static final String TENSOR_PARALLEL_KEY = "handoff.parallel.tensor-size";
+    public static final String DATA_PARALLEL_KEY = "handoff.parallel.data-parallel-size";
 
     /** The servers to start (prefills and decodes, then the router) and where requests go. */
     public record Plan(List<List<NodeSpec>> stages, URI entry)
@@ -79,6 +84,8 @@ public record DemoSettings(
         requireNonNull(stopGrace, "stopGrace is null");
         tensorParallel("prefill-tp", prefillTensorParallel);
         tensorParallel("decode-tp", decodeTensorParallel);
+        tensorParallel("prefill-dp", prefillDataParallel);
+        tensorParallel("decode-dp", decodeDataParallel);
     }
 
     public DemoSettings(int requests, long seed, int maxNewTokens, int concurrency, int prefills, int decodes, String transferBackend,
@@ -86,7 +93,7 @@ public record DemoSettings(
             boolean colocatedStandIns, Duration startupTimeout, Duration requestTimeout, Duration stopGrace)
     {
         this(requests, seed, maxNewTokens, concurrency, prefills, decodes, transferBackend, model, attention, configFile, overrides, inProcess,
-                colocatedStandIns, startupTimeout, requestTimeout, stopGrace, 0, 0);
+                colocatedStandIns, startupTimeout, requestTimeout, stopGrace, 0, 0, 0, 0);
     }
 
     private static void tensorParallel(String option, int value)
@@ -172,6 +179,10 @@ public record DemoSettings(
         if (ranks > 0) {
             // after the demo's own overrides: the layout of this side wins
             arguments.add("-D" + TENSOR_PARALLEL_KEY + "=" + ranks);
+        }
+        int dataRanks = role == NodeSpec.Role.PREFILL ? prefillDataParallel : decodeDataParallel;
+        if (dataRanks > 0) {
+            arguments.add("-D" + DATA_PARALLEL_KEY + "=" + dataRanks);
         }
         return new NodeSpec(name, role, port, arguments);
     }

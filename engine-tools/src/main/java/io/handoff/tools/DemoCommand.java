@@ -107,6 +107,13 @@ final class DemoCommand
             + "handoff.parallel.tensor-size).")
     int decodeTensorParallel;
 
+    @Option(names = "--prefill-dp", paramLabel = "D", description = "Data-parallel attention ranks of each prefill server, 1..8 (MLA models).")
+    int prefillDataParallel;
+
+    @Option(names = "--decode-dp", paramLabel = "D", description = "Data-parallel attention ranks of each decode server, 1..8 (MLA models): "
+            + "each decode rank holds its own requests' latents and receives only those.")
+    int decodeDataParallel;
+
     @Option(names = "--in-process", description = "Run the servers as threads of this JVM instead of processes of the distribution.")
     boolean inProcess;
 
@@ -174,7 +181,7 @@ final class DemoCommand
             return new DemoSettings(requests, seed, maxNewTokens, concurrency, prefills, decodes, transferBackend, model.name(),
                     Optional.ofNullable(attention), Optional.ofNullable(options.configFile), new LinkedHashMap<>(options.overrides), inProcess,
                     colocatedStandIns, DurationConverter.positive("--startup-timeout", startupTimeout), DurationConverter.positive("--request-timeout", requestTimeout),
-                    STOP_GRACE, prefillTensorParallel, decodeTensorParallel);
+                    STOP_GRACE, prefillTensorParallel, decodeTensorParallel, prefillDataParallel, decodeDataParallel);
         }
         catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());

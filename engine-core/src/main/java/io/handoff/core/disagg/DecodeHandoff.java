@@ -29,6 +29,7 @@ import io.handoff.core.scheduler.KvHandoff;
 import io.handoff.core.scheduler.RoomTicket;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.spi.transfer.MemoryRegion;
+import io.handoff.spi.transfer.PageGeometry;
 import io.handoff.spi.transfer.RoomKey;
 import io.handoff.spi.transfer.TransferBackend;
 import io.handoff.trace.FailureCause;
@@ -174,6 +175,8 @@ public final class DecodeHandoff
     private final MemoryRegion lastRegion;
     // bytes of one page in each rank's pool, and the KV bytes each rank's pool received in rooms that succeeded
     private final long[] rankPageBytes;
+    private final int dataParallel;
+    private final int pagesPerRank;
     private final AtomicLongArray receivedByRank;
     private final DeadlineClock clock = DeadlineClock.system();
     private final TransferStats stats = new TransferStats();
@@ -194,18 +197,22 @@ public final class DecodeHandoff
     public DecodeHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
             List<MemoryRegion> regions, Path sharedFile, PageChecksums checksums, ControlSecurity security, FaultInjector faults)
     {
-        this(config, compatibility, backendId, backend, regions, 1, sharedFile, checksums, security, false, faults);
+        this(config, compatibility, backendId, backend, regions, 1, 1, sharedFile, checksums, security, false, faults);
     }
 
     /**
      * @param regions every rank's regions, rank by rank, as many per rank
      * @param ranks the tensor-parallel ranks whose pools {@code regions} are
+     * @param dataParallel the data-parallel ranks whose parts of the pages {@code regions} hold (1 without): page {@code p} of
+     *         {@code pages} is in rank {@code p * dataParallel / pages}'s memory
      * @param releaseOnDrainDeadlineForTesting see {@link Disaggregation.Options}: breaks invariant I2, for a test to show it
      */
     public DecodeHandoff(DisaggregationConfig config, Compatibility compatibility, String backendId, TransferBackend backend,
-            List<MemoryRegion> regions, int ranks, Path sharedFile, PageChecksums checksums, ControlSecurity security,
+            List<MemoryRegion> regions, int ranks, int dataParallel, Path sharedFile, PageChecksums checksums, ControlSecurity security,
             boolean releaseOnDrainDeadlineForTesting, FaultInjector faults)
     {
+        this.dataParallel = dataParallel;
+        this.pagesPerRank = dataParallel > 1 ? PageGeometry.of(regions).pages() / dataParallel : 0;
         if (ranks < 1 || regions.size() % ranks != 0) {
             throw new IllegalArgumentException(regions.size() + " regions are not the same number for each of " + ranks + " ranks");
         }
@@ -213,7 +220,7 @@ public final class DecodeHandoff
         for (MemoryRegion region : regions) {
             rankPageBytes[region.index() / (regions.size() / ranks)] += region.pageStride();
         }
-        this.receivedByRank = new AtomicLongArray(ranks);
+        this.receivedByRank = new AtomicLongArray(Math.max(ranks, dataParallel));
         this.releaseOnDrainDeadlineForTesting = releaseOnDrainDeadlineForTesting;
         this.config = requireNonNull(config, "config is null");
         this.checksums = requireNonNull(checksums, "checksums is null");
@@ -553,8 +560,16 @@ public final class DecodeHandoff
             case RoomEffect.Commit ignored -> { }
             case RoomEffect.Complete complete -> {
                 stats.roomEnded(true);
-                for (int rank = 0; rank < rankPageBytes.length; rank++) {
-                    receivedByRank.addAndGet(rank, rankPageBytes[rank] * room.machine.pages().length);
+                if (dataParallel > 1) {
+                    // a data-parallel decode: each page in the memory of the rank whose part of the pages it is
+                    for (int page : room.machine.pages()) {
+                        receivedByRank.addAndGet(page / pagesPerRank, rankPageBytes[0]);
+                    }
+                }
+                else {
+                    for (int rank = 0; rank < rankPageBytes.length; rank++) {
+                        receivedByRank.addAndGet(rank, rankPageBytes[rank] * room.machine.pages().length);
+                    }
                 }
                 scheduler.promptKvArrived(room.rid, complete.firstToken(), complete.logprobs());
             }

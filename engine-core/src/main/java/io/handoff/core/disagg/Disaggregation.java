@@ -161,6 +161,24 @@ public final class Disaggregation
      */
     public KvPool allocatePool(KvGeometry geometry, int pages, int ranks)
     {
+        return allocatePool(geometry, pages, ranks, 1);
+    }
+
+    /**
+     * The same for a server of {@code dataParallel} > 1 data-parallel ranks ({@code pages} each): their pools in one file,
+     * region by region ({@link KvPool#mapDataParallel}), so that a transfer writes a request's KV into its own rank's part.
+     */
+    public KvPool allocatePool(KvGeometry geometry, int pages, int ranks, int dataParallel)
+    {
+        if (dataParallel > 1) {
+            sharedFile = runDirectory.path().resolve("handoff-kv.pool");
+            try {
+                return KvPool.mapDataParallel(geometry, pages, sharedFile, dataParallel);
+            }
+            catch (IOException e) {
+                throw new UncheckedIOException("cannot map the KV pool to " + sharedFile + ": " + e.getMessage(), e);
+            }
+        }
         if (ranks > 1 || (role == Role.DECODE && backend.wantsSharedFileMemory())) {
             // in this process's 0700 folder, itself 0600: no other user reads a request's KV
             sharedFile = runDirectory.path().resolve("handoff-kv.pool");
@@ -203,7 +221,8 @@ public final class Disaggregation
             log.info("prefill control endpoint on {}", prefill.controlAddress());
             return prefill;
         }
-        decode = new DecodeHandoff(config, compatibility, backendId, backend, regions, pool.ranks(), pool.sharedFile().orElse(null), checksums, security,
+        decode = new DecodeHandoff(config, compatibility, backendId, backend, regions, pool.ranks(), pool.pagePool().partitions(),
+                pool.sharedFile().orElse(null), checksums, security,
                 options.releaseOnDrainDeadlineForTesting(), context.faults());
         return decode;
     }

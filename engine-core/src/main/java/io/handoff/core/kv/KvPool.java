@@ -45,13 +45,38 @@ public final class KvPool
 
     private KvPool(KvGeometry geometry, int pages, Arena arena, PagedKvCache cache, Optional<Path> sharedFile, List<KvRegion> regions, int ranks)
     {
+        this(geometry, new PagePool(pages), arena, cache, sharedFile, regions, ranks);
+    }
+
+    private KvPool(KvGeometry geometry, PagePool pagePool, Arena arena, PagedKvCache cache, Optional<Path> sharedFile, List<KvRegion> regions, int ranks)
+    {
         this.geometry = geometry;
         this.arena = arena;
         this.cache = cache;
-        this.pagePool = new PagePool(pages);
+        this.pagePool = pagePool;
         this.sharedFile = sharedFile;
         this.regions = List.copyOf(regions);
         this.ranks = ranks;
+    }
+
+    /**
+     * Rank 0's pool of a data-parallel server whose ranks keep their pools in their own memory (no transfer reaches them):
+     * {@code pagesPerRank} pages here in anonymous memory, and a {@link #pagePool()} of every rank's pages in
+     * {@code ranks} parts (rank {@code r}'s pages {@code [r * pagesPerRank, (r + 1) * pagesPerRank)}).
+     */
+    public static KvPool allocateDataParallel(KvGeometry geometry, int pagesPerRank, int ranks)
+    {
+        checkPages(geometry, pagesPerRank * ranks);
+        Arena arena = Arena.ofShared();
+        try {
+            PagedKvCache cache = PagedKvCache.allocate(arena, geometry.layers(), pagesPerRank, geometry.pageSize(), geometry.dtype(),
+                    geometry.keyRowElements(), geometry.valueRowElements(), geometry.valuesInKeyRow());
+            return new KvPool(geometry, new PagePool(pagesPerRank * ranks, ranks), arena, cache, Optional.empty(), regions(geometry, cache, 0, null), 1);
+        }
+        catch (RuntimeException | Error e) {
+            arena.close();
+            throw e;
+        }
     }
 
     /** A pool of {@code pages} pages in anonymous, zeroed memory. */
@@ -149,6 +174,112 @@ public final class KvPool
             arena.close();
             throw e;
         }
+    }
+
+    /**
+     * The pool of rank 0 of a data-parallel server of {@code ranks} ranks (MLA attention by request): one file holding
+     * every rank's {@code pagesPerRank} pages, region by region, each region's ranks back to back, so that region {@code k}
+     * of the whole server is one contiguous run of {@code ranks * pagesPerRank} pages whose page {@code p} is in rank
+     * {@code p / pagesPerRank}'s memory. The {@link #pagePool()} hands out pages of all ranks in {@code ranks} parts (a
+     * request's pages all in one part); {@link #view()} is rank 0's part; {@link #regions()} are the whole server's, what
+     * a transfer writes into as into one pool (a request's KV lands in its rank's part because its pages are there). The
+     * other ranks map their parts with {@link #mapDataParallelRank}.
+     */
+    public static KvPool mapDataParallel(KvGeometry geometry, int pagesPerRank, Path file, int ranks)
+            throws IOException
+    {
+        checkPages(geometry, pagesPerRank * ranks);
+        requireNonNull(file, "file is null");
+        long[] blocks = dataParallelBlocks(geometry, pagesPerRank);
+        long bytes = 0;
+        for (long block : blocks) {
+            bytes += block * ranks;
+        }
+        Arena arena = Arena.ofShared();
+        try (FileChannel channel = FileChannel.open(file, Set.of(CREATE, READ, WRITE, TRUNCATE_EXISTING, LinkOption.NOFOLLOW_LINKS),
+                PosixFilePermissions.asFileAttribute(OWNER_ONLY))) {
+            Files.setPosixFilePermissions(file, OWNER_ONLY);
+            channel.write(ByteBuffer.wrap(new byte[1]), bytes - 1);
+            MemorySegment mapped = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
+            mapped.fill((byte) 0);
+            PagedKvCache cache = dataParallelLayOut(geometry, pagesPerRank, mapped, blocks, ranks, 0);
+            List<KvRegion> regions = new ArrayList<>();
+            long offset = 0;
+            int k = 0;
+            for (int layer = 0; layer < geometry.layers(); layer++) {
+                regions.add(new KvRegion(0, layer, KvRegion.Kind.KEY, mapped.asSlice(offset, blocks[k] * ranks), geometry.keyPageStride(), offset));
+                offset += blocks[k++] * ranks;
+                if (!geometry.valuesInKeyRow()) {
+                    regions.add(new KvRegion(0, layer, KvRegion.Kind.VALUE, mapped.asSlice(offset, blocks[k] * ranks), geometry.valuePageStride(), offset));
+                    offset += blocks[k++] * ranks;
+                }
+            }
+            return new KvPool(geometry, new PagePool(pagesPerRank * ranks, ranks), arena, cache, Optional.of(file), regions, 1);
+        }
+        catch (IOException | RuntimeException | Error e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /** Rank {@code rank}'s part of the file {@link #mapDataParallel} created: its block of each region, as its own pool. */
+    public static KvPool mapDataParallelRank(KvGeometry geometry, int pagesPerRank, Path file, int rank, int ranks)
+            throws IOException
+    {
+        checkPages(geometry, pagesPerRank);
+        requireNonNull(file, "file is null");
+        long[] blocks = dataParallelBlocks(geometry, pagesPerRank);
+        long bytes = 0;
+        for (long block : blocks) {
+            bytes += block * ranks;
+        }
+        Arena arena = Arena.ofShared();
+        try (FileChannel channel = FileChannel.open(file, Set.of(READ, WRITE, LinkOption.NOFOLLOW_LINKS))) {
+            if (channel.size() != bytes) {
+                throw new IOException("the pool file " + file + " has " + channel.size() + " bytes, not the " + bytes + " of " + ranks
+                        + " data-parallel ranks' pools");
+            }
+            MemorySegment mapped = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
+            PagedKvCache cache = dataParallelLayOut(geometry, pagesPerRank, mapped, blocks, ranks, rank);
+            return new KvPool(geometry, new PagePool(pagesPerRank), arena, cache, Optional.of(file), List.of(), 1);
+        }
+        catch (IOException | RuntimeException | Error e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /** Bytes of one rank's block of each region; each a whole number of pages, so the ranks' blocks make one run of pages. */
+    private static long[] dataParallelBlocks(KvGeometry geometry, int pagesPerRank)
+    {
+        long[] blocks = new long[geometry.regions()];
+        int k = 0;
+        for (int layer = 0; layer < geometry.layers(); layer++) {
+            blocks[k++] = (long) pagesPerRank * geometry.keyPageStride();
+            if (!geometry.valuesInKeyRow()) {
+                blocks[k++] = (long) pagesPerRank * geometry.valuePageStride();
+            }
+        }
+        for (long block : blocks) {
+            if (block % KvGeometry.REGION_ALIGNMENT != 0) {
+                throw new IllegalArgumentException("a data-parallel pool needs each rank's pages of a region to fill whole "
+                        + KvGeometry.REGION_ALIGNMENT + "-byte units (" + block + " bytes); choose a page count that does");
+            }
+        }
+        return blocks;
+    }
+
+    private static PagedKvCache dataParallelLayOut(KvGeometry geometry, int pagesPerRank, MemorySegment mapped, long[] blocks, int ranks, int rank)
+    {
+        long[] region = {0, 0};
+        return PagedKvCache.over(length -> {
+                    int k = (int) region[1]++;
+                    MemorySegment part = mapped.asSlice(region[0] + rank * blocks[k], length);
+                    region[0] += blocks[k] * ranks;
+                    return part;
+                },
+                geometry.layers(), pagesPerRank, geometry.pageSize(), geometry.dtype(),
+                geometry.keyRowElements(), geometry.valueRowElements(), geometry.valuesInKeyRow());
     }
 
     private static PagedKvCache layOut(KvGeometry geometry, int pages, MemorySegment slice)

@@ -31,6 +31,7 @@ public final class PagePool
     private final int[] seen;
     private int stamp;
 
+    private final int partitions;
     private int freeCount;
     private int ownedCount;
     private int receivingCount;
@@ -38,6 +39,20 @@ public final class PagePool
 
     public PagePool(int totalPages)
     {
+        this(totalPages, 1);
+    }
+
+    /**
+     * A pool of {@code partitions} equal parts, pages {@code [p * totalPages / partitions, (p + 1) * ...)} being part
+     * {@code p}: a data-parallel server's pool, part {@code p} held by rank {@code p}, so that a request's pages, all from
+     * one part ({@link #allocate(int, int)}), are all in its rank's memory.
+     */
+    public PagePool(int totalPages, int partitions)
+    {
+        if (partitions < 1 || totalPages % partitions != 0) {
+            throw new IllegalArgumentException(totalPages + " pages do not split into " + partitions + " equal parts");
+        }
+        this.partitions = partitions;
         if (totalPages < 1) {
             throw new IllegalArgumentException("a page pool needs at least one page, got " + totalPages);
         }
@@ -59,6 +74,63 @@ public final class PagePool
     public synchronized int freePages()
     {
         return freeCount;
+    }
+
+    /** Parts of the pool ({@link #PagePool(int, int)}); 1 for an undivided pool. */
+    public int partitions()
+    {
+        return partitions;
+    }
+
+    /** The part page {@code page} belongs to. */
+    public int partitionOf(int page)
+    {
+        return page / (states.length / partitions);
+    }
+
+    /** Free pages of part {@code partition}. */
+    public synchronized int freePages(int partition)
+    {
+        int size = states.length / partitions;
+        int from = partition * size;
+        int count = 0;
+        for (int page = free.nextSetBit(from); page >= 0 && page < from + size; page = free.nextSetBit(page + 1)) {
+            count++;
+        }
+        return count;
+    }
+
+    /**
+     * As {@link #allocate(int)}, from part {@code partition} only: its lowest free ids. Empty, changing nothing, when that
+     * part has fewer than {@code count} free pages.
+     */
+    public synchronized Optional<int[]> allocate(int count, int partition)
+    {
+        if (partition < 0 || partition >= partitions) {
+            throw new IllegalArgumentException("part " + partition + " is not in 0.." + (partitions - 1));
+        }
+        if (partitions == 1) {
+            return allocate(count);
+        }
+        if (count < 0) {
+            throw new IllegalArgumentException("page count must be >= 0, was " + count);
+        }
+        if (count > freePages(partition)) {
+            return Optional.empty();
+        }
+        int[] pages = new int[count];
+        int page = partition * (states.length / partitions) - 1;
+        for (int i = 0; i < count; i++) {
+            page = free.nextSetBit(page + 1);
+            free.clear(page);
+            states[page] = PageState.OWNED;
+            refCounts[page] = 1;
+            generations[page]++;
+            pages[i] = page;
+        }
+        freeCount -= count;
+        ownedCount += count;
+        return Optional.of(pages);
     }
 
     /**

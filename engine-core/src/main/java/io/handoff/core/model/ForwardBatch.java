@@ -17,10 +17,29 @@ import static java.util.Objects.requireNonNull;
  * token's position and slot agree with it, so a step cannot write one slot and read another.
  * Either part may be empty (a batch of 0 requests).
  */
-public record ForwardBatch(int[] tokens, int[] positions, int[] slots, ExtendMetadata extend, DecodeMetadata decode)
+public record ForwardBatch(int[] tokens, int[] positions, int[] slots, ExtendMetadata extend, DecodeMetadata decode, int[] owners)
 {
+    /** A batch every request of which is rank 0's (no data parallelism). */
+    public ForwardBatch(int[] tokens, int[] positions, int[] slots, ExtendMetadata extend, DecodeMetadata decode)
+    {
+        this(tokens, positions, slots, extend, decode, new int[extend.batchSize() + decode.batchSize()]);
+    }
+
+    /**
+     * @param owners per request (extend requests, then decode requests), the data-parallel rank whose pool holds its KV
+     *         and which computes its attention; all 0 without data parallelism
+     */
     public ForwardBatch
     {
+        requireNonNull(owners, "owners is null");
+        if (owners.length != extend.batchSize() + decode.batchSize()) {
+            throw new IllegalArgumentException(owners.length + " owners for " + (extend.batchSize() + decode.batchSize()) + " requests");
+        }
+        for (int owner : owners) {
+            if (owner < 0) {
+                throw new IllegalArgumentException("request owner " + owner + " is negative");
+            }
+        }
         requireNonNull(tokens, "tokens is null");
         requireNonNull(positions, "positions is null");
         requireNonNull(slots, "slots is null");
@@ -43,6 +62,61 @@ public record ForwardBatch(int[] tokens, int[] positions, int[] slots, ExtendMet
             int row = extendTokens + i;
             checkToken(row, positions[row], slots[row], position, decode.kvIndices()[decode.kvIndptr()[i] + position]);
         }
+    }
+
+    /** This batch with each request's data-parallel rank. */
+    public ForwardBatch withOwners(int[] requestOwners)
+    {
+        return new ForwardBatch(tokens, positions, slots, extend, decode, requestOwners.clone());
+    }
+
+    /**
+     * The requests of data-parallel rank {@code rank} alone, with their slots moved by {@code -slotOffset} into that rank's
+     * pool (its part of the pages starts at slot {@code slotOffset}); {@code rows} receives, per row of the result, its row
+     * in this batch.
+     */
+    public ForwardBatch ownedBy(int rank, int slotOffset, int[][] rows)
+    {
+        Builder builder = builder();
+        List<Integer> kept = new ArrayList<>();
+        int e = extend.batchSize();
+        for (int i = 0; i < e; i++) {
+            if (owners[i] != rank) {
+                continue;
+            }
+            int from = extend.qoIndptr()[i];
+            int to = extend.qoIndptr()[i + 1];
+            int[] row = local(extend.kvIndices(), extend.kvIndptr()[i], extend.seqLens()[i], slotOffset);
+            builder.extend(Arrays.copyOfRange(tokens, from, to), extend.prefixLens()[i], row);
+            for (int t = from; t < to; t++) {
+                kept.add(t);
+            }
+        }
+        List<Integer> splits = new ArrayList<>();
+        for (int i = 0; i < decode.batchSize(); i++) {
+            if (owners[e + i] != rank) {
+                continue;
+            }
+            int t = extend.tokens() + i;
+            builder.decode(tokens[t], positions[t], local(decode.kvIndices(), decode.kvIndptr()[i], decode.seqLens()[i], slotOffset));
+            splits.add(decode.numKvSplits()[i]);
+            kept.add(t);
+        }
+        rows[0] = kept.stream().mapToInt(Integer::intValue).toArray();
+        int[] next = {0};
+        return builder.build(seqLen -> splits.get(next[0]++));
+    }
+
+    private static int[] local(int[] indices, int from, int length, int slotOffset)
+    {
+        int[] row = new int[length];
+        for (int j = 0; j < length; j++) {
+            row[j] = indices[from + j] - slotOffset;
+            if (row[j] < 0) {
+                throw new IllegalArgumentException("slot " + indices[from + j] + " is not in the part of the pool that starts at " + slotOffset);
+            }
+        }
+        return row;
     }
 
     public static Builder builder()

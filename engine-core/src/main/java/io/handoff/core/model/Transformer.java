@@ -58,6 +58,8 @@ public final class Transformer
     private final ForkJoinPool pool;
     private final Collective group;
     private final TensorShard shard;
+    // data-parallel attention (MLA): each rank attends for its own requests with every head, over its part of the pages
+    private final boolean dataParallel;
     private final float[] ropeCos;
     private final float[] ropeSin;
 
@@ -70,15 +72,33 @@ public final class Transformer
     /** One rank of a tensor-parallel group: {@code group.shard()} says which; its KV pool holds that rank's heads. */
     public Transformer(ModelConfig config, WeightSource weights, int threads, Collective group)
     {
+        this(config, weights, threads, group, false);
+    }
+
+    /**
+     * One rank of a group whose attention is data-parallel when {@code dataParallel} (MLA only): the rank attends for the
+     * requests the step gives it ({@link ForwardBatch#owners}), with every head, its KV pool holding those requests' latents
+     * (its part of the pages); the attention outputs are all-gathered by token, and the rest of each layer is split over
+     * the ranks as tensor parallelism splits it. Every value is still computed exactly as one rank computes it.
+     */
+    public Transformer(ModelConfig config, WeightSource weights, int threads, Collective group, boolean dataParallel)
+    {
         this.config = requireNonNull(config, "config is null");
         this.group = requireNonNull(group, "group is null");
         this.shard = group.shard();
-        TensorShard.check(shard.size(), config.name(), config.heads(), config.kvHeads(), config.attentionGeometry().layout());
+        this.dataParallel = dataParallel;
+        if (dataParallel && config.attentionGeometry().layout() != io.handoff.spi.attention.KvLayout.MLA) {
+            throw new IllegalArgumentException("data-parallel attention is for MLA models (DeepSeek); model '" + config.name() + "' has "
+                    + config.attentionGeometry().layout() + " attention: use tensor parallelism");
+        }
+        if (!dataParallel) {
+            TensorShard.check(shard.size(), config.name(), config.heads(), config.kvHeads(), config.attentionGeometry().layout());
+        }
         this.weights = ModelWeights.load(config, requireNonNull(weights, "weights is null"));
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be positive, was " + threads);
         }
-        this.geometry = shard.attention(config.attentionGeometry());
+        this.geometry = dataParallel ? config.attentionGeometry() : shard.attention(config.attentionGeometry());
         this.pool = threads == 1 ? null : new ForkJoinPool(threads);
         float[][] tables = Kernels.ropeTables(config.maxContext(), config.ropeDim(), config.ropeTheta(), config.ropeScaling());
         this.ropeCos = tables[0];
@@ -201,12 +221,23 @@ public final class Transformer
         float[] gate = new float[n * ffn];
         float[] up = new float[n * ffn];
         float[] moeOut = config.moe() == null ? null : new float[n * hidden];
+        Owned owned = dataParallel ? Owned.of(batch, shard, kv.slots(), hidden) : null;
         for (int l = 0; l < config.layers(); l++) {
             Layer layer = weights.layers().get(l);
             normalize(xn, x, layer.inputNorm(), n);
             switch (layer.attention()) {
                 case Gqa gqa -> gqaAttention(l, gqa, batch, kv, attention, xn, delta);
-                case Mla mla -> mlaAttention(l, mla, batch, kv, attention, xn, delta);
+                case Mla mla -> {
+                    if (owned == null) {
+                        mlaAttention(l, mla, batch, kv, attention, xn, delta);
+                    }
+                    else {
+                        float[] mine = new float[owned.rows.length * hidden];
+                        mlaAttention(l, mla, owned.batch, kv, attention, owned.gather(xn, hidden), mine);
+                        owned.scatter(mine, delta, hidden);
+                        group.allGather(delta, owned.pieces);
+                    }
+                }
             }
             add(x, delta);
             normalize(xn, x, layer.postAttentionNorm(), n);
@@ -334,7 +365,7 @@ public final class Transformer
         int hidden = config.hiddenSize();
         // this rank's heads; the latent row is every head's, so every rank stores it whole
         int heads = geometry.numQHeads();
-        int firstHead = shard.firstHead(config.heads());
+        int firstHead = dataParallel ? 0 : shard.firstHead(config.heads());
         int nope = config.qkNopeHeadDim();
         int ropeDim = config.qkRopeHeadDim();
         int qHead = nope + ropeDim;
@@ -376,7 +407,51 @@ public final class Transformer
         for (int h = 0; h < heads; h++) {
             matmul(pool, values, h * vDim, heads * vDim, f32(w.uv(), (firstHead + h) * vDim * rank, vDim, rank), attended, h * rank, heads * rank, n);
         }
-        hiddenRows(out, w.o(), allHeads(values, n, config.heads() * vDim, firstHead * vDim), config.heads() * vDim, n);
+        if (dataParallel) {
+            // every head of this rank's own tokens: the whole o projection here, the rows gathered by token after
+            matmulRows(pool, out, 0, hidden, w.o(), 0, hidden, values, 0, config.heads() * vDim, n);
+        }
+        else {
+            hiddenRows(out, w.o(), allHeads(values, n, config.heads() * vDim, firstHead * vDim), config.heads() * vDim, n);
+        }
+    }
+
+    /**
+     * A data-parallel rank's share of a step: its requests as a batch of their own (slots in its part of the pool), which
+     * rows of the step they are, and which rank computes each row (for the all-gather of the attention outputs).
+     */
+    private record Owned(ForwardBatch batch, int[] rows, Pieces pieces)
+    {
+        static Owned of(ForwardBatch step, TensorShard shard, int rankSlots, int hidden)
+        {
+            int[][] rows = new int[1][];
+            ForwardBatch mine = step.ownedBy(shard.rank(), shard.rank() * rankSlots, rows);
+            int[] rowOwners = new int[step.size()];
+            int e = step.extend().batchSize();
+            for (int i = 0; i < e; i++) {
+                Arrays.fill(rowOwners, step.extend().qoIndptr()[i], step.extend().qoIndptr()[i + 1], step.owners()[i]);
+            }
+            for (int i = 0; i < step.decode().batchSize(); i++) {
+                rowOwners[step.extend().tokens() + i] = step.owners()[e + i];
+            }
+            return new Owned(mine, rows[0], Pieces.slots(hidden, rowOwners, shard.size()));
+        }
+
+        float[] gather(float[] all, int width)
+        {
+            float[] mine = new float[rows.length * width];
+            for (int i = 0; i < rows.length; i++) {
+                System.arraycopy(all, rows[i] * width, mine, i * width, width);
+            }
+            return mine;
+        }
+
+        void scatter(float[] mine, float[] all, int width)
+        {
+            for (int i = 0; i < rows.length; i++) {
+                System.arraycopy(mine, i * width, all, rows[i] * width, width);
+            }
+        }
     }
 
     /**
@@ -439,7 +514,8 @@ public final class Transformer
             int token = batch.tokens()[t];
             int position = batch.positions()[t];
             int slot = batch.slots()[t];
-            if (token < 0 || token >= config.vocabSize() || position >= config.maxContext() || slot < 0 || slot >= kv.slots()) {
+            long slots = dataParallel ? (long) kv.slots() * shard.size() : kv.slots();
+            if (token < 0 || token >= config.vocabSize() || position >= config.maxContext() || slot < 0 || slot >= slots) {
                 throw new IllegalArgumentException("token " + t + ": id " + token + " (vocab " + config.vocabSize() + "), position "
                         + position + " (max context " + config.maxContext() + "), slot " + slot + " (pool has " + kv.slots() + ")");
             }

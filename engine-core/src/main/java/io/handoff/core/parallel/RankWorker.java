@@ -138,7 +138,7 @@ public final class RankWorker
                 if (frame.type() != RankLink.PLAN) {
                     throw new IOException("expected a step plan, got frame type " + frame.type());
                 }
-                StepCodec.Step step = StepCodec.read(frame.payload(), slots);
+                StepCodec.Step step = StepCodec.read(frame.payload(), slots, shard.size());
                 runner.run(step.batch(), step.logitRows());
             }
         }

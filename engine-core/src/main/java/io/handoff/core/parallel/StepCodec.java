@@ -15,7 +15,7 @@ import java.nio.ByteBuffer;
  */
 final class StepCodec
 {
-    private static final int ARRAYS = 13;
+    private static final int ARRAYS = 14;
 
     private StepCodec() {}
 
@@ -39,7 +39,12 @@ final class StepCodec
         }
     }
 
-    static Step read(ByteBuffer in, int slots)
+    /**
+     * @param slots the slots a step may name: this rank's pool's, or on a data-parallel server every rank's (a rank uses
+     *         its own requests' only)
+     * @param ranks the group's ranks: a request's owner is one of them
+     */
+    static Step read(ByteBuffer in, int slots, int ranks)
             throws IOException
     {
         int[][] a = new int[ARRAYS][];
@@ -65,9 +70,14 @@ final class StepCodec
                 }
             }
         }
+        for (int owner : a[13]) {
+            if (owner < 0 || owner >= ranks) {
+                throw new IOException("a step plan gives a request to rank " + owner + " of " + ranks);
+            }
+        }
         try {
             ForwardBatch batch = new ForwardBatch(a[0], a[1], a[2], new ExtendMetadata(a[3], a[4], a[5], a[6], a[7]),
-                    new DecodeMetadata(a[8], a[9], a[10], a[11]));
+                    new DecodeMetadata(a[8], a[9], a[10], a[11]), a[13]);
             for (int row : a[12]) {
                 if (row < 0 || row >= batch.size()) {
                     throw new IOException("a step plan asks for the logits of row " + row + " of " + batch.size());
@@ -85,6 +95,6 @@ final class StepCodec
         ExtendMetadata e = b.extend();
         DecodeMetadata d = b.decode();
         return new int[][] {b.tokens(), b.positions(), b.slots(), e.qoIndptr(), e.kvIndptr(), e.kvIndices(), e.prefixLens(), e.seqLens(),
-                d.kvIndptr(), d.kvIndices(), d.seqLens(), d.numKvSplits(), logitRows};
+                d.kvIndptr(), d.kvIndices(), d.seqLens(), d.numKvSplits(), logitRows, b.owners()};
     }
 }

@@ -138,8 +138,12 @@ public final class ComputeEngine
         Config config = engine.config().config();
         ModelConfig model = source.config();
         int tensorSize = RankSetup.size(config);
-        TensorShard.check(tensorSize, model.name(), model.heads(), model.kvHeads(), model.attentionGeometry().layout());
-        TensorShard shard = new TensorShard(0, tensorSize);
+        int dataParallel = RankSetup.dataParallel(config);
+        if (dataParallel == 1) {
+            TensorShard.check(tensorSize, model.name(), model.heads(), model.kvHeads(), model.attentionGeometry().layout());
+        }
+        // data-parallel attention: every head on every rank, each for its own requests
+        TensorShard shard = dataParallel > 1 ? TensorShard.WHOLE : new TensorShard(0, tensorSize);
         KvSizing sizing = KvSizing.of(config, source, shard);
         int pageSize = sizing.pageSize();
         KvDtype dtype = sizing.dtype();
@@ -164,8 +168,8 @@ public final class ComputeEngine
         KvPool kv;
         try {
             int pages = sizing.pages();
-            kv = disaggregation.map(d -> d.allocatePool(kvGeometry, pages, tensorSize))
-                    .orElseGet(() -> KvPool.allocate(kvGeometry, pages));
+            kv = disaggregation.map(d -> d.allocatePool(kvGeometry, pages, dataParallel > 1 ? 1 : tensorSize, dataParallel))
+                    .orElseGet(() -> dataParallel > 1 ? KvPool.allocateDataParallel(kvGeometry, pages, dataParallel) : KvPool.allocate(kvGeometry, pages));
         }
         catch (RuntimeException e) {
             disaggregation.ifPresent(Disaggregation::close);
@@ -179,18 +183,24 @@ public final class ComputeEngine
                     () -> provider.create(geometry, kv.view(), settings));
             if (tensorSize > 1) {
                 ranks = RankGroup.start(RankSetup.settings(config, engine.security(), model, RankSetup.identity(model, kvGeometry, geometry.arithmetic()),
-                        kv.pages(), kv.ranks() > 1 ? kv.sharedFile() : Optional.empty()), RankSetup.launcher(config, engine.config().source()));
+                        kv.pages() / kv.pagePool().partitions(), kv.ranks() > 1 || dataParallel > 1 ? kv.sharedFile() : Optional.empty()),
+                        RankSetup.launcher(config, engine.config().source()));
             }
-            transformer = new Transformer(model, source.weights(), schedulerConfig.threads(), ranks == null ? Collective.NONE : ranks);
+            transformer = new Transformer(model, source.weights(), schedulerConfig.threads(), ranks == null ? Collective.NONE : ranks, dataParallel > 1);
             ModelRunner model0 = ranks == null ? transformer : new TensorParallelRunner(transformer, ranks);
-            PrefixCache prefixCache = config.getBoolean("handoff.scheduler.prefix-cache")
+            if (dataParallel > 1 && config.getBoolean("handoff.scheduler.prefix-cache")) {
+                // a cached prefix is in one rank's part of the pool: a request reusing it would have to be that rank's, and a
+                // part full of cached pages could starve its requests; the chunk cache keeps only a request's own chunks
+                log.info("data-parallel attention: the prefix cache keeps each request's own chunks only (no prefix shared between requests)");
+            }
+            PrefixCache prefixCache = dataParallel == 1 && config.getBoolean("handoff.scheduler.prefix-cache")
                     ? new RadixCache(pageSize, kv.pagePool())
                     : new ChunkCache(pageSize);
             // the whole model's KV rows (a rank's pool holds its heads only): servers of any layouts of the model pair
             KvGeometry wholeKv = KvSizing.of(config, source, TensorShard.WHOLE).geometry();
             KvHandoff handoff = disaggregation
                     .map(d -> d.handoff(kv, Compatibility.of(model.name(), model.compatibilityHash(), geometry.layout(), wholeKv, geometry.arithmetic(),
-                            tensorSize), model.attentionGeometry()))
+                            kv.ranks()), model.attentionGeometry()))
                     .orElse(KvHandoff.NONE);
             Scheduler scheduler = new Scheduler(schedulerConfig, requireNonNull(runner.apply(model0), "runner gave null"), kv, prefixCache, attention, faults, handoff,
                     source.tokenizer().eosTokenIds(), new Timelines(config.getInt("handoff.debug.timeline-requests")));
@@ -201,7 +211,7 @@ public final class ComputeEngine
             log.info("model {} ({}, {}, weights {}, max context {}), attention {} ({} arithmetic), KV pool {} pages x {} tokens ({} MiB, {}), {} compute threads, overlap {}{}",
                     model.name(), model.architecture(), source.weights().description(), transformer.weightsDescription(), model.maxContext(), attentionId,
                     geometry.arithmetic(), kv.pages(), pageSize, kv.footprintBytes() >> 20,
-                    dtype, schedulerConfig.threads(), schedulerConfig.overlap(), tensorSize > 1 ? ", tensor-parallel " + tensorSize + " ranks (this is rank 0)" : "");
+                    dtype, schedulerConfig.threads(), schedulerConfig.overlap(), tensorSize > 1 ? (dataParallel > 1 ? ", data-parallel attention over " : ", tensor-parallel ") + tensorSize + " ranks (this is rank 0)" : "");
             return new ComputeEngine(source, model, source.tokenizer(), source.chatTemplate(), attentionId, kv, transformer, prefixCache, scheduler, disaggregation,
                     Optional.ofNullable(ranks));
         }

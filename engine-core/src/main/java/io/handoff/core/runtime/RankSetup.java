@@ -28,9 +28,24 @@ final class RankSetup
 
     private RankSetup() {}
 
+    static final String DATA_PARALLEL_KEY = "handoff.parallel.data-parallel-size";
+
+    /** The ranks of the server: its tensor-parallel size, or its data-parallel size (one of them is 1). */
     static int size(Config config)
     {
-        return config.getInt(SIZE_KEY);
+        int tensor = config.getInt(SIZE_KEY);
+        int data = dataParallel(config);
+        if (tensor > 1 && data > 1) {
+            throw new IllegalArgumentException(SIZE_KEY + " = " + tensor + " and " + DATA_PARALLEL_KEY + " = " + data + ": a server runs "
+                    + "tensor-parallel or data-parallel attention ranks, not both; set one of them to 1");
+        }
+        return Math.max(tensor, data);
+    }
+
+    /** The data-parallel attention ranks ({@value #DATA_PARALLEL_KEY}); 1 without. */
+    static int dataParallel(Config config)
+    {
+        return config.getInt(DATA_PARALLEL_KEY);
     }
 
     /** What a rank serves, which the leader compares with its own: model, KV rows, dtype, page size and arithmetic. */

@@ -97,13 +97,18 @@ public final class RankWorkerMain
     }
 
     /** This rank's KV pool: its slice of the leader's pool file when the leader named one (checked first), else its own memory. */
-    private static KvPool pool(KvGeometry geometry, RankWorker worker, int size)
+    private static KvPool pool(KvGeometry geometry, RankWorker worker, int size, int dataParallel)
             throws IOException
     {
         if (worker.poolFile().isEmpty()) {
             return KvPool.allocate(geometry, worker.pages());
         }
         Path file = worker.poolFile().get();
+        if (dataParallel > 1) {
+            PoolFileGrant.checkRankPool(file, EngineTransferContext.sharedMemoryBase(), Math.multiplyExact(geometry.footprintBytes(worker.pages()),
+                    (long) size));
+            return KvPool.mapDataParallelRank(geometry, worker.pages(), file, worker.shard().rank(), dataParallel);
+        }
         PoolFileGrant.checkRankPool(file, EngineTransferContext.sharedMemoryBase(), Math.multiplyExact(geometry.footprintBytes(worker.pages()), (long) size));
         return KvPool.mapRankSlice(geometry, worker.pages(), file, worker.shard().rank());
     }
@@ -115,9 +120,13 @@ public final class RankWorkerMain
                 ModelSource source = ModelSource.open(engine.config().config())) {
             Config config = engine.config().config();
             int size = RankSetup.size(config);
-            TensorShard shard = new TensorShard(rank, size);
-            TensorShard.check(size, source.config().name(), source.config().heads(), source.config().kvHeads(),
-                    source.config().attentionGeometry().layout());
+            int dataParallel = RankSetup.dataParallel(config);
+            // data-parallel attention: every head here too, for this rank's own requests
+            TensorShard shard = dataParallel > 1 ? TensorShard.WHOLE : new TensorShard(rank, size);
+            if (dataParallel == 1) {
+                TensorShard.check(size, source.config().name(), source.config().heads(), source.config().kvHeads(),
+                        source.config().attentionGeometry().layout());
+            }
             KvSizing sizing = KvSizing.of(config, source, shard);
             AttentionChoice choice = AttentionChoice.of(engine, source, shard, sizing.pageSize(), sizing.dtype());
             String identity = RankSetup.identity(source.config(), sizing.geometry(), choice.geometry().arithmetic());
@@ -127,8 +136,8 @@ public final class RankWorkerMain
                     worker.refuse("rank " + rank + " is configured for " + size + " ranks, the leader for " + worker.shard().size());
                     return 1;
                 }
-                try (KvPool kv = pool(sizing.geometry(), worker, size);
-                        Transformer model = new Transformer(source.config(), source.weights(), RankSetup.threads(config, size), worker)) {
+                try (KvPool kv = pool(sizing.geometry(), worker, size, dataParallel);
+                        Transformer model = new Transformer(source.config(), source.weights(), RankSetup.threads(config, size), worker, dataParallel > 1)) {
                     PluginEntry entry = engine.plugins().find(choice.id()).orElseThrow();
                     AttentionBackend attention = PluginRegistry.inContext(engine.plugins().loaderOf(entry),
                             () -> choice.provider().create(choice.geometry(), kv.view(), choice.settings()));
@@ -139,7 +148,7 @@ public final class RankWorkerMain
                     worker.serve((batch, rows) -> {
                         long step = ++steps[0];
                         model.forwardRows(batch, kv.view(), attention, layer -> faults.hit(FaultPoint.RANK_AFTER_LAYER, step, layer), rows);
-                    }, kv.view().slots());
+                    }, kv.view().slots() * dataParallel);
                     log.info("rank {}: the leader stopped the group", rank);
                     return 0;
                 }

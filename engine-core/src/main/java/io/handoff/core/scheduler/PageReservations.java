@@ -107,7 +107,9 @@ final class PageReservations
         if (pagePool.freePages() < needed) {
             prefixCache.evictUntilFree(needed);
         }
-        Optional<int[]> fresh = pagePool.freePages() >= needed ? pagePool.allocate(needed) : Optional.empty();
+        // a data-parallel server: all of a request's pages in one rank's part, the part of its cached prefix, else the emptiest
+        request.owner = match.pageCount() > 0 ? pagePool.partitionOf(match.pages()[0]) : emptiestPart();
+        Optional<int[]> fresh = pagePool.freePages() >= needed ? pagePool.allocate(needed, request.owner) : Optional.empty();
         if (fresh.isEmpty()) {
             prefixCache.unlock(match.node());
             pagePool.release(match.pages());
@@ -131,6 +133,21 @@ final class PageReservations
             request.scheduledPromptTokens = prompt.length;
         }
         return true;
+    }
+
+    /** The part of the pool with the most free pages (the lowest of equals): where a data-parallel server puts a new request. */
+    private int emptiestPart()
+    {
+        int best = 0;
+        int most = -1;
+        for (int part = 0; part < pagePool.partitions(); part++) {
+            int free = pagePool.partitions() == 1 ? pagePool.freePages() : pagePool.freePages(part);
+            if (free > most) {
+                most = free;
+                best = part;
+            }
+        }
+        return best;
     }
 
     /**

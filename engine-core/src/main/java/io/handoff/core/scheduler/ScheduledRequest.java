@@ -52,6 +52,8 @@ final class ScheduledRequest
     long admittedNanos;
     long firstTokenNanos;
     int row = -1;
+    // the data-parallel rank whose part of the pool holds the request's pages (0 on a server without data parallelism)
+    int owner;
     int[] pages = new int[0];
     PrefixNode lockedPrefix;
     int cachedTokens;

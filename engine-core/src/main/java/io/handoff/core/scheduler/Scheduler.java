@@ -234,6 +234,12 @@ public final class Scheduler
         return kv.geometry();
     }
 
+    /** The data-parallel attention ranks whose parts of the pool the pages are (1 without data parallelism). */
+    public int dataParallel()
+    {
+        return kv.pagePool().partitions();
+    }
+
     /**
      * Checks, on the scheduler thread, that every page is accounted for: each page's refcount is the number
      * of admitted requests holding it plus one if the prefix cache holds it, pages nobody holds are free,

@@ -48,7 +48,15 @@ final class StepExecutor
         for (StepPlan.Decode decode : plan.decodes()) {
             builder.decode(decode.request().outputs[decode.index() - 1], decode.position(), decode.slots());
         }
-        ForwardBatch batch = builder.build(attention::numKvSplits);
+        int[] owners = new int[plan.chunks().size() + plan.decodes().size()];
+        int at = 0;
+        for (StepPlan.Chunk chunk : plan.chunks()) {
+            owners[at++] = chunk.request().owner;
+        }
+        for (StepPlan.Decode decode : plan.decodes()) {
+            owners[at++] = decode.request().owner;
+        }
+        ForwardBatch batch = builder.build(attention::numKvSplits).withOwners(owners);
         long step = plan.step();
         if (probe.enabled()) {
             // On this thread every earlier step has finished, so the rows the probe samples are final.

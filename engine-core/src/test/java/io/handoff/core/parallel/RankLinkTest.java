@@ -33,16 +33,17 @@ class RankLinkTest
     void aStepPlanRoundTripsExactly()
             throws IOException
     {
-        ForwardBatch batch = batch();
+        ForwardBatch batch = batch().withOwners(new int[] {1, 0});
         int[] rows = {2, 0, 3};
         ByteBuffer buffer = ByteBuffer.allocate(StepCodec.size(batch, rows)).order(ByteOrder.LITTLE_ENDIAN);
         StepCodec.write(batch, rows, buffer);
-        StepCodec.Step step = StepCodec.read(buffer.flip(), 16);
+        StepCodec.Step step = StepCodec.read(buffer.flip(), 16, 2);
         assertThat(step.batch().tokens()).containsExactly(batch.tokens());
         assertThat(step.batch().slots()).containsExactly(batch.slots());
         assertThat(step.batch().decode().kvIndices()).containsExactly(batch.decode().kvIndices());
         assertThat(step.batch().extend().qoIndptr()).containsExactly(batch.extend().qoIndptr());
         assertThat(step.logitRows()).containsExactly(rows);
+        assertThat(step.batch().owners()).containsExactly(1, 0);
     }
 
     @Test
@@ -53,20 +54,25 @@ class RankLinkTest
         ByteBuffer buffer = ByteBuffer.allocate(StepCodec.size(batch, rows)).order(ByteOrder.LITTLE_ENDIAN);
         StepCodec.write(batch, rows, buffer);
         byte[] bytes = Arrays.copyOf(buffer.array(), buffer.capacity());
-        assertThatThrownBy(() -> StepCodec.read(ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN), 9))
+        assertThatThrownBy(() -> StepCodec.read(ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN), 9, 2))
                 .hasMessageContaining("names KV slot 9; this rank's pool has 9");
         byte[] long1 = bytes.clone();
         ByteBuffer.wrap(long1).order(ByteOrder.LITTLE_ENDIAN).putInt(0, 1 << 28);
-        assertThatThrownBy(() -> StepCodec.read(ByteBuffer.wrap(long1).order(ByteOrder.LITTLE_ENDIAN), 16))
+        assertThatThrownBy(() -> StepCodec.read(ByteBuffer.wrap(long1).order(ByteOrder.LITTLE_ENDIAN), 16, 2))
                 .hasMessageContaining("claims 268435456 values");
         // the first token's position: the metadata says 0
         byte[] moved = bytes.clone();
         ByteBuffer.wrap(moved).order(ByteOrder.LITTLE_ENDIAN).putInt(4 * (1 + 4 + 1), 1);
-        assertThatThrownBy(() -> StepCodec.read(ByteBuffer.wrap(moved).order(ByteOrder.LITTLE_ENDIAN), 16))
+        assertThatThrownBy(() -> StepCodec.read(ByteBuffer.wrap(moved).order(ByteOrder.LITTLE_ENDIAN), 16, 2))
                 .hasMessageContaining("a step plan is inconsistent");
         byte[] shortened = Arrays.copyOf(bytes, bytes.length - 4);
-        assertThatThrownBy(() -> StepCodec.read(ByteBuffer.wrap(shortened).order(ByteOrder.LITTLE_ENDIAN), 16))
+        assertThatThrownBy(() -> StepCodec.read(ByteBuffer.wrap(shortened).order(ByteOrder.LITTLE_ENDIAN), 16, 2))
                 .isInstanceOf(IOException.class);
+        // the last value is the last request's owner: a rank the group does not have
+        byte[] stranger = bytes.clone();
+        ByteBuffer.wrap(stranger).order(ByteOrder.LITTLE_ENDIAN).putInt(stranger.length - 4, 2);
+        assertThatThrownBy(() -> StepCodec.read(ByteBuffer.wrap(stranger).order(ByteOrder.LITTLE_ENDIAN), 16, 2))
+                .hasMessageContaining("gives a request to rank 2 of 2");
     }
 
     @Test
