@@ -79,6 +79,29 @@ class HeteroLayoutPdIT
     }
 
     /**
+     * A decode with data-parallel attention: each of its two ranks holds its own requests' latents, and the prefill's
+     * transfer writes each request's KV into its own rank's part of the pages, only there.
+     */
+    @Test
+    void aDeepseekPrefillOfTwoRanksHandsOffToADataParallelDecodeEachRankReceivingItsOwnRequests()
+            throws Exception
+    {
+        Path model = temp.resolve("tiny-deepseek-v3");
+        SeededDeepseekCheckpoint.write(model, SeededDeepseekCheckpoint.Options.v3(16L));
+
+        JsonNode report = PdDemo.runBitExact(temp, model, 6, "mooncake", "-Dhandoff.plugins.mooncake.transport=shm", "shm", 16,
+                "--prefill-tp", "2", "--decode-dp", "2");
+
+        assertThat(report.at("/layout/decode/dp").asInt()).isEqualTo(2);
+        JsonNode perRank = report.get("kv_bytes_per_decode_rank");
+        assertThat(perRank).hasSize(2);
+        // the requests went to both ranks, each request's latent to one of them only
+        assertThat(perRank.get(0).asLong()).isPositive();
+        assertThat(perRank.get(1).asLong()).isPositive();
+        assertThat(perRank.get(0).asLong() + perRank.get(1).asLong()).isEqualTo(report.get("kv_bytes_transferred").asLong());
+    }
+
+    /**
      * One bit of the last decode rank's slice of the first verified page is flipped as it lands (the fault point before
      * the check): the page checksum, read across the ranks in the canonical order, catches it; the router retries the
      * request in a new room and the answer is the colocated engine's.

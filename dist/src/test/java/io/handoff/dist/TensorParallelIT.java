@@ -24,6 +24,34 @@ class TensorParallelIT
     @TempDir
     Path temp;
 
+    private static final List<String> PROMPTS = List.of("The capital of France is", "Once upon a time there was a", "1, 2, 3, 4,",
+            "A shelf holds 5 rows of 9 cans. How many cans? A:");
+
+    /**
+     * Data-parallel attention spreads the requests of one batch over the ranks (each attends for its own with every head,
+     * the MoE layers split over all): the ids are the single rank's, on the preset and on a DeepSeek V3 checkpoint with
+     * its experts spread over the ranks.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"tiny-mla", "deepseek-v3"})
+    void dataParallelAttentionComputesTheSingleRanksIds(String model)
+            throws Exception
+    {
+        String[] source = {"--model", "tiny-mla"};
+        if (model.equals("deepseek-v3")) {
+            Path directory = temp.resolve("tiny-deepseek-v3");
+            io.handoff.testkit.model.SeededDeepseekCheckpoint.write(directory, io.handoff.testkit.model.SeededDeepseekCheckpoint.Options.v3(16L));
+            source = new String[] {"--model-path", directory.toString()};
+        }
+        List<List<Integer>> one = Launcher.colocated(temp, PROMPTS, 12, source);
+        for (String ranks : List.of("2", "4")) {
+            String[] args = java.util.Arrays.copyOf(source, source.length + 2);
+            args[source.length] = "--data-parallel";
+            args[source.length + 1] = ranks;
+            assertThat(Launcher.colocated(temp, PROMPTS, 12, args)).as("%s ranks", ranks).isEqualTo(one);
+        }
+    }
+
     @ParameterizedTest(name = "{0}")
     @CsvSource({
             "idle,",
