@@ -125,15 +125,8 @@ public final class KvPool
         long slice = geometry.footprintBytes(pages);
         long bytes = Math.multiplyExact(slice, (long) ranks);
         Arena arena = Arena.ofShared();
-        try (FileChannel channel = FileChannel.open(file, Set.of(CREATE, READ, WRITE, TRUNCATE_EXISTING, LinkOption.NOFOLLOW_LINKS),
-                PosixFilePermissions.asFileAttribute(OWNER_ONLY))) {
-            // the mode given applies only to a new file: an old one is made private too
-            Files.setPosixFilePermissions(file, OWNER_ONLY);
-            channel.write(ByteBuffer.wrap(new byte[1]), bytes - 1);
-            MemorySegment mapped = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
-            // Touch every page now, as an anonymous pool is zeroed when it is allocated: a page first written by a
-            // transfer costs a page fault on the transfer path (3 to 5 times the copy; docs/disaggregation.md, transfer backends).
-            mapped.fill((byte) 0);
+        try {
+            MemorySegment mapped = createMapped(file, bytes, arena);
             PagedKvCache cache = layOut(geometry, pages, mapped.asSlice(0, slice));
             List<KvRegion> regions = new ArrayList<>(regions(geometry, cache, 0, mapped));
             for (int rank = 1; rank < ranks; rank++) {
@@ -196,12 +189,8 @@ public final class KvPool
             bytes += block * ranks;
         }
         Arena arena = Arena.ofShared();
-        try (FileChannel channel = FileChannel.open(file, Set.of(CREATE, READ, WRITE, TRUNCATE_EXISTING, LinkOption.NOFOLLOW_LINKS),
-                PosixFilePermissions.asFileAttribute(OWNER_ONLY))) {
-            Files.setPosixFilePermissions(file, OWNER_ONLY);
-            channel.write(ByteBuffer.wrap(new byte[1]), bytes - 1);
-            MemorySegment mapped = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
-            mapped.fill((byte) 0);
+        try {
+            MemorySegment mapped = createMapped(file, bytes, arena);
             PagedKvCache cache = dataParallelLayOut(geometry, pagesPerRank, mapped, blocks, ranks, 0);
             List<KvRegion> regions = new ArrayList<>();
             long offset = 0;
@@ -280,6 +269,25 @@ public final class KvPool
                 },
                 geometry.layers(), pagesPerRank, geometry.pageSize(), geometry.dtype(),
                 geometry.keyRowElements(), geometry.valueRowElements(), geometry.valuesInKeyRow());
+    }
+
+    /**
+     * {@code file} created (or truncated) to {@code bytes} zeros, owner-only, mapped read-write in {@code arena} with every
+     * page touched now, as an anonymous pool is zeroed when it is allocated: a page first written by a transfer costs a
+     * page fault on the transfer path (3 to 5 times the copy; docs/disaggregation.md, transfer backends).
+     */
+    private static MemorySegment createMapped(Path file, long bytes, Arena arena)
+            throws IOException
+    {
+        try (FileChannel channel = FileChannel.open(file, Set.of(CREATE, READ, WRITE, TRUNCATE_EXISTING, LinkOption.NOFOLLOW_LINKS),
+                PosixFilePermissions.asFileAttribute(OWNER_ONLY))) {
+            // the mode given applies only to a new file: an old one is made private too
+            Files.setPosixFilePermissions(file, OWNER_ONLY);
+            channel.write(ByteBuffer.wrap(new byte[1]), bytes - 1);
+            MemorySegment mapped = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
+            mapped.fill((byte) 0);
+            return mapped;
+        }
     }
 
     private static PagedKvCache layOut(KvGeometry geometry, int pages, MemorySegment slice)

@@ -118,8 +118,14 @@ public final class PagePool
         if (count > freePages(partition)) {
             return Optional.empty();
         }
+        return Optional.of(take(count, partition * (states.length / partitions)));
+    }
+
+    /** The {@code count} lowest free pages from {@code from} on, made OWNED (refcount 1, a new generation); the caller checked they exist. */
+    private int[] take(int count, int from)
+    {
         int[] pages = new int[count];
-        int page = partition * (states.length / partitions) - 1;
+        int page = from - 1;
         for (int i = 0; i < count; i++) {
             page = free.nextSetBit(page + 1);
             free.clear(page);
@@ -130,7 +136,7 @@ public final class PagePool
         }
         freeCount -= count;
         ownedCount += count;
-        return Optional.of(pages);
+        return pages;
     }
 
     /**
@@ -145,19 +151,7 @@ public final class PagePool
         if (count > freeCount) {
             return Optional.empty();
         }
-        int[] pages = new int[count];
-        int page = -1;
-        for (int i = 0; i < count; i++) {
-            page = free.nextSetBit(page + 1);
-            free.clear(page);
-            states[page] = PageState.OWNED;
-            refCounts[page] = 1;
-            generations[page]++;
-            pages[i] = page;
-        }
-        freeCount -= count;
-        ownedCount += count;
-        return Optional.of(pages);
+        return Optional.of(take(count, 0));
     }
 
     /** Adds one reference to each page; each must be {@code OWNED} (a receiving page has exactly one owner). */

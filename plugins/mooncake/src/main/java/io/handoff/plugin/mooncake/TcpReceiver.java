@@ -353,12 +353,10 @@ final class TcpReceiver
             }
         }
 
-        private void data(long length)
-                throws IOException, Malformed
+        /** The region a frame's header names, refusing one that is not exposed and pages outside it. */
+        private MemoryRegion framedRegion(int index, int page, int count)
+                throws Malformed
         {
-            int index = header.getInt(WireFormat.REGION);
-            int page = header.getInt(WireFormat.PAGE);
-            int count = header.getInt(WireFormat.COUNT);
             if (index < 0 || index >= regions.size()) {
                 throw new Malformed("frame for room " + room + " names region " + index + "; " + regions.size() + " regions are exposed");
             }
@@ -367,6 +365,16 @@ final class TcpReceiver
                 throw new Malformed("frame for room " + room + " writes pages " + page + ".." + ((long) page + count - 1)
                         + " of region " + index + ", which has pages 0.." + (region.pages() - 1));
             }
+            return region;
+        }
+
+        private void data(long length)
+                throws IOException, Malformed
+        {
+            int index = header.getInt(WireFormat.REGION);
+            int page = header.getInt(WireFormat.PAGE);
+            int count = header.getInt(WireFormat.COUNT);
+            MemoryRegion region = framedRegion(index, page, count);
             if (length != count * region.pageStride()) {
                 throw new Malformed("frame for room " + room + " carries " + length + " bytes for " + count + " pages of "
                         + region.pageStride() + " bytes");
@@ -408,14 +416,7 @@ final class TcpReceiver
             int index = header.getInt(WireFormat.REGION);
             int page = header.getInt(WireFormat.PAGE);
             int count = header.getInt(WireFormat.COUNT);
-            if (index < 0 || index >= regions.size()) {
-                throw new Malformed("frame for room " + room + " names region " + index + "; " + regions.size() + " regions are exposed");
-            }
-            MemoryRegion region = regions.get(index);
-            if (count < 1 || page < 0 || (long) page + count > region.pages()) {
-                throw new Malformed("frame for room " + room + " writes pages " + page + ".." + ((long) page + count - 1)
-                        + " of region " + index + ", which has pages 0.." + (region.pages() - 1));
-            }
+            MemoryRegion region = framedRegion(index, page, count);
             if (length < WireFormat.ROWS_PREFIX_BYTES || length > Math.max(maxFrameBytes, region.pageStride()) + WireFormat.ROWS_PREFIX_BYTES) {
                 throw new Malformed("rows frame for room " + room + " carries " + length + " bytes; the receiver's max-frame-bytes is " + maxFrameBytes);
             }
