@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -184,10 +185,7 @@ public final class KvPool
         checkPages(geometry, pagesPerRank * ranks);
         requireNonNull(file, "file is null");
         long[] blocks = dataParallelBlocks(geometry, pagesPerRank);
-        long bytes = 0;
-        for (long block : blocks) {
-            bytes += block * ranks;
-        }
+        long bytes = ranks * Arrays.stream(blocks).sum();
         Arena arena = Arena.ofShared();
         try {
             MemorySegment mapped = createMapped(file, bytes, arena);
@@ -218,10 +216,7 @@ public final class KvPool
         checkPages(geometry, pagesPerRank);
         requireNonNull(file, "file is null");
         long[] blocks = dataParallelBlocks(geometry, pagesPerRank);
-        long bytes = 0;
-        for (long block : blocks) {
-            bytes += block * ranks;
-        }
+        long bytes = ranks * Arrays.stream(blocks).sum();
         Arena arena = Arena.ofShared();
         try (FileChannel channel = FileChannel.open(file, Set.of(READ, WRITE, LinkOption.NOFOLLOW_LINKS))) {
             if (channel.size() != bytes) {

@@ -5,7 +5,9 @@ import io.handoff.spi.attention.ExtendMetadata;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.IntUnaryOperator;
 
 import static java.util.Objects.requireNonNull;
@@ -92,19 +94,19 @@ public record ForwardBatch(int[] tokens, int[] positions, int[] slots, ExtendMet
                 kept.add(t);
             }
         }
-        List<Integer> splits = new ArrayList<>();
+        // a request's num_kv_splits is a function of its seq_len alone: the step's own values, by seq_len
+        Map<Integer, Integer> splits = new HashMap<>();
         for (int i = 0; i < decode.batchSize(); i++) {
+            splits.put(decode.seqLens()[i], decode.numKvSplits()[i]);
             if (owners[e + i] != rank) {
                 continue;
             }
             int t = extend.tokens() + i;
             builder.decode(tokens[t], positions[t], local(decode.kvIndices(), decode.kvIndptr()[i], decode.seqLens()[i], slotOffset));
-            splits.add(decode.numKvSplits()[i]);
             kept.add(t);
         }
         rows[0] = kept.stream().mapToInt(Integer::intValue).toArray();
-        int[] next = {0};
-        return builder.build(seqLen -> splits.get(next[0]++));
+        return builder.build(splits::get);
     }
 
     private static int[] local(int[] indices, int from, int length, int slotOffset)

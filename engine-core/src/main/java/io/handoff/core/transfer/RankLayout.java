@@ -177,17 +177,25 @@ public record RankLayout(int ranks, int kvHeads, boolean latent, int pageSize, l
             }
             return (int) crc.getValue();
         }
+        // the runs of heads in canonical order, each read from one rank: once per call, not per slot and region
+        List<int[]> runs = new ArrayList<>();
+        for (int h = 0; h < kvHeads; ) {
+            List<Integer> holders = holders(h);
+            int p = holders.get(replica % holders.size());
+            int n = Math.min(kvHeads, firstHead(p) + headCount(p)) - h;
+            runs.add(new int[] {p, h - firstHead(p), n});
+            h += n;
+        }
         for (int k = 0; k < perRank; k++) {
             long rowBytes = rowBytes(k);
+            MemorySegment[] pages = new MemorySegment[runs.size()];
+            for (int r = 0; r < pages.length; r++) {
+                pages[r] = regions.get(runs.get(r)[0] * perRank + k).page(page);
+            }
             for (int slot = 0; slot < pageSize; slot++) {
-                int h = 0;
-                while (h < kvHeads) {
-                    List<Integer> holders = holders(h);
-                    int p = holders.get(replica % holders.size());
-                    int n = Math.min(kvHeads, firstHead(p) + headCount(p)) - h;
-                    MemorySegment pageBytes = regions.get(p * perRank + k).page(page);
-                    crc.update(pageBytes.asSlice(slot * rowBytes + (h - firstHead(p)) * headBytes[k], n * headBytes[k]).asByteBuffer());
-                    h += n;
+                for (int r = 0; r < pages.length; r++) {
+                    int[] run = runs.get(r);
+                    crc.update(pages[r].asSlice(slot * rowBytes + run[1] * headBytes[k], run[2] * headBytes[k]).asByteBuffer());
                 }
             }
         }
