@@ -25,6 +25,8 @@ final class DisaggregationMetrics
             }
             out.labelled("handoff_kv_received_bytes_total", "KV bytes this decode received in rooms that succeeded, by tensor-parallel rank "
                     + "(each rank receives the KV heads it holds).", "counter", "rank", byRank);
+            out.counter("handoff_decode_prefix_hit_tokens_total", "Prompt tokens of routed requests whose KV this decode's prefix cache "
+                    + "held, so that the prefill did not send them (handoff.disaggregation.decode-prefix-cache).", disaggregation.prefixHitTokens());
         }
         out.counter("handoff_kv_transfer_busy_seconds_total", "Wall time with at least one transfer plan in flight.", stats.busySeconds());
         out.counter("handoff_kv_transfer_early_bytes_total",

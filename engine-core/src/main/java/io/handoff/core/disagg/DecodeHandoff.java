@@ -50,6 +50,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.IntUnaryOperator;
 
@@ -178,6 +179,8 @@ public final class DecodeHandoff
     private final int dataParallel;
     private final int pagesPerRank;
     private final AtomicLongArray receivedByRank;
+    // prompt tokens of routed requests that this decode's prefix cache held, so that they were not received
+    private final AtomicLong prefixHitTokens = new AtomicLong();
     private final DeadlineClock clock = DeadlineClock.system();
     private final TransferStats stats = new TransferStats();
     private final RoomTable<Room> rooms = new RoomTable<>(1024, 4096);
@@ -256,6 +259,12 @@ public final class DecodeHandoff
             bytes[rank] = receivedByRank.get(rank);
         }
         return bytes;
+    }
+
+    /** Prompt tokens of routed requests that this decode's prefix cache held, so that the prefill did not send them. */
+    public long prefixHitTokens()
+    {
+        return prefixHitTokens.get();
     }
 
     /** The transport of the most recent peer connection. */
@@ -371,6 +380,12 @@ public final class DecodeHandoff
         return request.ticket().isPresent();
     }
 
+    @Override
+    public boolean reusesCachedPrompt()
+    {
+        return config.decodePrefixCache();
+    }
+
     /**
      * Claims the request's room on its prefill now, before admission: the prefill waits for the page list under its
      * bootstrapping deadline instead of failing the room as unclaimed while the request queues here. Connects to the
@@ -422,10 +437,12 @@ public final class DecodeHandoff
         }
         RoomKey key = request.ticket().get().room();
         DecodeToPrefillLinks.Link<Room> link = links.to(request.ticket().get().bootstrap());
-        int[] promptPages = Arrays.copyOf(request.pages(), request.promptPages());
-        ReceiverRoom machine = new ReceiverRoom(key, request.rid(), request.promptIds().length, promptPages, link.address(),
+        // the prompt's leading pages this decode's prefix cache held at admission are not received
+        int[] promptPages = Arrays.copyOfRange(request.pages(), request.heldPages(), request.promptPages());
+        ReceiverRoom machine = new ReceiverRoom(key, request.rid(), request.promptIds().length, request.heldPages(), promptPages, link.address(),
                 config.deadlines(), config.checksums() ? Optional.of(verifier(key)) : Optional.empty(), AuxLogprobs.expected(request),
                 clock.nanos());
+        prefixHitTokens.addAndGet((long) request.heldPages() * request.pageSize());
         Room room = new Room(machine, request.rid(), link);
         machine.onWritesSettled(() -> drive(room, new RoomEvent.WritesSettled()));
         List<RoomMessage> early;

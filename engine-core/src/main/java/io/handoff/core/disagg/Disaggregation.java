@@ -314,6 +314,12 @@ public final class Disaggregation
         return decode != null ? decode.receivedBytesByRank() : new long[0];
     }
 
+    /** Decode: prompt tokens of routed requests its prefix cache held, so that they were not received; 0 on a prefill. */
+    public long prefixHitTokens()
+    {
+        return decode != null ? decode.prefixHitTokens() : 0;
+    }
+
     public long droppedMessages()
     {
         return prefill != null ? prefill.droppedMessages() : decode.droppedMessages();

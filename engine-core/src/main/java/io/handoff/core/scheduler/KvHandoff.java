@@ -26,6 +26,16 @@ public interface KvHandoff
     }
 
     /**
+     * Decode: whether a request whose prompt KV comes from a peer takes the prompt's leading pages from this engine's prefix
+     * cache when it holds them, so that only the rest is received ({@link HandoffRequest#heldPages}). The last prompt page is
+     * always received.
+     */
+    default boolean reusesCachedPrompt()
+    {
+        return false;
+    }
+
+    /**
      * Decode: request {@code rid}, whose prompt KV comes from the peer of {@code ticket}, was queued and waits for
      * admission. Called on the submitting thread (not the scheduler's), at once, so that a long queue does not delay it;
      * it must not block.

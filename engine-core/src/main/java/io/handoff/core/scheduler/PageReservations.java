@@ -99,8 +99,8 @@ final class PageReservations
         int[] prompt = request.request.promptIds();
         boolean receives = handoff.receivesPrompt(request.handoffView(pageSize));
         // Leave at least one prompt token to compute: its logits give the first output token. A decode
-        // that receives its prompt's KV takes it all from the peer.
-        PrefixMatch match = prefixCache.match(prompt, receives ? 0 : reusablePrefix(request));
+        // that receives its prompt's KV takes the rest from the peer, and at least the last prompt page.
+        PrefixMatch match = prefixCache.match(prompt, receives ? (handoff.reusesCachedPrompt() ? prompt.length - 1 : 0) : reusablePrefix(request));
         pagePool.retain(match.pages());
         prefixCache.lock(match.node());
         int needed = pagesFor(request.kvPositions()) - match.pageCount();
@@ -128,6 +128,7 @@ final class PageReservations
         request.phase = ScheduledRequest.Phase.RUNNING;
         if (receives) {
             // Neither prefilled nor decoded here until the peer's KV lands: scheduledOutputs stays 0.
+            request.heldPromptPages = match.pageCount();
             pagePool.markReceiving(promptPages(request));
             request.receivingPrompt = true;
             request.scheduledPromptTokens = prompt.length;
@@ -223,7 +224,10 @@ final class PageReservations
         int[] pages = request.pages;
         if (request.receivingPrompt) {
             int[] promptPages = promptPages(request);
-            pages = Arrays.copyOfRange(pages, promptPages.length, pages.length);
+            int[] others = new int[pages.length - promptPages.length];
+            System.arraycopy(pages, 0, others, 0, request.heldPromptPages);
+            System.arraycopy(pages, request.heldPromptPages + promptPages.length, others, request.heldPromptPages, others.length - request.heldPromptPages);
+            pages = others;
             if (request.release instanceof KvHandoff.Quarantine(CompletableFuture<ReleaseProof> proof)) {
                 // A peer may still write these (I2): nobody gets them until the proof arrives, however long that takes.
                 pagePool.quarantine(promptPages);
@@ -252,9 +256,10 @@ final class PageReservations
         quarantineTimes.ended(System.nanoTime() - arrived.sinceNanos());
     }
 
+    /** The prompt's pages a decode receives: all but those its prefix cache held at admission. */
     private int[] promptPages(ScheduledRequest request)
     {
-        return Arrays.copyOf(request.pages, Math.ceilDiv(request.promptLength(), pageSize));
+        return Arrays.copyOfRange(request.pages, request.heldPromptPages, Math.ceilDiv(request.promptLength(), pageSize));
     }
 
     private int pagesFor(int positions)

@@ -69,6 +69,8 @@ final class ScheduledRequest
     long lastStep = -1;
     /** Decode: the prompt's pages are RECEIVING, waiting for a peer's KV. */
     boolean receivingPrompt;
+    /** Decode: the prompt's leading pages the prefix cache held at admission, which are not received (0 when it computes its prompt). */
+    int heldPromptPages;
     /** How the pages go back once the request ended; decided once. */
     KvHandoff.Release release;
     /** Whether the scheduler already asked to be woken when {@link #release} allows. */
@@ -150,7 +152,8 @@ final class ScheduledRequest
     /** What a {@link KvHandoff} sees of this request now (its page list is a copy). */
     HandoffRequest handoffView(int pageSize)
     {
-        return new HandoffRequest(request.rid(), request.ticket(), request.promptIds(), pages.clone(), pageSize, request.logprobs(), vocabSize);
+        return new HandoffRequest(request.rid(), request.ticket(), request.promptIds(), pages.clone(), pageSize, request.logprobs(), vocabSize,
+                heldPromptPages);
     }
 
     /** Tokens whose KV is final in the pool: what may be cached when the request ends. */

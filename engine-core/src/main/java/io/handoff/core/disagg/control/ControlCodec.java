@@ -175,6 +175,7 @@ public final class ControlCodec
                     writeRoom(out, m.room());
                     out.writeUTF(m.requestId());
                     out.writeInt(m.promptLength());
+                    out.writeInt(m.heldPages());
                     writeInts(out, m.destinationPages());
                 }
                 case ChunkDone m -> {
@@ -263,7 +264,7 @@ public final class ControlCodec
                 case HELLO_RESULT -> new HelloResult(in.readBoolean(), in.readUTF(), in.readUTF(), in.readLong(), in.readLong(), in.readUTF());
                 case REGISTER_REGIONS -> new RegisterRegions(in.readUTF(), readBytes(in, bytes));
                 case REGIONS_REGISTERED -> new RegionsRegistered(in.readBoolean(), in.readUTF(), readCapabilities(in, bytes), in.readUTF());
-                case ROOM_REQUEST -> new RoomRequest(readRoom(in), in.readUTF(), in.readInt(), readInts(in, bytes));
+                case ROOM_REQUEST -> new RoomRequest(readRoom(in), in.readUTF(), in.readInt(), in.readInt(), readInts(in, bytes));
                 case CHUNK_DONE -> new ChunkDone(readRoom(in), in.readInt(), in.readInt(), in.readInt());
                 case AUX_RECORD -> new AuxRecord(readRoom(in), in.readInt(), in.readInt(), readInts(in, bytes),
                         in.readBoolean() ? Optional.of(readLogprobs(in, bytes)) : Optional.empty());

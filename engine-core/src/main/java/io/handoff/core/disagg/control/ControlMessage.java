@@ -32,7 +32,7 @@ import static java.util.Objects.requireNonNull;
 public sealed interface ControlMessage
 {
     /** Bumped on any change to the messages or their encoding; peers must match exactly. */
-    int PROTOCOL_VERSION = 6;
+    int PROTOCOL_VERSION = 7;
     /** The highest sender rank a drain ack may name (a room has at most this many + 1 senders). */
     int MAX_SENDER_RANK = 255;
     /** Longest reason text kept; a longer one is clipped, so a message always fits its frame. */
@@ -195,8 +195,12 @@ public sealed interface ControlMessage
         }
     }
 
-    /** The decode's destination pages for a room: room-relative page {@code i} goes to pool page {@code destinationPages[i]}. */
-    record RoomRequest(RoomKey room, String requestId, int promptLength, int[] destinationPages)
+    /**
+     * The decode's destination pages for a room. The decode already holds the KV of the prompt's first {@code heldPages}
+     * pages (its own prefix cache matched them): those are never written, and room-relative page {@code heldPages + i} goes to
+     * pool page {@code destinationPages[i]}. At least the prompt's last page always moves.
+     */
+    record RoomRequest(RoomKey room, String requestId, int promptLength, int heldPages, int[] destinationPages)
             implements RoomMessage
     {
         public RoomRequest
@@ -210,25 +214,34 @@ public sealed interface ControlMessage
             if (promptLength < 1) {
                 throw new IllegalArgumentException("prompt length must be >= 1, was " + promptLength);
             }
+            if (heldPages < 0) {
+                throw new IllegalArgumentException("held pages must be >= 0, was " + heldPages);
+            }
+        }
+
+        /** A page list for the whole prompt: the decode holds none of it. */
+        public RoomRequest(RoomKey room, String requestId, int promptLength, int[] destinationPages)
+        {
+            this(room, requestId, promptLength, 0, destinationPages);
         }
 
         @Override
         public boolean equals(Object o)
         {
             return o instanceof RoomRequest other && room.equals(other.room) && requestId.equals(other.requestId)
-                    && promptLength == other.promptLength && Arrays.equals(destinationPages, other.destinationPages);
+                    && promptLength == other.promptLength && heldPages == other.heldPages && Arrays.equals(destinationPages, other.destinationPages);
         }
 
         @Override
         public int hashCode()
         {
-            return 31 * (31 * room.hashCode() + requestId.hashCode()) + Arrays.hashCode(destinationPages);
+            return 31 * (31 * (31 * room.hashCode() + requestId.hashCode()) + heldPages) + Arrays.hashCode(destinationPages);
         }
 
         @Override
         public String toString()
         {
-            return "RoomRequest[room=" + room + ", requestId=" + requestId + ", promptLength=" + promptLength + ", pages="
+            return "RoomRequest[room=" + room + ", requestId=" + requestId + ", promptLength=" + promptLength + ", held=" + heldPages + ", pages="
                     + destinationPages.length + "]";
         }
     }

@@ -14,6 +14,8 @@ import static java.util.Objects.requireNonNull;
  *
  * @param drainDeadline how long a quarantine may wait for its proof before its peer is suspect (see {@link SuspectPeers})
  * @param transferWindow plans a prefill hands to a pipelined connection before their outcomes are reported (see {@link TransferLink})
+ * @param decodePrefixCache decode: whether a routed request takes the prompt pages its prefix cache holds from there and
+ *         receives only the rest
  */
 public record DisaggregationConfig(
         String transferBackend,
@@ -27,7 +29,8 @@ public record DisaggregationConfig(
         TransferLink.Timeouts linkTimeouts,
         boolean checksums,
         Duration drainDeadline,
-        int transferWindow)
+        int transferWindow,
+        boolean decodePrefixCache)
 {
     public DisaggregationConfig
     {
@@ -45,6 +48,15 @@ public record DisaggregationConfig(
         if (transferWindow < 1) {
             throw new IllegalArgumentException("handoff.disaggregation.transfer-window must be at least 1 plan, was " + transferWindow);
         }
+    }
+
+    /** Settings with the decode's prefix cache on. */
+    public DisaggregationConfig(String transferBackend, String earlySend, String controlHost, int controlPort, ControlChannel.Liveness liveness,
+            Duration connectTimeout, RoomDeadlines deadlines, int maxPagesPerPlan, TransferLink.Timeouts linkTimeouts, boolean checksums,
+            Duration drainDeadline, int transferWindow)
+    {
+        this(transferBackend, earlySend, controlHost, controlPort, liveness, connectTimeout, deadlines, maxPagesPerPlan, linkTimeouts, checksums,
+                drainDeadline, transferWindow, true);
     }
 
     /** Settings with one plan at a time per connection. */
@@ -81,6 +93,7 @@ public record DisaggregationConfig(
                         d.getDuration("transfer-close-wait")),
                 config.getString("handoff.debug.kv-fidelity").equals("checksum"),
                 d.getDuration("drain-deadline"),
-                d.getInt("transfer-window"));
+                d.getInt("transfer-window"),
+                d.getBoolean("decode-prefix-cache"));
     }
 }

@@ -61,6 +61,9 @@ public final class ReceiverRoom
     private final RoomKey room;
     private final String requestId;
     private final int promptLength;
+    // the prompt's leading pages this decode holds already (its prefix cache): not part of the room, never written
+    private final int heldPages;
+    // the pages the room receives: room-relative page heldPages + i lands in pages[i]
     private final int[] pages;
     // sorted copy of the granted pages for the write guard, which backend threads read without the lock
     private final int[] grantedSorted;
@@ -111,10 +114,26 @@ public final class ReceiverRoom
     public ReceiverRoom(RoomKey room, String requestId, int promptLength, int[] pages, String peer, RoomDeadlines deadlines,
             Optional<IntUnaryOperator> pageChecksum, AuxLogprobs logprobs, long nowNanos)
     {
-        this(room, requestId, promptLength, pages, peer, deadlines, pageChecksum, 1, logprobs, nowNanos);
+        this(room, requestId, promptLength, 0, pages, peer, deadlines, pageChecksum, 1, logprobs, nowNanos);
+    }
+
+    /**
+     * A room of one sender rank for the part of the prompt past the {@code heldPages} leading pages this decode holds already:
+     * {@code pages} receive the rest, the prefill sends only those, and the aux record's checksums cover only those.
+     */
+    public ReceiverRoom(RoomKey room, String requestId, int promptLength, int heldPages, int[] pages, String peer, RoomDeadlines deadlines,
+            Optional<IntUnaryOperator> pageChecksum, AuxLogprobs logprobs, long nowNanos)
+    {
+        this(room, requestId, promptLength, heldPages, pages, peer, deadlines, pageChecksum, 1, logprobs, nowNanos);
     }
 
     private ReceiverRoom(RoomKey room, String requestId, int promptLength, int[] pages, String peer, RoomDeadlines deadlines,
+            Optional<IntUnaryOperator> pageChecksum, int senderRanks, AuxLogprobs logprobs, long nowNanos)
+    {
+        this(room, requestId, promptLength, 0, pages, peer, deadlines, pageChecksum, senderRanks, logprobs, nowNanos);
+    }
+
+    private ReceiverRoom(RoomKey room, String requestId, int promptLength, int heldPages, int[] pages, String peer, RoomDeadlines deadlines,
             Optional<IntUnaryOperator> pageChecksum, int senderRanks, AuxLogprobs logprobs, long nowNanos)
     {
         this.logprobs = requireNonNull(logprobs, "logprobs is null");
@@ -133,7 +152,11 @@ public final class ReceiverRoom
         if (promptLength < 1 || pages.length == 0) {
             throw new IllegalArgumentException("room " + room + " needs a prompt and pages: promptLength=" + promptLength + " pages=" + pages.length);
         }
+        if (heldPages < 0) {
+            throw new IllegalArgumentException("room " + room + " holds " + heldPages + " pages");
+        }
         this.promptLength = promptLength;
+        this.heldPages = heldPages;
         this.grantedSorted = this.pages.clone();
         Arrays.sort(grantedSorted);
         this.landed = new BitSet(pages.length);
@@ -271,7 +294,7 @@ public final class ReceiverRoom
                     acceptingWrites = true;
                 }
                 effects.add(new MarkReceiving(pages.clone()));
-                effects.add(new Send(new RoomRequest(room, requestId, promptLength, pages.clone())));
+                effects.add(new Send(new RoomRequest(room, requestId, promptLength, heldPages, pages.clone())));
             }
             case PeerReady _ -> effects.add(new Ignored("peer ready again for room " + room + " in " + phase));
             case Received(RoomMessage message) -> onMessage(message, nowNanos, effects);
@@ -351,13 +374,13 @@ public final class ReceiverRoom
     private void onChunkDone(ChunkDone chunk, long now, List<ReceiverEffect> effects)
     {
         long end = (long) chunk.firstPageIndex() + chunk.pageCount();
-        if (end > pages.length) {
+        if (chunk.firstPageIndex() < heldPages || end > heldPages + pages.length) {
             fail(FailureCause.TRANSPORT_FAILURE, "protocol violation: chunk " + chunk.chunk() + " covers pages " + chunk.firstPageIndex() + ".." + (end - 1)
-                    + " of a room of " + pages.length + " pages", true, true, effects);
+                    + " of a room whose pages " + heldPages + ".." + (heldPages + pages.length - 1) + " move", true, true, effects);
             return;
         }
         int before = landed.cardinality();
-        landed.set(chunk.firstPageIndex(), (int) end);
+        landed.set(chunk.firstPageIndex() - heldPages, (int) end - heldPages);
         if (landed.cardinality() == before) {
             effects.add(new Ignored("duplicate " + chunk));
             return;
@@ -413,7 +436,7 @@ public final class ReceiverRoom
         for (int i = 0; i < pages.length; i++) {
             int actual = checksum.applyAsInt(pages[i]);
             if (actual != expected[i]) {
-                return new Invalid(FailureCause.CHECKSUM_MISMATCH, "KV checksum mismatch on room page " + i + " (decode page " + pages[i]
+                return new Invalid(FailureCause.CHECKSUM_MISMATCH, "KV checksum mismatch on room page " + (heldPages + i) + " (decode page " + pages[i]
                         + "): prefill sent 0x" + Integer.toHexString(expected[i]) + ", decode holds 0x" + Integer.toHexString(actual)
                         + "; the transferred KV is corrupt");
             }

@@ -76,6 +76,8 @@ public final class SenderRoom
     private RoomPhase phase = BOOTSTRAPPING;
     private long deadline;
     private int[] destinationPages;
+    // the prompt's leading pages the decode holds already (its prefix cache): never sent
+    private int heldPages;
     private int nextChunk;
     private int nextPageIndex;
     private boolean lastForwarded;
@@ -94,7 +96,7 @@ public final class SenderRoom
 
     /**
      * @param pageChecksum CRC32C of a prefill page (see {@link PageChecksums}), or empty when checksums are off; applied to
-     *         every page of the room, on the thread that calls {@link #on}, once the last plan completed (so after every fence)
+     *         every page the room moves (not those the decode holds), on the thread that calls {@link #on}, once the last plan completed (so after every fence)
      */
     public SenderRoom(RoomKey room, int promptLength, int pageSize, int maxPagesPerPlan, RoomDeadlines deadlines,
             Optional<IntUnaryOperator> pageChecksum, long nowNanos)
@@ -241,7 +243,7 @@ public final class SenderRoom
 
     private void onRoomRequest(RoomRequest request, long now, List<SenderEffect> effects)
     {
-        if (destinationPages != null && Arrays.equals(destinationPages, request.destinationPages())) {
+        if (destinationPages != null && heldPages == request.heldPages() && Arrays.equals(destinationPages, request.destinationPages())) {
             effects.add(new Ignored("duplicate " + request));
             return;
         }
@@ -259,11 +261,14 @@ public final class SenderRoom
             fail(FailureCause.TRANSPORT_FAILURE, "the decode sent a second, different page list for the room", true, effects);
             return;
         }
-        if (request.promptLength() != promptLength || request.destinationPages().length != totalPages) {
-            fail(FailureCause.TRANSPORT_FAILURE, "the decode granted " + request.destinationPages().length + " pages for a prompt of " + request.promptLength()
-                    + " tokens; this prefill has " + promptLength + " tokens in " + totalPages + " pages", true, effects);
+        if (request.promptLength() != promptLength || request.heldPages() >= totalPages
+                || request.destinationPages().length != totalPages - request.heldPages()) {
+            fail(FailureCause.TRANSPORT_FAILURE, "the decode holds " + request.heldPages() + " and granted " + request.destinationPages().length
+                    + " pages for a prompt of " + request.promptLength() + " tokens; this prefill has " + promptLength + " tokens in " + totalPages
+                    + " pages, and at least the last one moves", true, effects);
             return;
         }
+        heldPages = request.heldPages();
         destinationPages = request.destinationPages().clone();
         enter(WAITING_FOR_INPUT, now);
         for (ChunkForwarded chunk : unposted) {
@@ -312,15 +317,21 @@ public final class SenderRoom
         finishIfDone(effects);
     }
 
+    /** Posts the chunk's pages the decode does not hold: a page it holds is never written. */
     private void post(ChunkForwarded chunk, long now, List<SenderEffect> effects)
     {
-        int first = chunk.firstPageIndex();
-        int[] destinations = Arrays.copyOfRange(destinationPages, first, first + chunk.sourcePages().length);
-        List<TransferPlan> plans = TransferPlanner.plan(room, chunk.chunk(), first, chunk.sourcePages(), destinations, maxPagesPerPlan, chunk.fence());
+        int skip = Math.clamp(heldPages - chunk.firstPageIndex(), 0, chunk.sourcePages().length);
+        if (skip == chunk.sourcePages().length) {
+            return;
+        }
+        int first = chunk.firstPageIndex() + skip;
+        int[] sources = Arrays.copyOfRange(chunk.sourcePages(), skip, chunk.sourcePages().length);
+        int[] destinations = Arrays.copyOfRange(destinationPages, first - heldPages, first - heldPages + sources.length);
+        List<TransferPlan> plans = TransferPlanner.plan(room, chunk.chunk(), first, sources, destinations, maxPagesPerPlan, chunk.fence());
         if (plans.isEmpty()) {
             return;
         }
-        inFlight.put(chunk.chunk(), new ChunkProgress(first, chunk.sourcePages().length, plans.size()));
+        inFlight.put(chunk.chunk(), new ChunkProgress(first, sources.length, plans.size()));
         postedAny = true;
         for (TransferPlan plan : plans) {
             effects.add(new Post(plan));
@@ -350,13 +361,14 @@ public final class SenderRoom
     // success once the last chunk was forwarded and every page landed: the aux record commits the room
     private void finishIfDone(List<SenderEffect> effects)
     {
-        if (phase.isTerminal() || !lastForwarded || destinationPages == null || pagesLanded != totalPages || !inFlight.isEmpty()) {
+        if (phase.isTerminal() || !lastForwarded || destinationPages == null || pagesLanded != totalPages - heldPages || !inFlight.isEmpty()) {
             return;
         }
+        // the checksums cover what moved
         int[] checksums = pageChecksum.map(checksum -> {
-            int[] values = new int[totalPages];
-            for (int i = 0; i < totalPages; i++) {
-                values[i] = checksum.applyAsInt(sourcePages[i]);
+            int[] values = new int[totalPages - heldPages];
+            for (int i = 0; i < values.length; i++) {
+                values[i] = checksum.applyAsInt(sourcePages[heldPages + i]);
             }
             return values;
         }).orElse(new int[0]);

@@ -159,6 +159,7 @@ class ControlCodecTest
             out.writeInt(0);
             out.writeUTF("rid");
             out.writeInt(16);
+            out.writeInt(0);
             out.writeInt(count);
             // room for two ints only
             out.writeInt(1);

@@ -165,6 +165,25 @@ class ReceiverRoomTest
     }
 
     @Test
+    void aRoomOfTheMissingPagesAdvertisesWhatItHoldsAndRefusesChunksOfHeldPages()
+    {
+        // the decode's prefix cache holds the prompt's first 3 pages (of 7): PAGES receive room pages 3..6
+        ReceiverRoom room = new ReceiverRoom(ROOM, "rid-9", 28, 3, PAGES, "prefill-a:7000", DEADLINES, Optional.of(CHECKSUM), AuxLogprobs.none(),
+                clock.nanos());
+        assertThat(on(room, new PeerReady(RELEASE_NOW))).containsExactly(new MarkReceiving(PAGES),
+                new Send(new RoomRequest(ROOM, "rid-9", 28, 3, PAGES)));
+        assertThat(on(room, chunk(0, 3, 2))).isEmpty();
+        assertThat(on(room, new Received(new AuxRecord(ROOM, 99, 28, checksumsOf(PAGES))))).isEmpty();
+        assertThat(on(room, chunk(1, 5, 2))).containsExactly(new Commit(PAGES), new Complete(99));
+
+        ReceiverRoom other = new ReceiverRoom(ROOM, "rid-9", 28, 3, PAGES, "prefill-a:7000", DEADLINES, Optional.of(CHECKSUM), AuxLogprobs.none(),
+                clock.nanos());
+        on(other, new PeerReady(RELEASE_NOW));
+        assertThat(on(other, chunk(0, 2, 2))).hasAtLeastOneElementOfType(Fail.class);
+        assertThat(other.failure()).hasValueSatisfying(reason -> assertThat(reason).contains("pages 2..3 of a room whose pages 3..6 move"));
+    }
+
+    @Test
     void auxRecordBeforeTheLastChunkIsHeldUntilEveryPageLanded()
     {
         ReceiverRoom room = readyRoom(RELEASE_NOW);
@@ -453,7 +472,7 @@ class ReceiverRoomTest
     {
         ReceiverRoom outside = readyRoom(RELEASE_NOW);
         on(outside, chunk(0, 3, 2));
-        assertThat(outside.failure()).contains("protocol violation: chunk 0 covers pages 3..4 of a room of 4 pages");
+        assertThat(outside.failure()).contains("protocol violation: chunk 0 covers pages 3..4 of a room whose pages 0..3 move");
 
         ReceiverRoom early = newRoom();
         List<RoomEffect.ReceiverEffect> effects = on(early, chunk(0, 0, 1));

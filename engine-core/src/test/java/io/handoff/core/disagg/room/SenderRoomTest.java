@@ -173,6 +173,45 @@ class SenderRoomTest
     }
 
     @Test
+    void pagesTheDecodeHoldsAreNeverPostedAndTheChecksumsCoverWhatMoved()
+    {
+        SenderRoom room = newRoom();
+        // the decode's prefix cache holds the prompt's first 7 pages: it grants the last 3
+        on(room, new Received(new RoomRequest(ROOM, "rid-1", PROMPT, 7, new int[] {80, 81, 82})));
+        assertThat(posted(on(room, firstChunk()))).as("pages 0..5 are all held").isEmpty();
+        assertThat(room.phase()).isEqualTo(WAITING_FOR_INPUT);
+
+        List<TransferPlan> plans = posted(on(room, lastChunk()));
+        // room pages 7..9 (prefill pages 17, 30, 31), never page 6 (16)
+        assertThat(plans).singleElement().satisfies(plan -> {
+            assertThat(plan.firstPageIndex()).isEqualTo(7);
+            assertThat(plan.srcPages()).containsExactly(17, 30);
+            assertThat(plan.dstPages()).containsExactly(80, 81);
+            assertThat(plan.runLengths()).containsExactly(1, 2);
+        });
+        List<RoomEffect.SenderEffect> effects = on(room, new PlanCompleted(plans.getFirst()));
+        assertThat(effects).containsExactly(
+                new Send(new ChunkDone(ROOM, 1, 7, 3)),
+                new Send(new AuxRecord(ROOM, 4242, PROMPT, new int[] {CHECKSUM.applyAsInt(17), CHECKSUM.applyAsInt(30), CHECKSUM.applyAsInt(31)})),
+                new ReleaseSources(),
+                new Complete(4242));
+    }
+
+    @Test
+    void aPageListThatHoldsTheWholePromptOrGrantsTheWrongCountFailsTheRoom()
+    {
+        SenderRoom whole = newRoom();
+        assertThat(on(whole, new Received(new RoomRequest(ROOM, "rid-1", PROMPT, 10, new int[0]))))
+                .hasAtLeastOneElementOfType(Fail.class);
+        assertThat(whole.phase()).isEqualTo(FAILED);
+
+        SenderRoom miscounted = newRoom();
+        on(miscounted, new Received(new RoomRequest(ROOM, "rid-1", PROMPT, 4, new int[] {1, 2, 3})));
+        assertThat(miscounted.phase()).isEqualTo(FAILED);
+        assertThat(miscounted.failure()).hasValueSatisfying(reason -> assertThat(reason).contains("holds 4 and granted 3 pages"));
+    }
+
+    @Test
     void withChecksumsOffTheAuxRecordCarriesNone()
     {
         SenderRoom room = new SenderRoom(ROOM, 4, 4, 4, DEADLINES, Optional.empty(), clock.nanos());
@@ -503,7 +542,7 @@ class SenderRoomTest
         List<RoomEffect.SenderEffect> effects = on(room, request(ROOM, new int[] {1, 2, 3}));
         assertThat(room.phase()).isEqualTo(FAILED);
         assertThat(room.failure()).get().asString().isEqualTo(
-                "the decode granted 3 pages for a prompt of 40 tokens; this prefill has 40 tokens in 10 pages");
+                "the decode holds 0 and granted 3 pages for a prompt of 40 tokens; this prefill has 40 tokens in 10 pages, and at least the last one moves");
         assertThat(effects.getFirst()).isInstanceOf(Send.class);
     }
 
