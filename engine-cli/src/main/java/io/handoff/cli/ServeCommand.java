@@ -1,13 +1,9 @@
 package io.handoff.cli;
 
 import io.handoff.cluster.ClusterConfig;
-import io.handoff.cluster.Registration;
-import io.handoff.core.disagg.Disaggregation;
-import io.handoff.core.fault.FaultSpec;
-import io.handoff.core.runtime.ComputeEngine;
 import io.handoff.core.runtime.RankWorkerMain;
 import io.handoff.core.runtime.Engine;
-import io.handoff.http.ApiServer;
+import io.handoff.http.RoleSwitcher;
 import io.handoff.http.base.ServerConfig;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -19,13 +15,12 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 import java.io.IOException;
-import java.net.BindException;
-import java.time.Duration;
-import java.util.Optional;
 
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = {"Serve the HTTP API (SGLang /generate, OpenAI /v1/completions, /metrics, ...) until SIGTERM or Ctrl-C.",
-                "On SIGTERM it stops admitting, lets in-flight requests finish within handoff.server.grace-period, aborts the rest and frees every KV page."})
+                "On SIGTERM it stops admitting, lets in-flight requests finish within handoff.server.grace-period, aborts the rest and frees every KV page.",
+                "POST /admin/role {\"role\": \"prefill\" | \"decode\" | \"colocated\"} switches a running server's role: it drains, restarts its engine "
+                        + "in the new role on the same port and registers again."})
 final class ServeCommand
         implements java.util.concurrent.Callable<Integer>
 {
@@ -69,12 +64,9 @@ final class ServeCommand
     public Integer call()
             throws Exception
     {
-        Optional<Disaggregation.Role> disaggregationRole = switch (role) {
-            case "colocated" -> Optional.empty();
-            case "prefill" -> Optional.of(Disaggregation.Role.PREFILL);
-            case "decode" -> Optional.of(Disaggregation.Role.DECODE);
-            default -> throw new ParameterException(spec.commandLine(), "unknown --role '" + role + "': expected colocated, prefill or decode");
-        };
+        if (!RoleSwitcher.ROLES.contains(role)) {
+            throw new ParameterException(spec.commandLine(), "unknown --role '" + role + "': expected colocated, prefill or decode");
+        }
         listen.applyTo(options.overrides);
         model.applyTo(options.overrides);
         modelPath.applyTo(options.overrides);
@@ -91,60 +83,27 @@ final class ServeCommand
             return RankWorkerMain.run(options.source(), rank, leader);
         }
         Engine engine = Engine.start(options.source());
-        ComputeEngine compute = null;
-        ApiServer server = null;
+        ServingNode serving;
         ServerConfig config;
-        Registration registration;
         try {
             // before the model is loaded: a bad key file should not cost the time a checkpoint takes to load
             // the one read of the secret file in this process: the transfer layer gets the same copy
             config = ServerSettings.of(engine);
-            ClusterConfig cluster = ClusterConfig.from(engine.config().config());
-            compute = ComputeEngine.create(engine, FaultSpec.parse(engine.config().config().getStringList("handoff.debug.faults")),
-                    disaggregationRole);
-            server = listen(config, compute);
-            // announced once it answers: a router that finds it in the store finds it serving
-            registration = ClusterAnnouncement.register(cluster, compute, config.host(), server.address());
+            serving = ServingNode.start(engine, config, ClusterConfig.from(engine.config().config()), role);
         }
         catch (RuntimeException | IOException | InterruptedException e) {
-            if (server != null) {
-                server.shutdown(Duration.ZERO);
-            }
-            if (compute != null) {
-                compute.close();
-            }
             engine.close();
             throw e;
         }
-        ComputeEngine running = compute;
-        ApiServer serving = server;
-        Registration announced = registration;
-        String ready = "serving " + compute.model().name() + " (role " + role + ") on http://" + server.address().getHostString() + ":"
-                + server.address().getPort() + (registration == Registration.NONE ? "" : "; registered in " + registration);
-        ListenOptions.serveUntilSignalled(config, ready, () -> {
+        ListenOptions.serveUntilSignalled(config, serving.describe(), () -> {
             try {
-                // routers stop sending new requests while the ones in flight finish
-                announced.draining();
-                serving.shutdown(config.gracePeriod());
+                serving.stop();
             }
             finally {
-                announced.close();
-                running.close();
                 engine.close();
                 log.info("stopped");
             }
         });
         return Main.OK;
-    }
-
-    private static ApiServer listen(ServerConfig config, ComputeEngine compute)
-            throws IOException
-    {
-        try {
-            return ApiServer.start(config, compute.scheduler(), compute.model(), compute.tokenizer(), compute.chatTemplate(), compute.disaggregation(), compute.ranks());
-        }
-        catch (BindException e) {
-            throw ListenOptions.cannotListen(config, e);
-        }
     }
 }

@@ -26,6 +26,16 @@ public interface Membership
     /** Where it reads membership from, for logs and {@code handoff cluster status}: e.g. {@code etcd http://10.0.0.2:2379 /handoff/members/}. */
     String describe();
 
+    /**
+     * The server listed as member {@code memberId} reports another role, {@code role} (its role was switched): a membership
+     * that learns roles only from the servers themselves (static lists) lists it so from now on and hands over the new view;
+     * true when it did. Stores the servers register in (etcd, Kubernetes) learn it from the server's new registration.
+     */
+    default boolean roleReported(String memberId, MemberRole role)
+    {
+        return false;
+    }
+
     /** Stops following; no view is handed over after it returns. */
     @Override
     void close();

@@ -8,13 +8,15 @@ import java.util.function.Consumer;
 import static java.util.Objects.requireNonNull;
 
 /**
- * The router's {@code --prefill} and {@code --decode} lists: members that never change, each named by its URL, with
- * no incarnation known in advance (the router reads it from each server's {@code /bootstrap}).
+ * The router's {@code --prefill} and {@code --decode} lists: members named by their URL, with no incarnation known in
+ * advance (the router reads it from each server's {@code /bootstrap}). The list never changes; a server's role does when
+ * the server reports another one (a role switch, {@link #roleReported}).
  */
 public final class StaticMembership
         implements Membership
 {
-    private final MembershipView view;
+    private volatile MembershipView view;
+    private Consumer<MembershipView> listener;
 
     public StaticMembership(List<URI> prefills, List<URI> decodes)
     {
@@ -31,9 +33,34 @@ public final class StaticMembership
     }
 
     @Override
-    public void start(Consumer<MembershipView> listener)
+    public synchronized void start(Consumer<MembershipView> listener)
     {
+        this.listener = requireNonNull(listener, "listener is null");
         listener.accept(view);
+    }
+
+    @Override
+    public synchronized boolean roleReported(String memberId, MemberRole role)
+    {
+        List<Member> members = new ArrayList<>();
+        boolean changed = false;
+        for (Member member : view.members()) {
+            if (member.id().equals(memberId) && member.role() != role) {
+                members.add(member(member.http(), role));
+                changed = true;
+            }
+            else {
+                members.add(member);
+            }
+        }
+        if (!changed) {
+            return false;
+        }
+        view = MembershipView.of(members);
+        if (listener != null) {
+            listener.accept(view);
+        }
+        return true;
     }
 
     @Override

@@ -28,6 +28,8 @@ import io.handoff.http.base.JsonFields;
 import io.handoff.http.base.OutputCount;
 import io.handoff.http.base.PrometheusText;
 import io.handoff.http.base.ServerConfig;
+import io.handoff.http.base.security.RouterAuthentication;
+import io.handoff.http.base.security.RouterSignature;
 import io.handoff.http.base.TimelineEndpoint;
 import io.handoff.http.chat.ChatCompletionsApi;
 import io.handoff.http.chat.ChatModel;
@@ -78,6 +80,9 @@ public final class ApiServer
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     private final HttpServer server;
     private boolean stopped;
+    // what POST /admin/role drives (handoff serve sets it), and the role a switch under way goes to
+    private volatile RoleSwitcher roleSwitcher;
+    private volatile String switchingTo;
 
     private ApiServer(ServerConfig config, Scheduler scheduler, ModelConfig model, Tokenizer tokenizer, Optional<ChatTemplateText> chatTemplate,
             Optional<Disaggregation> disaggregation, Optional<RankGroup> ranks)
@@ -103,7 +108,8 @@ public final class ApiServer
                 "/health", new Route("GET", this::health, HttpRoutes.Access.OPEN),
                 "/health_generate", new Route("GET", this::healthGenerate),
                 "/metrics", new Route("GET", this::metrics),
-                "/bootstrap", new Route("GET", this::bootstrap))), adminRoutes(chat, tokenizer, disaggregation));
+                "/bootstrap", new Route("GET", this::bootstrap),
+                "/admin/role", new Route("POST", this::adminRole))), adminRoutes(chat, tokenizer, disaggregation));
         JdkHttpServerLimits.apply(config.limits());
         this.server = HttpServer.create(new InetSocketAddress(config.host(), config.port()), 0);
         server.setExecutor(executor);
@@ -174,11 +180,88 @@ public final class ApiServer
                         "/flush_cache", new Route("GET, POST", new FlushCache(scheduler)::handle)));
     }
 
+    /** Lets {@code POST /admin/role} switch this server's role through {@code switcher}. */
+    public void roleSwitcher(RoleSwitcher switcher)
+    {
+        this.roleSwitcher = requireNonNull(switcher, "switcher is null");
+    }
+
+    /**
+     * A role switch to {@code role}: stops admitting (new requests get 503 {@code draining}, which a router retries
+     * elsewhere) and waits, until {@code deadlineNanos}, for every request in flight to finish and every room to settle
+     * with no page held without proof (invariant I2). True when all did: the engine may close. False otherwise, and the
+     * server admits again ({@link #resumeAfterSwitch}) when the caller gives up.
+     */
+    public boolean pauseForSwitch(String role, long deadlineNanos)
+            throws InterruptedException
+    {
+        switchingTo = requireNonNull(role, "role is null");
+        if (!generations.pause("the server is switching its role to " + role, deadlineNanos)) {
+            return false;
+        }
+        if (disaggregation.isEmpty()) {
+            return true;
+        }
+        int unsettled = disaggregation.get().awaitSettled(deadlineNanos);
+        return unsettled == 0 && scheduler.stats().pages().quarantined() == 0;
+    }
+
+    /** Admits again after a {@link #pauseForSwitch} that did not end in a switch. */
+    public void resumeAfterSwitch()
+    {
+        switchingTo = null;
+        generations.resume();
+    }
+
+    /** {@code POST /admin/role {"role": "prefill" | "decode" | "colocated"}}: starts a role switch ({@link RoleSwitcher}). */
+    private void adminRole(Exchange exchange)
+            throws IOException
+    {
+        // API keys, when configured, were checked on the way in; with a cluster secret and no keys only the router (its planner) may
+        RouterAuthentication router = config.access().routerAuthentication();
+        if (!config.access().apiKeys().required() && !router.insecure()) {
+            router.refusal(exchange.method(), exchange.path(), exchange.body(), exchange.header(RouterSignature.HEADER))
+                    .ifPresent(why -> {
+                        throw ApiError.forbidden("router_authentication_failed", "role", "switching a server's role takes an API key "
+                                + "(handoff.server.api-keys) or the router's signature with the cluster secret: " + why);
+                    });
+        }
+        JsonFields body = exchange.json();
+        body.allowOnly(java.util.Set.of("role"));
+        String role = body.string("role").orElseThrow(() -> ApiError.invalid("missing_field", "role", "'role' is required: one of "
+                + String.join(", ", RoleSwitcher.ROLES)));
+        if (!RoleSwitcher.ROLES.contains(role)) {
+            throw ApiError.invalid("invalid_value", "role", "role '" + role + "' is not one of " + String.join(", ", RoleSwitcher.ROLES));
+        }
+        RoleSwitcher switcher = roleSwitcher;
+        if (switcher == null) {
+            throw ApiError.conflict("role_switch_unavailable", "role", "this server cannot switch roles (only one started by handoff serve can)");
+        }
+        RoleSwitcher.Answer answer = switcher.switchTo(role);
+        ObjectNode node = JsonFields.MAPPER.createObjectNode();
+        node.put("role", bootstrap.roleName());
+        node.put("requested", role);
+        node.put("status", answer.state());
+        node.put("message", answer.message());
+        exchange.sendJson(answer.status(), node);
+    }
+
     private void health(Exchange exchange)
             throws IOException
     {
         ObjectNode body = JsonFields.MAPPER.createObjectNode();
-        body.put("status", generations.draining() ? "shutting_down" : "ok");
+        String switching = switchingTo;
+        body.put("status", switching != null ? "switching" : generations.draining() ? "shutting_down" : "ok");
+        body.put("role", bootstrap.roleName());
+        if (switching != null) {
+            body.put("switching_to", switching);
+        }
+        // what a router's SLO planner weighs: queues, and the last 30 s of latencies
+        ObjectNode load = body.putObject("load");
+        load.put("waiting", scheduler.stats().waiting());
+        load.put("running", scheduler.stats().running());
+        metrics.recentFirstTokenP90().ifPresent(value -> load.put("ttft_p90_seconds", value));
+        metrics.recentInterTokenP90().ifPresent(value -> load.put("itl_p90_seconds", value));
         if (disaggregation.isPresent()) {
             // rooms not final yet, and KV pages that wait for proof that no peer write can land (invariant I2)
             body.put("unsettled_rooms", disaggregation.get().unsettledRooms());

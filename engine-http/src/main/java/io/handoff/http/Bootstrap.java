@@ -18,11 +18,13 @@ import static java.util.Objects.requireNonNull;
  * The router's room fields on a request ({@code bootstrap_room}, {@code bootstrap_generation}, and on a
  * decode {@code bootstrap_host}, the prefill's control address), checked against this server's role, their
  * syntax, and who sent them: with them a client chooses where a decode connects, so they are taken only
- * from the router ({@link RouterAuthentication}).
+ * from the router ({@link RouterAuthentication}). On a decode, {@code bootstrap_local: true} instead says the router
+ * found no prefill for the request (decode-local fallback): the decode computes the prompt itself, as a colocated
+ * server would.
  */
 final class Bootstrap
 {
-    static final Set<String> FIELDS = Set.of("bootstrap_room", "bootstrap_generation", "bootstrap_host");
+    static final Set<String> FIELDS = Set.of("bootstrap_room", "bootstrap_generation", "bootstrap_host", "bootstrap_local");
 
     private final Optional<Disaggregation.Role> role;
     private final RouterAuthentication router;
@@ -61,6 +63,13 @@ final class Bootstrap
                 throw ApiError.forbidden("router_authentication_failed", field, "'" + field + "' is accepted only from the router, which signs"
                         + " its calls with the cluster secret; this request is not signed by it: " + why);
             });
+        }
+        if (body.bool("bootstrap_local").orElse(false)) {
+            if (role.get() != Disaggregation.Role.DECODE || body.has("bootstrap_room") || body.has("bootstrap_host")) {
+                throw ApiError.invalid("invalid_value", "bootstrap_local", "'bootstrap_local' asks a decode to compute the prompt itself "
+                        + "(the router's fallback when no prefill is available); it goes to a decode, without a room");
+            }
+            return Optional.empty();
         }
         long room = body.integer("bootstrap_room", 0, Long.MAX_VALUE).orElseThrow(() -> ApiError.invalid("missing_field", "bootstrap_room",
                 "a " + roleName() + " server takes requests from a router: 'bootstrap_room' is required (send requests to the router)"));

@@ -48,7 +48,7 @@ import static java.util.Objects.requireNonNull;
 final class CompletionsApi
 {
     private static final Set<String> FIELDS = JsonFields.fieldNames(Set.of("model", "prompt", "max_tokens", "stream", "stream_options", "n",
-            "best_of", "echo", "logprobs", "suffix", "user", "rid", "bootstrap_room", "bootstrap_generation", "bootstrap_host"),
+            "best_of", "echo", "logprobs", "suffix", "user", "rid", "bootstrap_room", "bootstrap_generation", "bootstrap_host", "bootstrap_local"),
             SamplingFields.names(SamplingFields.Spelling.OPENAI), UnusedFields.openAiNames());
     private static final int DEFAULT_MAX_TOKENS = 16;
 

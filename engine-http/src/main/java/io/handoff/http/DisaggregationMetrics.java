@@ -20,11 +20,15 @@ final class DisaggregationMetrics
         long[] received = disaggregation.receivedBytesByRank();
         if (received.length > 0) {
             Map<String, Long> byRank = new LinkedHashMap<>();
+            long total = 0;
             for (int rank = 0; rank < received.length; rank++) {
                 byRank.put(Integer.toString(rank), received[rank]);
+                total += received[rank];
             }
-            out.labelled("handoff_kv_received_bytes_total", "KV bytes this decode received in rooms that succeeded, by tensor-parallel rank "
-                    + "(each rank receives the KV heads it holds).", "counter", "rank", byRank);
+            out.counter("handoff_kv_received_bytes_total", "KV bytes this decode received in rooms that succeeded, over all its ranks (pages "
+                    + "its prefix cache held are not received).", total);
+            out.labelled("handoff_kv_received_rank_bytes_total", "KV bytes this decode received in rooms that succeeded, by tensor-parallel "
+                    + "(or data-parallel) rank: each rank receives the KV heads it holds.", "counter", "rank", byRank);
             out.counter("handoff_decode_prefix_hit_tokens_total", "Prompt tokens of routed requests whose KV this decode's prefix cache "
                     + "held, so that the prefill did not send them (handoff.disaggregation.decode-prefix-cache).", disaggregation.prefixHitTokens());
         }

@@ -44,7 +44,7 @@ import static java.util.Objects.requireNonNull;
 final class GenerateApi
 {
     private static final Set<String> FIELDS = JsonFields.fieldNames(Set.of("text", "input_ids", "sampling_params", "rid", "stream",
-            "stream_options", "bootstrap_room", "bootstrap_generation", "bootstrap_host"), LogprobFields.SGLANG, UnusedFields.generateNames());
+            "stream_options", "bootstrap_room", "bootstrap_generation", "bootstrap_host", "bootstrap_local"), LogprobFields.SGLANG, UnusedFields.generateNames());
     private static final Set<String> SAMPLING_FIELDS = JsonFields.fieldNames(Set.of("max_new_tokens", "n"),
             SamplingFields.names(SamplingFields.Spelling.SGLANG));
     private static final int DEFAULT_MAX_NEW_TOKENS = 128;

@@ -42,6 +42,8 @@ final class Generations
     private final AtomicLong nextRid = new AtomicLong();
     private final String ridPrefix = Long.toHexString(System.currentTimeMillis());
     private boolean draining;
+    // why it does not admit, for the refusal's message
+    private String drainingBecause = "the server is shutting down";
 
     /** @param maxPromptTokens the longest prompt accepted ({@code handoff.server.max-prompt-tokens}); 0: the model's context decides */
     Generations(Scheduler scheduler, ModelConfig model, Tokenizer tokenizer, ServerMetrics metrics, Duration retryAfter, int maxPromptTokens)
@@ -103,7 +105,7 @@ final class Generations
         synchronized (active) {
             if (draining) {
                 metrics.rejected(RequestRejectedException.Kind.SHUTTING_DOWN);
-                throw ApiError.unavailable("shutting_down", "the server is shutting down; send the request to another one");
+                throw ApiError.draining(drainingBecause + "; send the request to another one");
             }
             if (active.containsKey(params.rid()) || groups.containsKey(params.rid())) {
                 throw ApiError.conflict("duplicate_rid", "rid", "a request with rid '" + params.rid() + "' is already in flight; rids must be unique");
@@ -146,7 +148,9 @@ final class Generations
             outputs.add(prompt.forOutput(rids.outputs().get(i), i % count.perPrompt(), Bootstrap.forOutput(prompt.ticket(), i)));
         }
         try {
-            return GenerationGroup.start(this, prompts, outputs, shape(count), rids.groups(), bootstrap.computesPrompts());
+            // a decode's request without a room (the router's decode-local fallback) computes its prompt here
+            boolean computesPrompts = bootstrap.computesPrompts() || prompts.getFirst().ticket().isEmpty();
+            return GenerationGroup.start(this, prompts, outputs, shape(count), rids.groups(), computesPrompts);
         }
         catch (GenerationGroup.PromptRunFailed e) {
             throw failure(e.outcome());
@@ -240,6 +244,30 @@ final class Generations
     }
 
     /**
+     * Stops admitting (for {@code why}, which refusals say) and waits until no request is in flight or {@code deadline}
+     * passes, aborting nothing; true when none is left. {@link #resume} admits again.
+     */
+    boolean pause(String why, long deadlineNanos)
+            throws InterruptedException
+    {
+        synchronized (active) {
+            draining = true;
+            drainingBecause = why;
+            awaitEmpty(deadlineNanos);
+            return active.isEmpty();
+        }
+    }
+
+    /** Admits again after {@link #pause}. */
+    void resume()
+    {
+        synchronized (active) {
+            draining = false;
+            drainingBecause = "the server is shutting down";
+        }
+    }
+
+    /**
      * Stops admitting, lets in-flight requests finish until {@code finishBy}, aborts the rest and waits
      * for them (their pages) until {@code abortBy}. Returns how many were aborted.
      */
@@ -249,6 +277,7 @@ final class Generations
         List<Generation> left;
         synchronized (active) {
             draining = true;
+            drainingBecause = "the server is shutting down";
             awaitEmpty(finishByNanos);
             left = List.copyOf(active.values());
         }

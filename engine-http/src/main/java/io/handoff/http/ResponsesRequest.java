@@ -31,7 +31,7 @@ record ResponsesRequest(Optional<String> model, Optional<String> instructions, L
     static final int MAX_ITEMS = 256;
     private static final Set<String> FIELDS = Set.of("model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream",
             "store", "user", "tools", "tool_choice", "parallel_tool_calls", "text", "truncation", "previous_response_id", "background",
-            "include", "metadata", "rid", "bootstrap_room", "bootstrap_generation", "bootstrap_host");
+            "include", "metadata", "rid", "bootstrap_room", "bootstrap_generation", "bootstrap_host", "bootstrap_local");
     private static final Set<String> ITEM_FIELDS = Set.of("type", "role", "content", "id", "status");
     private static final Set<String> ROLES = Set.of("system", "developer", "user", "assistant");
 

@@ -16,6 +16,7 @@ import io.handoff.trace.FinishReason;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalDouble;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -34,6 +35,9 @@ public final class ServerMetrics
     private final Histogram timeToFirstToken = new Histogram(Histogram.LATENCY_BUCKETS);
     private final Histogram interToken = new Histogram(Histogram.INTER_TOKEN_BUCKETS);
     private final Histogram endToEnd = new Histogram(Histogram.LATENCY_BUCKETS);
+    // the last 30 s of each, for /health's load (a router's SLO planner reads them)
+    private final RecentLatencies recentFirstToken = new RecentLatencies(System::nanoTime);
+    private final RecentLatencies recentInterToken = new RecentLatencies(System::nanoTime);
 
     public ServerMetrics()
     {
@@ -59,6 +63,19 @@ public final class ServerMetrics
     public void interToken(long nanos)
     {
         interToken.observe(nanos / NANOS);
+        recentInterToken.observe(nanos / NANOS);
+    }
+
+    /** Time to first token, p90 of the last 30 s; empty without requests. */
+    OptionalDouble recentFirstTokenP90()
+    {
+        return recentFirstToken.quantile(0.9);
+    }
+
+    /** Inter-token latency, p90 of the last 30 s; empty without tokens. */
+    OptionalDouble recentInterTokenP90()
+    {
+        return recentInterToken.quantile(0.9);
     }
 
     @Override
@@ -73,6 +90,7 @@ public final class ServerMetrics
         finished.get(outcome.reason()).increment();
         if (outcome.firstTokenNanos() > 0) {
             timeToFirstToken.observe(outcome.firstTokenNanos() / NANOS);
+            recentFirstToken.observe(outcome.firstTokenNanos() / NANOS);
         }
         if (outcome.totalNanos() > 0) {
             endToEnd.observe(outcome.totalNanos() / NANOS);

@@ -116,7 +116,7 @@ class ApiServerLimitsTest
             awaitStatus(local, "/health", 503);
             HttpResponse<String> refused = local.post("/generate", "{\"text\": \"late\"}");
             assertThat(refused.statusCode()).as(refused.body()).isEqualTo(503);
-            assertError(LocalServer.json(refused), "shutting_down", "", "the server is shutting down");
+            assertError(LocalServer.json(refused), "draining", "", "the server is shutting down");
             assertThat(shutdown.isDone()).as("shutdown waits for the in-flight request").isFalse();
 
             // The in-flight request ends (here by abort); the shutdown then completes well inside its grace period.

@@ -48,6 +48,17 @@ final class Backend
     private volatile Health health = new Health(null, "not polled yet");
     // a decode's suspect prefills (their KV-transfer control endpoints), from its last /health
     private volatile Set<String> suspectPeers = Set.of();
+    // its queue and recent latencies, from its last /health (what the SLO planner weighs)
+    private volatile ReportedLoad reported = ReportedLoad.NONE;
+
+    /**
+     * What a server's {@code /health} says of its load: requests waiting and running, and the p90 of its last 30 s of
+     * time to first token and inter-token latency (negative when it measured none).
+     */
+    record ReportedLoad(int waiting, int running, double ttftP90Seconds, double itlP90Seconds)
+    {
+        static final ReportedLoad NONE = new ReportedLoad(0, 0, -1, -1);
+    }
 
     Backend(Member member)
     {
@@ -154,6 +165,16 @@ final class Backend
     void suspectPeers(Set<String> peers)
     {
         this.suspectPeers = Set.copyOf(peers);
+    }
+
+    ReportedLoad reported()
+    {
+        return reported;
+    }
+
+    void reported(ReportedLoad load)
+    {
+        this.reported = requireNonNull(load, "load is null");
     }
 
     /** A poll got its answer in time. */

@@ -192,6 +192,12 @@ final class BackendPool
         return prefill.routable() && prefill.control().isPresent() && !suspect(prefill);
     }
 
+    /** Whether some prefill could take a request now: eligible (healthy, not draining or suspect, with a control endpoint), breaker closed. */
+    synchronized boolean prefillAvailable()
+    {
+        return prefills.stream().anyMatch(prefill -> eligiblePrefill(prefill) && prefill.breaker().available());
+    }
+
     /** Whether a healthy prefill other than {@code other} could take a retry. */
     synchronized boolean anotherPrefill(Backend other)
     {
@@ -223,6 +229,18 @@ final class BackendPool
     /** 503 with Retry-After when a side has no healthy server, naming that side (or both) and why each of its servers is out. */
     Optional<ApiError> missing()
     {
+        return missing(false);
+    }
+
+    /**
+     * The same, where with {@code decodesSuffice} (the decode-local fallback) a pool with a healthy decode misses nothing: its
+     * decodes compute the prompts no prefill can.
+     */
+    Optional<ApiError> missing(boolean decodesSuffice)
+    {
+        if (decodesSuffice && healthy(BackendRole.DECODE) > 0) {
+            return Optional.empty();
+        }
         List<BackendRole> missing = Stream.of(BackendRole.values()).filter(role -> healthy(role) == 0).toList();
         if (missing.isEmpty()) {
             return Optional.empty();

@@ -1,6 +1,7 @@
 package io.handoff.router;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.handoff.cluster.MemberRole;
 import io.handoff.http.base.JsonFields;
 import io.handoff.trace.PeerText;
 import org.apache.logging.log4j.LogManager;
@@ -22,8 +23,10 @@ import static java.util.Objects.requireNonNull;
 /**
  * One poll of one server: {@code GET /health}, and when the server has just become healthy,
  * {@code GET /bootstrap}. The bootstrap is read again on every recovery because a restarted prefill has
- * a new KV-transfer control port; a server whose bootstrap says it has the other role (the two URL lists
- * mixed up) stays out, since pairing two prefills would only fail later and less clearly.
+ * a new KV-transfer control port; a server whose bootstrap says it has the other role stays out, since pairing two
+ * prefills would only fail later and less clearly: where membership learns roles from the servers (static lists) the
+ * server switched roles and moves to the other side ({@link RoleReports}); elsewhere the URL lists are mixed up, or its
+ * new registration has not arrived yet.
  */
 final class HealthCheck
 {
@@ -33,9 +36,26 @@ final class HealthCheck
     private final Upstream upstream;
     private final Duration timeout;
     private final int unhealthyAfterTimeouts;
+    private final RoleReports roleReports;
+
+    /** Where a server that reports another role than it is listed with goes (see {@link io.handoff.cluster.Membership#roleReported}). */
+    @FunctionalInterface
+    interface RoleReports
+    {
+        RoleReports NONE = (backend, role) -> false;
+
+        /** True when membership lists {@code backend}'s member with {@code role} from now on. */
+        boolean reported(Backend backend, MemberRole role);
+    }
 
     HealthCheck(Upstream upstream, Duration timeout, int unhealthyAfterTimeouts)
     {
+        this(upstream, timeout, unhealthyAfterTimeouts, RoleReports.NONE);
+    }
+
+    HealthCheck(Upstream upstream, Duration timeout, int unhealthyAfterTimeouts, RoleReports roleReports)
+    {
+        this.roleReports = requireNonNull(roleReports, "roleReports is null");
         this.upstream = requireNonNull(upstream, "upstream is null");
         this.timeout = requireNonNull(timeout, "timeout is null");
         this.unhealthyAfterTimeouts = unhealthyAfterTimeouts;
@@ -66,6 +86,7 @@ final class HealthCheck
             if (backend.role() == BackendRole.DECODE) {
                 noteSuspects(backend, health.body());
             }
+            noteLoad(backend, health.body());
             if (backend.healthy()) {
                 return;
             }
@@ -80,6 +101,11 @@ final class HealthCheck
             }
             catch (IOException e) {
                 down(backend, "GET /bootstrap did not answer JSON: " + e.getMessage());
+                return;
+            }
+            Optional<MemberRole> reported = json.path("role").isTextual() ? MemberRole.parse(json.path("role").textValue()) : Optional.empty();
+            if (reported.isPresent() && BackendRole.of(reported.get()) != backend.role() && roleReports.reported(backend, reported.get())) {
+                down(backend, "it reports role " + reported.get().label() + " now (its role was switched): it serves as a " + reported.get().label());
                 return;
             }
             Optional<String> problem = problem(backend.role(), json).or(() -> otherIncarnation(backend, json));
@@ -122,6 +148,19 @@ final class HealthCheck
         if (!before.equals(suspects)) {
             log.warn("{} reports suspect prefills {} (they did not drain within its drain deadline); none of them is paired{}", decode, suspects,
                     suspects.isEmpty() ? " any more: all are cleared" : "");
+        }
+    }
+
+    /** The load a server's {@code /health} reports (none from an older server, or a body that is not JSON). */
+    private static void noteLoad(Backend backend, byte[] body)
+    {
+        try {
+            JsonNode load = JsonFields.MAPPER.readTree(body).path("load");
+            backend.reported(new Backend.ReportedLoad(Math.max(0, load.path("waiting").asInt(0)), Math.max(0, load.path("running").asInt(0)),
+                    load.path("ttft_p90_seconds").asDouble(-1), load.path("itl_p90_seconds").asDouble(-1)));
+        }
+        catch (IOException e) {
+            backend.reported(Backend.ReportedLoad.NONE);
         }
     }
 

@@ -71,7 +71,7 @@ final class PairedRequests
     static final String RETRY_SUFFIX = "-retry";
 
     /** Fields the router sets; a client that sends them would be pairing servers itself. */
-    static final List<String> ROUTER_FIELDS = List.of("bootstrap_room", "bootstrap_generation", "bootstrap_host");
+    static final List<String> ROUTER_FIELDS = List.of("bootstrap_room", "bootstrap_generation", "bootstrap_host", "bootstrap_local");
     private static final byte[] DONE = "data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8);
 
     /**
@@ -110,6 +110,7 @@ final class PairedRequests
     private final RoomIds rooms;
     private final Timelines timelines;
     private final RetryPlan retries;
+    private final DecodeLocal decodeLocal;
     private final RouteKeys keys;
     private final ConcurrentMap<String, Routed> inFlight = new ConcurrentHashMap<>();
     private volatile boolean draining;
@@ -121,6 +122,14 @@ final class PairedRequests
      */
     PairedRequests(BackendPool pool, Upstream upstream, RouterMetrics metrics, RoomIds rooms, Timelines timelines, RetryPlan retries, RouteKeys keys)
     {
+        this(pool, upstream, metrics, rooms, timelines, retries, keys, RouterConfig.Fallback.NONE);
+    }
+
+    /** @param fallback where a request goes that no prefill can take ({@link DecodeLocal}) */
+    PairedRequests(BackendPool pool, Upstream upstream, RouterMetrics metrics, RoomIds rooms, Timelines timelines, RetryPlan retries, RouteKeys keys,
+            RouterConfig.Fallback fallback)
+    {
+        this.decodeLocal = new DecodeLocal(pool, upstream, metrics, timelines, fallback);
         this.retries = requireNonNull(retries, "retries is null");
         this.keys = requireNonNull(keys, "keys is null");
         this.timelines = requireNonNull(timelines, "timelines is null");
@@ -128,6 +137,12 @@ final class PairedRequests
         this.upstream = requireNonNull(upstream, "upstream is null");
         this.metrics = requireNonNull(metrics, "metrics is null");
         this.rooms = requireNonNull(rooms, "rooms is null");
+    }
+
+    /** Whether requests no prefill can take go to a decode alone. */
+    boolean fallsBackToDecodes()
+    {
+        return decodeLocal.enabled();
     }
 
     int inFlight()
@@ -159,10 +174,14 @@ final class PairedRequests
         if (draining) {
             throw ApiError.unavailable("shutting_down", "the router is shutting down");
         }
+        RouteKey key = keys.of(exchange.path(), given);
+        if (decodeLocal.applies(key)) {
+            decodeLocal.forward(exchange, given, rids.getFirst(), key, rooms);
+            return;
+        }
         pool.missing().ifPresent(error -> {
             throw error;
         });
-        RouteKey key = keys.of(exchange.path(), given);
         Pair pair = pair(rids, ridList, rooms, pool.acquirePrefill(key), key);
         Routed routed = new Routed(rids, pair, start);
         if (!routed.register()) {
@@ -789,6 +808,10 @@ final class PairedRequests
                 }
                 case NOBODY -> {
                     backend.succeeded();
+                    if (cause.orElse(null) == FailureCause.DRAINING) {
+                        // shutting down or switching role: out until a poll finds it serving again
+                        HealthCheck.down(backend, "it refused a request: it is draining (shutting down, or switching its role)");
+                    }
                     return;
                 }
                 case SERVER -> { }

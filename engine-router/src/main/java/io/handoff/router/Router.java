@@ -67,6 +67,7 @@ public final class Router
     private final HealthCheck healthCheck;
     private final RouterMetrics metrics = new RouterMetrics();
     private final PairedRequests requests;
+    private final PlannerLoop planner;
     private final HttpServer server;
     private volatile boolean draining;
     // false until the first poll of every server: a server that joins before it is polled with the rest
@@ -84,10 +85,12 @@ public final class Router
         JdkHttpServerLimits.apply(serverConfig.limits());
         this.server = HttpServer.create(new InetSocketAddress(serverConfig.host(), serverConfig.port()), 0);
         this.upstream = new Upstream(config, executor, serverConfig.access().apiKeys().ownKey(), serverConfig.access().routerSigner());
-        this.healthCheck = new HealthCheck(upstream, config.healthTimeout(), config.unhealthyAfterTimeouts());
+        this.healthCheck = new HealthCheck(upstream, config.healthTimeout(), config.unhealthyAfterTimeouts(),
+                (backend, role) -> membership.roleReported(backend.member().id(), role));
         this.requests = new PairedRequests(pool, upstream, metrics, RoomIds.random(), timelines,
-                new RetryPlan(config.retry(), new SplittableRandom(), Sleeper.SYSTEM), new RouteKeys(config.routing().keyChars()));
+                new RetryPlan(config.retry(), new SplittableRandom(), Sleeper.SYSTEM), new RouteKeys(config.routing().keyChars()), config.fallback());
         BackendQueries queries = new BackendQueries(pool, upstream, config.healthTimeout());
+        this.planner = new PlannerLoop(pool, upstream, config.planner());
         Map<String, Route> routes = HttpRoutes.union(HttpRoutes.union(new TimelineEndpoint(timelines, "router").routes(), Map.of(
                 "/generate", new Route("POST", requests::forward),
                 "/v1/completions", new Route("POST", requests::forward),
@@ -98,6 +101,7 @@ public final class Router
                 "/health", new Route("GET", this::health, HttpRoutes.Access.OPEN),
                 "/health_generate", new Route("GET", this::healthGenerate),
                 "/backends", new Route("GET", this::backends),
+                "/debug/planner", new Route("GET", planner::show),
                 "/metrics", new Route("GET", this::metrics))), queryRoutes(queries));
         server.setExecutor(executor);
         server.createContext("/", new HttpRoutes(routes, serverConfig, metrics.httpRequests())::dispatch);
@@ -160,6 +164,12 @@ public final class Router
         }
         long interval = config.healthInterval().toNanos();
         router.poller.scheduleWithFixedDelay(router::pollQuietly, interval, interval, TimeUnit.NANOSECONDS);
+        if (config.planner().enabled()) {
+            long look = config.planner().interval().toNanos();
+            router.poller.scheduleWithFixedDelay(router::planQuietly, look, look, TimeUnit.NANOSECONDS);
+            log.info("SLO planner on: TTFT target {}, ITL target {}, a look every {}", config.planner().ttftTarget(), config.planner().itlTarget(),
+                    config.planner().interval());
+        }
         return router;
     }
 
@@ -233,6 +243,16 @@ public final class Router
         executor.invokeAll(probes);
     }
 
+    private void planQuietly()
+    {
+        try {
+            planner.look();
+        }
+        catch (RuntimeException e) {
+            log.error("planner look failed", e);
+        }
+    }
+
     private void pollQuietly()
     {
         try {
@@ -252,11 +272,14 @@ public final class Router
         if (draining) {
             throw ApiError.unavailable("shutting_down", "the router is shutting down");
         }
-        pool.missing().ifPresent(error -> {
+        pool.missing(requests.fallsBackToDecodes()).ifPresent(error -> {
             throw error;
         });
         ObjectNode body = JsonFields.MAPPER.createObjectNode();
         body.put("status", "ok");
+        if (pool.healthy(BackendRole.PREFILL) == 0) {
+            body.put("degraded", "no healthy prefill: decodes compute the prompts themselves (handoff.router.fallback = decode-local)");
+        }
         return body;
     }
 

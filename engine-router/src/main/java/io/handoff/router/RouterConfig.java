@@ -18,13 +18,15 @@ import static java.util.Objects.requireNonNull;
  * @param routing how a prefill and a decode are chosen ({@code handoff.router.policy.*}, {@code .cache-aware.*})
  * @param retry how often and after what pause a failed transfer is retried ({@code handoff.router.retry.*})
  * @param breaker when a failing server is taken out of choice ({@code handoff.router.circuit-breaker.*})
+ * @param fallback where a request goes when no prefill can take it ({@code handoff.router.fallback*})
+ * @param planner whether and how the router sets its servers' roles ({@code handoff.router.planner*})
  */
 public record RouterConfig(Duration healthInterval, Duration healthTimeout, int unhealthyAfterTimeouts, Duration connectTimeout,
-        Duration requestTimeout, Routing routing, Retry retry, Breaker breaker)
+        Duration requestTimeout, Routing routing, Retry retry, Breaker breaker, Fallback fallback, Planner planner)
 {
     /**
      * @param prefill the prefills' policy
-     * @param decode the decodes' policy (never cache-aware: a decode's cache is the prefill's transfer, not its history)
+     * @param decode the decodes' policy (cache-aware: the decode whose prefix cache probably holds the conversation)
      * @param decodePageSize the page size a decode's outstanding KV pages are estimated in
      * @param keyChars the most prompt symbols a request's key keeps
      * @param cacheAware the cache-aware policy's settings
@@ -36,11 +38,6 @@ public record RouterConfig(Duration healthInterval, Duration healthTimeout, int 
             requireNonNull(prefill, "prefill is null");
             requireNonNull(decode, "decode is null");
             requireNonNull(cacheAware, "cacheAware is null");
-            if (decode == RoutingPolicyName.CACHE_AWARE) {
-                throw new IllegalArgumentException("handoff.router.policy.decode = cache-aware is not supported: a decode's KV comes from the "
-                        + "prefill's transfer, so no routing history predicts a cache hit there; use least-load (fewest outstanding KV pages), "
-                        + "power-of-two or round-robin");
-            }
             if (decodePageSize < 1 || keyChars < 1) {
                 throw new IllegalArgumentException("decodePageSize and keyChars must be at least 1, were " + decodePageSize + " and " + keyChars);
             }
@@ -104,6 +101,78 @@ public record RouterConfig(Duration healthInterval, Duration healthTimeout, int 
         }
     }
 
+    /** Where a request goes when no prefill can take it. */
+    public enum FallbackMode
+    {
+        /** To a decode, which computes the prompt itself ({@code bootstrap_local}). */
+        DECODE_LOCAL,
+        /** Nowhere: 503, as when a side has no healthy server. */
+        NONE;
+
+        public String label()
+        {
+            return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+        }
+
+        static FallbackMode parse(String key, String value)
+        {
+            for (FallbackMode mode : values()) {
+                if (mode.label().equals(value)) {
+                    return mode;
+                }
+            }
+            throw new IllegalArgumentException(key + " = '" + value + "': expected decode-local or none");
+        }
+    }
+
+    /**
+     * @param mode decode-local or none
+     * @param belowPromptChars with decode-local, prompts shorter than this (chars, or ids) go to a decode alone even with
+     *         prefills available; 0: only when no prefill is
+     */
+    public record Fallback(FallbackMode mode, int belowPromptChars)
+    {
+        public static final Fallback NONE = new Fallback(FallbackMode.NONE, 0);
+
+        public Fallback
+        {
+            requireNonNull(mode, "mode is null");
+            if (belowPromptChars < 0) {
+                throw new IllegalArgumentException("handoff.router.fallback-below-prompt-chars must be at least 0, was " + belowPromptChars);
+            }
+        }
+    }
+
+    /**
+     * The SLO planner's settings ({@code handoff.router.planner-*}).
+     *
+     * @param enabled {@code slo}: the router switches its servers' roles to keep TTFT and ITL within target; {@code off}: never
+     * @param ttftTarget the time-to-first-token target (p90 over the window)
+     * @param itlTarget the inter-token latency target (p90 over the window)
+     * @param interval how often the planner looks at what it measured
+     * @param window how much recent traffic each look covers
+     * @param hysteresis how many looks in a row must point the same way before a switch
+     * @param cooldown the least time between two switches
+     */
+    public record Planner(boolean enabled, Duration ttftTarget, Duration itlTarget, Duration interval, Duration window, int hysteresis,
+            Duration cooldown)
+    {
+        public static final Planner OFF = new Planner(false, Duration.ofSeconds(2), Duration.ofMillis(100), Duration.ofSeconds(5),
+                Duration.ofSeconds(30), 3, Duration.ofSeconds(60));
+
+        public Planner
+        {
+            positive(ttftTarget, "handoff.router.planner-ttft-target");
+            positive(itlTarget, "handoff.router.planner-itl-target");
+            positive(interval, "handoff.router.planner-interval");
+            positive(window, "handoff.router.planner-window");
+            requireNonNull(cooldown, "cooldown is null");
+            if (hysteresis < 1) {
+                throw new IllegalArgumentException("handoff.router.planner-hysteresis must be at least 1, was " + hysteresis);
+            }
+        }
+    }
+
     public RouterConfig
     {
         positive(healthInterval, "healthInterval");
@@ -116,6 +185,8 @@ public record RouterConfig(Duration healthInterval, Duration healthTimeout, int 
         requireNonNull(routing, "routing is null");
         requireNonNull(retry, "retry is null");
         requireNonNull(breaker, "breaker is null");
+        requireNonNull(fallback, "fallback is null");
+        requireNonNull(planner, "planner is null");
     }
 
     private static void positive(Duration duration, String name)
@@ -128,17 +199,27 @@ public record RouterConfig(Duration healthInterval, Duration healthTimeout, int 
 
     public RouterConfig withRouting(Routing routing)
     {
-        return new RouterConfig(healthInterval, healthTimeout, unhealthyAfterTimeouts, connectTimeout, requestTimeout, routing, retry, breaker);
+        return new RouterConfig(healthInterval, healthTimeout, unhealthyAfterTimeouts, connectTimeout, requestTimeout, routing, retry, breaker, fallback, planner);
+    }
+
+    public RouterConfig withFallback(Fallback fallback)
+    {
+        return new RouterConfig(healthInterval, healthTimeout, unhealthyAfterTimeouts, connectTimeout, requestTimeout, routing, retry, breaker, fallback, planner);
+    }
+
+    public RouterConfig withPlanner(Planner planner)
+    {
+        return new RouterConfig(healthInterval, healthTimeout, unhealthyAfterTimeouts, connectTimeout, requestTimeout, routing, retry, breaker, fallback, planner);
     }
 
     public RouterConfig withRetry(Retry retry)
     {
-        return new RouterConfig(healthInterval, healthTimeout, unhealthyAfterTimeouts, connectTimeout, requestTimeout, routing, retry, breaker);
+        return new RouterConfig(healthInterval, healthTimeout, unhealthyAfterTimeouts, connectTimeout, requestTimeout, routing, retry, breaker, fallback, planner);
     }
 
     public RouterConfig withBreaker(Breaker breaker)
     {
-        return new RouterConfig(healthInterval, healthTimeout, unhealthyAfterTimeouts, connectTimeout, requestTimeout, routing, retry, breaker);
+        return new RouterConfig(healthInterval, healthTimeout, unhealthyAfterTimeouts, connectTimeout, requestTimeout, routing, retry, breaker, fallback, planner);
     }
 
     public static RouterConfig from(Config config)
@@ -164,6 +245,21 @@ public record RouterConfig(Duration healthInterval, Duration healthTimeout, int 
                 routing,
                 new Retry(config.getInt(prefix + "retry.max-attempts"), config.getDuration(prefix + "retry.initial-backoff"),
                         config.getDuration(prefix + "retry.max-backoff")),
-                new Breaker(config.getInt(prefix + "circuit-breaker.failure-threshold"), config.getDuration(prefix + "circuit-breaker.open-duration")));
+                new Breaker(config.getInt(prefix + "circuit-breaker.failure-threshold"), config.getDuration(prefix + "circuit-breaker.open-duration")),
+                new Fallback(FallbackMode.parse(prefix + "fallback", config.getString(prefix + "fallback")),
+                        config.getInt(prefix + "fallback-below-prompt-chars")),
+                new Planner(plannerOn(config.getString(prefix + "planner")), config.getDuration(prefix + "planner-ttft-target"),
+                        config.getDuration(prefix + "planner-itl-target"), config.getDuration(prefix + "planner-interval"),
+                        config.getDuration(prefix + "planner-window"), config.getInt(prefix + "planner-hysteresis"),
+                        config.getDuration(prefix + "planner-cooldown")));
+    }
+
+    private static boolean plannerOn(String value)
+    {
+        return switch (value) {
+            case "slo" -> true;
+            case "off" -> false;
+            default -> throw new IllegalArgumentException("handoff.router.planner = '" + value + "': expected off or slo");
+        };
     }
 }

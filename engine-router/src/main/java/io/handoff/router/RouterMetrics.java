@@ -25,6 +25,7 @@ final class RouterMetrics
     private final HttpRequestCounts httpRequests = new HttpRequestCounts();
     private final Histogram latency = new Histogram(Histogram.LATENCY_BUCKETS);
     private final LongAdder clientDisconnects = new LongAdder();
+    private final LongAdder decodeLocal = new LongAdder();
     private final Map<FailureCause, LongAdder> retries = new EnumMap<>(FailureCause.class);
     // failures blamed on a prefill-to-decode link, by (prefill, decode, cause)
     private final Map<List<String>, LongAdder> linkFailures = new java.util.concurrent.ConcurrentHashMap<>();
@@ -46,6 +47,12 @@ final class RouterMetrics
     void forwarded(long nanos)
     {
         latency.observe(nanos / NANOS);
+    }
+
+    /** A request went to a decode alone, which computes its prompt (the decode-local fallback). */
+    void decodeLocal()
+    {
+        decodeLocal.increment();
     }
 
     void clientDisconnected()
@@ -86,6 +93,8 @@ final class RouterMetrics
                 "counter", Backend::requests);
         perBackend(out, backends, "handoff_router_backend_failures_total", "Requests the server failed: no response, or a 5xx status.",
                 "counter", Backend::failures);
+        out.counter("handoff_router_decode_local_total", "Requests sent to a decode alone, which computed the prompt itself, because no prefill "
+                + "could take them or their prompt was short (handoff.router.fallback = decode-local).", decodeLocal.sum());
         out.counter("handoff_router_client_disconnects_total", "Streaming requests aborted on both servers because their client disconnected.",
                 clientDisconnects.sum());
         out.family("handoff_router_retries_total", "Requests sent a second time, in a new room, because the first attempt's KV transfer failed; "

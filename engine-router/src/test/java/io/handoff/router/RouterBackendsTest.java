@@ -83,7 +83,7 @@ class RouterBackendsTest
     void aPrefillThatADecodeReportsSuspectIsNotPairedUntilNoDecodeReportsIt()
             throws Exception
     {
-        try (RouterFixture fixture = RouterFixture.start(2, 1)) {
+        try (RouterFixture fixture = RouterFixture.start(2, 1, RouterFixture.CONFIG.withFallback(RouterConfig.Fallback.NONE))) {
             fixture.decode().suspectPeers = List.of("10.0.0.1:7001", "not an address");
             fixture.poll();
             for (int i = 0; i < 3; i++) {
@@ -96,7 +96,7 @@ class RouterBackendsTest
             assertThat(entry(backends, fixture.prefills.get(1).url()).path("suspect").asBoolean(true)).isFalse();
             assertThat(entry(backends, fixture.decode().url()).path("suspect_peers").toString()).isEqualTo("[\"10.0.0.1:7001\"]");
 
-            // with every prefill suspect there is none to pair: a 503 that says why
+            // with every prefill suspect there is none to pair: without the decode-local fallback, a 503 that says why
             fixture.decode().suspectPeers = List.of("10.0.0.1:7001", "10.0.0.2:7001");
             fixture.poll();
             HttpResponse<String> refused = fixture.post("/generate", "{\"text\": \"x\", \"rid\": \"s-none\"}");
@@ -248,22 +248,25 @@ class RouterBackendsTest
     }
 
     @Test
-    void aServerThatReportsTheOtherRoleIsKeptOutWithAReasonThatSaysSo()
+    void aListedServerThatReportsTheOtherRoleServesInThatRoleFromThenOn()
             throws Exception
     {
-        try (RouterFixture fixture = RouterFixture.start(1, 1)) {
+        try (RouterFixture fixture = RouterFixture.start(1, 1, RouterFixture.CONFIG.withFallback(RouterConfig.Fallback.NONE))) {
+            // its role was switched (POST /admin/role): the static lists follow what it reports
             fixture.prefill().bootstrapRole = "decode";
             fixture.prefill().healthStatus = 503;
             fixture.poll();
             fixture.prefill().healthStatus = 200;
             fixture.poll();
+            fixture.poll();
 
+            JsonNode moved = entry(json(fixture.get("/backends")), fixture.prefill().url());
+            assertThat(moved.path("role").asText()).isEqualTo("decode");
+            assertThat(moved.path("healthy").asBoolean(false)).isTrue();
             HttpResponse<String> response = fixture.post("/generate", "{\"text\": \"x\"}");
-
             assertThat(response.statusCode()).isEqualTo(503);
             assertThat(json(response).path("error").path("code").asText()).isEqualTo("no_healthy_prefill");
-            assertThat(json(response).path("error").path("message").asText())
-                    .contains("it was given as --prefill but its GET /bootstrap reports role \"decode\"");
+            assertThat(json(response).path("error").path("message").asText()).contains("none is listed by static lists");
         }
     }
 

@@ -14,7 +14,7 @@ import java.util.OptionalInt;
  * @param transferBytes {@code handoff_kv_transfer_bytes_total}: KV bytes this server sent
  * @param transferBusySeconds {@code handoff_kv_transfer_busy_seconds_total}: time with at least one transfer in flight
  * @param promptTokens {@code handoff_prompt_tokens_total}: prompt tokens of the requests this server admitted
- * @param receivedBytesByRank {@code handoff_kv_received_bytes_total} by its {@code rank} label, rank 0 first: the KV bytes each
+ * @param receivedBytesByRank {@code handoff_kv_received_rank_bytes_total} by its {@code rank} label, rank 0 first: the KV bytes each
  *         tensor-parallel rank of this decode received (empty on a prefill, or from a server that does not export it)
  */
 public record NodeMetrics(
@@ -44,7 +44,7 @@ public record NodeMetrics(
     public static final String KV_READY_SECONDS = "handoff_kv_ready_after_forward_seconds_total";
     public static final String KV_READY_ROOMS = "handoff_kv_ready_rooms_total";
     public static final String PROMPT_TOKENS = "handoff_prompt_tokens_total";
-    public static final String RECEIVED_BYTES = "handoff_kv_received_bytes_total";
+    public static final String RECEIVED_BYTES = "handoff_kv_received_rank_bytes_total";
 
     public NodeMetrics
     {

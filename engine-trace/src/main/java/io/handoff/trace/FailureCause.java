@@ -31,6 +31,8 @@ public enum FailureCause
     DEADLINE("deadline", true),
     /** A rank of the server's tensor-parallel group died, closed its link or stopped answering; the server needs a restart. */
     RANK_LOST("rank_lost", true),
+    /** The server refused to start the request because it is draining: shutting down, or switching role. Another server can run it. */
+    DRAINING("draining", true),
     /** Anything else the engine failed the request for (a failed forward step, a shutdown, a broken listener). */
     ENGINE("engine", false);
 
@@ -85,7 +87,7 @@ public enum FailureCause
             case TRANSPORT_FAILURE, CHECKSUM_MISMATCH, PEER_LOST, HANDSHAKE_REFUSED, ROOM_UNCLAIMED, DEADLINE -> Blame.LINK;
             case DRAIN_DEADLINE -> Blame.PREFILL;
             case ENGINE, RANK_LOST -> Blame.SERVER;
-            case CLIENT_ABORT -> Blame.NOBODY;
+            case CLIENT_ABORT, DRAINING -> Blame.NOBODY;
         };
     }
 

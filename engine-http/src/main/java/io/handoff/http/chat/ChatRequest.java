@@ -48,7 +48,7 @@ public record ChatRequest(
     private static final Set<String> FIELDS = JsonFields.fieldNames(Set.of("model", "messages", "max_tokens", "max_completion_tokens", "stream",
             "stream_options", "n", "user", "logprobs", "top_logprobs", "tools", "tool_choice", "parallel_tool_calls", "response_format", "rid",
             // a router's pairing of a prefill with a decode; the server checks them (and who sent them) itself
-            "bootstrap_room", "bootstrap_generation", "bootstrap_host"),
+            "bootstrap_room", "bootstrap_generation", "bootstrap_host", "bootstrap_local"),
             SamplingFields.names(SamplingFields.Spelling.OPENAI), UnusedFields.openAiNames());
     private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name", "tool_call_id");
 

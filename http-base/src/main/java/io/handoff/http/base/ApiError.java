@@ -105,6 +105,15 @@ public final class ApiError
         return new ApiError(503, "server_error", code, null, message, requireNonNull(retryAfter, "retryAfter is null"));
     }
 
+    /**
+     * HTTP 503 from a server on its way out (shutting down, or switching role): the request was not started, and a router
+     * sends it to another server ({@link FailureCause#DRAINING}, retryable).
+     */
+    public static ApiError draining(String message)
+    {
+        return new ApiError(503, "server_error", FailureCause.DRAINING.label(), null, message, null, FailureCause.DRAINING.label());
+    }
+
     /** HTTP 502: a server this one forwards to failed to answer (the router's view of a dead prefill or decode). */
     public static ApiError badGateway(String code, String message)
     {

@@ -98,6 +98,12 @@ public record ServerConfig(String host, int port, Duration gracePeriod, long max
         return new ServerConfig(host, port, gracePeriod, maxBodyBytes, retryAfter, healthGenerateTimeout, newAccess, limits);
     }
 
+    /** The same on {@code newPort} (a server started again where one listened on port 0 takes the port that one got). */
+    public ServerConfig withPort(int newPort)
+    {
+        return new ServerConfig(host, newPort, gracePeriod, maxBodyBytes, retryAfter, healthGenerateTimeout, access, limits);
+    }
+
     public ServerConfig withLimits(RequestLimits newLimits)
     {
         return new ServerConfig(host, port, gracePeriod, maxBodyBytes, retryAfter, healthGenerateTimeout, access, newLimits);

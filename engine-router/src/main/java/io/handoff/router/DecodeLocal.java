@@ -1,0 +1,120 @@
+package io.handoff.router;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.http.base.Exchange;
+import io.handoff.router.prefix.RouteKey;
+import io.handoff.trace.TimelineEvent;
+import io.handoff.trace.Timelines;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.http.HttpResponse;
+import java.util.Locale;
+import java.util.concurrent.CompletionException;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * The decode-local fallback ({@code handoff.router.fallback = decode-local}): a request no prefill can take (none healthy,
+ * all draining, suspect or with open breakers), or one whose prompt is shorter than
+ * {@code handoff.router.fallback-below-prompt-chars}, goes to a decode alone with {@code bootstrap_local: true}, and the
+ * decode computes the prompt itself. Its output is what the pair would have given: the same model and kernels compute
+ * the same KV, only in the decode's own memory.
+ */
+final class DecodeLocal
+{
+    private static final Logger log = LogManager.getLogger(DecodeLocal.class);
+
+    private final BackendPool pool;
+    private final Upstream upstream;
+    private final RouterMetrics metrics;
+    private final Timelines timelines;
+    private final RouterConfig.Fallback fallback;
+
+    DecodeLocal(BackendPool pool, Upstream upstream, RouterMetrics metrics, Timelines timelines, RouterConfig.Fallback fallback)
+    {
+        this.pool = requireNonNull(pool, "pool is null");
+        this.upstream = requireNonNull(upstream, "upstream is null");
+        this.metrics = requireNonNull(metrics, "metrics is null");
+        this.timelines = requireNonNull(timelines, "timelines is null");
+        this.fallback = requireNonNull(fallback, "fallback is null");
+    }
+
+    /** Whether the fallback serves requests when no prefill can (the router's health then needs only decodes). */
+    boolean enabled()
+    {
+        return fallback.mode() == RouterConfig.FallbackMode.DECODE_LOCAL;
+    }
+
+    /** Whether {@code key}'s request goes to a decode alone: the fallback is on, a decode can take it, and no prefill can or its prompt is short. */
+    boolean applies(RouteKey key)
+    {
+        if (!enabled() || pool.healthy(BackendRole.DECODE) == 0) {
+            return false;
+        }
+        return !pool.prefillAvailable() || key.promptLength() < fallback.belowPromptChars();
+    }
+
+    /** Sends the request to a decode that computes its prompt, and relays its answer (a stream as it comes). */
+    void forward(Exchange exchange, ObjectNode body, String rid, RouteKey key, int generations)
+            throws IOException, InterruptedException
+    {
+        long start = System.nanoTime();
+        long pages = key.pages(pool.decodePageSize(), generations);
+        Backend decode = pool.acquireDecode(key, pages);
+        metrics.decodeLocal();
+        body.put("bootstrap_local", true);
+        timelines.begin(rid, TimelineEvent.RECEIVED, "path=" + exchange.path())
+                .record(TimelineEvent.PAIRED, "decode-local: no prefill for it; decode=" + decode.url());
+        try {
+            HttpResponse<InputStream> response;
+            try {
+                response = upstream.post(decode, exchange.path(), body, HttpResponse.BodyHandlers.ofInputStream()).join();
+            }
+            catch (CompletionException e) {
+                decode.failed();
+                if (Upstream.unreachable(e.getCause())) {
+                    HealthCheck.down(decode, "a request found it unreachable: " + Upstream.describe(e.getCause()));
+                }
+                throw upstream.failure(decode, e.getCause());
+            }
+            relay(exchange, decode, response);
+            timelines.of(rid).record(TimelineEvent.ROUTED, "status=" + response.statusCode() + " decode-local");
+        }
+        finally {
+            decode.release(pages);
+            metrics.forwarded(System.nanoTime() - start);
+        }
+    }
+
+    private static void relay(Exchange exchange, Backend decode, HttpResponse<InputStream> response)
+            throws IOException
+    {
+        String contentType = response.headers().firstValue("Content-Type").orElse("application/json");
+        try (InputStream in = response.body()) {
+            if (response.statusCode() >= 500) {
+                decode.failed();
+            }
+            else {
+                decode.succeeded();
+            }
+            if (!contentType.toLowerCase(Locale.ROOT).startsWith("text/event-stream")) {
+                exchange.send(response.statusCode(), contentType, in.readAllBytes());
+                return;
+            }
+            SseRelay relay = new SseRelay(in);
+            byte[] first = relay.next();
+            OutputStream out = exchange.stream(response.statusCode(), contentType);
+            SseRelay.Result result = relay.relay(first, out);
+            if (result.ending() == SseRelay.Ending.UPSTREAM_FAILED) {
+                log.warn("decode-local stream from {} broke after {} event(s): {}", decode, result.events(), result.failure().toString());
+            }
+            if (result.ending() != SseRelay.Ending.CLIENT_GONE) {
+                out.close();
+            }
+        }
+    }
+}

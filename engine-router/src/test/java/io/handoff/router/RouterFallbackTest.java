@@ -1,0 +1,131 @@
+package io.handoff.router;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.handoff.http.testing.PrometheusFormat;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The decode-local fallback: a request no prefill can take goes to a decode alone, which computes its prompt; and a server
+ * that answers "draining" (shutting down, switching role) is retried elsewhere and taken out until it serves again.
+ */
+class RouterFallbackTest
+{
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static JsonNode json(HttpResponse<String> response)
+            throws IOException
+    {
+        return JSON.readTree(response.body());
+    }
+
+    @Test
+    void withNoHealthyPrefillTheRequestGoesToADecodeAloneWithoutARoom()
+            throws Exception
+    {
+        try (RouterFixture fixture = RouterFixture.start(1, 1)) {
+            fixture.prefill().healthStatus = 503;
+            fixture.poll();
+
+            HttpResponse<String> health = fixture.get("/health");
+            assertThat(health.statusCode()).as(health.body()).isEqualTo(200);
+            assertThat(json(health).path("degraded").asText()).contains("decode-local");
+
+            HttpResponse<String> response = fixture.post("/generate", "{\"text\": \"x\", \"rid\": \"alone\"}");
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+            assertThat(json(response).path("served_by").asText()).isEqualTo(fixture.decode().name());
+            assertThat(fixture.prefill().received).isEmpty();
+            FakeBackend.Received sent = fixture.decode().only();
+            assertThat(sent.body().path("bootstrap_local").asBoolean(false)).isTrue();
+            assertThat(sent.body().has("bootstrap_room")).isFalse();
+            assertThat(sent.body().has("bootstrap_host")).isFalse();
+            assertThat(sent.rid()).isEqualTo("alone");
+
+            // a stream comes through as it is produced
+            HttpResponse<Stream<String>> stream = fixture.stream("/generate", "{\"text\": \"x\", \"rid\": \"alone-stream\", \"stream\": true}");
+            List<String> events = stream.body().filter(line -> !line.isEmpty()).toList();
+            assertThat(events).hasSize(4).last().isEqualTo("data: [DONE]");
+
+            Map<String, Double> metrics = PrometheusFormat.parse(fixture.get("/metrics").body());
+            assertThat(metrics.get("handoff_router_decode_local_total")).isEqualTo(2.0);
+        }
+    }
+
+    @Test
+    void withTheFallbackOffNoHealthyPrefillIsA503()
+            throws Exception
+    {
+        try (RouterFixture fixture = RouterFixture.start(1, 1, RouterFixture.CONFIG.withFallback(RouterConfig.Fallback.NONE))) {
+            fixture.prefill().healthStatus = 503;
+            fixture.poll();
+
+            HttpResponse<String> response = fixture.post("/generate", "{\"text\": \"x\"}");
+            assertThat(response.statusCode()).isEqualTo(503);
+            assertThat(json(response).path("error").path("code").asText()).isEqualTo("no_healthy_prefill");
+            assertThat(fixture.decode().received).isEmpty();
+            assertThat(fixture.get("/health").statusCode()).isEqualTo(503);
+        }
+    }
+
+    @Test
+    void aPromptBelowTheThresholdGoesToADecodeAloneEvenWithAPrefillUp()
+            throws Exception
+    {
+        RouterConfig config = RouterFixture.CONFIG.withFallback(new RouterConfig.Fallback(RouterConfig.FallbackMode.DECODE_LOCAL, 10));
+        try (RouterFixture fixture = RouterFixture.start(1, 1, config)) {
+            assertThat(fixture.post("/generate", "{\"text\": \"short\", \"rid\": \"s\"}").statusCode()).isEqualTo(200);
+            assertThat(fixture.post("/generate", "{\"text\": \"a prompt of more than ten chars\", \"rid\": \"l\"}").statusCode()).isEqualTo(200);
+            assertThat(fixture.prefill().rids()).containsExactly("l");
+            assertThat(fixture.decode().rids()).containsExactly("s", "l");
+            assertThat(fixture.decode().received.getFirst().body().path("bootstrap_local").asBoolean(false)).isTrue();
+            assertThat(fixture.decode().received.getLast().body().has("bootstrap_local")).isFalse();
+        }
+    }
+
+    @Test
+    void aClientMayNotAskForADecodeAloneItself()
+            throws Exception
+    {
+        try (RouterFixture fixture = RouterFixture.start(1, 1)) {
+            HttpResponse<String> response = fixture.post("/generate", "{\"text\": \"x\", \"bootstrap_local\": true}");
+            assertThat(response.statusCode()).isEqualTo(400);
+            assertThat(json(response).path("error").path("param").asText()).isEqualTo("bootstrap_local");
+        }
+    }
+
+    @Test
+    void aPrefillThatAnswersDrainingIsRetriedOnAnotherAndTakenOut()
+            throws Exception
+    {
+        try (RouterFixture fixture = RouterFixture.start(2, 1)) {
+            FakeBackend switching = fixture.prefills.get(0);
+            switching.generator = (self, exchange, body) -> FakeBackend.json(exchange, 503, JSON.readTree(
+                    "{\"error\": {\"message\": \"the server is switching its role to decode; send the request to another one\", \"type\": "
+                            + "\"server_error\", \"param\": null, \"code\": \"draining\", \"cause\": \"draining\"}}"));
+
+            HttpResponse<String> response = fixture.post("/generate", "{\"text\": \"x\", \"rid\": \"d\"}");
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+            assertThat(switching.rids()).containsExactly("d");
+            assertThat(fixture.prefills.get(1).rids()).containsExactly("d-retry1");
+
+            JsonNode backends = JSON.readTree(fixture.get("/backends").body());
+            for (JsonNode entry : backends) {
+                if (entry.path("url").asText().equals(switching.url().toString())) {
+                    assertThat(entry.path("healthy").asBoolean(true)).isFalse();
+                    assertThat(entry.path("reason").asText()).contains("draining");
+                }
+            }
+            // out until a poll finds it serving: the next request goes to the other prefill at once
+            assertThat(fixture.post("/generate", "{\"text\": \"x\", \"rid\": \"e\"}").statusCode()).isEqualTo(200);
+            assertThat(switching.rids()).containsExactly("d");
+        }
+    }
+}
