@@ -29,10 +29,12 @@ public final class RouterFixture
         implements AutoCloseable
 {
     /**
-     * The router's reference.conf defaults, but: health polls only when a test asks, prefills round-robin (what these tests
-     * were written against; the policies have tests of their own) and retries without a pause.
+     * The router's reference.conf defaults, but: health polls only when a test asks, prefills round-robin and decodes
+     * least-load, no decode-local fallback (what these tests were written against; the policies and the fallback have
+     * tests of their own) and retries without a pause.
      */
     static final RouterConfig CONFIG = config(Duration.ofSeconds(5), Map.of("handoff.router.policy.prefill", "round-robin",
+            "handoff.router.policy.decode", "least-load", "handoff.router.fallback", "none",
             "handoff.router.retry.initial-backoff", "0s", "handoff.router.retry.max-backoff", "0s"));
 
     /** The reference defaults with health polls only when a test asks, bounded by {@code healthTimeout}, and {@code settings}. */

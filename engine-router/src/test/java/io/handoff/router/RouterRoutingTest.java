@@ -26,7 +26,8 @@ class RouterRoutingTest
 
     private static RouterConfig config(Map<String, String> settings)
     {
-        Map<String, String> all = new java.util.HashMap<>(Map.of("handoff.router.retry.initial-backoff", "0s", "handoff.router.retry.max-backoff", "0s"));
+        Map<String, String> all = new java.util.HashMap<>(Map.of("handoff.router.retry.initial-backoff", "0s", "handoff.router.retry.max-backoff", "0s",
+                "handoff.router.policy.decode", "least-load", "handoff.router.fallback", "none"));
         all.putAll(settings);
         return RouterFixture.config(Duration.ofSeconds(5), all);
     }
@@ -206,10 +207,32 @@ class RouterRoutingTest
     }
 
     @Test
-    void aDecodePolicyOfCacheAwareIsRefusedNamingTheKey()
+    void cacheAwareDecodesSendEachTurnOfAConversationBackToTheDecodeThatHoldsItsHistory()
+            throws Exception
     {
-        assertThatThrownBy(() -> config(Map.of("handoff.router.policy.decode", "cache-aware")))
-                .hasMessageStartingWith("handoff.router.policy.decode = cache-aware is not supported");
+        try (RouterFixture fixture = RouterFixture.start(1, 2, config(Map.of("handoff.router.policy.decode", "cache-aware")))) {
+            String[] histories = {"Conversation 1. You are a helpful assistant. User: what is a page? Assistant:",
+                    "Conversation 2. You answer questions about transfers. User: what moves? Assistant:"};
+            for (int turn = 0; turn < 3; turn++) {
+                for (int c = 0; c < histories.length; c++) {
+                    assertThat(fixture.post("/generate", "{\"text\": \"" + histories[c] + "\", \"rid\": \"c" + c + "t" + turn + "\"}").statusCode())
+                            .isEqualTo(200);
+                    awaitIdle(fixture);
+                    histories[c] += " an answer. User: and then? Assistant:";
+                }
+            }
+            // each conversation's turns on one decode, the two conversations on different ones
+            for (FakeBackend decode : fixture.decodes) {
+                List<String> conversations = decode.rids().stream().map(rid -> rid.substring(0, 2)).distinct().toList();
+                assertThat(conversations).as(decode + " served " + decode.rids()).hasSize(1);
+                assertThat(decode.rids()).hasSize(3);
+            }
+        }
+    }
+
+    @Test
+    void anUnknownPolicyIsRefusedNamingTheKey()
+    {
         assertThatThrownBy(() -> config(Map.of("handoff.router.policy.prefill", "fastest")))
                 .hasMessageStartingWith("handoff.router.policy.prefill = 'fastest' is not a routing policy");
     }
