@@ -311,10 +311,47 @@ class ApiServerTest
         HttpResponse<String> wrongMethod = local.get("/generate");
 
         assertThat(unknown.statusCode()).isEqualTo(404);
-        assertError(LocalServer.json(unknown), "not_found", "", "no endpoint /v2/chat; endpoints: /abort_request, /bootstrap, /detokenize, /flush_cache, /generate");
+        assertError(LocalServer.json(unknown), "not_found", "", "no endpoint /v2/chat; endpoints: /abort_request, /admin/role, /bootstrap, /detokenize, /flush_cache, /generate");
         assertThat(wrongMethod.statusCode()).isEqualTo(405);
         assertThat(wrongMethod.headers().firstValue("Allow")).contains("POST");
         assertError(LocalServer.json(wrongMethod), "method_not_allowed", "", "GET is not allowed on /generate; use POST");
+    }
+
+    @Test
+    void adminRoleChecksTheRoleAndHandsTheSwitchToTheServersSwitcher()
+    {
+        HttpResponse<String> none = local.post("/admin/role", "{\"role\": \"decode\"}");
+        assertThat(none.statusCode()).isEqualTo(409);
+        assertError(LocalServer.json(none), "role_switch_unavailable", "role", "this server cannot switch roles");
+        assertError(LocalServer.json(local.post("/admin/role", "{\"role\": \"encoder\"}")), "invalid_value", "role",
+                "role 'encoder' is not one of prefill, decode, colocated");
+        assertError(LocalServer.json(local.post("/admin/role", "{}")), "missing_field", "role", "'role' is required");
+        assertThat(local.post("/admin/role", "{\"role\": \"decode\", \"now\": true}").statusCode()).isEqualTo(400);
+
+        java.util.List<String> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+        local.server.roleSwitcher(role -> {
+            asked.add(role);
+            return new RoleSwitcher.Answer(202, "switching", "restarting as " + role);
+        });
+        HttpResponse<String> started = local.post("/admin/role", "{\"role\": \"prefill\"}");
+        assertThat(started.statusCode()).isEqualTo(202);
+        JsonNode body = LocalServer.json(started);
+        assertThat(body.path("role").asText()).isEqualTo("colocated");
+        assertThat(body.path("requested").asText()).isEqualTo("prefill");
+        assertThat(body.path("status").asText()).isEqualTo("switching");
+        assertThat(asked).containsExactly("prefill");
+    }
+
+    @Test
+    void healthNamesTheRoleAndTheLoadARouterPlansWith()
+    {
+        local.post("/generate", "{\"text\": \"hi\", \"sampling_params\": {\"max_new_tokens\": 3}}");
+        JsonNode health = LocalServer.json(local.get("/health"));
+        assertThat(health.path("role").asText()).isEqualTo("colocated");
+        assertThat(health.path("load").path("waiting").asInt(-1)).isZero();
+        assertThat(health.path("load").path("running").asInt(-1)).isZero();
+        assertThat(health.path("load").path("ttft_p90_seconds").asDouble(-1)).isPositive();
+        assertThat(health.path("load").path("itl_p90_seconds").asDouble(-1)).isPositive();
     }
 
     @Test

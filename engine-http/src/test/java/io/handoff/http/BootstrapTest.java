@@ -106,6 +106,24 @@ class BootstrapTest
     }
 
     @Test
+    void bootstrapLocalAsksADecodeToComputeThePromptItselfAndIsTheRoutersOnlyWithASecret()
+    {
+        assertThat(ticket(DECODE, "{\"bootstrap_local\": true}")).isEmpty();
+        Bootstrap prefill = new Bootstrap(Optional.of(Disaggregation.Role.PREFILL), RouterAuthentication.INSECURE);
+        for (String refused : new String[] {"{\"bootstrap_local\": true, \"bootstrap_room\": 4}", "{\"bootstrap_local\": true, \"bootstrap_host\": \"p:1\"}"}) {
+            assertThatThrownBy(() -> ticket(DECODE, refused)).asInstanceOf(type(ApiError.class))
+                    .satisfies(error -> assertThat(error.param()).contains("bootstrap_local"));
+        }
+        assertThatThrownBy(() -> ticket(prefill, "{\"bootstrap_local\": true}")).asInstanceOf(type(ApiError.class))
+                .satisfies(error -> assertThat(error.getMessage()).contains("it goes to a decode, without a room"));
+
+        AtomicLong clock = new AtomicLong(1_750_000_000_000L);
+        Bootstrap signed = new Bootstrap(Optional.of(Disaggregation.Role.DECODE), RouterAuthentication.signed(hmac("s"), clock::get));
+        assertThatThrownBy(() -> ticket(signed, "{\"bootstrap_local\": true}")).asInstanceOf(type(ApiError.class))
+                .satisfies(error -> assertThat(error.status()).isEqualTo(403));
+    }
+
+    @Test
     void aColocatedServerStillRefusesTheFieldsAsOutOfPlace()
     {
         Bootstrap colocated = new Bootstrap(Optional.empty(), RouterAuthentication.INSECURE);
