@@ -22,11 +22,21 @@ public enum Dataset
     /** Long prompts, few output tokens: prefill-bound. */
     LONG_PROMPT("long-prompt"),
     /** Long prompts with few output tokens alternating with short prompts that decode long: the load PD is for. */
-    MIXED("mixed");
+    MIXED("mixed"),
+    /**
+     * Conversations of {@value #TURNS} turns under one shared system prompt, each turn resending the whole history: the
+     * system prompt, every earlier question and answer, then a new question. Sent turn by turn (every conversation's first
+     * turn, then every second one, ...), so that a conversation's earlier turn has usually finished when the next is sent;
+     * the history's answers are drawn from the seed like the questions (the bench does not feed outputs back), so what a
+     * decode's prefix cache can reuse is the earlier turns' prompts: the history up to the last answer.
+     */
+    MULTI_TURN("multi-turn");
 
     static final int SHARED_PREFIX_TOKENS = 1024;
     static final int LONG_PROMPT_TOKENS = 2048;
     static final int FEW_OUTPUT_TOKENS = 4;
+    static final int TURNS = 4;
+    static final int SYSTEM_PROMPT_TOKENS = 512;
 
     private final String label;
 
@@ -47,7 +57,7 @@ public enum Dataset
                 return dataset;
             }
         }
-        throw new IllegalArgumentException("--dataset must be one of shared-prefix, random, long-prompt, mixed; was '" + text + "'");
+        throw new IllegalArgumentException("--dataset must be one of shared-prefix, random, long-prompt, mixed, multi-turn; was '" + text + "'");
     }
 
     /**
@@ -65,6 +75,9 @@ public enum Dataset
         }
         SplittableRandom random = new SplittableRandom(seed);
         int room = maxContext - maxNewTokens;
+        if (this == MULTI_TURN) {
+            return multiTurn(count, random, vocabSize, room, maxNewTokens);
+        }
         int[] prefix = ids(random, Math.min(SHARED_PREFIX_TOKENS, room / 2), vocabSize);
         List<BenchRequest> requests = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
@@ -77,6 +90,7 @@ public enum Dataset
                 case LONG_PROMPT -> longPrompt(i, random, vocabSize, maxContext);
                 case MIXED -> i % 2 == 0 ? longPrompt(i, random, vocabSize, maxContext)
                         : new BenchRequest(i, ids(random, Math.min(32, room), vocabSize), maxNewTokens);
+                case MULTI_TURN -> throw new IllegalStateException("multi-turn requests are built whole (multiTurn)");
             });
         }
         return requests;
@@ -100,6 +114,34 @@ public enum Dataset
                         + maxNewTokens + " it exceeds the model's context of " + maxContext + " tokens");
             }
             requests.add(new BenchRequest(i, ids, maxNewTokens));
+        }
+        return requests;
+    }
+
+    /**
+     * {@code count} turns of {@code ceil(count / TURNS)} conversations, turn-major; a conversation's last turn fits
+     * {@code room} tokens with its output.
+     */
+    private static List<BenchRequest> multiTurn(int count, SplittableRandom random, int vocabSize, int room, int maxNewTokens)
+    {
+        int conversations = Math.ceilDiv(count, TURNS);
+        // a turn adds a question and an answer: what is left after the system prompt, shared by the turns
+        int system = Math.min(SYSTEM_PROMPT_TOKENS, room / 2);
+        int perTurn = Math.max(2, (room - system) / TURNS);
+        int answer = Math.max(1, Math.min(maxNewTokens, perTurn / 2));
+        int question = Math.max(1, Math.min(64, perTurn - answer));
+        int[] systemPrompt = ids(random, system, vocabSize);
+        List<int[]> histories = new ArrayList<>();
+        for (int c = 0; c < conversations; c++) {
+            histories.add(systemPrompt);
+        }
+        List<BenchRequest> requests = new ArrayList<>(count);
+        for (int turn = 0; turn < TURNS && requests.size() < count; turn++) {
+            for (int c = 0; c < conversations && requests.size() < count; c++) {
+                int[] prompt = concat(histories.get(c), ids(random, random.nextInt(Math.max(1, question / 2), question + 1), vocabSize));
+                requests.add(new BenchRequest(requests.size(), prompt, maxNewTokens));
+                histories.set(c, concat(prompt, ids(random, answer, vocabSize)));
+            }
         }
         return requests;
     }

@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalDouble;
+import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import java.util.function.Consumer;
 
@@ -49,7 +50,8 @@ public final class ServingCommand
     String rate;
 
     @Option(names = "--dataset", defaultValue = "shared-prefix", paramLabel = "NAME",
-            description = "shared-prefix, random, long-prompt or mixed (default ${DEFAULT-VALUE}).")
+            description = "shared-prefix, random, long-prompt, mixed or multi-turn (4-turn conversations under one system prompt, each turn "
+                    + "resending the history; with a router URL the KV bytes its decodes received per request are reported) (default ${DEFAULT-VALUE}).")
     String dataset;
 
     @Option(names = "--model-path", paramLabel = "PATH",
@@ -159,16 +161,29 @@ public final class ServingCommand
                     }
                 }
             }
+            List<OptionalLong> kvBefore = new ArrayList<>();
+            try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
+                KvMoved moved = new KvMoved(http);
+                for (URI u : urls) {
+                    kvBefore.add(moved.total(u));
+                }
+            }
             boolean showProgress = !json || ChaosProgress.stderrIsTerminal();
             Consumer<Sample> progress = showProgress ? new ServingProgress(err, ChaosProgress.stderrIsTerminal(), requests * clients.size()) : s -> {};
             List<InterleavedRun.SideRun> runs = new InterleavedRun(clients, prefixes).run(measured, load, blockSize, progress);
             List<ServingResult.Side> sides = new ArrayList<>();
             try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
                 KvReadiness readiness = new KvReadiness(new TimelineFetch(http, new ObjectMapper(), Optional.empty(), Duration.ofSeconds(10)));
+                KvMoved moved = new KvMoved(http);
                 for (int side = 0; side < clients.size(); side++) {
                     InterleavedRun.SideRun sideRun = runs.get(side);
-                    sides.add(new ServingResult.Side(urls.get(side).toString(), sideRun.samples(),
-                            SideFigures.of(sideRun.samples(), sideRun.seconds(), slo), readiness.measure(urls.get(side), sideRun.samples())));
+                    SideFigures figures = SideFigures.of(sideRun.samples(), sideRun.seconds(), slo);
+                    OptionalLong before = kvBefore.get(side);
+                    OptionalLong after = moved.total(urls.get(side));
+                    OptionalDouble perRequest = before.isPresent() && after.isPresent() && figures.completed() > 0
+                            ? OptionalDouble.of((double) (after.getAsLong() - before.getAsLong()) / figures.completed()) : OptionalDouble.empty();
+                    sides.add(new ServingResult.Side(urls.get(side).toString(), sideRun.samples(), figures, readiness.measure(urls.get(side),
+                            sideRun.samples()), perRequest));
                 }
             }
             Optional<Comparison> comparison = sides.size() < 2 ? Optional.empty()

@@ -22,7 +22,8 @@ public record ServingResult(Settings settings, ServingClient.ModelInfo model, Li
     public record Settings(String url, Optional<String> compareUrl, Dataset dataset, int requests, Load load, int maxNewTokens, long seed, int block,
             int warmup, Slo slo) {}
 
-    public record Side(String url, List<Sample> samples, SideFigures figures, KvReadiness.Result kvReady) {}
+    /** @param kvBytesPerRequest KV bytes the decodes behind the URL received per completed request; empty for a URL that is no router */
+    public record Side(String url, List<Sample> samples, SideFigures figures, KvReadiness.Result kvReady, OptionalDouble kvBytesPerRequest) {}
 
     private static final int CDF_POINTS = 200;
 
@@ -116,6 +117,7 @@ public record ServingResult(Settings settings, ServingClient.ModelInfo model, Li
         distribution(json, "kv_ready_after_last_forward_ms", side.kvReady().millis());
         json.put("kv_ready_measured", side.kvReady().measured());
         json.put("kv_ready_note", side.kvReady().note().isEmpty() ? null : side.kvReady().note());
+        put(json, "kv_bytes_per_request", side.kvBytesPerRequest());
         return json;
     }
 
@@ -196,6 +198,7 @@ public record ServingResult(Settings settings, ServingClient.ModelInfo model, Li
         addRow(rows, "completed / failed", s -> s.figures().completed() + " / " + s.figures().failed());
         addRow(rows, "goodput req/s", s -> text(s.figures().goodput()));
         addRow(rows, "KV ready after fwd p50/p99", s -> s.kvReady().millis().map(d -> number(d.p50()) + " / " + number(d.p99())).orElse("-"));
+        addRow(rows, "KV bytes moved/request", s -> text(s.kvBytesPerRequest()));
         return rows;
     }
 

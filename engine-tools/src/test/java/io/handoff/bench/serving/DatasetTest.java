@@ -64,6 +64,29 @@ class DatasetTest
     }
 
     @Test
+    void multiTurnSendsEveryConversationsTurnsInOrderEachResendingTheWholeHistory()
+    {
+        // 3 conversations of 4 turns, turn-major
+        List<BenchRequest> requests = Dataset.MULTI_TURN.requests(12, 1, 259, 4096, 32);
+
+        int[] system = Arrays.copyOf(requests.getFirst().inputIds(), Dataset.SYSTEM_PROMPT_TOKENS);
+        for (BenchRequest request : requests) {
+            assertThat(Arrays.copyOf(request.inputIds(), Dataset.SYSTEM_PROMPT_TOKENS)).as("the shared system prompt").isEqualTo(system);
+            assertThat(request.maxNewTokens()).isEqualTo(32);
+        }
+        for (int turn = 1; turn < 4; turn++) {
+            for (int c = 0; c < 3; c++) {
+                int[] earlier = requests.get((turn - 1) * 3 + c).inputIds();
+                int[] later = requests.get(turn * 3 + c).inputIds();
+                assertThat(later.length).isGreaterThan(earlier.length + 32);
+                assertThat(Arrays.copyOf(later, earlier.length)).as("turn " + turn + " of conversation " + c + " resends its history").isEqualTo(earlier);
+            }
+        }
+        assertThat(requests.get(3).inputIds()[Dataset.SYSTEM_PROMPT_TOKENS]).as("conversations differ after the system prompt")
+                .isNotEqualTo(requests.get(4).inputIds()[Dataset.SYSTEM_PROMPT_TOKENS]);
+    }
+
+    @Test
     void withATokenizerSharedPrefixIsTheDemosFewShotTextEncodedAsTheServerWould()
     {
         ByteTokenizer tokenizer = new ByteTokenizer();
