@@ -147,25 +147,22 @@ public record RouterConfig(Duration healthInterval, Duration healthTimeout, int 
      * The SLO planner's settings ({@code handoff.router.planner-*}).
      *
      * @param enabled {@code slo}: the router switches its servers' roles to keep TTFT and ITL within target; {@code off}: never
-     * @param ttftTarget the time-to-first-token target (p90 over the window)
-     * @param itlTarget the inter-token latency target (p90 over the window)
-     * @param interval how often the planner looks at what it measured
-     * @param window how much recent traffic each look covers
+     * @param ttftTarget the time-to-first-token target (the decodes' p90 of their last 30 s)
+     * @param itlTarget the inter-token latency target (likewise)
+     * @param interval how often the planner looks at what the servers report
      * @param hysteresis how many looks in a row must point the same way before a switch
      * @param cooldown the least time between two switches
      */
-    public record Planner(boolean enabled, Duration ttftTarget, Duration itlTarget, Duration interval, Duration window, int hysteresis,
-            Duration cooldown)
+    public record Planner(boolean enabled, Duration ttftTarget, Duration itlTarget, Duration interval, int hysteresis, Duration cooldown)
     {
-        public static final Planner OFF = new Planner(false, Duration.ofSeconds(2), Duration.ofMillis(100), Duration.ofSeconds(5),
-                Duration.ofSeconds(30), 3, Duration.ofSeconds(60));
+        public static final Planner OFF = new Planner(false, Duration.ofSeconds(2), Duration.ofMillis(100), Duration.ofSeconds(5), 3,
+                Duration.ofSeconds(60));
 
         public Planner
         {
             positive(ttftTarget, "handoff.router.planner-ttft-target");
             positive(itlTarget, "handoff.router.planner-itl-target");
             positive(interval, "handoff.router.planner-interval");
-            positive(window, "handoff.router.planner-window");
             requireNonNull(cooldown, "cooldown is null");
             if (hysteresis < 1) {
                 throw new IllegalArgumentException("handoff.router.planner-hysteresis must be at least 1, was " + hysteresis);
@@ -250,7 +247,7 @@ public record RouterConfig(Duration healthInterval, Duration healthTimeout, int 
                         config.getInt(prefix + "fallback-below-prompt-chars")),
                 new Planner(plannerOn(config.getString(prefix + "planner")), config.getDuration(prefix + "planner-ttft-target"),
                         config.getDuration(prefix + "planner-itl-target"), config.getDuration(prefix + "planner-interval"),
-                        config.getDuration(prefix + "planner-window"), config.getInt(prefix + "planner-hysteresis"),
+                        config.getInt(prefix + "planner-hysteresis"),
                         config.getDuration(prefix + "planner-cooldown")));
     }
 

@@ -7,8 +7,8 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * What the planner sees at one look: every server with its role and load, and the latencies the decodes measured over
- * their recent requests (the worst decode's p90: a request's TTFT on a decode runs from its arrival there to its first
- * token, queueing, prefill and transfer included).
+ * their recent requests (the worst decode's p90 of its last 30 s: a request's TTFT on a decode runs from its arrival there
+ * to its first token, queueing, prefill and transfer included).
  *
  * @param nanos when the look was taken (a monotonic clock)
  * @param ttftP90Seconds time to first token, empty when no decode saw a request recently
