@@ -40,6 +40,8 @@ final class KubernetesMembership
     private final CountDownLatch closing = new CountDownLatch(1);
     /** Members by pod name; touched by the following thread only (and by start before it runs). */
     private final Map<String, Member> members = new TreeMap<>();
+    // pods whose server reports another role than their label (POST /admin/role switched it), by pod name
+    private final Map<String, MemberRole> reportedRoles = new java.util.concurrent.ConcurrentHashMap<>();
     /** Pods already warned about as malformed, so that a pod is warned about once, not on every event. */
     private final Set<String> warned = new HashSet<>();
     private volatile MembershipView current = MembershipView.of(List.of());
@@ -221,6 +223,7 @@ final class KubernetesMembership
                 String name = PodMembers.name(object);
                 members.remove(name);
                 warned.remove(name);
+                reportedRoles.remove(name);
             }
             case "BOOKMARK" -> {
             }
@@ -268,11 +271,38 @@ final class KubernetesMembership
             members.remove(name);
         }
         else if (members.containsKey(name) || members.size() < MAX_MEMBERS) {
-            members.put(name, member.get());
+            members.put(name, withReportedRole(member.get()));
         }
         else if (warned.add(name)) {
             log.warn("skipping pod {}: more than {} members", name, MAX_MEMBERS);
         }
+    }
+
+    /**
+     * A pod's label names the role it started in; a role switch ({@code POST /admin/role}) changes what the server reports,
+     * not the label, so the reported role stands for the pod from then on (until the pod goes).
+     */
+    @Override
+    public boolean roleReported(String memberId, MemberRole role)
+    {
+        synchronized (this) {
+            Member member = current.members().stream().filter(m -> m.id().equals(memberId)).findFirst().orElse(null);
+            if (closed || member == null || member.role() == role) {
+                return false;
+            }
+            reportedRoles.put(memberId, role);
+            List<Member> next = current.members().stream().map(this::withReportedRole).toList();
+            current = new MembershipView(next, current.stale());
+            listener.accept(current);
+            return true;
+        }
+    }
+
+    private Member withReportedRole(Member member)
+    {
+        MemberRole reported = reportedRoles.get(member.id());
+        return reported == null || reported == member.role() ? member
+                : new Member(member.id(), reported, member.incarnation(), member.http(), member.compatibility(), member.capacity(), member.draining());
     }
 
     private String resourceVersion(JsonNode object)

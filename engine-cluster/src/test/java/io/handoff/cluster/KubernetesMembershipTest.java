@@ -110,6 +110,26 @@ class KubernetesMembershipTest
     }
 
     @Test
+    void aPodWhoseServerReportsAnotherRoleIsListedWithThatRoleUntilThePodGoes()
+            throws Exception
+    {
+        server.expect().get().withPath(PODS).andReturn(200, list("10", pod("prefill-a", "prefill", true, 0, "9").build())).once();
+        server.expect().get().delay(100, TimeUnit.MILLISECONDS).withPath(watch("10")).andReturn(200, stream(bookmark("10"))).always();
+        Views views = new Views();
+        membership = start(views);
+        Member prefill = new Member("prefill-a", MemberRole.PREFILL, "", URI.create("http://" + ip("prefill-a") + ":30000"), "", 0, false);
+        assertThat(membership.current()).isEqualTo(MembershipView.of(List.of(prefill)));
+
+        // POST /admin/role switched it: its label still says prefill
+        assertThat(membership.roleReported("prefill-a", MemberRole.DECODE)).isTrue();
+        Member switched = new Member("prefill-a", MemberRole.DECODE, "", prefill.http(), "", 0, false);
+        assertThat(membership.current()).isEqualTo(MembershipView.of(List.of(switched)));
+        assertThat(views.all().getLast()).isEqualTo(MembershipView.of(List.of(switched)));
+        assertThat(membership.roleReported("prefill-a", MemberRole.DECODE)).as("already so").isFalse();
+        assertThat(membership.roleReported("nobody", MemberRole.DECODE)).isFalse();
+    }
+
+    @Test
     void everyCallCarriesTheServiceAccountTokenReadAfreshWhenItRotates()
             throws Exception
     {

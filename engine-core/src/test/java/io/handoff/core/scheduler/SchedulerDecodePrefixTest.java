@@ -158,6 +158,8 @@ class SchedulerDecodePrefixTest
             int[] second = concat(concat(first, turn1.outputIds()), prompt(20, 4));
             RequestHandle turn2 = fixture.submit(routed("turn-2", second, 8, 3));
             assertThat(handoff.next().rid()).isEqualTo("big");
+            // an audit is a barrier: the stats show what the admission did
+            fixture.scheduler.checkInvariants();
             assertThat(fixture.scheduler.stats().cachedPages()).as("evicted for the big request").isZero();
             fixture.scheduler.promptKvArrived("big", 7);
             SchedulerFixture.await(big);
