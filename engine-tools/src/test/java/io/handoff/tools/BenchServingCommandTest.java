@@ -41,7 +41,7 @@ class BenchServingCommandTest
         assertThat(both.exitCode()).isEqualTo(Main.USAGE);
         assertThat(both.stderr()).contains("give --rate R (open loop) or --concurrency C (closed loop), not both");
         assertThat(dataset.exitCode()).isEqualTo(Main.USAGE);
-        assertThat(dataset.stderr()).contains("--dataset must be one of shared-prefix, random, long-prompt, mixed; was 'sharegpt'");
+        assertThat(dataset.stderr()).contains("--dataset must be one of shared-prefix, random, long-prompt, mixed, multi-turn; was 'sharegpt'");
         assertThat(url.exitCode()).isEqualTo(Main.USAGE);
         assertThat(url.stderr()).contains("--url must be an http:// URL such as http://127.0.0.1:30000, was 'localhost:30000'");
         assertThat(rate.exitCode()).isEqualTo(Main.USAGE);

@@ -104,7 +104,7 @@ class DatasetTest
     @Test
     void badValuesSayWhatIsAllowed()
     {
-        assertThatThrownBy(() -> Dataset.parse("sharegpt")).hasMessage("--dataset must be one of shared-prefix, random, long-prompt, mixed; was 'sharegpt'");
+        assertThatThrownBy(() -> Dataset.parse("sharegpt")).hasMessage("--dataset must be one of shared-prefix, random, long-prompt, mixed, multi-turn; was 'sharegpt'");
         assertThatThrownBy(() -> Dataset.RANDOM.requests(0, 1, 259, 4096, 8)).hasMessageContaining("--requests must be at least 1");
         assertThatThrownBy(() -> Dataset.RANDOM.requests(1, 1, 259, 4096, 4096)).hasMessageContaining("--max-new-tokens must be in 1..4095");
         assertThat(Dataset.parse("Long-Prompt")).isEqualTo(Dataset.LONG_PROMPT);
