@@ -1,6 +1,7 @@
 package io.handoff.router;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.http.base.ApiError;
 import io.handoff.http.base.Exchange;
 import io.handoff.router.prefix.RouteKey;
 import io.handoff.trace.TimelineEvent;
@@ -13,6 +14,8 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.http.HttpResponse;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletionException;
 
 import static java.util.Objects.requireNonNull;
@@ -33,6 +36,8 @@ final class DecodeLocal
     private final RouterMetrics metrics;
     private final Timelines timelines;
     private final RouterConfig.Fallback fallback;
+    // the decode each request in flight here runs on, by the client's rid: what /abort_request reaches
+    private final Map<String, Backend> inFlight = new ConcurrentHashMap<>();
 
     DecodeLocal(BackendPool pool, Upstream upstream, RouterMetrics metrics, Timelines timelines, RouterConfig.Fallback fallback)
     {
@@ -65,6 +70,11 @@ final class DecodeLocal
         long start = System.nanoTime();
         long pages = key.pages(pool.decodePageSize(), generations);
         Backend decode = pool.acquireDecode(key, pages);
+        if (inFlight.putIfAbsent(rid, decode) != null) {
+            decode.release(pages);
+            throw ApiError.conflict("duplicate_rid", "rid", "a request with rid '" + rid + "' is already in flight through this router; give each "
+                    + "request its own rid");
+        }
         metrics.decodeLocal();
         body.put("bootstrap_local", true);
         timelines.begin(rid, TimelineEvent.RECEIVED, "path=" + exchange.path())
@@ -85,9 +95,22 @@ final class DecodeLocal
             timelines.of(rid).record(TimelineEvent.ROUTED, "status=" + response.statusCode() + " decode-local");
         }
         finally {
+            inFlight.remove(rid, decode);
             decode.release(pages);
             metrics.forwarded(System.nanoTime() - start);
         }
+    }
+
+    /** {@code POST /abort_request} for a rid this fallback has in flight: aborts it on its decode; false when it has none. */
+    boolean abort(String rid)
+    {
+        Backend decode = inFlight.get(rid);
+        if (decode == null) {
+            return false;
+        }
+        // the decode ends the request (its answer then reaches the client as an abort); what it says to the abort adds nothing
+        upstream.abortAsync(decode, rid);
+        return true;
     }
 
     private static void relay(Exchange exchange, Backend decode, HttpResponse<InputStream> response)

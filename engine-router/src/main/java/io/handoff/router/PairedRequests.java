@@ -296,7 +296,7 @@ final class PairedRequests
     {
         Routed routed = inFlight.get(rid);
         if (routed == null) {
-            return false;
+            return decodeLocal.abort(rid);
         }
         Pair pair = routed.abort();
         Refused refused = abortBoth(pair);

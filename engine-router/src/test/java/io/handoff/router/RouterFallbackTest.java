@@ -62,6 +62,26 @@ class RouterFallbackTest
     }
 
     @Test
+    void aDecodeLocalRequestIsAbortedThroughTheRouterOnItsDecode()
+            throws Exception
+    {
+        try (RouterFixture fixture = RouterFixture.start(1, 1, DECODE_LOCAL)) {
+            fixture.prefill().healthStatus = 503;
+            fixture.poll();
+            fixture.decode().generator = RouterForwardingTest::answerOnceAborted;
+
+            java.util.concurrent.CompletableFuture<HttpResponse<String>> running = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> fixture.post("/generate", "{\"text\": \"x\", \"rid\": \"long\"}"));
+            assertThat(fixture.decode().awaitReceived("long")).isTrue();
+            HttpResponse<String> aborted = fixture.post("/abort_request", "{\"rid\": \"long\"}");
+            assertThat(aborted.statusCode()).as(aborted.body()).isEqualTo(200);
+            assertThat(running.join().statusCode()).isEqualTo(200);
+            assertThat(fixture.decode().aborted).contains("long");
+            assertThat(fixture.post("/abort_request", "{\"rid\": \"unknown\"}").statusCode()).as("a rid in flight nowhere").isEqualTo(404);
+        }
+    }
+
+    @Test
     void withTheFallbackOffNoHealthyPrefillIsA503()
             throws Exception
     {
