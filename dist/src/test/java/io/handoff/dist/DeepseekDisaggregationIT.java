@@ -53,7 +53,9 @@ class DeepseekDisaggregationIT
         Path model = temp.resolve("tiny-deepseek-" + version.name().toLowerCase(java.util.Locale.ROOT));
         DeepseekConfig config = SeededDeepseekCheckpoint.write(model, options(version));
 
-        JsonNode report = PdDemo.runBitExact(temp, model, backend, setting, transport, pageSize, "--attention", attention);
+        // the decode's prefix cache off: every prompt goes over whole, which is what is counted below
+        JsonNode report = PdDemo.runBitExact(temp, model, backend, setting, transport, pageSize, "--attention", attention,
+                "-Dhandoff.disaggregation.decode-prefix-cache=false");
 
         assertThat(report.get("attention").asText()).isEqualTo(attention);
         JsonNode kv = report.get("kv");

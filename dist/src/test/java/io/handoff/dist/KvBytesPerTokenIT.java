@@ -55,6 +55,8 @@ class KvBytesPerTokenIT
     private JsonNode demo(Path model)
             throws Exception
     {
-        return PdDemo.runBitExact(temp, model, 2, "mooncake", "-Dhandoff.plugins.mooncake.transport=shm", "shm", 1);
+        // the decode's prefix cache off: every prompt token's KV moves, which is what is counted here
+        return PdDemo.runBitExact(temp, model, 2, "mooncake", "-Dhandoff.plugins.mooncake.transport=shm", "shm", 1,
+                "-Dhandoff.disaggregation.decode-prefix-cache=false");
     }
 }
