@@ -60,6 +60,10 @@ final class FakeBackend
     volatile int healthStatus = 200;
     /** A decode's {@code suspect_peers} in its {@code /health}; none listed while null. */
     volatile List<String> suspectPeers;
+    /** What {@code /health} reports under {@code load} (none when null): what a router's SLO planner reads. */
+    volatile ObjectNode load;
+    /** The roles {@code POST /admin/role} asked this server to switch to, in order. */
+    final List<String> rolesAsked = new CopyOnWriteArrayList<>();
     volatile int healthGenerateStatus = 200;
     /** While set, {@code /health} answers only once it is counted down: a server too busy to answer in time. */
     volatile CountDownLatch healthStall;
@@ -191,7 +195,15 @@ final class FakeBackend
                     if (suspects != null) {
                         suspects.forEach(health.putArray("suspect_peers")::add);
                     }
+                    ObjectNode reported = load;
+                    if (reported != null) {
+                        health.set("load", reported);
+                    }
                     json(exchange, healthStatus, health);
+                }
+                case "/admin/role" -> {
+                    rolesAsked.add(JSON.readTree(bytes).path("role").asText());
+                    json(exchange, 202, JSON.createObjectNode().put("status", "switching"));
                 }
                 case "/health_generate" -> json(exchange, healthGenerateStatus, healthGenerateStatus == 200
                         ? JSON.createObjectNode().put("status", "ok").put("output_id", 65)
