@@ -30,13 +30,20 @@ final class CacheAwarePolicy
         implements RoutingPolicy
 {
     private final RouterConfig.CacheAware settings;
-    private final Load load = Load.REQUESTS;
+    private final Load load;
     private final Map<Backend, PrefixTree> trees = new ConcurrentHashMap<>();
     private final Rotation rotation = new Rotation();
 
     CacheAwarePolicy(RouterConfig.CacheAware settings)
     {
+        this(settings, Load.REQUESTS);
+    }
+
+    /** @param load what "loaded" means: requests in flight (prefills and decodes alike, in the router) */
+    CacheAwarePolicy(RouterConfig.CacheAware settings, Load load)
+    {
         this.settings = requireNonNull(settings, "settings is null");
+        this.load = requireNonNull(load, "load is null");
     }
 
     @Override
@@ -51,10 +58,15 @@ final class CacheAwarePolicy
 
     private Backend pick(List<Backend> candidates, RouteKey key)
     {
-        long min = candidates.stream().mapToLong(load::of).min().orElseThrow();
-        long max = candidates.stream().mapToLong(load::of).max().orElseThrow();
+        // one reading of every load: requests end on other threads meanwhile, and the order below must not change under it
+        Map<Backend, Long> loads = new HashMap<>();
+        for (Backend candidate : candidates) {
+            loads.put(candidate, load.of(candidate));
+        }
+        long min = loads.values().stream().mapToLong(Long::longValue).min().orElseThrow();
+        long max = loads.values().stream().mapToLong(Long::longValue).max().orElseThrow();
         if (max - min > settings.balanceAbsThreshold() && max > min * settings.balanceRelThreshold()) {
-            return rotation.next(candidates, candidates.stream().filter(candidate -> load.of(candidate) == min).toList());
+            return rotation.next(candidates, candidates.stream().filter(candidate -> loads.get(candidate) == min).toList());
         }
         Map<Backend, Integer> matched = new HashMap<>();
         for (Backend candidate : candidates) {
@@ -63,10 +75,11 @@ final class CacheAwarePolicy
         long best = matched.values().stream().mapToLong(Integer::longValue).max().orElseThrow();
         Comparator<Backend> order;
         if (key.promptLength() == 0 || best < settings.cacheThreshold() * key.promptLength()) {
-            order = Comparator.<Backend>comparingLong(load::of).thenComparingLong(this::treeSize);
+            order = Comparator.<Backend>comparingLong(loads::get).thenComparingLong(this::treeSize);
         }
         else {
-            order = Comparator.<Backend>comparingDouble(candidate -> cost(candidate, key.promptLength(), matched.get(candidate))).thenComparingLong(load::of);
+            order = Comparator.<Backend>comparingDouble(candidate -> cost(loads.get(candidate), key.promptLength(), matched.get(candidate)))
+                    .thenComparingLong(loads::get);
         }
         Backend chosen = candidates.stream().min(order).orElseThrow();
         return rotation.next(candidates, candidates.stream().filter(candidate -> order.compare(candidate, chosen) == 0).toList());
@@ -75,12 +88,12 @@ final class CacheAwarePolicy
     /** Uncached prompt symbols plus the load term, for {@code key} on {@code server}. */
     double cost(Backend server, RouteKey key)
     {
-        return cost(server, key.promptLength(), matched(server, key));
+        return cost(load.of(server), key.promptLength(), matched(server, key));
     }
 
-    private double cost(Backend server, long promptLength, int matched)
+    private double cost(long serverLoad, long promptLength, int matched)
     {
-        return Math.max(0, promptLength - matched) + settings.loadWeight() * load.of(server);
+        return Math.max(0, promptLength - matched) + settings.loadWeight() * serverLoad;
     }
 
     /** How many of {@code key}'s prompt symbols {@code server}'s tree holds (the kind symbol is not the prompt's). */

@@ -20,7 +20,15 @@ final class LeastLoadPolicy
     @Override
     public Backend choose(List<Backend> candidates, RouteKey key)
     {
-        long least = candidates.stream().mapToLong(load::of).min().orElseThrow();
-        return rotation.next(candidates, candidates.stream().filter(candidate -> load.of(candidate) == least).toList());
+        // one reading of every load: requests end on other threads meanwhile
+        long[] loads = candidates.stream().mapToLong(load::of).toArray();
+        long least = java.util.Arrays.stream(loads).min().orElseThrow();
+        List<Backend> tied = new java.util.ArrayList<>();
+        for (int i = 0; i < loads.length; i++) {
+            if (loads[i] == least) {
+                tied.add(candidates.get(i));
+            }
+        }
+        return rotation.next(candidates, tied);
     }
 }

@@ -51,6 +51,19 @@ class RoutingPoliciesTest
     }
 
     @Test
+    void aLoadThatChangesWhileTheChoiceIsMadeStillGivesOneOfTheCandidates()
+    {
+        // requests end on other threads while a policy reads the loads: every reading here differs from the last
+        long[] readings = {0};
+        Load moving = server -> readings[0]++;
+        assertThat(new LeastLoadPolicy(moving).choose(servers, RouteKey.NONE)).isIn(servers);
+        CacheAwarePolicy cacheAware = new CacheAwarePolicy(CACHE, moving);
+        for (int i = 0; i < 20; i++) {
+            assertThat(cacheAware.choose(servers, text("a prompt " + i))).isIn(servers);
+        }
+    }
+
+    @Test
     void leastLoadTakesTheFewestInFlightAndTiesInTurn()
     {
         load(servers.get(0), 2);
