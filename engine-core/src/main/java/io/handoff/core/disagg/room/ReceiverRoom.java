@@ -107,7 +107,7 @@ public final class ReceiverRoom
     public ReceiverRoom(RoomKey room, String requestId, int promptLength, int[] pages, String peer, RoomDeadlines deadlines,
             Optional<IntUnaryOperator> pageChecksum, int senderRanks, long nowNanos)
     {
-        this(room, requestId, promptLength, pages, peer, deadlines, pageChecksum, senderRanks, AuxLogprobs.none(), nowNanos);
+        this(room, requestId, promptLength, 0, pages, peer, deadlines, pageChecksum, senderRanks, AuxLogprobs.none(), nowNanos);
     }
 
     /** A room of one sender rank whose aux record must carry {@code logprobs}' shape of log probabilities. */
@@ -125,12 +125,6 @@ public final class ReceiverRoom
             Optional<IntUnaryOperator> pageChecksum, AuxLogprobs logprobs, long nowNanos)
     {
         this(room, requestId, promptLength, heldPages, pages, peer, deadlines, pageChecksum, 1, logprobs, nowNanos);
-    }
-
-    private ReceiverRoom(RoomKey room, String requestId, int promptLength, int[] pages, String peer, RoomDeadlines deadlines,
-            Optional<IntUnaryOperator> pageChecksum, int senderRanks, AuxLogprobs logprobs, long nowNanos)
-    {
-        this(room, requestId, promptLength, 0, pages, peer, deadlines, pageChecksum, senderRanks, logprobs, nowNanos);
     }
 
     private ReceiverRoom(RoomKey room, String requestId, int promptLength, int heldPages, int[] pages, String peer, RoomDeadlines deadlines,
