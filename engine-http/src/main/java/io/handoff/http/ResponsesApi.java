@@ -54,7 +54,7 @@ final class ResponsesApi
         int maxTokens = request.maxOutputTokens().orElse(Math.min(model.defaultMaxTokens(), model.maxContext()));
         ChatModel.Request generation = new ChatModel.Request(rid, model.encode(ChatCompletionsApi.render(template, request.messages())), maxTokens,
                 new SamplingOptions(new SamplingParams((float) request.temperature(), (float) request.topP(), 0), List.of(), Set.of(), false, false,
-                        true), Optional.empty(), 1, model.ticket(body, exchange));
+                        true, request.format()), Optional.empty(), 1, model.ticket(body, exchange));
         Shape shape = new Shape(model.id(), "resp_" + rid.replace('-', '_'), "msg_" + rid.replace('-', '_'), System.currentTimeMillis() / 1000, request, maxTokens);
         if (request.stream()) {
             stream(exchange, shape, generation);
@@ -123,7 +123,8 @@ final class ResponsesApi
             node.put("tool_choice", "none");
             node.putArray("tools");
             node.put("store", false);
-            node.putObject("text").putObject("format").put("type", "text");
+            node.putObject("text").putObject("format").put("type", request.format().map(g -> g.source().startsWith("json_object") ? "json_object"
+                    : "json_schema").orElse("text"));
             ArrayNode output = node.putArray("output");
             outcome.filter(o -> !o.finishReason().equals("error")).ifPresent(o -> output.add(message(o.text(), "completed")));
             outcome.ifPresentOrElse(o -> {

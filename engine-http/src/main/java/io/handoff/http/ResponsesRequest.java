@@ -2,9 +2,11 @@ package io.handoff.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.grammar.Grammar;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.JsonFields;
 import io.handoff.http.chat.ChatMessage;
+import io.handoff.http.fields.ResponseFormats;
 
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -26,7 +28,7 @@ import static java.util.Objects.requireNonNull;
  * @param maxOutputTokens {@code max_output_tokens}, when given
  */
 record ResponsesRequest(Optional<String> model, Optional<String> instructions, List<ChatMessage> messages, OptionalInt maxOutputTokens,
-        double temperature, double topP, boolean stream, Optional<String> rid)
+        double temperature, double topP, boolean stream, Optional<String> rid, Optional<Grammar> format)
 {
     static final int MAX_ITEMS = 256;
     private static final Set<String> FIELDS = Set.of("model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream",
@@ -42,6 +44,7 @@ record ResponsesRequest(Optional<String> model, Optional<String> instructions, L
         requireNonNull(rid, "rid is null");
         messages = List.copyOf(requireNonNull(messages, "messages is null"));
         requireNonNull(maxOutputTokens, "maxOutputTokens is null");
+        requireNonNull(format, "format is null");
     }
 
     static ResponsesRequest parse(JsonFields body, int maxContext)
@@ -50,19 +53,17 @@ record ResponsesRequest(Optional<String> model, Optional<String> instructions, L
         body.onlyNeutral("store", JsonFields.MAPPER.getNodeFactory().booleanNode(false), "responses are not stored, so none can be retrieved later");
         body.onlyNeutral("background", JsonFields.MAPPER.getNodeFactory().booleanNode(false), "every response is answered in the request");
         body.onlyNeutral("previous_response_id", null, "responses are not stored; send the whole conversation in input");
-        body.onlyNeutral("tools", JsonFields.MAPPER.createArrayNode(), "tool calling is not implemented");
-        body.onlyNeutral("tool_choice", JsonFields.MAPPER.getNodeFactory().textNode("none"), "tool calling is not implemented");
+        body.onlyNeutral("tools", JsonFields.MAPPER.createArrayNode(), "tool calling is served by /v1/chat/completions, not by the Responses API");
+        body.onlyNeutral("tool_choice", JsonFields.MAPPER.getNodeFactory().textNode("none"),
+                "tool calling is served by /v1/chat/completions, not by the Responses API");
         body.onlyNeutral("include", JsonFields.MAPPER.createArrayNode(), "there is nothing extra to include");
         body.onlyNeutral("truncation", JsonFields.MAPPER.getNodeFactory().textNode("disabled"), "a prompt too long for the context is refused");
         body.bool("parallel_tool_calls");
         body.string("user");
         body.object("metadata");
-        body.object("text").ifPresent(text -> {
+        Optional<Grammar> format = body.object("text").flatMap(text -> {
             text.allowOnly(Set.of("format"));
-            text.object("format").ifPresent(format -> {
-                format.allowOnly(Set.of("type"));
-                format.onlyNeutral("type", JsonFields.MAPPER.getNodeFactory().textNode("text"), "structured output is not implemented");
-            });
+            return text.raw("format").flatMap(value -> ResponseFormats.responses(value, text.path("format")));
         });
         Optional<String> instructions = body.string("instructions");
         List<ChatMessage> messages = new ArrayList<>();
@@ -74,7 +75,8 @@ record ResponsesRequest(Optional<String> model, Optional<String> instructions, L
                 body.number("temperature", 0, false, 2).orElse(1.0),
                 body.number("top_p", 0, true, 1).orElse(1.0),
                 body.bool("stream").orElse(false),
-                body.string("rid"));
+                body.string("rid"),
+                format);
     }
 
     private static List<ChatMessage> input(JsonNode input)

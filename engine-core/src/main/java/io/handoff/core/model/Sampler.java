@@ -36,18 +36,29 @@ public final class Sampler
     }
 
     /**
-     * The logits the draw sees: end ids at negative infinity below {@code minNewTokens}, then the penalties over the
-     * earlier output tokens. {@code logits} itself when no rule applies (every rule off computes exactly what plain
-     * temperature sampling does), otherwise a new array.
+     * The logits the draw sees: tokens a constraint does not allow at negative infinity, end ids at negative infinity
+     * below {@code minNewTokens}, then the penalties over the earlier output tokens. {@code logits} itself when no rule
+     * applies (every rule off computes exactly what plain temperature sampling does), otherwise a new array.
      */
     static float[] adjustedLogits(float[] logits, SamplingParams params, SamplingContext context)
     {
         boolean suppress = context.tokenIndex() < params.minNewTokens() && !context.endIds().isEmpty();
         boolean penalize = params.penalized() && context.tokenIndex() > 0;
-        if (!suppress && !penalize) {
+        long[] allowed = context.allowed();
+        if (!suppress && !penalize && allowed == null) {
             return logits;
         }
         float[] adjusted = logits.clone();
+        if (allowed != null) {
+            for (int id = 0; id < adjusted.length; id++) {
+                if ((id >>> 6) >= allowed.length || (allowed[id >>> 6] & (1L << id)) == 0) {
+                    adjusted[id] = Float.NEGATIVE_INFINITY;
+                }
+            }
+        }
+        if (suppress && allowed != null && onlyEndsAllowed(allowed, context.endIds())) {
+            suppress = false; // the constraint is complete and allows nothing but an end: it ends before min_new_tokens
+        }
         if (suppress) {
             for (int id : context.endIds()) {
                 if (id >= 0 && id < adjusted.length) {
@@ -59,6 +70,22 @@ public final class Sampler
             penalize(adjusted, params, context.outputs(), context.tokenIndex());
         }
         return adjusted;
+    }
+
+    private static boolean onlyEndsAllowed(long[] allowed, java.util.Set<Integer> endIds)
+    {
+        long[] rest = allowed.clone();
+        for (int id : endIds) {
+            if (id >= 0 && (id >>> 6) < rest.length) {
+                rest[id >>> 6] &= ~(1L << id);
+            }
+        }
+        for (long word : rest) {
+            if (word != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** The highest logit's id; the lowest id among equal maxima. NaN logits never win. */

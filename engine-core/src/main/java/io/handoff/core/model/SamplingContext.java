@@ -13,8 +13,9 @@ import static java.util.Objects.requireNonNull;
  *        nor kept, so the scheduler passes its own buffer instead of a copy per token
  * @param tokenIndex the index in the output of the token being sampled
  * @param endIds the ids that end the request: its stop token ids, and the model's EOS ids unless it ignores EOS
+ * @param allowed the tokens a constraint (a grammar) allows, a bit per id, low bit first; null: every token. Read, not kept.
  */
-public record SamplingContext(int[] outputs, int tokenIndex, Set<Integer> endIds)
+public record SamplingContext(int[] outputs, int tokenIndex, Set<Integer> endIds, long[] allowed)
 {
     private static final int[] NO_OUTPUTS = new int[0];
 
@@ -25,6 +26,11 @@ public record SamplingContext(int[] outputs, int tokenIndex, Set<Integer> endIds
         if (tokenIndex < 0 || tokenIndex > outputs.length) {
             throw new IllegalArgumentException("token index " + tokenIndex + " is outside the output buffer of " + outputs.length + " tokens");
         }
+    }
+
+    public SamplingContext(int[] outputs, int tokenIndex, Set<Integer> endIds)
+    {
+        this(outputs, tokenIndex, endIds, null);
     }
 
     /** The first output token of a request whose output ends on one of {@code endIds}. */

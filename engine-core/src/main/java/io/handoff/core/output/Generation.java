@@ -1,10 +1,13 @@
 package io.handoff.core.output;
 
+import io.handoff.core.grammar.GrammarException;
+import io.handoff.core.grammar.TokenGrammars;
 import io.handoff.core.model.tokenizer.Tokenizer;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.GenerateResult;
 import io.handoff.core.scheduler.LogprobRequest;
 import io.handoff.core.scheduler.Logprobs;
+import io.handoff.core.scheduler.RequestRejectedException;
 import io.handoff.core.scheduler.Scheduler;
 import io.handoff.core.scheduler.TokenListener;
 import io.handoff.core.scheduler.TokenLogprob;
@@ -114,6 +117,7 @@ public final class Generation
     private double cumulativeLogprob = Double.NaN;
     private boolean clientGone;
     private long previousToken;
+    private final TokenGrammars grammars;
 
     /** @param scored the output's log probabilities are wanted (whether or not the client asked for them), for {@link #cumulativeLogprob} */
     public Generation(GenerationParams params, Scheduler scheduler, Tokenizer tokenizer, GenerationMetrics metrics, Runnable onClose, boolean scored)
@@ -126,6 +130,7 @@ public final class Generation
         this.onClose = requireNonNull(onClose, "onClose is null");
         this.text = new OutputText(params.options(), tokenizer.eosTokenIds(), tokenizer);
         this.ids = new int[params.maxNewTokens()];
+        this.grammars = TokenGrammars.of(tokenizer);
     }
 
     /** Submits the request; throws {@link io.handoff.core.scheduler.RequestRejectedException} when the scheduler refuses it. */
@@ -152,6 +157,14 @@ public final class Generation
             }
         };
         GenerateRequest request = params.toRequest();
+        if (params.options().grammar().isPresent()) {
+            try {
+                request = request.withConstraint(grammars.bind(params.options().grammar().get()));
+            }
+            catch (GrammarException e) {
+                throw new RequestRejectedException(RequestRejectedException.Kind.INVALID, e.getMessage());
+            }
+        }
         if (scored && request.logprobs().isEmpty()) {
             request = request.withLogprobs(OUTPUT_LOGPROBS);
         }

@@ -47,7 +47,7 @@ public record GenerationParams(
     public GenerationParams forOutput(String outputRid, int seedOffset, Optional<RoomTicket> outputTicket)
     {
         SamplingOptions seeded = new SamplingOptions(options.sampling().withSeed(options.sampling().seed() + seedOffset), options.stops(),
-                options.stopTokenIds(), options.ignoreEos(), options.noStopTrim(), options.skipSpecialTokens());
+                options.stopTokenIds(), options.ignoreEos(), options.noStopTrim(), options.skipSpecialTokens(), options.grammar());
         return new GenerationParams(outputRid, promptIds, maxNewTokens, seeded, logprobs, outputTicket);
     }
 

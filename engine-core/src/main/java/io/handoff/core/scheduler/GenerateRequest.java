@@ -1,5 +1,6 @@
 package io.handoff.core.scheduler;
 
+import io.handoff.core.grammar.TokenGrammar;
 import io.handoff.core.model.SamplingParams;
 
 import java.util.Optional;
@@ -14,6 +15,7 @@ import static java.util.Objects.requireNonNull;
  * @param returnLogits keep each sampled position's logits in the result (tests and probes)
  * @param ticket the transfer session of a disaggregated request; empty on a colocated engine
  * @param logprobs the log probabilities to return; empty: none
+ * @param constraint the grammar its output must follow (JSON Schema, regex, EBNF, a tool call); empty: none
  */
 public record GenerateRequest(
         String rid,
@@ -24,7 +26,8 @@ public record GenerateRequest(
         boolean ignoreEos,
         boolean returnLogits,
         Optional<RoomTicket> ticket,
-        Optional<LogprobRequest> logprobs)
+        Optional<LogprobRequest> logprobs,
+        Optional<TokenGrammar> constraint)
 {
     public GenerateRequest
     {
@@ -34,6 +37,7 @@ public record GenerateRequest(
         stopTokenIds = Set.copyOf(requireNonNull(stopTokenIds, "stopTokenIds is null"));
         requireNonNull(ticket, "ticket is null");
         requireNonNull(logprobs, "logprobs is null");
+        requireNonNull(constraint, "constraint is null");
         if (promptIds.length == 0) {
             throw new RequestRejectedException(RequestRejectedException.Kind.INVALID, "the prompt is empty");
         }
@@ -44,6 +48,12 @@ public record GenerateRequest(
             throw new RequestRejectedException(RequestRejectedException.Kind.INVALID, "the logprob start " + logprobs.get().inputStart()
                     + " is not a prompt position: the prompt has " + promptIds.length + " tokens");
         }
+    }
+
+    public GenerateRequest(String rid, int[] promptIds, int maxNewTokens, SamplingParams sampling, Set<Integer> stopTokenIds,
+            boolean ignoreEos, boolean returnLogits, Optional<RoomTicket> ticket, Optional<LogprobRequest> logprobs)
+    {
+        this(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, returnLogits, ticket, logprobs, Optional.empty());
     }
 
     public GenerateRequest(String rid, int[] promptIds, int maxNewTokens, SamplingParams sampling, Set<Integer> stopTokenIds,
@@ -65,16 +75,21 @@ public record GenerateRequest(
 
     public GenerateRequest withLogits()
     {
-        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, true, ticket, logprobs);
+        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, true, ticket, logprobs, constraint);
     }
 
     public GenerateRequest withTicket(RoomTicket roomTicket)
     {
-        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, returnLogits, Optional.of(roomTicket), logprobs);
+        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, returnLogits, Optional.of(roomTicket), logprobs, constraint);
     }
 
     public GenerateRequest withLogprobs(LogprobRequest request)
     {
-        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, returnLogits, ticket, Optional.of(request));
+        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, returnLogits, ticket, Optional.of(request), constraint);
+    }
+
+    public GenerateRequest withConstraint(TokenGrammar grammar)
+    {
+        return new GenerateRequest(rid, promptIds, maxNewTokens, sampling, stopTokenIds, ignoreEos, returnLogits, ticket, logprobs, Optional.of(grammar));
     }
 }

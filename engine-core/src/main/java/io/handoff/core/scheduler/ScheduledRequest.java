@@ -1,5 +1,6 @@
 package io.handoff.core.scheduler;
 
+import io.handoff.core.grammar.TokenMatcher;
 import io.handoff.core.prefix.PrefixNode;
 import io.handoff.trace.FailureCause;
 import io.handoff.trace.FinishReason;
@@ -47,6 +48,13 @@ final class ScheduledRequest
     final TokenLogprob[] inputLogprobs;
     /** The ids that end it: its stop token ids, and the model's EOS ids unless it ignores EOS. */
     final Set<Integer> endIds;
+    /**
+     * Where its output is in its grammar, when it has one (compute thread). It reads the output tokens, so on a decode
+     * it starts by reading the first token the prefill sampled under the same grammar.
+     */
+    final TokenMatcher matcher;
+    /** Why the output left its grammar (compute thread writes, the scheduler reads after the step's fence); null while it has not. */
+    volatile String constraintError;
 
     Phase phase = Phase.WAITING;
     long admittedNanos;
@@ -95,6 +103,8 @@ final class ScheduledRequest
         this.inputFrom = request.logprobs().map(l -> TokenLogprobs.inputFrom(l, promptLength())).orElse(promptLength());
         this.inputLogprobs = new TokenLogprob[promptLength() - inputFrom];
         this.endIds = endIds(request, eosTokenIds);
+        // a grammar that is complete must be able to end the output even when EOS is ignored and no stop id is set
+        this.matcher = request.constraint().map(grammar -> new TokenMatcher(grammar, endIds.isEmpty() ? eosTokenIds : endIds)).orElse(null);
     }
 
     /** Alternatives per position the request asked for; meaningful only when it asked for log probabilities. */

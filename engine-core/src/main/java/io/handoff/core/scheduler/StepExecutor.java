@@ -2,6 +2,7 @@ package io.handoff.core.scheduler;
 
 import io.handoff.core.fault.FaultInjector;
 import io.handoff.core.fault.FaultPoint;
+import io.handoff.core.grammar.GrammarException;
 import io.handoff.core.kv.KvPool;
 import io.handoff.core.model.ForwardBatch;
 import io.handoff.core.model.Sampler;
@@ -98,7 +99,17 @@ final class StepExecutor
 
     private static void sample(ScheduledRequest request, int index, float[] logits)
     {
-        request.outputs[index] = Sampler.sample(logits, request.request.sampling(), new SamplingContext(request.outputs, index, request.endIds));
+        long[] allowed = null;
+        if (request.matcher != null && request.constraintError == null) {
+            try {
+                request.matcher.catchUp(request.outputs, index);
+                allowed = request.matcher.allowed();
+            }
+            catch (GrammarException e) {
+                request.constraintError = e.getMessage(); // the request ends with this error when the token is produced
+            }
+        }
+        request.outputs[index] = Sampler.sample(logits, request.request.sampling(), new SamplingContext(request.outputs, index, request.endIds, allowed));
         request.outputLogprob(index, logits);
         if (request.request.returnLogits()) {
             synchronized (request.logits) {

@@ -388,7 +388,10 @@ final class StepLoop
             finish(request, FinishReason.ABORT, "its token listener failed: " + e, FailureCause.ENGINE);
             return;
         }
-        if (request.endIds.contains(token)) {
+        if (request.constraintError != null) {
+            finish(request, FinishReason.ERROR, "the output cannot follow its grammar: " + request.constraintError, FailureCause.ENGINE);
+        }
+        else if (request.endIds.contains(token) || request.matcher != null && request.matcher.ends(token)) {
             finish(request, FinishReason.STOP, null, null);
         }
         else if (request.producedOutputs == request.request.maxNewTokens()) {

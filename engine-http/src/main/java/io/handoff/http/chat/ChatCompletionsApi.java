@@ -3,6 +3,7 @@ package io.handoff.http.chat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.output.SamplingOptions;
 import io.handoff.core.scheduler.TokenLogprob;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.Exchange;
@@ -13,7 +14,11 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static java.util.Objects.requireNonNull;
@@ -58,11 +63,14 @@ public final class ChatCompletionsApi
         });
         ChatTemplate template = model.template().orElseThrow(() -> ApiError.invalid("no_chat_template", "messages",
                 "model " + model.id() + " has no chat template; use /v1/completions with a prompt you format yourself"));
-        String prompt = render(template, request.messages());
+        ChatTools tools = request.tools();
+        Optional<ToolFormat> format = tools.active() ? Optional.of(ToolFormat.of(template.source())) : Optional.empty();
+        String prompt = render(template, request.messages(), tools, format);
+        SamplingOptions sampling = format.flatMap(f -> f.grammar(tools)).map(request.sampling()::withGrammar).orElse(request.sampling());
         String rid = request.rid().orElseGet(() -> ridPrefix + nextRid.incrementAndGet());
         ChatModel.Request generation = new ChatModel.Request(rid, model.encode(prompt), request.maxTokens().orElse(defaultMaxTokens),
-                request.sampling(), request.logprobs(), request.n(), model.ticket(body, exchange));
-        Reply reply = new Reply("chatcmpl-" + rid, created, generation);
+                sampling, request.logprobs(), request.n(), model.ticket(body, exchange));
+        Reply reply = new Reply("chatcmpl-" + rid, created, generation, format);
         if (request.stream()) {
             stream(exchange, reply, request.includeUsage());
             return;
@@ -86,15 +94,36 @@ public final class ChatCompletionsApi
         private final String id;
         private final long created;
         private final ChatModel.Request request;
+        // how the model writes tool calls, when the request has tools the model may call
+        private final Optional<ToolFormat> tools;
         // per choice: the output tokens whose log probabilities went out
         private final int[] sentTokens;
 
-        Reply(String id, long created, ChatModel.Request request)
+        Reply(String id, long created, ChatModel.Request request, Optional<ToolFormat> tools)
         {
             this.id = id;
             this.created = created;
             this.request = request;
+            this.tools = tools;
             this.sentTokens = new int[request.n()];
+        }
+
+        /** The output's text and calls: all text when the request has no tools or the output calls none. */
+        ToolFormat.Parsed parsed(ChatModel.Outcome outcome)
+        {
+            return tools.map(f -> f.parse(outcome.text()))
+                    .orElseGet(() -> new ToolFormat.Parsed(Optional.of(outcome.text()), List.of()));
+        }
+
+        /** How much of the text so far may go out as content (held back where tool calls may start). */
+        int streamable(String text)
+        {
+            return tools.map(f -> ToolCallJson.streamable(text, f.trigger())).orElse(text.length());
+        }
+
+        String finishReason(ChatModel.Outcome outcome, ToolFormat.Parsed parsed)
+        {
+            return !parsed.calls().isEmpty() && outcome.finishReason().equals("stop") ? "tool_calls" : outcome.finishReason();
         }
 
         ObjectNode envelope(String object)
@@ -114,9 +143,13 @@ public final class ChatCompletionsApi
         {
             ObjectNode choice = JsonFields.MAPPER.createObjectNode();
             choice.put("index", index);
-            choice.putObject("message").put("role", "assistant").put("content", outcome.text());
+            ToolFormat.Parsed parsed = parsed(outcome);
+            ObjectNode message = choice.putObject("message").put("role", "assistant").put("content", parsed.content().orElse(null));
+            if (!parsed.calls().isEmpty()) {
+                message.set("tool_calls", ToolCallJson.message(request.rid(), index, parsed.calls()));
+            }
             logprobs(index, choice, outcome.outputIds(), outcome.logprobs());
-            choice.put("finish_reason", outcome.finishReason());
+            choice.put("finish_reason", finishReason(outcome, parsed));
             return choice;
         }
 
@@ -146,8 +179,37 @@ public final class ChatCompletionsApi
     /** {@code messages} as the model's prompt, with the generation prompt; a template that cannot render them is a 400. */
     public static String render(ChatTemplate template, List<ChatMessage> messages)
     {
+        return render(template, messages, ChatTools.NONE, Optional.empty());
+    }
+
+    /**
+     * {@code messages} and the tools the model may call as the model's prompt: through its template's {@code tools}, or
+     * for a template without them ({@link ToolFormat#GENERIC}) as a system message, with earlier calls written as text.
+     */
+    static String render(ChatTemplate template, List<ChatMessage> messages, ChatTools tools, Optional<ToolFormat> format)
+    {
+        Map<String, Object> extra = new HashMap<>();
+        List<ChatMessage> turns = messages;
+        if (format.isPresent() && format.get().templateRendersTools()) {
+            extra.put("tools", tools.templateValues());
+        }
+        else if (format.isPresent()) {
+            turns = new ArrayList<>();
+            String described = format.get().systemPrompt(tools);
+            if (messages.getFirst().role().equals("system")) {
+                turns.add(messages.getFirst().withContent(messages.getFirst().content() + "\n\n" + described));
+            }
+            else {
+                turns.add(new ChatMessage("system", described));
+            }
+            for (ChatMessage message : messages.subList(messages.getFirst().role().equals("system") ? 1 : 0, messages.size())) {
+                StringBuilder text = new StringBuilder(message.content());
+                message.toolCalls().forEach(call -> text.append(text.isEmpty() ? "" : "\n").append(format.get().written(call)));
+                turns.add(message.withContent(text.toString()));
+            }
+        }
         try {
-            return template.render(messages, true);
+            return template.render(turns, true, extra);
         }
         catch (ChatTemplateException e) {
             throw ApiError.invalid("chat_template_error", "messages", e.raised() ? e.getMessage()
@@ -162,9 +224,10 @@ public final class ChatCompletionsApi
         Events events = new Events(exchange, reply);
         int[] sent = new int[reply.request.n()];
         ChatModel.Result result = model.generate(reply.request, (index, text, ids, logprobs) -> {
-            if (text.length() > sent[index]) {
-                events.send(reply.delta(index, text.substring(sent[index]), ids, logprobs));
-                sent[index] = text.length();
+            int ready = reply.streamable(text);
+            if (ready > sent[index]) {
+                events.send(reply.delta(index, text.substring(sent[index], ready), ids, logprobs));
+                sent[index] = ready;
             }
         });
         if (result.clientGone()) {
@@ -176,13 +239,23 @@ public final class ChatCompletionsApi
         else {
             for (int i = 0; i < result.outcomes().size(); i++) {
                 ChatModel.Outcome outcome = result.outcomes().get(i);
+                ToolFormat.Parsed parsed = reply.parsed(outcome);
+                // with calls, the content is the text before them (all of which may not have gone out yet); else all the text
+                String content = parsed.calls().isEmpty() ? outcome.text() : parsed.content().orElse("");
                 boolean logprobsLeft = reply.request.logprobs().isPresent() && reply.sentTokens[i] < outcome.outputIds().length;
-                if (outcome.text().length() > sent[i] || logprobsLeft) {
-                    String rest = outcome.text().substring(Math.min(sent[i], outcome.text().length()));
+                if (content.length() > sent[i] || logprobsLeft) {
+                    String rest = content.substring(Math.min(sent[i], content.length()));
                     events.send(reply.delta(i, rest, outcome.outputIds(), outcome.logprobs()));
                 }
+                if (!parsed.calls().isEmpty()) {
+                    ObjectNode calls = reply.chunk();
+                    ObjectNode choice = calls.withArray("choices").addObject().put("index", i);
+                    choice.putObject("delta").set("tool_calls", ToolCallJson.delta(reply.request.rid(), i, parsed.calls()));
+                    choice.putNull("finish_reason");
+                    events.send(calls);
+                }
                 ObjectNode last = reply.chunk();
-                last.withArray("choices").addObject().put("index", i).put("finish_reason", outcome.finishReason()).putObject("delta");
+                last.withArray("choices").addObject().put("index", i).put("finish_reason", reply.finishReason(outcome, parsed)).putObject("delta");
                 events.send(last);
             }
             if (includeUsage) {

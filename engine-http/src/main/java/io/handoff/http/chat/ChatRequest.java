@@ -2,13 +2,16 @@ package io.handoff.http.chat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.grammar.Grammar;
 import io.handoff.core.output.LogprobOptions;
 import io.handoff.core.output.SamplingOptions;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.JsonFields;
 import io.handoff.http.base.OutputCount;
 import io.handoff.http.base.UnusedFields;
+import io.handoff.http.fields.ConstraintFields;
 import io.handoff.http.fields.LogprobFields;
+import io.handoff.http.fields.ResponseFormats;
 import io.handoff.http.fields.SamplingFields;
 
 import java.util.ArrayList;
@@ -23,15 +26,16 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * A validated {@code POST /v1/chat/completions} body: the messages, the sampling fields every API takes
- * ({@link SamplingFields}, OpenAI's spelling) and {@code logprobs} / {@code top_logprobs}. Options this server does not
- * implement are taken only at their neutral value (no tools, no structured output), so a client never
- * silently gets something other than what it asked for; every refusal is a 400 naming the field, the value seen and
- * what is allowed.
+ * ({@link SamplingFields}, OpenAI's spelling, with SGLang's {@code json_schema} / {@code regex} / {@code ebnf}),
+ * {@code response_format}, the tools ({@link ChatTools}) and {@code logprobs} / {@code top_logprobs}. Options this
+ * server does not implement are taken only at their neutral value, so a client never silently gets something other
+ * than what it asked for; every refusal is a 400 naming the field, the value seen and what is allowed.
  *
  * @param maxTokens {@code max_completion_tokens} or its older name {@code max_tokens}; empty: the server's default
  * @param includeUsage {@code stream_options.include_usage}: a last chunk with the usage before {@code [DONE]}
  * @param n choices to generate, each from the same prompt (1 to {@link OutputCount#MAX_OUTPUTS})
  * @param rid the request's id (SGLang's extension; a router sends it), else the server makes one
+ * @param sampling the sampling fields, with the output's grammar when {@code response_format} or a constraint field set one
  */
 public record ChatRequest(
         Optional<String> model,
@@ -42,7 +46,8 @@ public record ChatRequest(
         boolean stream,
         boolean includeUsage,
         int n,
-        Optional<String> rid)
+        Optional<String> rid,
+        ChatTools tools)
 {
     static final Set<String> ROLES = Set.of("system", "user", "assistant", "tool");
     private static final Set<String> FIELDS = JsonFields.fieldNames(Set.of("model", "messages", "max_tokens", "max_completion_tokens", "stream",
@@ -50,7 +55,7 @@ public record ChatRequest(
             // a router's pairing of a prefill with a decode; the server checks them (and who sent them) itself
             "bootstrap_room", "bootstrap_generation", "bootstrap_host", "bootstrap_local"),
             SamplingFields.names(SamplingFields.Spelling.OPENAI), UnusedFields.openAiNames());
-    private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name", "tool_call_id");
+    private static final Set<String> MESSAGE_FIELDS = Set.of("role", "content", "name", "tool_call_id", "tool_calls");
 
     public ChatRequest
     {
@@ -60,6 +65,7 @@ public record ChatRequest(
         requireNonNull(sampling, "sampling is null");
         requireNonNull(logprobs, "logprobs is null");
         requireNonNull(rid, "rid is null");
+        requireNonNull(tools, "tools is null");
     }
 
     public List<String> stop()
@@ -83,11 +89,8 @@ public record ChatRequest(
         JsonFields fields = JsonFields.of(body);
         Optional<String> model = optional(body, "model").map(v -> string("model", v));
         UnusedFields.checkOpenAi(fields);
-        neutral(body, "tools", v -> v.isArray() && v.isEmpty(), "[]", "tool calling is not implemented");
-        neutral(body, "tool_choice", v -> v.isTextual() && v.textValue().equals("none"), "\"none\"", "tool calling is not implemented");
-        neutral(body, "parallel_tool_calls", JsonNode::isBoolean, "true or false", "tool calling is not implemented");
-        neutral(body, "response_format", v -> v.isObject() && v.path("type").asText().equals("text") && v.size() == 1,
-                "{\"type\": \"text\"}", "structured output is not implemented");
+        ChatTools tools = ChatTools.parse(body);
+        Optional<Grammar> format = optional(body, "response_format").flatMap(v -> ResponseFormats.chat(v, "response_format"));
         optional(body, "user").ifPresent(v -> string("user", v));
         boolean stream = optional(body, "stream").map(v -> bool("stream", v)).orElse(false);
         boolean includeUsage = false;
@@ -105,8 +108,19 @@ public record ChatRequest(
         List<ChatMessage> messages = messages(body);
         OptionalInt maxTokens = maxTokens(body, maxContext);
         SamplingOptions sampling = SamplingFields.parse(fields, SamplingFields.Spelling.OPENAI, maxTokens.orElse(defaultMaxTokens), vocabSize);
+        if (format.isPresent()) {
+            if (sampling.grammar().isPresent()) {
+                throw ApiError.invalid("invalid_value", "response_format", "response_format and " + ConstraintFields.NAMES.stream().filter(body::has)
+                        .findFirst().orElse("a constraint") + " both constrain the output; send one");
+            }
+            sampling = sampling.withGrammar(format.get());
+        }
+        if (tools.active() && sampling.grammar().isPresent() && (tools.required() || tools.callable().stream().anyMatch(ChatTools.Tool::strict))) {
+            throw ApiError.invalid("invalid_value", "tool_choice", "a required or strict tool call and response_format (or json_schema, regex, "
+                    + "ebnf) both constrain the output; send one");
+        }
         return new ChatRequest(model, messages, maxTokens, sampling, LogprobFields.chat(fields), stream, includeUsage,
-                OutputCount.of("/v1/chat/completions", body).returned(), optional(body, "rid").map(v -> string("rid", v)));
+                OutputCount.of("/v1/chat/completions", body).returned(), optional(body, "rid").map(v -> string("rid", v)), tools);
     }
 
     private static List<ChatMessage> messages(ObjectNode body)
@@ -131,15 +145,59 @@ public record ChatRequest(
                 throw ApiError.invalid("invalid_value", path + ".role", path + ".role = \"" + role + "\" is not supported; use one of "
                         + new TreeSet<>(ROLES));
             }
-            optional(message, "name").ifPresent(v -> string(path + ".name", v));
-            optional(message, "tool_call_id").ifPresent(v -> string(path + ".tool_call_id", v));
-            messages.add(new ChatMessage(role, content(path + ".content", message.get("content"), role)));
+            Optional<String> name = optional(message, "name").map(v -> string(path + ".name", v));
+            Optional<String> toolCallId = optional(message, "tool_call_id").map(v -> string(path + ".tool_call_id", v));
+            List<ToolFormat.Call> calls = new ArrayList<>();
+            List<String> ids = new ArrayList<>();
+            optional(message, "tool_calls").ifPresent(v -> toolCalls(path + ".tool_calls", v, role, calls, ids));
+            String content = calls.isEmpty() || message.hasNonNull("content") ? content(path + ".content", message.get("content"), role) : "";
+            messages.add(new ChatMessage(role, content, calls, ids, toolCallId, name));
         }
-        if (messages.stream().allMatch(message -> message.content().isEmpty())) {
+        if (messages.stream().allMatch(message -> message.content().isEmpty() && message.toolCalls().isEmpty())) {
             // the template alone would be the prompt: a generation from nothing the client said
             throw ApiError.invalid("invalid_value", "messages", "every message's content is empty; send at least one message with text");
         }
         return messages;
+    }
+
+    /** An assistant message's earlier calls: {@code [{"id", "type": "function", "function": {"name", "arguments"}}]}. */
+    private static void toolCalls(String path, JsonNode value, String role, List<ToolFormat.Call> calls, List<String> ids)
+    {
+        if (!role.equals("assistant")) {
+            throw ApiError.invalid("invalid_value", path, path + " is only allowed on an assistant message");
+        }
+        if (!value.isArray()) {
+            throw wrongType(path, "an array of {\"id\", \"type\": \"function\", \"function\": {\"name\", \"arguments\"}}", value);
+        }
+        for (int i = 0; i < value.size(); i++) {
+            String at = path + "[" + i + "]";
+            JsonNode call = value.get(i);
+            JsonNode function = call.path("function");
+            if (!call.isObject() || !function.path("name").isTextual()) {
+                throw ApiError.invalid("invalid_value", at, at + " must be {\"id\", \"type\": \"function\", \"function\": {\"name\", \"arguments\"}}");
+            }
+            JsonNode arguments = function.path("arguments");
+            String text;
+            if (arguments.isTextual()) {
+                text = arguments.textValue();
+                try {
+                    if (!JsonFields.MAPPER.readTree(text).isObject()) {
+                        throw ApiError.invalid("invalid_value", at + ".function.arguments", at + ".function.arguments must be a JSON object's text");
+                    }
+                }
+                catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                    throw ApiError.invalid("invalid_value", at + ".function.arguments", at + ".function.arguments is not JSON: " + e.getOriginalMessage());
+                }
+            }
+            else if (arguments.isObject()) {
+                text = arguments.toString();
+            }
+            else {
+                throw wrongType(at + ".function.arguments", "the arguments' JSON text", arguments);
+            }
+            calls.add(new ToolFormat.Call(function.get("name").textValue(), text));
+            ids.add(call.path("id").isTextual() ? call.get("id").textValue() : "call_" + i);
+        }
     }
 
     /** A string, or an array of {@code {type: "text", text}} parts joined with newlines (as vLLM joins them). */
@@ -196,16 +254,6 @@ public record ChatRequest(
                         + String.join(", ", new TreeSet<>(known)));
             }
         }
-    }
-
-    private static void neutral(ObjectNode body, String name, java.util.function.Predicate<JsonNode> isNeutral, String neutral, String why)
-    {
-        optional(body, name).ifPresent(value -> {
-            if (!isNeutral.test(value)) {
-                throw ApiError.invalid("unsupported", name, name + " = " + shown(value) + " is not supported (" + why + "); leave it out or set it to "
-                        + neutral);
-            }
-        });
     }
 
     private static Optional<JsonNode> optional(ObjectNode node, String name)

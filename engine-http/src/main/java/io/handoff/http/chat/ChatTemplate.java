@@ -27,13 +27,15 @@ import static java.util.Objects.requireNonNull;
  */
 public final class ChatTemplate
 {
+    private final String source;
     private final List<TemplateAst.Node> nodes;
     private final String bosToken;
     private final String eosToken;
     private final Clock clock;
 
-    private ChatTemplate(List<TemplateAst.Node> nodes, String bosToken, String eosToken, Clock clock)
+    private ChatTemplate(String source, List<TemplateAst.Node> nodes, String bosToken, String eosToken, Clock clock)
     {
+        this.source = source;
         this.nodes = nodes;
         this.bosToken = bosToken;
         this.eosToken = eosToken;
@@ -50,8 +52,14 @@ public final class ChatTemplate
     public static ChatTemplate parse(String source, String bosToken, String eosToken, Clock clock)
     {
         requireNonNull(source, "source is null");
-        return new ChatTemplate(TemplateParser.parse(source), requireNonNull(bosToken, "bosToken is null"),
+        return new ChatTemplate(source, TemplateParser.parse(source), requireNonNull(bosToken, "bosToken is null"),
                 requireNonNull(eosToken, "eosToken is null"), requireNonNull(clock, "clock is null"));
+    }
+
+    /** The template's text (which tells, for one, how the model writes tool calls). */
+    public String source()
+    {
+        return source;
     }
 
     public String bosToken()
@@ -81,6 +89,23 @@ public final class ChatTemplate
             Map<String, Object> turn = new LinkedHashMap<>();
             turn.put("role", message.role());
             turn.put("content", message.content());
+            if (!message.toolCalls().isEmpty()) {
+                List<Object> calls = new ArrayList<>();
+                for (int i = 0; i < message.toolCalls().size(); i++) {
+                    ToolFormat.Call call = message.toolCalls().get(i);
+                    Map<String, Object> function = new LinkedHashMap<>();
+                    function.put("name", call.name());
+                    function.put("arguments", TemplateValues.fromJson(ToolCallJson.arguments(call)));
+                    Map<String, Object> entry = new LinkedHashMap<>();
+                    entry.put("id", message.toolCallIds().get(i));
+                    entry.put("type", "function");
+                    entry.put("function", function);
+                    calls.add(entry);
+                }
+                turn.put("tool_calls", calls);
+            }
+            message.toolCallId().ifPresent(id -> turn.put("tool_call_id", id));
+            message.name().ifPresent(name -> turn.put("name", name));
             turns.add(turn);
         }
         Map<String, Object> globals = new HashMap<>(extra);

@@ -120,6 +120,34 @@ final class TemplateValues
     }
 
     /** {@code json.dumps(value, ensure_ascii=False, indent=indent)}; {@code indent} null for one line. */
+    /** A JSON value as templates see it: maps (in order), lists, strings, {@link Long}, {@link Double}, booleans, null. */
+    static Object fromJson(com.fasterxml.jackson.databind.JsonNode node)
+    {
+        if (node == null || node.isNull()) {
+            return null;
+        }
+        if (node.isObject()) {
+            Map<String, Object> map = new java.util.LinkedHashMap<>();
+            node.properties().forEach(e -> map.put(e.getKey(), fromJson(e.getValue())));
+            return map;
+        }
+        if (node.isArray()) {
+            List<Object> list = new ArrayList<>();
+            node.forEach(item -> list.add(fromJson(item)));
+            return list;
+        }
+        if (node.isTextual()) {
+            return node.textValue();
+        }
+        if (node.isBoolean()) {
+            return node.booleanValue();
+        }
+        if (node.isIntegralNumber() && node.canConvertToLong()) {
+            return node.longValue();
+        }
+        return node.doubleValue();
+    }
+
     static String toJson(Object value, Integer indent)
     {
         StringBuilder out = new StringBuilder();

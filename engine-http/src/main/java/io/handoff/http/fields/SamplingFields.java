@@ -49,9 +49,8 @@ public final class SamplingFields
     private static Map<String, String> notRun()
     {
         Map<String, String> fields = new LinkedHashMap<>();
-        for (String name : List.of("json_schema", "regex", "ebnf", "structural_tag", "stop_regex")) {
-            fields.put(name, "constrained decoding is not implemented");
-        }
+        fields.put("structural_tag", "structural tags are not implemented; use json_schema, regex or ebnf, or tools");
+        fields.put("stop_regex", "stop strings are matched literally; use stop");
         fields.put("custom_params", "custom logit processors are not run");
         fields.put("stream_interval", "every token is streamed as it is produced");
         return fields;
@@ -62,6 +61,7 @@ public final class SamplingFields
     {
         Set<String> names = new HashSet<>(COMMON);
         names.addAll(NOT_RUN.keySet());
+        names.addAll(ConstraintFields.NAMES);
         names.add(spelling.minTokens);
         if (spelling == Spelling.SGLANG) {
             names.add("sampling_seed");
@@ -107,7 +107,8 @@ public final class SamplingFields
                 body.intArray("stop_token_ids", 0, vocabSize).map(SamplingFields::boxed).orElse(Set.of()),
                 body.bool("ignore_eos").orElse(false),
                 body.bool("no_stop_trim").orElse(false),
-                body.bool("skip_special_tokens").orElse(true));
+                body.bool("skip_special_tokens").orElse(true),
+                ConstraintFields.parse(body));
     }
 
     /** -1 (every token) or at least 1, as SGLang takes it: 0 would leave nothing to sample from. */

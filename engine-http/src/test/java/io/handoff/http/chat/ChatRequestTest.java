@@ -50,8 +50,9 @@ class ChatRequestTest
                 + "\"max_completion_tokens\": 7, \"max_tokens\": 7, \"temperature\": 0.5, \"top_p\": 0.9, \"seed\": 42, \"stop\": [\"x\", \"y\"], "
                 + "\"stream\": true, \"stream_options\": {\"include_usage\": true}, \"n\": 1, \"user\": \"u\", \"frequency_penalty\": 0}");
         assertThat(request).isEqualTo(new ChatRequest(Optional.of("m"), List.of(new ChatMessage("system", "S"), new ChatMessage("user", "a\nb"),
-                new ChatMessage("assistant", ""), new ChatMessage("tool", "r")), OptionalInt.of(7),
-                new SamplingOptions(new SamplingParams(0.5f, 0.9f, 42), List.of("x", "y"), Set.of(), false, false, true), Optional.empty(), true, true, 1, Optional.empty()));
+                new ChatMessage("assistant", ""), new ChatMessage("tool", "r", List.of(), List.of(), Optional.of("t1"), Optional.empty())), OptionalInt.of(7),
+                new SamplingOptions(new SamplingParams(0.5f, 0.9f, 42), List.of("x", "y"), Set.of(), false, false, true), Optional.empty(), true, true, 1, Optional.empty(),
+                ChatTools.NONE));
     }
 
     @Test
@@ -59,7 +60,7 @@ class ChatRequestTest
     {
         assertThat(parse("{" + USER + ", \"stop\": \"end\"}")).isEqualTo(new ChatRequest(Optional.empty(), List.of(new ChatMessage("user", "Hi")),
                 OptionalInt.empty(), new SamplingOptions(new SamplingParams(1f, 1f, 0), List.of("end"), Set.of(), false, false, true), Optional.empty(),
-                false, false, 1, Optional.empty()));
+                false, false, 1, Optional.empty(), ChatTools.NONE));
         assertThat(parse("{" + USER + ", \"max_tokens\": 5}").maxTokens()).hasValue(5);
     }
 
@@ -115,8 +116,8 @@ class ChatRequestTest
         refused("{" + USER + ", \"n\": 0}", "n", "n must be in 1..64, got 0");
         refused("{" + USER + ", \"logit_bias\": {\"5\": 1}}", "logit_bias", "logit bias is not implemented");
         refused("{" + USER + ", \"lora_path\": \"adapter\"}", "lora_path", "LoRA adapters are not served");
-        refused("{" + USER + ", \"tools\": [{}]}", "tools", "tool calling is not implemented");
-        refused("{" + USER + ", \"response_format\": {\"type\": \"json_object\"}}", "response_format", "structured output is not implemented");
+        refused("{" + USER + ", \"tools\": [{}]}", "tools[0].type", "only function tools are supported");
+        refused("{" + USER + ", \"response_format\": {\"type\": \"xml\"}}", "response_format.type", "use text, json_object or json_schema");
         refused("{" + USER + ", \"best_of\": 2}", "best_of", "unknown field 'best_of'; known fields: ");
         assertThat(parse("{" + USER + ", \"n\": 1, \"tools\": [], \"tool_choice\": \"none\", \"logprobs\": false}").messages()).hasSize(1);
     }

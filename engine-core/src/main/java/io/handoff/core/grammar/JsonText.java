@@ -1,0 +1,95 @@
+package io.handoff.core.grammar;
+
+import java.math.BigDecimal;
+import java.util.List;
+import java.util.Map;
+
+/** Compact JSON text of the values {@link io.handoff.core.json.Json} parses, as literals of a schema's enum and const. */
+final class JsonText
+{
+    private JsonText() {}
+
+    static String write(Object value)
+    {
+        StringBuilder out = new StringBuilder();
+        write(value, out);
+        return out.toString();
+    }
+
+    /** The JSON Schema type of a value ({@code integer} for integral numbers). */
+    static String type(Object value)
+    {
+        return switch (value) {
+            case null -> "null";
+            case String ignored -> "string";
+            case Boolean ignored -> "boolean";
+            case Long ignored -> "integer";
+            case BigDecimal d -> d.stripTrailingZeros().scale() <= 0 ? "integer" : "number";
+            case Map<?, ?> ignored -> "object";
+            case List<?> ignored -> "array";
+            default -> throw new IllegalArgumentException("not a JSON value: " + value.getClass().getSimpleName());
+        };
+    }
+
+    private static void write(Object value, StringBuilder out)
+    {
+        switch (value) {
+            case null -> out.append("null");
+            case String s -> string(s, out);
+            case Boolean b -> out.append(b);
+            case Long l -> out.append(l);
+            case BigDecimal d -> out.append(d);
+            case Map<?, ?> map -> {
+                out.append('{');
+                boolean first = true;
+                for (Map.Entry<?, ?> entry : map.entrySet()) {
+                    if (!first) {
+                        out.append(',');
+                    }
+                    first = false;
+                    string(String.valueOf(entry.getKey()), out);
+                    out.append(':');
+                    write(entry.getValue(), out);
+                }
+                out.append('}');
+            }
+            case List<?> list -> {
+                out.append('[');
+                for (int i = 0; i < list.size(); i++) {
+                    if (i > 0) {
+                        out.append(',');
+                    }
+                    write(list.get(i), out);
+                }
+                out.append(']');
+            }
+            default -> throw new IllegalArgumentException("not a JSON value: " + value.getClass().getSimpleName());
+        }
+    }
+
+    private static void string(String s, StringBuilder out)
+    {
+        out.append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                case '\n' -> out.append("\\n");
+                case '\r' -> out.append("\\r");
+                case '\t' -> out.append("\\t");
+                case '\b' -> out.append("\\b");
+                case '\f' -> out.append("\\f");
+                default -> {
+                    if (c < 0x20) {
+                        out.append(String.format("\\u%04x", (int) c));
+                    }
+                    else {
+                        out.append(c);
+                    }
+                }
+            }
+        }
+        out.append('"');
+    }
+}

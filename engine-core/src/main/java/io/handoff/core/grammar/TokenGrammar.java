@@ -1,0 +1,104 @@
+package io.handoff.core.grammar;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * A grammar bound to a model's vocabulary: which tokens each state allows, as a bit per token. A state's mask is
+ * computed once, by walking the sorted vocabulary through the automaton (a common prefix is read once, a refused
+ * prefix skips every token that starts with it), and kept with the state, so the steps of a generation that return to
+ * a state (inside a string, between array items) pay a lookup. Shared by every request with the same grammar; its
+ * methods are serialized on this object.
+ */
+public final class TokenGrammar
+{
+    // masks kept per grammar; past this a state's mask is computed each time it is needed
+    private static final int MAX_KEPT_MASKS = 4096;
+
+    private final Grammar grammar;
+    private final ByteAutomaton automaton;
+    private final TokenVocabulary vocabulary;
+    private final int words;
+    private int keptMasks;
+
+    public TokenGrammar(Grammar grammar, TokenVocabulary vocabulary)
+    {
+        this.grammar = requireNonNull(grammar, "grammar is null");
+        this.vocabulary = requireNonNull(vocabulary, "vocabulary is null");
+        this.automaton = ByteAutomaton.compile(grammar);
+        this.words = (vocabulary.rows() + 63) >>> 6;
+    }
+
+    public Grammar grammar()
+    {
+        return grammar;
+    }
+
+    public TokenVocabulary vocabulary()
+    {
+        return vocabulary;
+    }
+
+    synchronized ByteAutomaton.State start()
+    {
+        return automaton.start();
+    }
+
+    /** The state after token {@code id} from {@code state}; null when the grammar refuses it (or it has no text). */
+    synchronized ByteAutomaton.State advance(ByteAutomaton.State state, int id)
+    {
+        byte[] bytes = vocabulary.bytes(id);
+        return bytes == null ? null : automaton.advance(state, bytes);
+    }
+
+    /** The tokens allowed in {@code state}, end ids aside: one bit per token id, low bit first. Do not modify it. */
+    synchronized long[] mask(ByteAutomaton.State state)
+    {
+        if (state.mask != null) {
+            return state.mask;
+        }
+        long[] bits = walk(state);
+        if (keptMasks < MAX_KEPT_MASKS) {
+            state.mask = bits;
+            keptMasks++;
+        }
+        return bits;
+    }
+
+    private long[] walk(ByteAutomaton.State from)
+    {
+        long[] bits = new long[words];
+        if (!from.open()) {
+            return bits;
+        }
+        ByteAutomaton.State[] states = new ByteAutomaton.State[vocabulary.maxLength() + 1];
+        states[0] = from;
+        int valid = 0;
+        int count = vocabulary.count();
+        for (int i = 0; i < count; i++) {
+            int length = vocabulary.length(i);
+            int offset = vocabulary.offset(i);
+            int d = Math.min(vocabulary.lcp(i), valid);
+            boolean dead = false;
+            while (d < length) {
+                ByteAutomaton.State next = automaton.next(states[d], vocabulary.at(offset + d) & 0xff);
+                if (next == null) {
+                    dead = true;
+                    break;
+                }
+                states[++d] = next;
+            }
+            if (dead) {
+                valid = d;
+                // every following token that shares the refused prefix is refused too
+                while (i + 1 < count && vocabulary.lcp(i + 1) > d) {
+                    i++;
+                }
+                continue;
+            }
+            valid = length;
+            int id = vocabulary.id(i);
+            bits[id >>> 6] |= 1L << id;
+        }
+        return bits;
+    }
+}
