@@ -34,7 +34,7 @@ module handoff.core {
     exports io.handoff.core.fault to handoff.http, handoff.cli, handoff.tools;
     exports io.handoff.core.output to handoff.http, handoff.cli, handoff.tools;
     exports io.handoff.core.grammar to handoff.http, handoff.cli, handoff.tools;
-    exports io.handoff.core.json to handoff.http;
+    exports io.handoff.core.json to handoff.http, handoff.tools;
     exports io.handoff.core.security to handoff.http, handoff.cli, handoff.tools, handoff.testkit;
     exports io.handoff.core.transfer to handoff.testkit, handoff.cli, handoff.tools;
 

@@ -20,6 +20,7 @@ module handoff.tools {
     opens io.handoff.bench.attention to info.picocli;
     opens io.handoff.bench.scheduler to info.picocli;
     opens io.handoff.bench.collective to info.picocli;
+    opens io.handoff.bench.grammar to info.picocli;
 
     provides io.handoff.cli.ToolCommands with io.handoff.tools.Tools;
 }

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.bench.MatmulReference;
 import io.handoff.bench.attention.AttentionBenchCommand;
 import io.handoff.bench.collective.CollectiveBenchCommand;
+import io.handoff.bench.grammar.GrammarBenchCommand;
 import io.handoff.bench.scheduler.SchedulerBenchCommand;
 import io.handoff.bench.serving.ServingCommand;
 import io.handoff.bench.transfer.TransferBenchCommand;
@@ -49,7 +50,7 @@ import java.util.concurrent.atomic.AtomicLong;
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Benchmarks. Every figure comes with a reference measured in the same run.",
         subcommands = {BenchCommand.Compute.class, TransferBenchCommand.class, TransferReceiverCommand.class, ServingCommand.class,
-                AttentionBenchCommand.class, SchedulerBenchCommand.class, CollectiveBenchCommand.class})
+                AttentionBenchCommand.class, SchedulerBenchCommand.class, CollectiveBenchCommand.class, GrammarBenchCommand.class})
 final class BenchCommand
         extends CommandGroup
 {

@@ -34,7 +34,7 @@ public final class JsonSchemaGrammar
     private static final long MAX_INTEGER = 999_999_999_999_999L;
     private static final Set<String> UNSUPPORTED = Set.of("not", "multipleOf", "patternProperties", "dependencies", "dependentRequired",
             "dependentSchemas", "if", "then", "else", "propertyNames", "contains", "minContains", "maxContains", "unevaluatedProperties",
-            "unevaluatedItems", "maxProperties", "$dynamicRef", "$recursiveRef");
+            "unevaluatedItems", "$dynamicRef", "$recursiveRef");
     private static final Set<String> ANNOTATIONS = Set.of("title", "description", "default", "examples", "$schema", "$id", "id", "$comment",
             "readOnly", "writeOnly", "deprecated", "$defs", "definitions", "$anchor", "strict", "name");
     private static final Map<String, String> FORMATS = Map.of(
@@ -68,7 +68,7 @@ public final class JsonSchemaGrammar
                 GrammarExpr.alt(List.of(literal("\""), literal("\\"), literal("/"), literal("b"), literal("f"), literal("n"), literal("r"),
                         literal("t"))), seq(literal("u"), notSurrogate)))))));
         rules.put("json-string", seq(literal("\""), new GrammarExpr.Repeat(ref("json-char"), 0, GrammarExpr.Repeat.UNBOUNDED), literal("\"")));
-        rules.put("json-number", seq(integerExpr(-MAX_INTEGER, MAX_INTEGER), fractionExpr()));
+        rules.put("json-number", seq(optional(literal("-")), digits(0, MAX_INTEGER), fractionExpr()));
         rules.put("json-value", GrammarExpr.alt(List.of(ref("json-object"), ref("json-array"), ref("json-string"), ref("json-number"),
                 literal("true"), literal("false"), literal("null"))));
         GrammarExpr member = seq(ref("json-string"), ref("ws"), literal(":"), ref("ws"), ref("json-value"));
@@ -195,27 +195,30 @@ public final class JsonSchemaGrammar
     {
         String keyword = s.containsKey("anyOf") ? "anyOf" : "oneOf";
         if (s.containsKey("anyOf") && s.containsKey("oneOf")) {
-            throw new GrammarException(path + ": anyOf together with oneOf is not supported");
+            throw new GrammarException(path + ": anyOf together with oneOf cannot be enforced by this engine; write one of them");
         }
-        for (String key : s.keySet()) {
-            if (!key.equals(keyword) && !ANNOTATIONS.contains(key)) {
-                throw new GrammarException(path + ": '" + key + "' beside " + keyword + " is not supported; move it into each branch");
-            }
-        }
-        if (!(s.get(keyword) instanceof List<?> branches) || branches.isEmpty()) {
+        if (!(s.get(keyword) instanceof List<?> listed) || listed.isEmpty()) {
             throw new GrammarException(path + "." + keyword + ": must be a non-empty array of schemas");
+        }
+        // keywords beside the union hold in every branch: merged into each
+        Map<String, Object> beside = new LinkedHashMap<>(s);
+        beside.remove(keyword);
+        beside.keySet().removeAll(ANNOTATIONS);
+        List<Object> branches = new ArrayList<>();
+        for (int i = 0; i < listed.size(); i++) {
+            branches.add(beside.isEmpty() ? listed.get(i) : merge(beside, listed.get(i), path + "." + keyword + "[" + i + "]"));
         }
         if (keyword.equals("oneOf")) {
             // exactly one branch must hold: only branches that no value can satisfy twice (different types, or distinct literals)
             List<Set<String>> seen = new ArrayList<>();
             for (int i = 0; i < branches.size(); i++) {
                 Set<String> kinds = kinds(branches.get(i), path + ".oneOf[" + i + "]");
-                for (Set<String> earlier : seen) {
+                for (int j = 0; j < seen.size(); j++) {
                     for (String kind : kinds) {
-                        if (earlier.contains(kind)) {
-                            throw new GrammarException(path + ".oneOf: branches " + seen.size() + " and " + i + " can both match a "
-                                    + kind.replace("=", " ") + "; oneOf can only be enforced over branches of different types or values "
-                                    + "(use anyOf if more than one may match)");
+                        if (seen.get(j).contains(kind)) {
+                            throw new GrammarException(path + ".oneOf: branches " + j + " and " + i + " can both match a "
+                                    + kind.replace("=", " ") + ", and that exactly one holds cannot be enforced by this engine; oneOf is "
+                                    + "taken over branches of different types or values (use anyOf if more than one may match)");
                         }
                     }
                 }
@@ -263,23 +266,52 @@ public final class JsonSchemaGrammar
         Map<String, Object> merged = new LinkedHashMap<>(s);
         merged.remove("allOf");
         for (int i = 0; i < branches.size(); i++) {
-            Object branch = branches.get(i);
-            if (branch instanceof Map<?, ?> map && map.get("$ref") instanceof String pointer && map.size() == 1) {
-                branch = resolve(pointer, path + ".allOf[" + i + "]");
-            }
-            if (!(branch instanceof Map<?, ?> map)) {
-                throw new GrammarException(path + ".allOf[" + i + "]: must be an object schema to be merged");
-            }
-            for (Map.Entry<?, ?> entry : map.entrySet()) {
-                String key = (String) entry.getKey();
-                if (ANNOTATIONS.contains(key)) {
-                    continue;
+            merged = merge(merged, branches.get(i), path + ".allOf[" + i + "]");
+        }
+        return merged;
+    }
+
+    /**
+     * One schema that holds exactly where both hold, when the two can be written as one: their keywords side by side,
+     * {@code properties} and {@code required} joined, and any other keyword in both only with the same value.
+     */
+    private Map<String, Object> merge(Map<String, Object> base, Object other, String path)
+    {
+        if (other instanceof Map<?, ?> map && map.get("$ref") instanceof String pointer && map.size() == 1) {
+            other = resolve(pointer, path);
+        }
+        if (!(other instanceof Map<?, ?> map)) {
+            throw new GrammarException(path + ": must be an object schema to be merged with the keywords beside it");
+        }
+        Map<String, Object> merged = new LinkedHashMap<>(base);
+        for (Map.Entry<?, ?> entry : map.entrySet()) {
+            String key = (String) entry.getKey();
+            Object value = entry.getValue();
+            if (ANNOTATIONS.contains(key) || !merged.containsKey(key) || merged.get(key).equals(value)) {
+                if (!ANNOTATIONS.contains(key)) {
+                    merged.put(key, value);
                 }
-                if (merged.containsKey(key) && !merged.get(key).equals(entry.getValue())) {
-                    throw new GrammarException(path + ".allOf: '" + key + "' appears in more than one branch with different values; "
-                            + "allOf can only be enforced where its branches merge into one schema");
+                continue;
+            }
+            if (key.equals("properties") && merged.get(key) instanceof Map<?, ?> mine && value instanceof Map<?, ?> theirs) {
+                Map<Object, Object> joined = new LinkedHashMap<>(mine);
+                for (Map.Entry<?, ?> property : theirs.entrySet()) {
+                    Object known = joined.putIfAbsent(property.getKey(), property.getValue());
+                    if (known != null && !known.equals(property.getValue())) {
+                        throw new GrammarException(path + ": property '" + property.getKey() + "' has two different schemas to hold at once, "
+                                + "which cannot be enforced by this engine; write it once");
+                    }
                 }
-                merged.put(key, entry.getValue());
+                merged.put(key, joined);
+            }
+            else if (key.equals("required") && merged.get(key) instanceof List<?> mine && value instanceof List<?> theirs) {
+                Set<Object> joined = new LinkedHashSet<>(mine);
+                joined.addAll(theirs);
+                merged.put(key, new ArrayList<>(joined));
+            }
+            else {
+                throw new GrammarException(path + ": '" + key + "' appears twice with different values to hold at once, which cannot be "
+                        + "enforced by this engine; write one schema");
             }
         }
         return merged;
@@ -656,6 +688,14 @@ public final class JsonSchemaGrammar
                     schema(properties.get(name), path + ".properties." + name)));
         }
         boolean extra = properties.isEmpty() && !Boolean.FALSE.equals(additional);
+        int maxProperties = s.containsKey("maxProperties") ? count(s, "maxProperties", path) : GrammarExpr.Repeat.UNBOUNDED;
+        if (maxProperties != GrammarExpr.Repeat.UNBOUNDED && names.size() > maxProperties) {
+            throw new GrammarException(path + ": maxProperties " + maxProperties + " below the " + names.size() + " declared properties cannot be "
+                    + "enforced by this engine; declare at most that many");
+        }
+        if (maxProperties == 0) {
+            extra = false;
+        }
         GrammarExpr extraMember = extra ? seq(ref("json-string"), ref("ws"), literal(":"), ref("ws"),
                 schema(additional, path + ".additionalProperties")) : null;
         GrammarExpr separator = seq(ref("ws"), literal(","), ref("ws"));
@@ -665,7 +705,9 @@ public final class JsonSchemaGrammar
             GrammarExpr tail;
             GrammarExpr head;
             if (i == names.size()) {
-                tail = extra ? new GrammarExpr.Repeat(seq(separator, extraMember), 0, GrammarExpr.Repeat.UNBOUNDED) : GrammarExpr.EMPTY;
+                // (extra members come only without declared ones; maxProperties bounds them, duplicate names only count once)
+                tail = extra ? new GrammarExpr.Repeat(seq(separator, extraMember), 0, maxProperties == GrammarExpr.Repeat.UNBOUNDED
+                        ? GrammarExpr.Repeat.UNBOUNDED : maxProperties - 1) : GrammarExpr.EMPTY;
                 head = extra ? optional(seq(extraMember, ref(id + "-tail-" + i))) : GrammarExpr.EMPTY;
             }
             else {

@@ -135,10 +135,33 @@ public final class Sampler
             max = Math.max(max, logit);
         }
         double[] probs = new double[vocab];
+        int finite = 0;
         for (int i = 0; i < vocab; i++) {
             probs[i] = (logits[i] - max) / params.temperature();
+            if (logits[i] != Float.NEGATIVE_INFINITY) {
+                finite++;
+            }
         }
-        ExactExp.exp(probs, 0, probs, 0, vocab); // StrictMath.exp's bits, over vector lanes
+        if (finite * 2 > vocab) {
+            ExactExp.exp(probs, 0, probs, 0, vocab); // StrictMath.exp's bits, over vector lanes
+        }
+        else {
+            // Mostly masked (a grammar): exp of negative infinity is 0, and the vector exp takes a slow path for it, so
+            // only the finite entries go through it, packed together. Every value is the same as the plain path's.
+            double[] packed = new double[finite];
+            int[] ids = new int[finite];
+            for (int i = 0, n = 0; i < vocab; i++) {
+                if (logits[i] != Float.NEGATIVE_INFINITY) {
+                    ids[n] = i;
+                    packed[n++] = probs[i];
+                }
+                probs[i] = 0;
+            }
+            ExactExp.exp(packed, 0, packed, 0, finite);
+            for (int n = 0; n < finite; n++) {
+                probs[ids[n]] = packed[n];
+            }
+        }
         double total = 0;
         for (double p : probs) {
             total += p;
