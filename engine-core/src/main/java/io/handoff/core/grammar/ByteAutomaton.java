@@ -26,7 +26,7 @@ public final class ByteAutomaton
     public static final int MAX_DEPTH = 64;
     static final int MAX_NODES = 400_000;
     // past these the interned states are dropped (states in use stay valid: they are compared by content)
-    private static final int MAX_STATES = 20_000;
+    private static final int MAX_STATES = 10_000;
 
     private final int[] ruleStart;
     private final String[] ruleNames;

@@ -11,14 +11,15 @@ import static java.util.Objects.requireNonNull;
  */
 public final class TokenGrammar
 {
-    // masks kept per grammar; past this a state's mask is computed each time it is needed
-    private static final int MAX_KEPT_MASKS = 4096;
+    /** The bytes of masks kept across every grammar of the process; past it a state's mask is computed each time it is needed. */
+    static final long MASK_BUDGET_BYTES = 256L << 20;
+    private static final java.util.concurrent.atomic.AtomicLong KEPT_BYTES = new java.util.concurrent.atomic.AtomicLong();
 
     private final Grammar grammar;
     private final ByteAutomaton automaton;
     private final TokenVocabulary vocabulary;
     private final int words;
-    private int keptMasks;
+    private long keptBytes;
 
     public TokenGrammar(Grammar grammar, TokenVocabulary vocabulary)
     {
@@ -57,11 +58,22 @@ public final class TokenGrammar
             return state.mask;
         }
         long[] bits = walk(state);
-        if (keptMasks < MAX_KEPT_MASKS) {
+        long size = 8L * bits.length;
+        if (KEPT_BYTES.addAndGet(size) <= MASK_BUDGET_BYTES) {
             state.mask = bits;
-            keptMasks++;
+            keptBytes += size;
+        }
+        else {
+            KEPT_BYTES.addAndGet(-size);
         }
         return bits;
+    }
+
+    /** Gives the budget back when the grammar is dropped from its cache (requests still using it keep what they have). */
+    synchronized void release()
+    {
+        KEPT_BYTES.addAndGet(-keptBytes);
+        keptBytes = 0;
     }
 
     private long[] walk(ByteAutomaton.State from)

@@ -10,11 +10,12 @@ import static java.util.Objects.requireNonNull;
 
 /**
  * The grammars bound to one tokenizer's vocabulary, kept by their source so that requests with the same schema share
- * its automaton and the masks it has computed. The vocabulary is sorted once, at the first constrained request.
+ * its automaton and the masks it has computed: the 16 used last, whose masks share a budget of
+ * {@link TokenGrammar#MASK_BUDGET_BYTES}. The vocabulary is sorted once, at the first constrained request.
  */
 public final class TokenGrammars
 {
-    private static final int KEPT = 64;
+    private static final int KEPT = 16;
     private static final Map<Tokenizer, TokenGrammars> BY_TOKENIZER = new WeakHashMap<>();
 
     private final Tokenizer tokenizer;
@@ -24,7 +25,11 @@ public final class TokenGrammars
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, TokenGrammar> eldest)
         {
-            return size() > KEPT;
+            if (size() > KEPT) {
+                eldest.getValue().release();
+                return true;
+            }
+            return false;
         }
     };
 
