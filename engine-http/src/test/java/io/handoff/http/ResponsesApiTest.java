@@ -145,7 +145,9 @@ class ResponsesApiTest
         assertRefused("{\"input\": \"Hi\", \"temperature\": 3}", 400, "temperature", "must be in");
         assertRefused("{\"input\": \"Hi\", \"frobnicate\": 1}", 400, "frobnicate", "unknown field");
         assertRefused("{\"input\": \"Hi\", \"model\": \"gpt-4o\"}", 404, "model", "not served here");
-        assertRefused("{\"input\": \"Hi\", \"text\": {\"format\": {\"type\": \"json_object\"}}}", 400, "text.format.type", "structured output");
+        assertRefused("{\"input\": \"Hi\", \"text\": {\"format\": {\"type\": \"xml\"}}}", 400, "text.format.type", "use text, json_object or json_schema");
+        assertRefused("{\"input\": \"Hi\", \"text\": {\"format\": {\"type\": \"json_schema\", \"name\": \"s\", \"schema\": {\"not\": {}}}}}", 400,
+                "text.format.schema", "cannot be enforced");
     }
 
     private static void assertRefused(String body, int status, String param, String message)

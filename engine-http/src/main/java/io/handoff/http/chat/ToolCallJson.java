@@ -69,19 +69,23 @@ final class ToolCallJson
 
     /**
      * How much of the output so far may be streamed as content: all of it up to the trigger, less a tail that could be
-     * the start of the trigger.
+     * the start of the trigger, and less trailing whitespace (the content before calls goes out without it).
      */
     static int streamable(String text, String trigger)
     {
-        int at = text.indexOf(trigger);
-        if (at >= 0) {
-            return at;
-        }
-        for (int keep = Math.min(trigger.length() - 1, text.length()); keep > 0; keep--) {
-            if (text.endsWith(trigger.substring(0, keep))) {
-                return text.length() - keep;
+        int end = text.indexOf(trigger);
+        if (end < 0) {
+            end = text.length();
+            for (int keep = Math.min(trigger.length() - 1, text.length()); keep > 0; keep--) {
+                if (text.endsWith(trigger.substring(0, keep))) {
+                    end = text.length() - keep;
+                    break;
+                }
             }
         }
-        return text.length();
+        while (end > 0 && Character.isWhitespace(text.charAt(end - 1))) {
+            end--;
+        }
+        return end;
     }
 }

@@ -201,7 +201,7 @@ public enum ToolFormat
         if (at < 0) {
             return new Parsed(Optional.of(text), List.of());
         }
-        String before = text.substring(0, at).strip();
+        String before = text.substring(0, at).stripTrailing();
         String rest = text.substring(at);
         List<Call> calls = new ArrayList<>();
         try {
@@ -237,7 +237,7 @@ public enum ToolFormat
         if (calls.isEmpty()) {
             return new Parsed(Optional.of(text), List.of());
         }
-        return new Parsed(before.isEmpty() ? Optional.empty() : Optional.of(before), calls);
+        return new Parsed(before.isBlank() ? Optional.empty() : Optional.of(before), calls);
     }
 
     private Call call(JsonNode node)

@@ -47,16 +47,23 @@ class ChatCompletionsApiTest
             """;
     private static final String REPLY = "Hello there, friend";
 
-    /** Replies {@link #REPLY} one character (one token) at a time, ending at a stop string or the token limit. */
+    /** Replies {@link #REPLY} (or another script) one character (one token) at a time, ending at a stop string or the token limit. */
     static final class ScriptedModel
             implements ChatModel
     {
         final Optional<ChatTemplate> template;
         final List<Request> requests = new ArrayList<>();
+        private final String script;
 
         ScriptedModel(Optional<ChatTemplate> template)
         {
+            this(template, REPLY);
+        }
+
+        ScriptedModel(Optional<ChatTemplate> template, String script)
+        {
             this.template = template;
+            this.script = script;
         }
 
         @Override
@@ -129,15 +136,16 @@ class ChatCompletionsApiTest
             return new Result(outcomes, Optional.empty(), false);
         }
 
-        private static Outcome reply(Request request, int choice, TextSink sink)
+        private Outcome reply(Request request, int choice, TextSink sink)
         {
+            String reply = script;
             StringBuilder text = new StringBuilder();
             List<TokenLogprob> logprobs = new ArrayList<>();
-            for (int i = 0; i < REPLY.length(); i++) {
+            for (int i = 0; i < reply.length(); i++) {
                 if (i == request.maxTokens()) {
                     return outcome(request, text.toString(), "length", i, logprobs, false);
                 }
-                text.append(REPLY.charAt(i));
+                text.append(reply.charAt(i));
                 if (request.logprobs().isPresent()) {
                     logprobs.add(logprob(i));
                 }
@@ -148,18 +156,18 @@ class ChatCompletionsApiTest
                     }
                 }
                 try {
-                    sink.onText(choice, text.toString(), REPLY.substring(0, i + 1).chars().toArray(), logprobs);
+                    sink.onText(choice, text.toString(), reply.substring(0, i + 1).chars().toArray(), logprobs);
                 }
                 catch (IOException e) {
                     return outcome(request, text.toString(), "abort", i + 1, logprobs, true);
                 }
             }
-            return outcome(request, text.toString(), "stop", REPLY.length(), logprobs, false);
+            return outcome(request, text.toString(), "stop", reply.length(), logprobs, false);
         }
 
-        private static Outcome outcome(Request request, String text, String reason, int tokens, List<TokenLogprob> logprobs, boolean gone)
+        private Outcome outcome(Request request, String text, String reason, int tokens, List<TokenLogprob> logprobs, boolean gone)
         {
-            return new Outcome(text, reason, request.promptIds().length, REPLY.substring(0, tokens).chars().toArray(), Optional.empty(), gone,
+            return new Outcome(text, reason, request.promptIds().length, script.substring(0, tokens).chars().toArray(), Optional.empty(), gone,
                     logprobs);
         }
     }

@@ -77,7 +77,9 @@ class ChatRequestTest
         refused("{\"messages\": [{\"role\": \"user\", \"content\": 3}]}", "messages[0].content", "got the number 3");
         refused("{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\", \"image_url\": {}}]}]}", "messages[0].content[0].type",
                 "\"image_url\" is not supported");
-        refused("{\"messages\": [{\"role\": \"user\", \"content\": \"x\", \"tool_calls\": []}]}", "messages[0].tool_calls", "unknown field");
+        refused("{\"messages\": [{\"role\": \"user\", \"content\": \"x\", \"tool_calls\": []}]}", "messages[0].tool_calls",
+                "only allowed on an assistant message");
+        refused("{\"messages\": [{\"role\": \"user\", \"content\": \"x\", \"reasoning\": \"y\"}]}", "messages[0].reasoning", "unknown field");
     }
 
     @Test
