@@ -1,5 +1,7 @@
 package io.handoff.core.grammar;
 
+import io.handoff.core.json.JsonText;
+
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.util.ArrayList;
@@ -169,7 +171,7 @@ public final class JsonSchemaGrammar
             Set<String> types = types(s, path);
             List<GrammarExpr> options = new ArrayList<>();
             for (Object value : new LinkedHashSet<>(values)) {
-                if (types.contains(JsonText.type(value)) || JsonText.type(value).equals("integer") && types.contains("number")) {
+                if (types.contains(jsonType(value)) || jsonType(value).equals("integer") && types.contains("number")) {
                     options.add(literal(JsonText.write(value)));
                 }
             }
@@ -785,6 +787,21 @@ public final class JsonSchemaGrammar
             return d;
         }
         throw new GrammarException(path + "." + key + ": must be a number");
+    }
+
+    /** The JSON Schema type of a value ({@code integer} for integral numbers). */
+    private static String jsonType(Object value)
+    {
+        return switch (value) {
+            case null -> "null";
+            case String ignored -> "string";
+            case Boolean ignored -> "boolean";
+            case Long ignored -> "integer";
+            case BigDecimal d -> d.stripTrailingZeros().scale() <= 0 ? "integer" : "number";
+            case Map<?, ?> ignored -> "object";
+            case List<?> ignored -> "array";
+            default -> throw new IllegalArgumentException("not a JSON value: " + value.getClass().getSimpleName());
+        };
     }
 
     private static GrammarExpr ref(String name)

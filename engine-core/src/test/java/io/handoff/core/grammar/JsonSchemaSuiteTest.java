@@ -5,6 +5,7 @@ import com.networknt.schema.Schema;
 import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SpecificationVersion;
 import io.handoff.core.json.Json;
+import io.handoff.core.json.JsonText;
 import io.handoff.core.model.tokenizer.NodeReference;
 import org.junit.jupiter.api.Test;
 

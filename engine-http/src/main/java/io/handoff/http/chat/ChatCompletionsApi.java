@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.output.SamplingOptions;
+import io.handoff.core.output.ToolFormat;
 import io.handoff.core.scheduler.TokenLogprob;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.Exchange;
@@ -66,7 +67,7 @@ public final class ChatCompletionsApi
         ChatTools tools = request.tools();
         Optional<ToolFormat> format = tools.active() ? Optional.of(ToolFormat.of(template.source())) : Optional.empty();
         String prompt = render(template, request.messages(), tools, format);
-        SamplingOptions sampling = format.flatMap(f -> f.grammar(tools)).map(request.sampling()::withGrammar).orElse(request.sampling());
+        SamplingOptions sampling = format.flatMap(tools::grammar).map(request.sampling()::withGrammar).orElse(request.sampling());
         String rid = request.rid().orElseGet(() -> ridPrefix + nextRid.incrementAndGet());
         ChatModel.Request generation = new ChatModel.Request(rid, model.encode(prompt), request.maxTokens().orElse(defaultMaxTokens),
                 sampling, request.logprobs(), request.n(), model.ticket(body, exchange));
@@ -195,7 +196,7 @@ public final class ChatCompletionsApi
         }
         else if (format.isPresent()) {
             turns = new ArrayList<>();
-            String described = format.get().systemPrompt(tools);
+            String described = format.get().systemPrompt(tools.jsonTexts());
             if (messages.getFirst().role().equals("system")) {
                 turns.add(messages.getFirst().withContent(messages.getFirst().content() + "\n\n" + described));
             }

@@ -1,5 +1,7 @@
 package io.handoff.http.chat;
 
+import io.handoff.core.output.ToolFormat;
+
 import java.util.List;
 import java.util.Optional;
 

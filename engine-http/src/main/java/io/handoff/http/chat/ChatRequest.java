@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.grammar.Grammar;
 import io.handoff.core.output.LogprobOptions;
 import io.handoff.core.output.SamplingOptions;
+import io.handoff.core.output.ToolFormat;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.JsonFields;
 import io.handoff.http.base.OutputCount;

@@ -1,5 +1,6 @@
 package io.handoff.http.chat;
 
+import io.handoff.core.output.ToolFormat;
 import java.time.Clock;
 import java.time.ZonedDateTime;
 import java.time.format.TextStyle;

@@ -2,6 +2,12 @@ package io.handoff.http.chat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.grammar.Grammar;
+import io.handoff.core.grammar.GrammarException;
+import io.handoff.core.grammar.JsonSchemaGrammar;
+import io.handoff.core.json.Json;
+import io.handoff.core.output.ToolFormat;
+import io.handoff.core.output.ToolSpec;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.JsonFields;
 
@@ -88,6 +94,39 @@ public record ChatTools(List<Tool> tools, Choice choice, Optional<String> named,
     public List<Tool> callable()
     {
         return named.map(name -> tools.stream().filter(t -> t.name().equals(name)).toList()).orElse(tools);
+    }
+
+    /**
+     * The grammar the output follows in {@code format}, when a call is required or a callable tool is strict; a tool whose
+     * arguments' schema cannot be enforced then is a 400 naming it.
+     */
+    public Optional<Grammar> grammar(ToolFormat format)
+    {
+        if (!active()) {
+            return Optional.empty();
+        }
+        List<ToolSpec> specs = new ArrayList<>();
+        boolean enforced = required() || callable().stream().anyMatch(Tool::strict);
+        for (Tool tool : callable()) {
+            Object parameters = Json.parse(tool.parameters().toString(), "parameters");
+            if (enforced) {
+                try {
+                    JsonSchemaGrammar.compile(parameters, "parameters");
+                }
+                catch (GrammarException e) {
+                    throw ApiError.invalid("invalid_value", "tools[" + tools.indexOf(tool) + "].function.parameters", "the arguments of '"
+                            + tool.name() + "' cannot be enforced: " + e.getMessage());
+                }
+            }
+            specs.add(new ToolSpec(tool.name(), parameters, tool.strict()));
+        }
+        return format.grammar(specs, required(), parallel);
+    }
+
+    /** Each tool's JSON text, as a template without tools is told them. */
+    public List<String> jsonTexts()
+    {
+        return tools.stream().map(tool -> JsonFields.MAPPER.valueToTree(tool.templateValue()).toString()).toList();
     }
 
     /** The tools as a chat template's {@code tools} variable. */

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.output.ToolFormat;
 import io.handoff.http.base.JsonFields;
 
 import java.nio.charset.StandardCharsets;

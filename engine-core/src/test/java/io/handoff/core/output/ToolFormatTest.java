@@ -1,9 +1,8 @@
-package io.handoff.http.chat;
+package io.handoff.core.output;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.handoff.core.grammar.ByteAutomaton;
 import io.handoff.core.grammar.Grammar;
-import io.handoff.http.base.JsonFields;
+import io.handoff.core.json.Json;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -15,14 +14,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Each family's calls: found in text the model writes, and held to its format when a call is required. */
 class ToolFormatTest
 {
-    private static final ChatTools REQUIRED = tools(ChatTools.Choice.REQUIRED, false);
-
-    private static ChatTools tools(ChatTools.Choice choice, boolean parallel)
-    {
-        ObjectNode parameters = (ObjectNode) JsonFields.MAPPER.valueToTree(java.util.Map.of("type", "object", "properties",
-                java.util.Map.of("city", java.util.Map.of("type", "string", "maxLength", 8)), "required", List.of("city"), "additionalProperties", false));
-        return new ChatTools(List.of(new ChatTools.Tool("get_weather", Optional.empty(), parameters, false)), choice, Optional.empty(), parallel);
-    }
+    private static final List<ToolSpec> WEATHER = List.of(new ToolSpec("get_weather", Json.parse("{\"type\": \"object\", \"properties\": "
+            + "{\"city\": {\"type\": \"string\", \"maxLength\": 8}}, \"required\": [\"city\"], \"additionalProperties\": false}", "test"), false));
 
     private static boolean takes(Grammar grammar, String text)
     {
@@ -52,7 +45,7 @@ class ToolFormatTest
         List<ToolFormat> formats = List.of(ToolFormat.HERMES, ToolFormat.LLAMA3, ToolFormat.MISTRAL, ToolFormat.DEEPSEEK_V3);
         for (int i = 0; i < formats.size(); i++) {
             ToolFormat format = formats.get(i);
-            Grammar grammar = format.grammar(REQUIRED).orElseThrow();
+            Grammar grammar = format.grammar(WEATHER, true, false).orElseThrow();
             assertThat(takes(grammar, written.get(i))).as(format.name()).isTrue();
             assertThat(takes(grammar, written.get(i).replace("Oslo", "Oslo, Norway"))).as(format.name() + ": maxLength").isFalse();
             ToolFormat.Parsed parsed = format.parse("Sure. " + written.get(i));
@@ -68,8 +61,8 @@ class ToolFormatTest
         String two = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"A\"}}\n</tool_call>\n"
                 + "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"B\"}}\n</tool_call>";
         assertThat(ToolFormat.HERMES.parse(two).calls()).extracting(ToolFormat.Call::arguments).containsExactly("{\"city\":\"A\"}", "{\"city\":\"B\"}");
-        assertThat(takes(ToolFormat.HERMES.grammar(REQUIRED).orElseThrow(), two)).isFalse();
-        assertThat(takes(ToolFormat.HERMES.grammar(tools(ChatTools.Choice.REQUIRED, true)).orElseThrow(), two)).isTrue();
+        assertThat(takes(ToolFormat.HERMES.grammar(WEATHER, true, false).orElseThrow(), two)).isFalse();
+        assertThat(takes(ToolFormat.HERMES.grammar(WEATHER, true, true).orElseThrow(), two)).isTrue();
         assertThat(ToolFormat.LLAMA3.parse("{\"name\": \"get_weather\", \"parameters\": {\"city\": \"A\"}}; {\"name\": \"get_weather\", "
                 + "\"parameters\": {\"city\": \"B\"}}").calls()).hasSize(2);
     }
@@ -81,7 +74,7 @@ class ToolFormatTest
         ToolFormat.Parsed broken = ToolFormat.HERMES.parse("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \n</tool_call>");
         assertThat(broken.calls()).isEmpty();
         assertThat(broken.content()).hasValueSatisfying(text -> assertThat(text).startsWith("<tool_call>"));
-        assertThat(ToolFormat.HERMES.grammar(tools(ChatTools.Choice.AUTO, false))).as("auto, no strict tool: no grammar").isEmpty();
-        assertThat(ToolFormat.HERMES.grammar(tools(ChatTools.Choice.NONE, false))).isEmpty();
+        assertThat(ToolFormat.HERMES.grammar(WEATHER, false, false)).as("auto, no strict tool: no grammar").isEmpty();
+        assertThat(ToolFormat.HERMES.grammar(List.of(), true, false)).isEmpty();
     }
 }

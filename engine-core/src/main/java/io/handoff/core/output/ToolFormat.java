@@ -1,18 +1,15 @@
-package io.handoff.http.chat;
+package io.handoff.core.output;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
 import io.handoff.core.grammar.Grammar;
-import io.handoff.core.grammar.GrammarException;
 import io.handoff.core.grammar.GrammarExpr;
 import io.handoff.core.grammar.JsonSchemaGrammar;
 import io.handoff.core.grammar.TriggeredText;
 import io.handoff.core.json.Json;
-import io.handoff.http.base.ApiError;
-import io.handoff.http.base.JsonFields;
+import io.handoff.core.json.JsonText;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -21,7 +18,8 @@ import java.util.regex.Pattern;
  * How one model family writes tool calls, which its chat template teaches it: the text that starts the calls, the
  * grammar of a call (so that a required call, or a strict tool's, is held to it) and the parser that finds calls in
  * the output. The family is read off the chat template; a template that does not render tools gets {@link #GENERIC}:
- * the tools are described in a system message and calls are written as {@link #HERMES} writes them.
+ * the tools are described in a system message and calls are written as {@link #HERMES} writes them. Every front end
+ * that takes tools uses this one place.
  */
 public enum ToolFormat
 {
@@ -94,12 +92,12 @@ public enum ToolFormat
         return trigger;
     }
 
-    /** For {@link #GENERIC}: the system message that describes the tools and how to call them. */
-    public String systemPrompt(ChatTools tools)
+    /** For {@link #GENERIC}: the system message that describes the tools (each as its JSON text) and how to call them. */
+    public String systemPrompt(List<String> toolsJson)
     {
         StringBuilder text = new StringBuilder("You can call these functions (JSON Schema of each one's arguments):\n");
-        for (ChatTools.Tool tool : tools.tools()) {
-            text.append(JsonFields.MAPPER.valueToTree(tool.templateValue()).toString()).append('\n');
+        for (String tool : toolsJson) {
+            text.append(tool).append('\n');
         }
         text.append("To call a function, answer with <tool_call>{\"name\": NAME, \"arguments\": {...}}</tool_call> and nothing else");
         return text.toString();
@@ -112,14 +110,15 @@ public enum ToolFormat
     }
 
     /**
-     * The grammar the output follows: calls only when a call is required; free text that turns into calls at the
-     * trigger when a tool is strict; none otherwise (the parser still finds calls). A tool whose schema cannot be
-     * enforced is a 400 when its arguments must follow it.
+     * The grammar the output follows when it may call {@code callable}: calls only when a call is {@code required};
+     * free text that turns into calls at the trigger when a tool is strict; none otherwise (the parser still finds
+     * calls). One call, or with {@code parallel} one or more. Throws
+     * {@link io.handoff.core.grammar.GrammarException} when a tool's schema cannot be enforced.
      */
-    public Optional<Grammar> grammar(ChatTools tools)
+    public Optional<Grammar> grammar(List<ToolSpec> callable, boolean required, boolean parallel)
     {
-        boolean strict = tools.callable().stream().anyMatch(ChatTools.Tool::strict);
-        if (!tools.active() || !tools.required() && !strict) {
+        boolean strict = callable.stream().anyMatch(ToolSpec::strict);
+        if (callable.isEmpty() || !required && !strict) {
             return Optional.empty();
         }
         JsonSchemaGrammar schemas = new JsonSchemaGrammar(null);
@@ -130,22 +129,14 @@ public enum ToolFormat
             case DEEPSEEK_V3 -> "";
             default -> trigger;
         };
-        for (ChatTools.Tool tool : tools.callable()) {
-            GrammarExpr arguments;
-            try {
-                arguments = schemas.document(Json.parse(tool.parameters().toString(), "parameters"), "parameters");
-            }
-            catch (GrammarException e) {
-                int index = tools.tools().indexOf(tool);
-                throw ApiError.invalid("invalid_value", "tools[" + index + "].function.parameters", "the arguments of '" + tool.name()
-                        + "' cannot be enforced: " + e.getMessage());
-            }
+        for (ToolSpec tool : callable) {
+            GrammarExpr arguments = schemas.document(tool.parameters(), "parameters");
             String prefix = callPrefix(tool.name());
             whole.add(GrammarExpr.seq(GrammarExpr.literal(prefix), arguments, GrammarExpr.literal(callSuffix())));
             afterTrigger.add(GrammarExpr.seq(GrammarExpr.literal(prefix.substring(lead.length())), arguments, GrammarExpr.literal(callSuffix())));
         }
         GrammarExpr one = GrammarExpr.alt(whole);
-        GrammarExpr more = tools.parallel()
+        GrammarExpr more = parallel
                 ? new GrammarExpr.Repeat(GrammarExpr.seq(GrammarExpr.literal(separator), one), 0, GrammarExpr.Repeat.UNBOUNDED)
                 : GrammarExpr.EMPTY;
         String open = switch (this) {
@@ -158,8 +149,9 @@ public enum ToolFormat
             case DEEPSEEK_V3 -> DS_END;
             default -> "";
         };
-        String source = "tools " + name() + " " + tools;
-        if (tools.required()) {
+        String source = "tools " + name() + " " + required + " " + parallel + " " + callable.stream()
+                .map(t -> t.name() + (t.strict() ? "!" : "") + JsonText.write(t.parameters())).toList();
+        if (required) {
             return Optional.of(schemas.grammar(GrammarExpr.seq(GrammarExpr.literal(open), one, more, GrammarExpr.literal(close)), source));
         }
         // strict under auto: free text until the trigger, then the calls (the trigger is their start)
@@ -170,7 +162,7 @@ public enum ToolFormat
     // A call's text before its arguments, and after them.
     private String callPrefix(String name)
     {
-        String quoted = JsonFields.MAPPER.getNodeFactory().textNode(name).toString();
+        String quoted = JsonText.write(name);
         return switch (this) {
             case HERMES, GENERIC -> "<tool_call>\n{\"name\": " + quoted + ", \"arguments\": ";
             case LLAMA3 -> "{\"name\": " + quoted + ", \"parameters\": ";
@@ -209,29 +201,35 @@ public enum ToolFormat
                 case HERMES, GENERIC -> {
                     Matcher m = HERMES_BLOCK.matcher(rest);
                     while (m.find()) {
-                        calls.add(call(JsonFields.MAPPER.readTree(m.group(1))));
+                        calls.add(call(json(m.group(1))));
                     }
                 }
                 case LLAMA3 -> {
                     for (String part : rest.split("; (?=\\{)")) {
-                        calls.add(call(JsonFields.MAPPER.readTree(part.strip())));
+                        calls.add(call(json(part.strip())));
                     }
                 }
                 case MISTRAL -> {
                     String list = rest.startsWith("[TOOL_CALLS]") ? rest.substring("[TOOL_CALLS]".length()) : rest;
-                    for (JsonNode node : JsonFields.MAPPER.readTree(list.strip())) {
-                        calls.add(call(node));
+                    if (!(json(list.strip()) instanceof List<?> items)) {
+                        throw new CallShapeException();
+                    }
+                    for (Object item : items) {
+                        calls.add(call(item));
                     }
                 }
                 case DEEPSEEK_V3 -> {
                     Matcher m = DS_BLOCK.matcher(rest);
                     while (m.find()) {
-                        calls.add(new Call(m.group(1), JsonFields.MAPPER.readTree(m.group(2)).toString()));
+                        if (!(json(m.group(2)) instanceof Map<?, ?> arguments)) {
+                            throw new CallShapeException();
+                        }
+                        calls.add(new Call(m.group(1), JsonText.write(arguments)));
                     }
                 }
             }
         }
-        catch (JsonProcessingException | CallShapeException e) {
+        catch (IllegalArgumentException | CallShapeException e) {
             return new Parsed(Optional.of(text), List.of());
         }
         if (calls.isEmpty()) {
@@ -240,14 +238,17 @@ public enum ToolFormat
         return new Parsed(before.isBlank() ? Optional.empty() : Optional.of(before), calls);
     }
 
-    private Call call(JsonNode node)
+    private static Object json(String text)
     {
-        JsonNode name = node.get("name");
-        JsonNode arguments = node.get(argumentsKey);
-        if (name == null || !name.isTextual() || arguments == null || !arguments.isObject()) {
+        return Json.parse(text, "a tool call");
+    }
+
+    private Call call(Object node)
+    {
+        if (!(node instanceof Map<?, ?> map) || !(map.get("name") instanceof String name) || !(map.get(argumentsKey) instanceof Map<?, ?> arguments)) {
             throw new CallShapeException();
         }
-        return new Call(name.textValue(), arguments.toString());
+        return new Call(name, JsonText.write(arguments));
     }
 
     private static final class CallShapeException

@@ -1,34 +1,19 @@
-package io.handoff.core.grammar;
+package io.handoff.core.json;
 
 import java.math.BigDecimal;
 import java.util.List;
 import java.util.Map;
 
-/** Compact JSON text of the values {@link io.handoff.core.json.Json} parses, as literals of a schema's enum and const. */
-final class JsonText
+/** Compact JSON text of the values {@link Json} parses (maps, lists, strings, longs, big decimals, booleans, null). */
+public final class JsonText
 {
     private JsonText() {}
 
-    static String write(Object value)
+    public static String write(Object value)
     {
         StringBuilder out = new StringBuilder();
         write(value, out);
         return out.toString();
-    }
-
-    /** The JSON Schema type of a value ({@code integer} for integral numbers). */
-    static String type(Object value)
-    {
-        return switch (value) {
-            case null -> "null";
-            case String ignored -> "string";
-            case Boolean ignored -> "boolean";
-            case Long ignored -> "integer";
-            case BigDecimal d -> d.stripTrailingZeros().scale() <= 0 ? "integer" : "number";
-            case Map<?, ?> ignored -> "object";
-            case List<?> ignored -> "array";
-            default -> throw new IllegalArgumentException("not a JSON value: " + value.getClass().getSimpleName());
-        };
     }
 
     private static void write(Object value, StringBuilder out)
