@@ -1,5 +1,6 @@
 // The official OpenAI client (npm "openai", pinned in package.json) against a Handoff server or router: completions and
-// chat, each without and with streaming, the model list and the model object, and the Responses API. Loaded from the
+// chat, each without and with streaming, the model list and the model object, the Responses API, a json_schema
+// response format and a required tool call (whole and streamed). Loaded from the
 // node_modules folder a Java test names (HANDOFF_NODE_MODULES may point anywhere). Greedy, so a streamed answer must
 // add up to the one answered whole. Prints one JSON line of what it saw; exits 1 naming the first check that failed.
 //
@@ -94,4 +95,36 @@ check(deltas === response.output_text && final.output[0].content[0].text === del
 seen.chat = content;
 seen.response = response.output_text;
 seen.responseEvents = types;
+
+// structured outputs and tool calls: sampled (seeded), held to their schema
+const schema = {type: "object", properties: {answer: {type: "string", enum: ["yes", "no"]}, n: {type: "integer", minimum: 0, maximum: 99}},
+  required: ["answer", "n"], additionalProperties: false};
+const structured = await client.chat.completions.create({model, messages, max_tokens: 400, temperature: 0.8, seed: 3,
+  response_format: {type: "json_schema", json_schema: {name: "answer", schema, strict: true}}});
+check(structured.choices[0].finish_reason === "stop", "a json_schema answer ends", structured.choices[0]);
+const answer = JSON.parse(structured.choices[0].message.content);
+check(["yes", "no"].includes(answer.answer) && Number.isInteger(answer.n) && answer.n >= 0 && answer.n <= 99 && Object.keys(answer).length === 2,
+  "a json_schema answer follows its schema", answer);
+const weather = {type: "function", function: {name: "get_weather", description: "Weather for a city", parameters: {type: "object",
+  properties: {city: {type: "string", maxLength: 8}}, required: ["city"], additionalProperties: false}}};
+const toolRequest = {model, messages: [{role: "user", content: "Weather in Oslo?"}], tools: [weather], tool_choice: "required", max_tokens: 400,
+  temperature: 0.7, seed: 1};
+const called = await client.chat.completions.create(toolRequest);
+const call = called.choices[0].message.tool_calls?.[0];
+check(called.choices[0].finish_reason === "tool_calls" && call?.type === "function" && call.function.name === "get_weather",
+  "a required tool call", called.choices[0]);
+const args = JSON.parse(call.function.arguments);
+check(typeof args.city === "string" && [...args.city].length <= 8 && Object.keys(args).length === 1, "the call's arguments follow the schema", args);
+let callName = "", callArguments = "", callFinish;
+for await (const chunk of await client.chat.completions.create({...toolRequest, stream: true})) {
+  for (const delta of chunk.choices[0]?.delta?.tool_calls ?? []) {
+    callName += delta.function?.name ?? "";
+    callArguments += delta.function?.arguments ?? "";
+  }
+  callFinish = chunk.choices[0]?.finish_reason ?? callFinish;
+}
+check(callFinish === "tool_calls" && callName === "get_weather" && callArguments === call.function.arguments, "a streamed tool call is the whole one",
+  {callFinish, callName, callArguments});
+seen.structured = structured.choices[0].message.content;
+seen.toolCall = call.function;
 console.log(JSON.stringify(seen));

