@@ -16,6 +16,7 @@ public final class Gbnf
 {
     private final String text;
     private int at;
+    private int depth;
 
     private Gbnf(String text)
     {
@@ -158,9 +159,13 @@ public final class Gbnf
         }
         if (c == '(') {
             at++;
+            if (++depth > RegexGrammar.MAX_NESTING) {
+                throw error("groups nest deeper than " + RegexGrammar.MAX_NESTING);
+            }
             GrammarExpr inner = alternatives(true);
             skipSpace();
             expect(')');
+            depth--;
             return inner;
         }
         if (c == '<') {

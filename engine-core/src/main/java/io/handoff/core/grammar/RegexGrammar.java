@@ -16,10 +16,13 @@ public final class RegexGrammar
 {
     /** The largest count a {@code {n,m}} quantifier takes (each count is unrolled). */
     public static final int MAX_COUNT = 1000;
+    /** The deepest nesting of groups taken. */
+    public static final int MAX_NESTING = 100;
 
     private final String pattern;
     private final Function<CodePoints, GrammarExpr> characters;
     private int at;
+    private int depth;
     boolean anchoredStart;
     boolean anchoredEnd;
 
@@ -171,8 +174,12 @@ public final class RegexGrammar
                                 + "') are not supported");
                     }
                 }
+                if (++depth > MAX_NESTING) {
+                    throw error("groups nest deeper than " + MAX_NESTING);
+                }
                 GrammarExpr inner = alternation();
                 expect(')');
+                depth--;
                 return inner;
             }
             case '[' -> {

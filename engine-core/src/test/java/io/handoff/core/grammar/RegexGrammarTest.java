@@ -48,6 +48,8 @@ class RegexGrammarTest
         assertThatThrownBy(() -> RegexGrammar.fullMatch("\\bword")).isInstanceOf(GrammarException.class).hasMessageContaining("\\b");
         assertThatThrownBy(() -> RegexGrammar.fullMatch("[a-")).isInstanceOf(GrammarException.class).hasMessageContaining("offset");
         assertThatThrownBy(() -> RegexGrammar.fullMatch("a{5,2}")).isInstanceOf(GrammarException.class).hasMessageContaining("maximum below");
+        assertThatThrownBy(() -> RegexGrammar.fullMatch("(".repeat(5000) + "a" + ")".repeat(5000))).hasMessageContaining("nest deeper than 100");
+        assertThatThrownBy(() -> ByteAutomaton.compile(RegexGrammar.fullMatch("((a{1000}){1000}){1000}"))).hasMessageContaining("too large");
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.handoff.http.chat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.core.grammar.ByteAutomaton;
 import io.handoff.core.grammar.Grammar;
 import io.handoff.core.grammar.GrammarException;
 import io.handoff.core.grammar.JsonSchemaGrammar;
@@ -111,7 +112,7 @@ public record ChatTools(List<Tool> tools, Choice choice, Optional<String> named,
             Object parameters = Json.parse(tool.parameters().toString(), "parameters");
             if (enforced) {
                 try {
-                    JsonSchemaGrammar.compile(parameters, "parameters");
+                    ByteAutomaton.compile(JsonSchemaGrammar.compile(parameters, "parameters"));
                 }
                 catch (GrammarException e) {
                     throw ApiError.invalid("invalid_value", "tools[" + tools.indexOf(tool) + "].function.parameters", "the arguments of '"

@@ -1,6 +1,7 @@
 package io.handoff.http.fields;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.handoff.core.grammar.ByteAutomaton;
 import io.handoff.core.grammar.Gbnf;
 import io.handoff.core.grammar.Grammar;
 import io.handoff.core.grammar.GrammarException;
@@ -61,11 +62,14 @@ public final class ConstraintFields
                     + MAX_LENGTH);
         }
         try {
-            return Optional.of(switch (name) {
+            Grammar grammar = switch (name) {
                 case "regex" -> RegexGrammar.fullMatch(text);
                 case "ebnf" -> Gbnf.parse(text);
                 default -> schema(text, body.path(name));
-            });
+            };
+            // what only the automaton finds (left recursion, a grammar too large) is this field's 400 too
+            ByteAutomaton.compile(grammar);
+            return Optional.of(grammar);
         }
         catch (GrammarException e) {
             throw ApiError.invalid("invalid_value", body.path(name), body.path(name) + ": " + e.getMessage());

@@ -1,6 +1,7 @@
 package io.handoff.http.fields;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.handoff.core.grammar.ByteAutomaton;
 import io.handoff.core.grammar.Grammar;
 import io.handoff.core.grammar.GrammarException;
 import io.handoff.core.grammar.JsonSchemaGrammar;
@@ -85,7 +86,9 @@ public final class ResponseFormats
             throw ApiError.invalid("missing_field", path + ".schema", path + ".schema is required: the JSON Schema the output must follow");
         }
         try {
-            return ConstraintFields.schema(schema.toString(), path + ".schema");
+            Grammar grammar = ConstraintFields.schema(schema.toString(), path + ".schema");
+            ByteAutomaton.compile(grammar);
+            return grammar;
         }
         catch (GrammarException e) {
             throw ApiError.invalid("invalid_value", path + ".schema", path + ".schema cannot be enforced: " + e.getMessage());
