@@ -401,30 +401,30 @@ public final class JsonSchemaGrammar
     {
         long lo = -MAX_INTEGER;
         long hi = MAX_INTEGER;
+        // a draft 4 boolean exclusiveMinimum/Maximum makes minimum/maximum strict; a numeric one is a strict bound itself
         if (s.containsKey("minimum")) {
-            BigDecimal min = number(s, "minimum", path);
-            boolean exclusive = Boolean.TRUE.equals(s.get("exclusiveMinimum"));
-            BigDecimal ceil = min.setScale(0, RoundingMode.CEILING);
-            lo = Math.max(lo, clamp(exclusive && ceil.compareTo(min) == 0 ? ceil.add(BigDecimal.ONE) : ceil));
+            lo = Math.max(lo, clamp(leastAbove(number(s, "minimum", path), Boolean.TRUE.equals(s.get("exclusiveMinimum")))));
         }
         if (s.get("exclusiveMinimum") instanceof Number) {
-            BigDecimal min = number(s, "exclusiveMinimum", path);
-            lo = Math.max(lo, clamp(min.setScale(0, RoundingMode.FLOOR).add(BigDecimal.ONE)));
+            lo = Math.max(lo, clamp(leastAbove(number(s, "exclusiveMinimum", path), true)));
         }
         if (s.containsKey("maximum")) {
-            BigDecimal max = number(s, "maximum", path);
-            boolean exclusive = Boolean.TRUE.equals(s.get("exclusiveMaximum"));
-            BigDecimal floor = max.setScale(0, RoundingMode.FLOOR);
-            hi = Math.min(hi, clamp(exclusive && floor.compareTo(max) == 0 ? floor.subtract(BigDecimal.ONE) : floor));
+            hi = Math.min(hi, clamp(leastAbove(number(s, "maximum", path).negate(), Boolean.TRUE.equals(s.get("exclusiveMaximum"))).negate()));
         }
         if (s.get("exclusiveMaximum") instanceof Number) {
-            BigDecimal max = number(s, "exclusiveMaximum", path);
-            hi = Math.min(hi, clamp(max.setScale(0, RoundingMode.CEILING).subtract(BigDecimal.ONE)));
+            hi = Math.min(hi, clamp(leastAbove(number(s, "exclusiveMaximum", path).negate(), true).negate()));
         }
         if (lo > hi) {
             throw new GrammarException(path + ": no integer lies within its minimum and maximum (of at most 15 digits)");
         }
         return new long[] {lo, hi};
+    }
+
+    // The least integer at or above bound, or strictly above it.
+    private static BigDecimal leastAbove(BigDecimal bound, boolean strictly)
+    {
+        BigDecimal ceiling = bound.setScale(0, RoundingMode.CEILING);
+        return strictly && ceiling.compareTo(bound) == 0 ? ceiling.add(BigDecimal.ONE) : ceiling;
     }
 
     private static long clamp(BigDecimal value)

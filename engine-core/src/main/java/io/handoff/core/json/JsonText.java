@@ -52,7 +52,8 @@ public final class JsonText
         }
     }
 
-    private static void string(String s, StringBuilder out)
+    /** {@code s} as a JSON string literal, escaped as Python's {@code json.dumps(s, ensure_ascii=False)} escapes it. */
+    public static void string(String s, StringBuilder out)
     {
         out.append('"');
         for (int i = 0; i < s.length(); i++) {

@@ -1,5 +1,7 @@
 package io.handoff.http.chat;
 
+import io.handoff.core.json.JsonText;
+
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -162,12 +164,12 @@ final class TemplateValues
             case Boolean b -> out.append(b);
             case Long l -> out.append(l);
             case Double d -> out.append(Double.isNaN(d) ? "NaN" : Double.isInfinite(d) ? (d > 0 ? "Infinity" : "-Infinity") : pythonFloat(d));
-            case String s -> jsonString(out, s);
+            case String s -> JsonText.string(s, out);
             case List<?> list -> container(out, '[', ']', list.size(), indent, depth, i -> json(out, list.get(i), indent, depth + 1));
             case Map<?, ?> map -> {
                 List<? extends Map.Entry<?, ?>> entries = List.copyOf(map.entrySet());
                 container(out, '{', '}', entries.size(), indent, depth, i -> {
-                    jsonString(out, String.valueOf(entries.get(i).getKey()));
+                    JsonText.string(String.valueOf(entries.get(i).getKey()), out);
                     out.append(": ");
                     json(out, entries.get(i).getValue(), indent, depth + 1);
                 });
@@ -202,31 +204,5 @@ final class TemplateValues
             out.append('\n').append(" ".repeat(indent * depth));
         }
         out.append(close);
-    }
-
-    private static void jsonString(StringBuilder out, String s)
-    {
-        out.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                case '\b' -> out.append("\\b");
-                case '\f' -> out.append("\\f");
-                default -> {
-                    if (c < 0x20) {
-                        out.append(String.format("\\u%04x", (int) c));
-                    }
-                    else {
-                        out.append(c);
-                    }
-                }
-            }
-        }
-        out.append('"');
     }
 }
