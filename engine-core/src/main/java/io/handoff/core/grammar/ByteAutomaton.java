@@ -39,6 +39,7 @@ public final class ByteAutomaton
     private final State start;
     private final Map<Frame, Frame> frames = new HashMap<>();
     private final Map<Key, State> states = new HashMap<>();
+    private int resets;
 
     private ByteAutomaton(Builder built, String[] ruleNames, int rootRule)
     {
@@ -78,6 +79,12 @@ public final class ByteAutomaton
     public State start()
     {
         return start;
+    }
+
+    /** How many times the interned states were dropped (their masks go with them once no parse holds them). */
+    int resets()
+    {
+        return resets;
     }
 
     /** The state after {@code state} reads {@code b}; null when no parse can read it. */
@@ -132,6 +139,7 @@ public final class ByteAutomaton
         if (states.size() >= MAX_STATES) {
             states.clear();
             frames.clear();
+            resets++;
         }
         State state = new State(live.toArray(Frame[]::new), complete[0]);
         states.put(key, state);

@@ -1,5 +1,7 @@
 package io.handoff.core.grammar;
 
+import java.util.concurrent.atomic.AtomicLong;
+
 import static java.util.Objects.requireNonNull;
 
 /**
@@ -11,18 +13,28 @@ import static java.util.Objects.requireNonNull;
  */
 public final class TokenGrammar
 {
-    /** The bytes of masks kept across every grammar of the process; past it a state's mask is computed each time it is needed. */
+    /** The bytes of masks kept by the grammars of one vocabulary; past it a state's mask is computed each time it is needed. */
     static final long MASK_BUDGET_BYTES = 256L << 20;
-    private static final java.util.concurrent.atomic.AtomicLong KEPT_BYTES = new java.util.concurrent.atomic.AtomicLong();
 
     private final Grammar grammar;
     private final ByteAutomaton automaton;
     private final TokenVocabulary vocabulary;
     private final int words;
+    // what the grammars sharing the budget keep, and what this one keeps of it
+    private final AtomicLong budgetUsed;
     private long keptBytes;
+    private int resetsSeen;
 
+    /** A grammar with a mask budget of its own. */
     public TokenGrammar(Grammar grammar, TokenVocabulary vocabulary)
     {
+        this(grammar, vocabulary, new AtomicLong());
+    }
+
+    /** A grammar whose masks count against {@code budgetUsed}, which the grammars of its vocabulary share. */
+    TokenGrammar(Grammar grammar, TokenVocabulary vocabulary, AtomicLong budgetUsed)
+    {
+        this.budgetUsed = requireNonNull(budgetUsed, "budgetUsed is null");
         this.grammar = requireNonNull(grammar, "grammar is null");
         this.vocabulary = requireNonNull(vocabulary, "vocabulary is null");
         this.automaton = ByteAutomaton.compile(grammar);
@@ -58,13 +70,18 @@ public final class TokenGrammar
             return state.mask;
         }
         long[] bits = walk(state);
+        if (automaton.resets() != resetsSeen) {
+            // the states that held the kept masks were dropped: their masks are garbage once no request holds them
+            resetsSeen = automaton.resets();
+            release();
+        }
         long size = 8L * bits.length;
-        if (KEPT_BYTES.addAndGet(size) <= MASK_BUDGET_BYTES) {
+        if (budgetUsed.addAndGet(size) <= MASK_BUDGET_BYTES) {
             state.mask = bits;
             keptBytes += size;
         }
         else {
-            KEPT_BYTES.addAndGet(-size);
+            budgetUsed.addAndGet(-size);
         }
         return bits;
     }
@@ -72,7 +89,7 @@ public final class TokenGrammar
     /** Gives the budget back when the grammar is dropped from its cache (requests still using it keep what they have). */
     synchronized void release()
     {
-        KEPT_BYTES.addAndGet(-keptBytes);
+        budgetUsed.addAndGet(-keptBytes);
         keptBytes = 0;
     }
 

@@ -5,6 +5,7 @@ import io.handoff.core.model.tokenizer.Tokenizer;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.WeakHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static java.util.Objects.requireNonNull;
 
@@ -19,6 +20,7 @@ public final class TokenGrammars
     private static final Map<Tokenizer, TokenGrammars> BY_TOKENIZER = new WeakHashMap<>();
 
     private final Tokenizer tokenizer;
+    private final AtomicLong maskBytes = new AtomicLong();
     private TokenVocabulary vocabulary;
     private final Map<String, TokenGrammar> grammars = new LinkedHashMap<>(16, 0.75f, true)
     {
@@ -57,7 +59,7 @@ public final class TokenGrammars
         if (vocabulary == null) {
             vocabulary = TokenVocabulary.of(tokenizer, tokenizer.vocabSize());
         }
-        TokenGrammar bound = new TokenGrammar(grammar, vocabulary);
+        TokenGrammar bound = new TokenGrammar(grammar, vocabulary, maskBytes);
         grammars.put(grammar.source(), bound);
         return bound;
     }
