@@ -3,7 +3,6 @@ package io.handoff.core.grammar;
 import io.handoff.core.json.JsonText;
 
 import java.math.BigDecimal;
-import java.math.RoundingMode;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
@@ -33,11 +32,10 @@ import static io.handoff.core.grammar.GrammarExpr.seq;
 public final class JsonSchemaGrammar
 {
     public static final int MAX_WHITESPACE = 12;
-    private static final long MAX_INTEGER = 999_999_999_999_999L;
     private static final Set<String> UNSUPPORTED = Set.of("not", "multipleOf", "patternProperties", "dependencies", "dependentRequired",
             "dependentSchemas", "if", "then", "else", "propertyNames", "contains", "minContains", "maxContains", "unevaluatedProperties",
             "unevaluatedItems", "$dynamicRef", "$recursiveRef");
-    private static final Set<String> ANNOTATIONS = Set.of("title", "description", "default", "examples", "$schema", "$id", "id", "$comment",
+    static final Set<String> ANNOTATIONS = Set.of("title", "description", "default", "examples", "$schema", "$id", "id", "$comment",
             "readOnly", "writeOnly", "deprecated", "$defs", "definitions", "$anchor", "strict", "name");
     private static final Map<String, String> FORMATS = Map.of(
             "date", "[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])",
@@ -70,7 +68,7 @@ public final class JsonSchemaGrammar
                 GrammarExpr.alt(List.of(literal("\""), literal("\\"), literal("/"), literal("b"), literal("f"), literal("n"), literal("r"),
                         literal("t"))), seq(literal("u"), notSurrogate)))))));
         rules.put("json-string", seq(literal("\""), new GrammarExpr.Repeat(ref("json-char"), 0, GrammarExpr.Repeat.UNBOUNDED), literal("\"")));
-        rules.put("json-number", seq(optional(literal("-")), digits(0, MAX_INTEGER), fractionExpr()));
+        rules.put("json-number", JsonNumbers.any());
         rules.put("json-value", GrammarExpr.alt(List.of(ref("json-object"), ref("json-array"), ref("json-string"), ref("json-number"),
                 literal("true"), literal("false"), literal("null"))));
         GrammarExpr member = seq(ref("json-string"), ref("ws"), literal(":"), ref("ws"), ref("json-value"));
@@ -155,7 +153,7 @@ public final class JsonSchemaGrammar
         if (Boolean.TRUE.equals(s.get("uniqueItems"))) {
             throw new GrammarException(path + ": uniqueItems: true cannot be enforced by this engine; remove it");
         }
-        if (s.containsKey("minProperties") && number(s, "minProperties", path).intValue() > (s.get("required") instanceof List<?> r ? r.size() : 0)) {
+        if (s.containsKey("minProperties") && JsonNumbers.keyword(s, "minProperties", path).intValue() > (s.get("required") instanceof List<?> r ? r.size() : 0)) {
             throw new GrammarException(path + ": minProperties cannot be enforced by this engine; list that many properties in 'required'");
         }
         if (s.get("$ref") instanceof String pointer) {
@@ -181,7 +179,7 @@ public final class JsonSchemaGrammar
             return GrammarExpr.alt(options);
         }
         if (s.containsKey("allOf")) {
-            return schema(merged(s, path), path);
+            return schema(SchemaMerge.allOf(s, path, this::resolve), path);
         }
         if (s.containsKey("anyOf") || s.containsKey("oneOf")) {
             return union(s, path);
@@ -208,7 +206,7 @@ public final class JsonSchemaGrammar
         beside.keySet().removeAll(ANNOTATIONS);
         List<Object> branches = new ArrayList<>();
         for (int i = 0; i < listed.size(); i++) {
-            branches.add(beside.isEmpty() ? listed.get(i) : merge(beside, listed.get(i), path + "." + keyword + "[" + i + "]"));
+            branches.add(beside.isEmpty() ? listed.get(i) : SchemaMerge.merge(beside, listed.get(i), path + "." + keyword + "[" + i + "]", this::resolve));
         }
         if (keyword.equals("oneOf")) {
             // exactly one branch must hold: only branches that no value can satisfy twice (different types, or distinct literals)
@@ -258,65 +256,6 @@ public final class JsonSchemaGrammar
             }
         }
         return Set.of("string", "number", "boolean", "null", "object", "array");
-    }
-
-    private Map<String, Object> merged(Map<String, Object> s, String path)
-    {
-        if (!(s.get("allOf") instanceof List<?> branches) || branches.isEmpty()) {
-            throw new GrammarException(path + ".allOf: must be a non-empty array of schemas");
-        }
-        Map<String, Object> merged = new LinkedHashMap<>(s);
-        merged.remove("allOf");
-        for (int i = 0; i < branches.size(); i++) {
-            merged = merge(merged, branches.get(i), path + ".allOf[" + i + "]");
-        }
-        return merged;
-    }
-
-    /**
-     * One schema that holds exactly where both hold, when the two can be written as one: their keywords side by side,
-     * {@code properties} and {@code required} joined, and any other keyword in both only with the same value.
-     */
-    private Map<String, Object> merge(Map<String, Object> base, Object other, String path)
-    {
-        if (other instanceof Map<?, ?> map && map.get("$ref") instanceof String pointer && map.size() == 1) {
-            other = resolve(pointer, path);
-        }
-        if (!(other instanceof Map<?, ?> map)) {
-            throw new GrammarException(path + ": must be an object schema to be merged with the keywords beside it");
-        }
-        Map<String, Object> merged = new LinkedHashMap<>(base);
-        for (Map.Entry<?, ?> entry : map.entrySet()) {
-            String key = (String) entry.getKey();
-            Object value = entry.getValue();
-            if (ANNOTATIONS.contains(key) || !merged.containsKey(key) || merged.get(key).equals(value)) {
-                if (!ANNOTATIONS.contains(key)) {
-                    merged.put(key, value);
-                }
-                continue;
-            }
-            if (key.equals("properties") && merged.get(key) instanceof Map<?, ?> mine && value instanceof Map<?, ?> theirs) {
-                Map<Object, Object> joined = new LinkedHashMap<>(mine);
-                for (Map.Entry<?, ?> property : theirs.entrySet()) {
-                    Object known = joined.putIfAbsent(property.getKey(), property.getValue());
-                    if (known != null && !known.equals(property.getValue())) {
-                        throw new GrammarException(path + ": property '" + property.getKey() + "' has two different schemas to hold at once, "
-                                + "which cannot be enforced by this engine; write it once");
-                    }
-                }
-                merged.put(key, joined);
-            }
-            else if (key.equals("required") && merged.get(key) instanceof List<?> mine && value instanceof List<?> theirs) {
-                Set<Object> joined = new LinkedHashSet<>(mine);
-                joined.addAll(theirs);
-                merged.put(key, new ArrayList<>(joined));
-            }
-            else {
-                throw new GrammarException(path + ": '" + key + "' appears twice with different values to hold at once, which cannot be "
-                        + "enforced by this engine; write one schema");
-            }
-        }
-        return merged;
     }
 
     private Set<String> types(Map<String, Object> s, String path)
@@ -381,148 +320,13 @@ public final class JsonSchemaGrammar
         return switch (type) {
             case "null" -> literal("null");
             case "boolean" -> GrammarExpr.alt(List.of(literal("true"), literal("false")));
-            case "integer" -> integer(s, path);
-            case "number" -> number(s, path);
+            case "integer" -> JsonNumbers.integer(s, path);
+            case "number" -> JsonNumbers.number(s, path, ref("json-number"));
             case "string" -> string(s, path);
             case "array" -> array(s, path);
             case "object" -> object(s, path);
             default -> throw new IllegalStateException(type);
         };
-    }
-
-    private GrammarExpr integer(Map<String, Object> s, String path)
-    {
-        long[] bounds = integerBounds(s, path);
-        return integerExpr(bounds[0], bounds[1]);
-    }
-
-    // [lo, hi] over the integers the schema allows, within what the grammar writes.
-    private long[] integerBounds(Map<String, Object> s, String path)
-    {
-        long lo = -MAX_INTEGER;
-        long hi = MAX_INTEGER;
-        // a draft 4 boolean exclusiveMinimum/Maximum makes minimum/maximum strict; a numeric one is a strict bound itself
-        if (s.containsKey("minimum")) {
-            lo = Math.max(lo, clamp(leastAbove(number(s, "minimum", path), Boolean.TRUE.equals(s.get("exclusiveMinimum")))));
-        }
-        if (s.get("exclusiveMinimum") instanceof Number) {
-            lo = Math.max(lo, clamp(leastAbove(number(s, "exclusiveMinimum", path), true)));
-        }
-        if (s.containsKey("maximum")) {
-            hi = Math.min(hi, clamp(leastAbove(number(s, "maximum", path).negate(), Boolean.TRUE.equals(s.get("exclusiveMaximum"))).negate()));
-        }
-        if (s.get("exclusiveMaximum") instanceof Number) {
-            hi = Math.min(hi, clamp(leastAbove(number(s, "exclusiveMaximum", path).negate(), true).negate()));
-        }
-        if (lo > hi) {
-            throw new GrammarException(path + ": no integer lies within its minimum and maximum (of at most 15 digits)");
-        }
-        return new long[] {lo, hi};
-    }
-
-    // The least integer at or above bound, or strictly above it.
-    private static BigDecimal leastAbove(BigDecimal bound, boolean strictly)
-    {
-        BigDecimal ceiling = bound.setScale(0, RoundingMode.CEILING);
-        return strictly && ceiling.compareTo(bound) == 0 ? ceiling.add(BigDecimal.ONE) : ceiling;
-    }
-
-    private static long clamp(BigDecimal value)
-    {
-        if (value.compareTo(BigDecimal.valueOf(MAX_INTEGER)) > 0) {
-            return MAX_INTEGER;
-        }
-        if (value.compareTo(BigDecimal.valueOf(-MAX_INTEGER)) < 0) {
-            return -MAX_INTEGER;
-        }
-        return value.longValueExact();
-    }
-
-    private GrammarExpr number(Map<String, Object> s, String path)
-    {
-        if (!has(s, "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")) {
-            return ref("json-number");
-        }
-        // Integers within the bounds, and i.fraction where all of [i, i + 1) (or (-(k + 1), -k] for -k.fraction) lies within them.
-        long[] bounds = integerBounds(s, path);
-        List<GrammarExpr> options = new ArrayList<>();
-        options.add(integerExpr(bounds[0], bounds[1]));
-        long fromPositive = Math.max(bounds[0], 0);
-        long toPositive = bounds[1] - 1;
-        GrammarExpr fraction = seq(literal("."), new GrammarExpr.Repeat(new GrammarExpr.ByteRange('0', '9'), 1, 15));
-        if (fromPositive <= toPositive) {
-            options.add(seq(digits(fromPositive, toPositive), fraction));
-        }
-        long fromNegative = Math.max(-bounds[1], 0);
-        long toNegative = -bounds[0] - 1;
-        if (fromNegative <= toNegative) {
-            options.add(seq(literal("-"), digits(fromNegative, toNegative), fraction));
-        }
-        return GrammarExpr.alt(options);
-    }
-
-    private static GrammarExpr fractionExpr()
-    {
-        GrammarExpr digits = new GrammarExpr.Repeat(new GrammarExpr.ByteRange('0', '9'), 1, 15);
-        GrammarExpr exponent = seq(GrammarExpr.alt(List.of(literal("e"), literal("E"))), optional(GrammarExpr.alt(List.of(literal("+"),
-                literal("-")))), new GrammarExpr.Repeat(new GrammarExpr.ByteRange('0', '9'), 1, 2));
-        return seq(optional(seq(literal("."), digits)), optional(exponent));
-    }
-
-    /** The decimal integers in [lo, hi], as JSON writes them (no leading zeros, no "-0"). */
-    static GrammarExpr integerExpr(long lo, long hi)
-    {
-        List<GrammarExpr> options = new ArrayList<>();
-        if (lo < 0) {
-            options.add(seq(literal("-"), digits(Math.max(1, -Math.min(hi, -1)), -lo)));
-        }
-        if (hi >= 0) {
-            options.add(digits(Math.max(lo, 0), hi));
-        }
-        return GrammarExpr.alt(options);
-    }
-
-    // The decimal spellings of [lo, hi], 0 <= lo <= hi, without leading zeros.
-    private static GrammarExpr digits(long lo, long hi)
-    {
-        List<GrammarExpr> options = new ArrayList<>();
-        long from = lo;
-        while (from <= hi) {
-            int length = Long.toString(from).length();
-            long top = length >= 18 ? Long.MAX_VALUE : Math.min(hi, (long) Math.pow(10, length) - 1);
-            options.add(sameLength(Long.toString(from), Long.toString(top)));
-            if (top == hi) {
-                break;
-            }
-            from = top + 1;
-        }
-        return GrammarExpr.alt(options);
-    }
-
-    // Strings of digits of one length between a and b (inclusive).
-    private static GrammarExpr sameLength(String a, String b)
-    {
-        if (a.isEmpty()) {
-            return GrammarExpr.EMPTY;
-        }
-        if (a.chars().allMatch(c -> c == '0') && b.chars().allMatch(c -> c == '9')) {
-            return new GrammarExpr.Repeat(new GrammarExpr.ByteRange('0', '9'), a.length(), a.length());
-        }
-        char x = a.charAt(0);
-        char y = b.charAt(0);
-        String restA = a.substring(1);
-        String restB = b.substring(1);
-        if (x == y) {
-            return seq(literal(String.valueOf(x)), sameLength(restA, restB));
-        }
-        List<GrammarExpr> options = new ArrayList<>();
-        options.add(seq(literal(String.valueOf(x)), sameLength(restA, "9".repeat(restA.length()))));
-        if (y - x > 1) {
-            options.add(seq(new GrammarExpr.ByteRange(x + 1, y - 1), new GrammarExpr.Repeat(new GrammarExpr.ByteRange('0', '9'),
-                    restA.length(), restA.length())));
-        }
-        options.add(seq(literal(String.valueOf(y)), sameLength("0".repeat(restB.length()), restB)));
-        return GrammarExpr.alt(options);
     }
 
     private GrammarExpr string(Map<String, Object> s, String path)
@@ -770,23 +574,11 @@ public final class JsonSchemaGrammar
 
     private static int count(Map<String, Object> s, String key, String path)
     {
-        BigDecimal value = number(s, key, path);
+        BigDecimal value = JsonNumbers.keyword(s, key, path);
         if (value.signum() < 0 || value.stripTrailingZeros().scale() > 0 || value.compareTo(BigDecimal.valueOf(Integer.MAX_VALUE)) > 0) {
             throw new GrammarException(path + "." + key + ": must be a non-negative integer");
         }
         return value.intValue();
-    }
-
-    private static BigDecimal number(Map<String, Object> s, String key, String path)
-    {
-        Object value = s.get(key);
-        if (value instanceof Long l) {
-            return BigDecimal.valueOf(l);
-        }
-        if (value instanceof BigDecimal d) {
-            return d;
-        }
-        throw new GrammarException(path + "." + key + ": must be a number");
     }
 
     /** The JSON Schema type of a value ({@code integer} for integral numbers). */
