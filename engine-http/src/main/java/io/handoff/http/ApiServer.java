@@ -419,6 +419,7 @@ public final class ApiServer
             @Override public int[] encode(String prompt) { return tokenizer.encode(prompt, false); }
             @Override public int vocabSize() { return model.vocabSize(); }
             @Override public TokenTexts tokenTexts() { return texts; }
+            @Override public java.util.OptionalInt specialTokenId(String text) { return tokenizer.specialTokenId(text); }
             @Override public Optional<RoomTicket> ticket(JsonFields body, Exchange exchange) { return bootstrap.ticket(body, exchange); }
 
             @Override

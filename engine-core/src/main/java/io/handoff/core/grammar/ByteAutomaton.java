@@ -16,7 +16,8 @@ import java.util.Set;
  * where each caller resumes); a {@link State} is the set of stacks a prefix of bytes can be in, each at a node that
  * reads a byte, and whether the whole grammar may end there. {@link #next} computes a state's successor on a byte
  * once and remembers it, so walking a vocabulary's tokens from a state costs a table lookup per byte after the first
- * time. Not thread-safe: {@link TokenGrammar} serializes its use.
+ * time. Special tokens a grammar names ({@link GrammarExpr.Special}) are symbols after the 256 bytes. Not thread-safe:
+ * {@link TokenGrammar} serializes its use.
  *
  * <p>Left recursion is refused (it would push forever); stacks deeper than {@link #MAX_DEPTH} are not followed, so
  * a recursive grammar (nested JSON) generates at most that depth.
@@ -30,6 +31,8 @@ public final class ByteAutomaton
 
     private final int[] ruleStart;
     private final String[] ruleNames;
+    // the special tokens the grammar names: symbol 256 + k is token specialIds[k]
+    private final int[] specialIds;
     // per node: byte edges as (lo, hi, target) triples, epsilon targets, calls as (rule, return node) pairs
     private final int[][] edges;
     private final int[][] epsilons;
@@ -45,6 +48,7 @@ public final class ByteAutomaton
     {
         this.ruleStart = built.ruleStart;
         this.ruleNames = ruleNames;
+        this.specialIds = built.specials.stream().mapToInt(Integer::intValue).toArray();
         int n = built.size;
         this.edges = new int[n][];
         this.epsilons = new int[n][];
@@ -87,7 +91,24 @@ public final class ByteAutomaton
         return resets;
     }
 
-    /** The state after {@code state} reads {@code b}; null when no parse can read it. */
+    /** The symbol of special token {@code id} (256 or more), or -1 when the grammar does not name it. */
+    public int symbol(int id)
+    {
+        for (int k = 0; k < specialIds.length; k++) {
+            if (specialIds[k] == id) {
+                return 256 + k;
+            }
+        }
+        return -1;
+    }
+
+    /** The special tokens the grammar names, by symbol: symbol {@code 256 + k} is token {@code specialTokens()[k]}. */
+    int[] specialTokens()
+    {
+        return specialIds.clone();
+    }
+
+    /** The state after {@code state} reads {@code b} (a byte, or a special token's {@link #symbol}); null when no parse can read it. */
     public State next(State state, int b)
     {
         State known = state.next[b];
@@ -141,7 +162,7 @@ public final class ByteAutomaton
             frames.clear();
             resets++;
         }
-        State state = new State(live.toArray(Frame[]::new), complete[0]);
+        State state = new State(live.toArray(Frame[]::new), complete[0], 256 + specialIds.length);
         states.put(key, state);
         return state;
     }
@@ -314,18 +335,19 @@ public final class ByteAutomaton
     /** The parses a prefix can be in; {@link #complete()}: the grammar may end here. */
     public static final class State
     {
-        static final State DEAD = new State(new Frame[0], false);
+        static final State DEAD = new State(new Frame[0], false, 0);
 
         final Frame[] frames;
         final boolean complete;
-        final State[] next = new State[256];
+        final State[] next;
         // the vocabulary mask of this state, filled by TokenGrammar
         long[] mask;
 
-        State(Frame[] frames, boolean complete)
+        State(Frame[] frames, boolean complete, int symbols)
         {
             this.frames = frames;
             this.complete = complete;
+            this.next = new State[symbols];
         }
 
         public boolean complete()
@@ -348,6 +370,7 @@ public final class ByteAutomaton
         final List<List<Integer>> epsilons = new ArrayList<>();
         final List<List<Integer>> calls = new ArrayList<>();
         final BitSet finals = new BitSet();
+        final List<Integer> specials = new ArrayList<>();
         int size;
 
         Builder(int rules, Map<String, Integer> ruleIds)
@@ -415,6 +438,16 @@ public final class ByteAutomaton
                         epsilons.get(at).add(end);
                     }
                     yield end;
+                }
+                case GrammarExpr.Special special -> {
+                    int k = specials.indexOf(special.id());
+                    if (k < 0) {
+                        k = specials.size();
+                        specials.add(special.id());
+                    }
+                    int to = node();
+                    edges.get(from).addAll(List.of(256 + k, 256 + k, to));
+                    yield to;
                 }
                 case GrammarExpr.Ref ref -> {
                     int to = node();

@@ -43,6 +43,7 @@ public record Grammar(String root, Map<String, GrammarExpr> rules, String source
                 case GrammarExpr.Alt alt -> alt.options().forEach(pending::push);
                 case GrammarExpr.Repeat repeat -> pending.push(repeat.body());
                 case GrammarExpr.ByteRange ignored -> {}
+                case GrammarExpr.Special ignored -> {}
             }
         }
     }

@@ -24,6 +24,21 @@ public sealed interface GrammarExpr
         }
     }
 
+    /**
+     * The special token {@code id} (a control token such as Mistral's {@code [TOOL_CALLS]}), which has no text and so no
+     * bytes: it is matched as a token of its own.
+     */
+    record Special(int id)
+            implements GrammarExpr
+    {
+        public Special
+        {
+            if (id < 0) {
+                throw new IllegalArgumentException("token id " + id + " is negative");
+            }
+        }
+    }
+
     record Seq(List<GrammarExpr> items)
             implements GrammarExpr
     {

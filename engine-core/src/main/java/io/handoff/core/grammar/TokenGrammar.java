@@ -56,11 +56,15 @@ public final class TokenGrammar
         return automaton.start();
     }
 
-    /** The state after token {@code id} from {@code state}; null when the grammar refuses it (or it has no text). */
+    /** The state after token {@code id} from {@code state}; null when the grammar refuses it (or it has no text and is not named). */
     synchronized ByteAutomaton.State advance(ByteAutomaton.State state, int id)
     {
         byte[] bytes = vocabulary.bytes(id);
-        return bytes == null ? null : automaton.advance(state, bytes);
+        if (bytes == null) {
+            int symbol = automaton.symbol(id);
+            return symbol < 0 ? null : automaton.next(state, symbol);
+        }
+        return automaton.advance(state, bytes);
     }
 
     /** The tokens allowed in {@code state}, end ids aside: one bit per token id, low bit first. Do not modify it. */
@@ -127,6 +131,12 @@ public final class TokenGrammar
             valid = length;
             int id = vocabulary.id(i);
             bits[id >>> 6] |= 1L << id;
+        }
+        int[] specials = automaton.specialTokens();
+        for (int k = 0; k < specials.length; k++) {
+            if (specials[k] < vocabulary.rows() && automaton.next(from, 256 + k) != null) {
+                bits[specials[k] >>> 6] |= 1L << specials[k];
+            }
         }
         return bits;
     }

@@ -22,6 +22,12 @@ public final class TriggeredText
      */
     public static Map<String, GrammarExpr> rules(String prefix, String trigger, GrammarExpr then)
     {
+        return rules(prefix, trigger, then, java.util.Optional.empty());
+    }
+
+    /** Like {@link #rules(String, String, GrammarExpr)}, where {@code orStart} (a special token and what follows it) may also end the text at any point. */
+    public static Map<String, GrammarExpr> rules(String prefix, String trigger, GrammarExpr then, java.util.Optional<GrammarExpr> orStart)
+    {
         byte[] t = trigger.getBytes(StandardCharsets.UTF_8);
         if (t.length == 0) {
             throw new IllegalArgumentException("the trigger is empty");
@@ -49,6 +55,7 @@ public final class TriggeredText
             }
             List<GrammarExpr> options = new ArrayList<>();
             options.add(GrammarExpr.EMPTY);
+            orStart.ifPresent(options::add);
             int lo = 0;
             for (int b = 1; b <= 256; b++) {
                 if (b == 256 || target[b] != target[lo]) {

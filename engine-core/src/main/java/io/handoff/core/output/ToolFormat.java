@@ -28,8 +28,9 @@ public enum ToolFormat
     /** Llama 3.1+: {@code {"name": ..., "parameters": {...}}}, calls separated by {@code "; "}. */
     LLAMA3("{\"name\": \"", "parameters", "; "),
     /**
-     * Mistral: {@code [TOOL_CALLS][{"name": ..., "arguments": {...}}, ...]}. {@code [TOOL_CALLS]} is a special token,
-     * which a byte grammar cannot require: a constrained call is the JSON list alone, and the parser takes both.
+     * Mistral: {@code [TOOL_CALLS][{"name": ..., "arguments": {...}}, ...]}, where {@code [TOOL_CALLS]} is a special
+     * token: a constrained call starts with that token when the tokenizer has it, and the parser takes the list with or
+     * without it (a skipped special token leaves no text).
      */
     MISTRAL("[{\"name\": \"", "arguments", ", "),
     /** DeepSeek V3: {@code <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{...}\n```<｜tool▁call▁end｜>...}. */
@@ -92,6 +93,12 @@ public enum ToolFormat
         return trigger;
     }
 
+    /** The special token that starts the calls, when the family has one ({@code [TOOL_CALLS]} for Mistral). */
+    public Optional<String> specialStart()
+    {
+        return this == MISTRAL ? Optional.of("[TOOL_CALLS]") : Optional.empty();
+    }
+
     /** For {@link #GENERIC}: the system message that describes the tools (each as its JSON text) and how to call them. */
     public String systemPrompt(List<String> toolsJson)
     {
@@ -116,6 +123,12 @@ public enum ToolFormat
      * {@link io.handoff.core.grammar.GrammarException} when a tool's schema cannot be enforced.
      */
     public Optional<Grammar> grammar(List<ToolSpec> callable, boolean required, boolean parallel)
+    {
+        return grammar(callable, required, parallel, java.util.OptionalInt.empty());
+    }
+
+    /** Like {@link #grammar(List, boolean, boolean)}, with the id of the family's {@link #specialStart} token in the tokenizer. */
+    public Optional<Grammar> grammar(List<ToolSpec> callable, boolean required, boolean parallel, java.util.OptionalInt specialStart)
     {
         boolean strict = callable.stream().anyMatch(ToolSpec::strict);
         if (callable.isEmpty() || !required && !strict) {
@@ -149,13 +162,17 @@ public enum ToolFormat
             case DEEPSEEK_V3 -> DS_END;
             default -> "";
         };
-        String source = "tools " + name() + " " + required + " " + parallel + " " + callable.stream()
+        GrammarExpr marker = specialStart.isPresent() && this == MISTRAL ? new GrammarExpr.Special(specialStart.getAsInt()) : GrammarExpr.EMPTY;
+        String source = "tools " + name() + " " + required + " " + parallel + " " + specialStart + " " + callable.stream()
                 .map(t -> t.name() + (t.strict() ? "!" : "") + JsonText.write(t.parameters())).toList();
         if (required) {
-            return Optional.of(schemas.grammar(GrammarExpr.seq(GrammarExpr.literal(open), one, more, GrammarExpr.literal(close)), source));
+            return Optional.of(schemas.grammar(GrammarExpr.seq(marker, GrammarExpr.literal(open), one, more, GrammarExpr.literal(close)), source));
         }
         // strict under auto: free text until the trigger, then the calls (the trigger is their start)
-        schemas.addRules(TriggeredText.rules("text", trigger, GrammarExpr.seq(GrammarExpr.alt(afterTrigger), more, GrammarExpr.literal(close))));
+        Optional<GrammarExpr> markedStart = marker == GrammarExpr.EMPTY ? Optional.empty()
+                : Optional.of(GrammarExpr.seq(marker, GrammarExpr.literal(open), one, more, GrammarExpr.literal(close)));
+        schemas.addRules(TriggeredText.rules("text", trigger, GrammarExpr.seq(GrammarExpr.alt(afterTrigger), more, GrammarExpr.literal(close)),
+                markedStart));
         return Optional.of(schemas.grammar(new GrammarExpr.Ref("text-0"), source));
     }
 

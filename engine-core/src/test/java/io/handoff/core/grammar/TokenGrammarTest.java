@@ -101,4 +101,22 @@ class TokenGrammarTest
         TokenMatcher early = new TokenMatcher(tokens, Set.of(END));
         assertThatThrownBy(() -> early.catchUp(new int[] {END}, 1)).hasMessageContaining("cannot end");
     }
+
+    @Test
+    void aSpecialTokenTheGrammarNamesIsAllowedWhereItIsAndNowhereElse()
+    {
+        int mark = 1;
+        TokenVocabulary vocabulary = TokenVocabulary.of(new byte[][] {null, null, "a".getBytes(StandardCharsets.UTF_8),
+                "b".getBytes(StandardCharsets.UTF_8), "ab".getBytes(StandardCharsets.UTF_8)});
+        Grammar grammar = new Grammar("root", java.util.Map.of("root", GrammarExpr.seq(new GrammarExpr.Special(mark),
+                new GrammarExpr.Repeat(GrammarExpr.literal("a"), 1, GrammarExpr.Repeat.UNBOUNDED))), "test");
+        TokenMatcher matcher = new TokenMatcher(new TokenGrammar(grammar, vocabulary), Set.of(END));
+        assertThat(matcher.allowed()[0]).isEqualTo(1L << mark);
+        matcher.catchUp(new int[] {mark}, 1);
+        assertThat(matcher.allowed()[0]).isEqualTo(1L << 2);
+        matcher.catchUp(new int[] {mark, 2}, 2);
+        assertThat(matcher.allowed()[0]).isEqualTo(1L << 2 | 1L << END);
+        TokenMatcher again = new TokenMatcher(new TokenGrammar(grammar, vocabulary), Set.of(END));
+        assertThatThrownBy(() -> again.catchUp(new int[] {mark, mark}, 2)).isInstanceOf(GrammarException.class);
+    }
 }

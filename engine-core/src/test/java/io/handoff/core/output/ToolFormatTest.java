@@ -77,4 +77,25 @@ class ToolFormatTest
         assertThat(ToolFormat.HERMES.grammar(WEATHER, false, false)).as("auto, no strict tool: no grammar").isEmpty();
         assertThat(ToolFormat.HERMES.grammar(List.of(), true, false)).isEmpty();
     }
+
+    @Test
+    void mistralsCallsStartWithItsSpecialTokenWhenTheTokenizerHasIt()
+    {
+        int toolCalls = 5;
+        Grammar grammar = ToolFormat.MISTRAL.grammar(WEATHER, true, false, java.util.OptionalInt.of(toolCalls)).orElseThrow();
+        ByteAutomaton automaton = ByteAutomaton.compile(grammar);
+        byte[] list = "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}]".getBytes(StandardCharsets.UTF_8);
+        assertThat(automaton.advance(automaton.start(), list)).as("not without the token").isNull();
+        ByteAutomaton.State marked = automaton.next(automaton.start(), automaton.symbol(toolCalls));
+        assertThat(marked).isNotNull();
+        assertThat(automaton.advance(marked, list).complete()).isTrue();
+        // strict under auto: text, or the token and the calls
+        Grammar auto = ToolFormat.MISTRAL.grammar(List.of(new ToolSpec("get_weather", WEATHER.getFirst().parameters(), true)), false, false,
+                java.util.OptionalInt.of(toolCalls)).orElseThrow();
+        ByteAutomaton free = ByteAutomaton.compile(auto);
+        ByteAutomaton.State text = free.advance(free.start(), "Let me look. ".getBytes(StandardCharsets.UTF_8));
+        assertThat(text.complete()).isTrue();
+        assertThat(free.advance(free.next(text, free.symbol(toolCalls)), list).complete()).isTrue();
+        assertThat(ToolFormat.MISTRAL.parse("[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}]").calls()).hasSize(1);
+    }
 }

@@ -20,6 +20,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static java.util.Objects.requireNonNull;
@@ -67,7 +68,8 @@ public final class ChatCompletionsApi
         ChatTools tools = request.tools();
         Optional<ToolFormat> format = tools.active() ? Optional.of(ToolFormat.of(template.source())) : Optional.empty();
         String prompt = render(template, request.messages(), tools, format);
-        SamplingOptions sampling = format.flatMap(tools::grammar).map(request.sampling()::withGrammar).orElse(request.sampling());
+        SamplingOptions sampling = format.flatMap(f -> tools.grammar(f, f.specialStart().map(model::specialTokenId).orElse(OptionalInt.empty())))
+                .map(request.sampling()::withGrammar).orElse(request.sampling());
         String rid = request.rid().orElseGet(() -> ridPrefix + nextRid.incrementAndGet());
         ChatModel.Request generation = new ChatModel.Request(rid, model.encode(prompt), request.maxTokens().orElse(defaultMaxTokens),
                 sampling, request.logprobs(), request.n(), model.ticket(body, exchange));

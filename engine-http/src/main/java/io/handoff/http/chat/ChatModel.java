@@ -12,6 +12,7 @@ import io.handoff.http.fields.TokenTexts;
 import java.io.IOException;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 import static java.util.Objects.requireNonNull;
 
@@ -32,6 +33,12 @@ public interface ChatModel
 
     /** Token ids are below this. */
     int vocabSize();
+
+    /** The id of the special token written {@code text}, when the tokenizer has one (a tool format's start token). */
+    default OptionalInt specialTokenId(String text)
+    {
+        return OptionalInt.empty();
+    }
 
     /** How log-probability entries show a token. */
     TokenTexts tokenTexts();

@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
@@ -101,7 +102,7 @@ public record ChatTools(List<Tool> tools, Choice choice, Optional<String> named,
      * The grammar the output follows in {@code format}, when a call is required or a callable tool is strict; a tool whose
      * arguments' schema cannot be enforced then is a 400 naming it.
      */
-    public Optional<Grammar> grammar(ToolFormat format)
+    public Optional<Grammar> grammar(ToolFormat format, OptionalInt specialStart)
     {
         if (!active()) {
             return Optional.empty();
@@ -121,7 +122,7 @@ public record ChatTools(List<Tool> tools, Choice choice, Optional<String> named,
             }
             specs.add(new ToolSpec(tool.name(), parameters, tool.strict()));
         }
-        return format.grammar(specs, required(), parallel);
+        return format.grammar(specs, required(), parallel, specialStart);
     }
 
     /** Each tool's JSON text, as a template without tools is told them. */

@@ -37,6 +37,13 @@ public interface Tokenizer
         return "";
     }
 
+    /** The id of the special token written {@code text} (e.g. {@code [TOOL_CALLS]}), when this tokenizer has one. */
+    default OptionalInt specialTokenId(String text)
+    {
+        int[] ids = encode(text, false);
+        return ids.length == 1 && isSpecial(ids[0]) && specialTokenText(ids[0]).equals(text) ? OptionalInt.of(ids[0]) : OptionalInt.empty();
+    }
+
     /** The text of {@code ids}, specials skipped, invalid UTF-8 replaced with U+FFFD. */
     default String decode(int[] ids)
     {

@@ -53,6 +53,15 @@ class BpeTokenizerTest
     }
 
     @Test
+    void aSpecialTokenIsFoundByHowItIsWrittenAndNothingElseIs()
+    {
+        assertThat(tiny().specialTokenId("<|eos|>")).hasValue(EOS);
+        assertThat(tiny().specialTokenId("<|eo")).as("an added token that is not special").isEmpty();
+        assertThat(tiny().specialTokenId("hello")).isEmpty();
+        assertThat(tiny().specialTokenId("<|eos|><|eos|>")).isEmpty();
+    }
+
+    @Test
     void addedTokensAreMatchedLongestFirstBeforePreTokenization()
     {
         assertThat(tiny().encode("hello<|eos|>the<|eo", false)).containsExactly(HELLO, EOS, 7, 11, EO);
