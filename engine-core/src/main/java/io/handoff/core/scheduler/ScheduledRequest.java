@@ -104,7 +104,12 @@ final class ScheduledRequest
         this.inputLogprobs = new TokenLogprob[promptLength() - inputFrom];
         this.endIds = endIds(request, eosTokenIds);
         // a grammar that is complete must be able to end the output even when EOS is ignored and no stop id is set
-        this.matcher = request.constraint().map(grammar -> new TokenMatcher(grammar, endIds.isEmpty() ? eosTokenIds : endIds)).orElse(null);
+        Set<Integer> grammarEnds = endIds.isEmpty() ? eosTokenIds : endIds;
+        if (request.constraint().isPresent() && grammarEnds.isEmpty()) {
+            throw new RequestRejectedException(RequestRejectedException.Kind.INVALID, "a constrained output must be able to end: this model has no "
+                    + "EOS token; set stop_token_ids");
+        }
+        this.matcher = request.constraint().map(grammar -> new TokenMatcher(grammar, grammarEnds)).orElse(null);
     }
 
     /** Alternatives per position the request asked for; meaningful only when it asked for log probabilities. */
