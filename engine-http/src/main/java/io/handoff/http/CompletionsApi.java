@@ -20,6 +20,7 @@ import io.handoff.http.base.OutputCount;
 import io.handoff.http.base.UnusedFields;
 import io.handoff.http.fields.LogprobFields;
 import io.handoff.http.fields.LogprobJson;
+import io.handoff.http.fields.ResponseFormats;
 import io.handoff.http.fields.SamplingFields;
 import io.handoff.http.fields.TokenTexts;
 
@@ -48,7 +49,7 @@ import static java.util.Objects.requireNonNull;
 final class CompletionsApi
 {
     private static final Set<String> FIELDS = JsonFields.fieldNames(Set.of("model", "prompt", "max_tokens", "stream", "stream_options", "n",
-            "best_of", "echo", "logprobs", "suffix", "user", "rid", "bootstrap_room", "bootstrap_generation", "bootstrap_host", "bootstrap_local"),
+            "best_of", "echo", "logprobs", "suffix", "user", "response_format", "rid", "bootstrap_room", "bootstrap_generation", "bootstrap_host", "bootstrap_local"),
             SamplingFields.names(SamplingFields.Spelling.OPENAI), UnusedFields.openAiNames());
     private static final int DEFAULT_MAX_TOKENS = 16;
 
@@ -168,7 +169,8 @@ final class CompletionsApi
         UnusedFields.checkOpenAi(body);
         int maxTokens = body.integer("max_tokens", 1, model.maxContext()).map(Long::intValue).orElse(DEFAULT_MAX_TOKENS);
         generations.checkContext(prompt.length, promptField, maxTokens, "max_tokens");
-        SamplingOptions options = SamplingFields.parse(body, SamplingFields.Spelling.OPENAI, maxTokens, model.vocabSize());
+        SamplingOptions options = ResponseFormats.withChatFormat(SamplingFields.parse(body, SamplingFields.Spelling.OPENAI, maxTokens,
+                model.vocabSize()), body.raw("response_format"), body::has);
         Optional<LogprobOptions> logprobs = LogprobFields.completions(body, body.bool("echo").orElse(false));
         return new GenerationParams(rid, prompt, bootstrap.maxNewTokens(maxTokens), options, logprobs, ticket);
     }

@@ -122,6 +122,10 @@ class ApiParamsTest
                 List.of("/v1/completions", "{\"prompt\": \"hello\", \"presence_penalty\": 2.01}", "presence_penalty", "got 2.01"),
                 List.of("/v1/completions", "{\"prompt\": \"hello\", \"lora_path\": \"adapter\"}", "lora_path", "LoRA adapters are not served"),
                 List.of("/v1/completions", "{\"prompt\": \"hello\", \"regex\": \"(a+\"}", "regex", "regex: regular expression \"(a+\" at offset 3: expected ')'"),
+                List.of("/v1/completions", "{\"prompt\": \"hello\", \"regex\": \"a+\", \"response_format\": {\"type\": \"json_object\"}}", "response_format",
+                        "response_format and regex both constrain the output; send one"),
+                List.of("/v1/completions", "{\"prompt\": \"hello\", \"response_format\": {\"type\": \"json_schema\", \"json_schema\": {\"schema\": "
+                        + "{\"type\": \"string\", \"format\": \"uri\"}}}}", "response_format.json_schema.schema", "'uri' cannot be enforced"),
                 List.of("/v1/chat/completions", CHAT + ", \"top_logprobs\": 2}", "top_logprobs", "needs \"logprobs\": true"),
                 List.of("/v1/chat/completions", CHAT + ", \"top_k\": 0}", "top_k", "leaves no token to sample"),
                 List.of("/v1/chat/completions", CHAT + ", \"repetition_penalty\": 3}", "repetition_penalty", "got 3"),
@@ -170,6 +174,25 @@ class ApiParamsTest
 
         assertThat(ids(generate.get("output_ids"))).containsExactly(expected);
         assertThat(completion.at("/choices/0/text").asText()).isEqualTo(TOKENIZER.decode(expected));
+    }
+
+    @Test
+    void everyApiHoldsItsOutputToTheConstraintItSends()
+    {
+        String schema = "{\"type\": \"object\", \"properties\": {\"ok\": {\"type\": \"boolean\"}, \"n\": {\"type\": \"integer\", \"minimum\": 1, "
+                + "\"maximum\": 9}}, \"required\": [\"ok\", \"n\"], \"additionalProperties\": false}";
+        String objectPattern = "\\{\\s*\"ok\"\\s*:\\s*(true|false)\\s*,\\s*\"n\"\\s*:\\s*[1-9]\\s*}";
+        JsonNode generate = LocalServer.json(local.post("/generate", "{\"text\": \"Answer:\", \"sampling_params\": {\"max_new_tokens\": 200, "
+                + "\"temperature\": 0.9, \"seed\": 5, \"regex\": \"(yes|no), [0-9]{3}\\\\.\"}}"));
+        assertThat(generate.get("text").asText()).matches("(yes|no), [0-9]{3}\\.");
+        assertThat(generate.at("/meta_info/finish_reason/type").asText()).isEqualTo("stop");
+        JsonNode completion = LocalServer.json(local.post("/v1/completions", "{\"prompt\": \"JSON:\", \"max_tokens\": 200, \"temperature\": 0.8, "
+                + "\"seed\": 2, \"response_format\": {\"type\": \"json_schema\", \"json_schema\": {\"name\": \"s\", \"schema\": " + schema + "}}}"));
+        assertThat(completion.at("/choices/0/text").asText()).matches(objectPattern);
+        assertThat(completion.at("/choices/0/finish_reason").asText()).isEqualTo("stop");
+        JsonNode chat = LocalServer.json(local.post("/v1/chat/completions", CHAT + ", \"max_tokens\": 200, \"temperature\": 0.8, \"seed\": 4, "
+                + "\"json_schema\": " + schema + "}"));
+        assertThat(chat.at("/choices/0/message/content").asText()).matches(objectPattern);
     }
 
     @Test

@@ -2,7 +2,6 @@ package io.handoff.http.chat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.handoff.core.grammar.Grammar;
 import io.handoff.core.output.LogprobOptions;
 import io.handoff.core.output.SamplingOptions;
 import io.handoff.core.output.ToolFormat;
@@ -10,7 +9,6 @@ import io.handoff.http.base.ApiError;
 import io.handoff.http.base.JsonFields;
 import io.handoff.http.base.OutputCount;
 import io.handoff.http.base.UnusedFields;
-import io.handoff.http.fields.ConstraintFields;
 import io.handoff.http.fields.LogprobFields;
 import io.handoff.http.fields.ResponseFormats;
 import io.handoff.http.fields.SamplingFields;
@@ -91,7 +89,6 @@ public record ChatRequest(
         Optional<String> model = optional(body, "model").map(v -> string("model", v));
         UnusedFields.checkOpenAi(fields);
         ChatTools tools = ChatTools.parse(body);
-        Optional<Grammar> format = optional(body, "response_format").flatMap(v -> ResponseFormats.chat(v, "response_format"));
         optional(body, "user").ifPresent(v -> string("user", v));
         boolean stream = optional(body, "stream").map(v -> bool("stream", v)).orElse(false);
         boolean includeUsage = false;
@@ -109,13 +106,7 @@ public record ChatRequest(
         List<ChatMessage> messages = messages(body);
         OptionalInt maxTokens = maxTokens(body, maxContext);
         SamplingOptions sampling = SamplingFields.parse(fields, SamplingFields.Spelling.OPENAI, maxTokens.orElse(defaultMaxTokens), vocabSize);
-        if (format.isPresent()) {
-            if (sampling.grammar().isPresent()) {
-                throw ApiError.invalid("invalid_value", "response_format", "response_format and " + ConstraintFields.NAMES.stream().filter(body::has)
-                        .findFirst().orElse("a constraint") + " both constrain the output; send one");
-            }
-            sampling = sampling.withGrammar(format.get());
-        }
+        sampling = ResponseFormats.withChatFormat(sampling, optional(body, "response_format"), body::has);
         if (tools.active() && sampling.grammar().isPresent() && (tools.required() || tools.callable().stream().anyMatch(ChatTools.Tool::strict))) {
             throw ApiError.invalid("invalid_value", "tool_choice", "a required or strict tool call and response_format (or json_schema, regex, "
                     + "ebnf) both constrain the output; send one");

@@ -5,11 +5,13 @@ import io.handoff.core.grammar.ByteAutomaton;
 import io.handoff.core.grammar.Grammar;
 import io.handoff.core.grammar.GrammarException;
 import io.handoff.core.grammar.JsonSchemaGrammar;
+import io.handoff.core.output.SamplingOptions;
 import io.handoff.http.base.ApiError;
 import io.handoff.http.base.JsonFields;
 
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * OpenAI's {@code response_format} (chat: {@code {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}})
@@ -20,6 +22,23 @@ import java.util.Set;
 public final class ResponseFormats
 {
     private ResponseFormats() {}
+
+    /**
+     * {@code sampling} held to the chat-style {@code response_format} when the body sets one; a 400 when a constraint
+     * field ({@code has} tells which the body sets) constrains the output too.
+     */
+    public static SamplingOptions withChatFormat(SamplingOptions sampling, Optional<JsonNode> responseFormat, Predicate<String> has)
+    {
+        Optional<Grammar> format = responseFormat.filter(v -> !v.isNull()).flatMap(v -> chat(v, "response_format"));
+        if (format.isEmpty()) {
+            return sampling;
+        }
+        if (sampling.grammar().isPresent()) {
+            throw ApiError.invalid("invalid_value", "response_format", "response_format and " + ConstraintFields.NAMES.stream().filter(has)
+                    .sorted().findFirst().orElse("a constraint") + " both constrain the output; send one");
+        }
+        return sampling.withGrammar(format.get());
+    }
 
     /** Chat's {@code response_format}. */
     public static Optional<Grammar> chat(JsonNode value, String path)
