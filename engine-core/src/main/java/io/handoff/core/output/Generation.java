@@ -117,7 +117,7 @@ public final class Generation
     private double cumulativeLogprob = Double.NaN;
     private boolean clientGone;
     private long previousToken;
-    private final TokenGrammars grammars;
+    private final Tokenizer tokenizer;
 
     /** @param scored the output's log probabilities are wanted (whether or not the client asked for them), for {@link #cumulativeLogprob} */
     public Generation(GenerationParams params, Scheduler scheduler, Tokenizer tokenizer, GenerationMetrics metrics, Runnable onClose, boolean scored)
@@ -130,7 +130,7 @@ public final class Generation
         this.onClose = requireNonNull(onClose, "onClose is null");
         this.text = new OutputText(params.options(), tokenizer.eosTokenIds(), tokenizer);
         this.ids = new int[params.maxNewTokens()];
-        this.grammars = TokenGrammars.of(tokenizer);
+        this.tokenizer = tokenizer;
     }
 
     /** Submits the request; throws {@link io.handoff.core.scheduler.RequestRejectedException} when the scheduler refuses it. */
@@ -159,7 +159,7 @@ public final class Generation
         GenerateRequest request = params.toRequest();
         if (params.options().grammar().isPresent()) {
             try {
-                request = request.withConstraint(grammars.bind(params.options().grammar().get()));
+                request = request.withConstraint(TokenGrammars.of(tokenizer).bind(params.options().grammar().get()));
             }
             catch (GrammarException e) {
                 throw new RequestRejectedException(RequestRejectedException.Kind.INVALID, e.getMessage());
