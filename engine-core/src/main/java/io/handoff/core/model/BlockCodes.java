@@ -3,7 +3,9 @@ package io.handoff.core.model;
 import io.handoff.core.model.activation.QuantizedInput;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 import java.lang.foreign.MemorySegment;
@@ -29,6 +31,14 @@ final class BlockCodes
     private static final VectorSpecies<Byte> B16 = ByteVector.SPECIES_128;
     private static final VectorSpecies<Byte> B32 = ByteVector.SPECIES_256;
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
+    private static final VectorSpecies<Float> G = FloatVector.SPECIES_512;
+    // 16-lane vectors in hardware: a row product takes 16 codes a step and folds the lanes to eight once per block
+    private static final boolean WIDE = FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512;
+    // per-byte masks in 64-bit lanes, for byte shifts done as 64-bit ones
+    private static final long LOW_1 = 0x0101010101010101L;
+    private static final long LOW_2 = 0x0303030303030303L;
+    private static final long LOW_4 = 0x0f0f0f0f0f0f0f0fL;
+    private static final VectorShuffle<Float> SWAP_8 = VectorShuffle.fromOp(G, l -> l ^ 8);
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     private static final ValueLayout.OfInt U32_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(LE);
     private static final ValueLayout.OfLong U64_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(LE);
@@ -46,6 +56,8 @@ final class BlockCodes
     private int capacity;
     // a super-block's codes as signed bytes: formed 32 at a time, then widened 8 at a time
     private final byte[] small = new byte[256];
+    // a super-block's integer sub-block scales as floats
+    private final float[] subScales = new float[16];
 
     BlockCodes(BlockFormat format, int cols)
     {
@@ -124,8 +136,8 @@ final class BlockCodes
         // one method per form, each small enough that C2 inlines every vector operation in it
         return switch (format) {
             case Q8_0, Q4_0 -> dotRow32(data, row, x);
-            case Q6_K -> dotRowQ6(data, row, x);
-            case Q4_K, Q5_K -> dotRowK4(data, row, x);
+            case Q6_K -> WIDE ? dotRowQ6Wide(data, row, x) : dotRowQ6(data, row, x);
+            case Q4_K, Q5_K -> WIDE ? dotRowK4Wide(data, row, x) : dotRowK4(data, row, x);
             default -> throw new IllegalArgumentException("no row product straight from " + format + " bytes; decode the row first");
         };
     }
@@ -227,9 +239,137 @@ final class BlockCodes
         return laneTree(acc) + -o;
     }
 
+    /**
+     * {@link #dotRowQ6} in 16-lane vectors: a sub-block of 16 codes a step, two chains of exact sums, folded to the eight
+     * lanes of the block's sum once per block (lane {@code l} and {@code l + 8} hold the values {@code i % 8 == l}); every
+     * sum is an integer below 2^24, so the same bits.
+     */
+    private float dotRowQ6Wide(MemorySegment data, int row, QuantizedInput x)
+    {
+        long base = (long) row * blocks * format.blockBytes();
+        float[] xc = x.codes();
+        float[] xs = x.scales();
+        float[] sc = subScales;
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < blocks; b++) {
+            long at = base + (long) b * format.blockBytes();
+            int c = b * 256;
+            sixBitsBlock(data, at);
+            FloatVector p0 = FloatVector.zero(G);
+            FloatVector p1 = FloatVector.zero(G);
+            FloatVector p2 = FloatVector.zero(G);
+            FloatVector p3 = FloatVector.zero(G);
+            for (int s = 0; s < 16; s += 4) {
+                p0 = q16(16 * s).mul(FloatVector.fromArray(G, xc, c + 16 * s)).fma(FloatVector.broadcast(G, sc[s]), p0);
+                p1 = q16(16 * s + 16).mul(FloatVector.fromArray(G, xc, c + 16 * s + 16)).fma(FloatVector.broadcast(G, sc[s + 1]), p1);
+                p2 = q16(16 * s + 32).mul(FloatVector.fromArray(G, xc, c + 16 * s + 32)).fma(FloatVector.broadcast(G, sc[s + 2]), p2);
+                p3 = q16(16 * s + 48).mul(FloatVector.fromArray(G, xc, c + 16 * s + 48)).fma(FloatVector.broadcast(G, sc[s + 3]), p3);
+            }
+            acc = fold(p0.add(p1).add(p2.add(p3))).fma(FloatVector.broadcast(F, BlockFormat.f16(data, at + 208) * xs[b]), acc);
+        }
+        return laneTreeStored(acc) + 0f;
+    }
+
+    /** {@link #dotRowK4} in 16-lane vectors, as {@link #dotRowQ6Wide}: the same bits. */
+    private float dotRowK4Wide(MemorySegment data, int row, QuantizedInput x)
+    {
+        long base = (long) row * blocks * format.blockBytes();
+        float[] xc = x.codes();
+        float[] xs = x.scales();
+        int[] sums = x.sums();
+        boolean fifthBit = format == BlockFormat.Q5_K;
+        FloatVector acc = FloatVector.zero(F);
+        float o = 0;
+        for (int b = 0; b < blocks; b++) {
+            long at = base + (long) b * format.blockBytes();
+            int c = b * 256;
+            FloatVector p0 = FloatVector.zero(G);
+            FloatVector p1 = FloatVector.zero(G);
+            long sc = data.get(U64_LE, at + 4);
+            int sc8 = data.get(U32_LE, at + 12);
+            int m = 0;
+            fourBitsBlock(data, at, fifthBit);
+            for (int j = 0; j < 8; j++) {
+                int xi = c + 32 * j;
+                FloatVector q0 = (FloatVector) ByteVector.fromArray(B16, small, 32 * j).convertShape(VectorOperators.B2F, G, 0);
+                FloatVector q1 = (FloatVector) ByteVector.fromArray(B16, small, 32 * j + 16).convertShape(VectorOperators.B2F, G, 0);
+                FloatVector s = FloatVector.broadcast(G, BlockFormat.scale(sc, sc8, j));
+                p0 = q0.mul(FloatVector.fromArray(G, xc, xi)).fma(s, p0);
+                p1 = q1.mul(FloatVector.fromArray(G, xc, xi + 16)).fma(s, p1);
+                m += BlockFormat.minimum(sc, sc8, j) * sums[b * 8 + j];
+            }
+            o += (BlockFormat.f16(data, at + 2) * xs[b]) * m;
+            acc = fold(p0.add(p1)).fma(FloatVector.broadcast(F, BlockFormat.f16(data, at) * xs[b]), acc);
+        }
+        return laneTreeStored(acc) + -o;
+    }
+
+    /**
+     * A whole Q6_K super-block's codes less 32 into {@code small[0..256)} in value order, and its 16 sub-block scales as
+     * floats into {@code subScales}. Its own compilation (too large to inline): the product loop that calls it keeps its
+     * vectors in registers, and this one its byte lanes.
+     */
+    private void sixBitsBlock(MemorySegment data, long at)
+    {
+        for (int half = 0; half < 2; half++) {
+            long ql = at + 64L * half;
+            int to = 128 * half;
+            LongVector a = ByteVector.fromMemorySegment(B32, data, ql, LE).reinterpretAsLongs();
+            LongVector b = ByteVector.fromMemorySegment(B32, data, ql + 32, LE).reinterpretAsLongs();
+            LongVector h = ByteVector.fromMemorySegment(B32, data, at + 128 + 32L * half, LE).reinterpretAsLongs();
+            // shifts in 64-bit lanes (x86 has no byte shift); the masks drop what crosses from the next byte
+            LongVector h0 = h.and(LOW_2).lanewise(VectorOperators.LSHL, 4);
+            LongVector h1 = h.lanewise(VectorOperators.LSHR, 2).and(LOW_2).lanewise(VectorOperators.LSHL, 4);
+            LongVector h2 = h.lanewise(VectorOperators.LSHR, 4).and(LOW_2).lanewise(VectorOperators.LSHL, 4);
+            LongVector h3 = h.lanewise(VectorOperators.LSHR, 6).and(LOW_2).lanewise(VectorOperators.LSHL, 4);
+            a.and(LOW_4).or(h0).reinterpretAsBytes().sub((byte) 32).intoArray(small, to);
+            b.and(LOW_4).or(h1).reinterpretAsBytes().sub((byte) 32).intoArray(small, to + 32);
+            a.lanewise(VectorOperators.LSHR, 4).and(LOW_4).or(h2).reinterpretAsBytes().sub((byte) 32).intoArray(small, to + 64);
+            b.lanewise(VectorOperators.LSHR, 4).and(LOW_4).or(h3).reinterpretAsBytes().sub((byte) 32).intoArray(small, to + 96);
+        }
+        ((FloatVector) ByteVector.fromMemorySegment(B16, data, at + 192, LE).convertShape(VectorOperators.B2F, G, 0)).intoArray(subScales, 0);
+    }
+
+    /** A whole Q4_K or Q5_K super-block's codes without their scales into {@code small[0..256)} in value order, as {@link #sixBitsBlock}. */
+    private void fourBitsBlock(MemorySegment data, long at, boolean fifthBit)
+    {
+        LongVector high = fifthBit ? ByteVector.fromMemorySegment(B32, data, at + 16, LE).reinterpretAsLongs() : null;
+        for (int group = 0; group < 4; group++) {
+            LongVector v = ByteVector.fromMemorySegment(B32, data, (fifthBit ? at + 48 : at + 16) + 32L * group, LE).reinterpretAsLongs();
+            LongVector low = v.and(LOW_4);
+            LongVector upper = v.lanewise(VectorOperators.LSHR, 4).and(LOW_4);
+            if (fifthBit) {
+                low = low.or(high.lanewise(VectorOperators.LSHR, 2 * group).and(LOW_1).lanewise(VectorOperators.LSHL, 4));
+                upper = upper.or(high.lanewise(VectorOperators.LSHR, 2 * group + 1).and(LOW_1).lanewise(VectorOperators.LSHL, 4));
+            }
+            low.reinterpretAsBytes().intoArray(small, 64 * group);
+            upper.reinterpretAsBytes().intoArray(small, 64 * group + 32);
+        }
+    }
+
+    /** {@code small[from .. from + 16)} as floats. */
+    private FloatVector q16(int from)
+    {
+        return (FloatVector) ByteVector.fromArray(B16, small, from).convertShape(VectorOperators.B2F, G, 0);
+    }
+
+    /** Lanes {@code l} and {@code l + 8} of a 16-lane sum added (exact: integers below 2^24), as an 8-lane vector. */
+    private static FloatVector fold(FloatVector p)
+    {
+        return (FloatVector) p.add(p.rearrange(SWAP_8)).reinterpretShape(F, 0);
+    }
+
     private static float laneTree(FloatVector acc)
     {
         return ((acc.lane(0) + acc.lane(1)) + (acc.lane(2) + acc.lane(3))) + ((acc.lane(4) + acc.lane(5)) + (acc.lane(6) + acc.lane(7)));
+    }
+
+    /** {@link #laneTree} through memory: one store instead of eight lane extractions, which cost a compilation its inlining budget. */
+    private float laneTreeStored(FloatVector acc)
+    {
+        float[] l = subScales;
+        acc.intoArray(l, 0);
+        return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
     }
 
 
