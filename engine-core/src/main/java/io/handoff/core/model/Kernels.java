@@ -1,6 +1,7 @@
 package io.handoff.core.model;
 
 import io.handoff.core.model.activation.QuantizedInput;
+import io.handoff.core.model.activation.ActivationBuffers;
 import io.handoff.core.model.activation.ActivationFormat;
 import io.handoff.math.ExactExp;
 import jdk.incubator.vector.DoubleVector;
@@ -26,6 +27,12 @@ public final class Kernels
     private static final int ROW_BLOCK = 16;
     // a prefill's row blocks: each tile of tokens, loaded into L1 once, meets this many rows before the next tile
     private static final int PREFILL_ROW_BLOCK = 64;
+    // per calling thread and activation format: a product's quantized input is written into the same arrays each time
+    private static final ThreadLocal<ActivationBuffers[]> ACTIVATION_BUFFERS = ThreadLocal.withInitial(() -> {
+        ActivationBuffers[] buffers = new ActivationBuffers[ActivationFormat.values().length];
+        java.util.Arrays.setAll(buffers, i -> new ActivationBuffers());
+        return buffers;
+    });
     private static final int TOKEN_TILE = 64;
     // values per task of the parallel SwiGLU: a decode step's few thousand stay on the calling thread
     private static final int SWIGLU_CHUNK = 16 * 1024;
@@ -122,7 +129,7 @@ public final class Kernels
             firstBlock[p + 1] = firstBlock[p] + (products[p].rows() + rowBlock - 1) / rowBlock;
             work += (long) products[p].rows() * w.cols() * tokens;
         }
-        Object[] inputs = inputs(x, xOff, xStride, tokens, products);
+        Object[] inputs = inputs(pool, x, xOff, xStride, tokens, products);
         IntConsumer block = b -> {
             int p = 0;
             while (b >= firstBlock[p + 1]) {
@@ -162,7 +169,7 @@ public final class Kernels
      * Each product's input: {@code null} for the caller's tokens as they are, or their {@link QuantizedInput} in the
      * format the matrix takes, quantized once per format (q, k and v share one).
      */
-    private static Object[] inputs(float[] x, int xOff, int xStride, int tokens, Product[] products)
+    private static Object[] inputs(ForkJoinPool pool, float[] x, int xOff, int xStride, int tokens, Product[] products)
     {
         Object[] inputs = new Object[products.length];
         QuantizedInput[] quantized = new QuantizedInput[ActivationFormat.values().length];
@@ -173,7 +180,9 @@ public final class Kernels
                 continue;
             }
             if (quantized[format.ordinal()] == null) {
-                quantized[format.ordinal()] = format.quantize(x, xOff, xStride, tokens, w.cols());
+                // this thread's buffers for the format: the input lives until this call's products return
+                ActivationBuffers buffers = ACTIVATION_BUFFERS.get()[format.ordinal()];
+                quantized[format.ordinal()] = format.quantize(x, xOff, xStride, tokens, w.cols(), buffers, (n, body) -> parallelFor(pool, n, body));
             }
             inputs[p] = quantized[format.ordinal()];
         }

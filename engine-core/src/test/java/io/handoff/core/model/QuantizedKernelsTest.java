@@ -2,6 +2,7 @@ package io.handoff.core.model;
 
 import io.handoff.core.model.gguf.BlockQuantizer;
 import io.handoff.core.model.activation.QuantizedInput;
+import io.handoff.core.model.activation.ActivationBuffers;
 import io.handoff.core.model.activation.ActivationFormat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -217,6 +218,38 @@ class QuantizedKernelsTest
         Kernels.matmul(null, got, 0, ROWS, w, x, 0, COLS, 3);
         Kernels.matmul(null, expected, 0, ROWS, WeightMatrix.f32(expansion, ROWS, COLS), x, 0, COLS, 3);
         assertThat(got).isEqualTo(expected);
+    }
+
+    /**
+     * Quantizing into kept buffers (a larger input first, so that stale values lie past the smaller one) and on several
+     * threads gives the arrays a fresh quantization on one thread gives.
+     */
+    @ParameterizedTest
+    @EnumSource(value = ActivationFormat.class, names = {"Q8_0", "Q8_K"})
+    void quantizingIntoKeptBuffersOnThreadsIsAFreshQuantization(ActivationFormat format)
+    {
+        ActivationBuffers buffers = new ActivationBuffers();
+        float[] large = gaussian(new SplittableRandom(5), 40 * COLS, 3);
+        format.quantize(large, 0, COLS, 40, COLS, buffers, (n, body) -> java.util.stream.IntStream.range(0, n).parallel().forEach(body));
+        for (int tokens : new int[] {1, 21}) {
+            float[] x = gaussian(new SplittableRandom(7 + tokens), tokens * COLS, 2);
+            QuantizedInput fresh = format.quantize(x, 0, COLS, tokens, COLS);
+            QuantizedInput kept = format.quantize(x, 0, COLS, tokens, COLS, buffers,
+                    (n, body) -> java.util.stream.IntStream.range(0, n).parallel().forEach(body));
+            int values = tokens * COLS;
+            assertThat(java.util.Arrays.copyOf(kept.codes(), values)).isEqualTo(fresh.codes());
+            assertThat(java.util.Arrays.copyOf(kept.scales(), fresh.scales().length)).isEqualTo(fresh.scales());
+            assertThat(java.util.Arrays.copyOf(kept.sums(), values / 32)).isEqualTo(fresh.sums());
+            assertThat(java.util.Arrays.copyOf(kept.blockSums(), values / 32)).isEqualTo(fresh.blockSums());
+            if (tokens > 1) {
+                QuantizedInput.TokenMinor a = kept.byToken();
+                QuantizedInput.TokenMinor b = fresh.byToken();
+                assertThat(java.util.Arrays.copyOf(a.scales(), b.scales().length)).isEqualTo(b.scales());
+                assertThat(java.util.Arrays.copyOf(a.sums(), b.sums().length)).isEqualTo(b.sums());
+                assertThat(java.util.Arrays.copyOf(a.blockSums(), b.blockSums().length)).isEqualTo(b.blockSums());
+                assertThat(java.util.Arrays.copyOf(a.doubledCodes(), 2 * values)).isEqualTo(b.doubledCodes());
+            }
+        }
     }
 
     /** A matrix of realistic blocks: Gaussian rows written by {@link BlockQuantizer}, so scales and mins are what files hold. */

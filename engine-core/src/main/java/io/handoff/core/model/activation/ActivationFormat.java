@@ -27,6 +27,9 @@ public enum ActivationFormat
     // (ggml's nearest_int, and AVX's round_ps as its quantize_row_q8_0 uses it)
     private static final float ROUNDING = 12582912f;
 
+    // tokens per task of a parallel quantization
+    private static final int TOKENS_PER_CHUNK = 16;
+
     private final int block;
 
     ActivationFormat(int block)
@@ -45,6 +48,20 @@ public enum ActivationFormat
      */
     public QuantizedInput quantize(float[] x, int xOff, int xStride, int tokens, int cols)
     {
+        return quantize(x, xOff, xStride, tokens, cols, new ActivationBuffers(), (n, body) -> {
+            for (int i = 0; i < n; i++) {
+                body.accept(i);
+            }
+        });
+    }
+
+    /**
+     * {@link #quantize(float[], int, int, int, int)} into {@code buffers} (the result's arrays are theirs, overwritten by
+     * their next use), the tokens in chunks run by {@code loop}: a prefill's inputs are megabytes, which neither a fresh
+     * allocation nor one thread should write while the other cores wait. Each token is rounded on its own, so the same bits.
+     */
+    public QuantizedInput quantize(float[] x, int xOff, int xStride, int tokens, int cols, ActivationBuffers buffers, Loop loop)
+    {
         if (this == F32) {
             throw new IllegalStateException("F32 inputs are not quantized");
         }
@@ -52,53 +69,69 @@ public enum ActivationFormat
             throw new IllegalArgumentException(cols + " values are not whole " + this + " blocks of " + block);
         }
         int blocks = cols / block;
-        float[] codes = new float[tokens * cols];
-        float[] scales = new float[tokens * blocks];
-        int[] sums = new int[tokens * cols / 32];
-        float[] blockSums = new float[tokens * cols / 32];
-        for (int t = 0; t < tokens; t++) {
-            for (int b = 0; b < blocks; b++) {
-                int in = xOff + t * xStride + b * block;
-                int out = t * cols + b * block;
-                scales[t * blocks + b] = this == Q8_0 ? q8_0(x, in, codes, out) : q8_k(x, in, codes, out);
-            }
-            for (int j = 0; j < cols / 32; j++) {
-                int c = t * cols + 32 * j;
-                // at most 32 * 127 in magnitude: every partial sum is exact
-                FloatVector v = FloatVector.fromArray(F, codes, c).add(FloatVector.fromArray(F, codes, c + L))
-                        .add(FloatVector.fromArray(F, codes, c + 2 * L).add(FloatVector.fromArray(F, codes, c + 3 * L)));
-                int sum = (int) v.reduceLanes(VectorOperators.ADD);
-                sums[t * cols / 32 + j] = sum;
-                if (this == Q8_0) {
-                    blockSums[t * cols / 32 + j] = Float.float16ToFloat(Float.floatToFloat16(scales[t * blocks + j] * sum));
+        int subs = cols / 32;
+        boolean byToken = tokens > 1;
+        buffers.ensure(tokens, cols, blocks, byToken);
+        float[] codes = buffers.codes;
+        float[] scales = buffers.scales;
+        int[] sums = buffers.sums;
+        float[] blockSums = buffers.blockSums;
+        int chunks = (tokens + TOKENS_PER_CHUNK - 1) / TOKENS_PER_CHUNK;
+        loop.forEach(chunks, chunk -> {
+            int end = Math.min(tokens, (chunk + 1) * TOKENS_PER_CHUNK);
+            for (int t = chunk * TOKENS_PER_CHUNK; t < end; t++) {
+                quantizeToken(x, xOff + t * xStride, t, cols, blocks, codes, scales, sums, blockSums);
+                if (byToken) {
+                    transpose(buffers, t, tokens, cols, blocks, subs);
                 }
             }
-        }
-        return new QuantizedInput(this, tokens, cols, codes, scales, sums, blockSums, tokens > 1 ? tokenMinor(tokens, blocks, cols, scales, sums, blockSums, codes) : null);
+        });
+        QuantizedInput.TokenMinor minor = byToken
+                ? new QuantizedInput.TokenMinor(buffers.minorScales, buffers.minorBlockSums, buffers.minorSums, buffers.doubled) : null;
+        return new QuantizedInput(this, tokens, cols, codes, scales, sums, blockSums, minor);
     }
 
-    private static QuantizedInput.TokenMinor tokenMinor(int tokens, int blocks, int cols, float[] scales, int[] sums, float[] blockSums, float[] codes)
+    /** Runs {@code body} for {@code 0 .. n-1}, in any order and on any threads, and returns when all have run. */
+    @FunctionalInterface
+    public interface Loop
     {
-        int subs = cols / 32;
-        float[] s = new float[blocks * tokens];
-        float[] bs = new float[subs * tokens];
-        float[] m = new float[subs * tokens];
-        for (int t = 0; t < tokens; t++) {
-            for (int b = 0; b < blocks; b++) {
-                s[b * tokens + t] = scales[t * blocks + b];
-            }
-            for (int j = 0; j < subs; j++) {
-                bs[j * tokens + t] = blockSums[t * subs + j];
-                m[j * tokens + t] = sums[t * subs + j];
-            }
+        void forEach(int n, java.util.function.IntConsumer body);
+    }
+
+    private void quantizeToken(float[] x, int in, int t, int cols, int blocks, float[] codes, float[] scales, int[] sums, float[] blockSums)
+    {
+        for (int b = 0; b < blocks; b++) {
+            int out = t * cols + b * block;
+            scales[t * blocks + b] = this == Q8_0 ? q8_0(x, in + b * block, codes, out) : q8_k(x, in + b * block, codes, out);
         }
-        float[] doubled = new float[2 * codes.length];
-        for (int i = 0; i < codes.length; i += L) {
+        for (int j = 0; j < cols / 32; j++) {
+            int c = t * cols + 32 * j;
+            // at most 32 * 127 in magnitude: every partial sum is exact
+            FloatVector v = FloatVector.fromArray(F, codes, c).add(FloatVector.fromArray(F, codes, c + L))
+                    .add(FloatVector.fromArray(F, codes, c + 2 * L).add(FloatVector.fromArray(F, codes, c + 3 * L)));
+            int sum = (int) v.reduceLanes(VectorOperators.ADD);
+            sums[t * cols / 32 + j] = sum;
+            blockSums[t * cols / 32 + j] = this == Q8_0 ? Float.float16ToFloat(Float.floatToFloat16(scales[t * blocks + j] * sum)) : 0f;
+        }
+    }
+
+    /** Token {@code t}'s scales and sums token-minor, and its codes with each eight twice ({@link QuantizedInput.TokenMinor}). */
+    private static void transpose(ActivationBuffers buffers, int t, int tokens, int cols, int blocks, int subs)
+    {
+        for (int b = 0; b < blocks; b++) {
+            buffers.minorScales[b * tokens + t] = buffers.scales[t * blocks + b];
+        }
+        for (int j = 0; j < subs; j++) {
+            buffers.minorBlockSums[j * tokens + t] = buffers.blockSums[t * subs + j];
+            buffers.minorSums[j * tokens + t] = buffers.sums[t * subs + j];
+        }
+        float[] codes = buffers.codes;
+        float[] doubled = buffers.doubled;
+        for (int i = t * cols; i < (t + 1) * cols; i += L) {
             FloatVector v = FloatVector.fromArray(F, codes, i);
             v.intoArray(doubled, 2 * i);
             v.intoArray(doubled, 2 * i + L);
         }
-        return new QuantizedInput.TokenMinor(s, bs, m, doubled);
     }
 
     /** One block of ggml's AVX2 quantize_row_q8_0: the codes into {@code codes[at..]}, the F16-rounded scale returned. */

@@ -28,15 +28,25 @@ final class KeyTile
     final int vDim;
     /** {@code [rows][qkDim]}. */
     final float[] keys;
+    /**
+     * For {@link LlamaCppSoftmax}'s scores, keys in lanes: {@code keysByDim[i * keyLanes + t]} is value {@code i} of row
+     * {@code t} ({@code keyLanes} is the rows rounded up to a vector's lanes); {@code null} when not used.
+     */
+    final float[] keysByDim;
+    final int keyLanes;
+    /** Scratch of those scores: 16 vectors of lane sums. */
+    final float[] laneSums = new float[16 * 16];
     /** {@code [rows][valueStride]}: the key array itself when V is the latent prefix of the key row (MLA). */
     final float[] values;
     final int valueStride;
-    /** Scores of the current query head against the loaded rows. */
+    /** Scores of the current query head (or heads, each {@code rows} long) against the loaded rows. */
     final float[] scores;
-    /** Scratch of {@link LlamaCppSoftmax}: the query rounded to F16, each key's exp step and whether it raised the maximum. */
+    /** Scratch of {@link LlamaCppSoftmax}: the queries rounded to F16, each key's exp step and whether it raised the maximum. */
     final float[] query16;
     final float[] weights;
     final boolean[] rises;
+    /** The weight of the current key for each head. */
+    final float[] headWeights;
 
     private final KvCacheView kv;
     private final boolean valuesInKeyRow;
@@ -50,6 +60,12 @@ final class KeyTile
 
     KeyTile(KvCacheView kv, int rows, int qkDim, int vDim, boolean toF16)
     {
+        this(kv, rows, qkDim, vDim, toF16, 1);
+    }
+
+    /** With scratch for {@code heads} query heads at once ({@link LlamaCppSoftmax#partials}). */
+    KeyTile(KvCacheView kv, int rows, int qkDim, int vDim, boolean toF16, int heads)
+    {
         this.kv = kv;
         this.round16 = toF16 && kv.dtype() != KvDtype.F16;
         this.qkDim = qkDim;
@@ -58,10 +74,13 @@ final class KeyTile
         this.keys = new float[rows * qkDim];
         this.values = valuesInKeyRow ? keys : new float[rows * vDim];
         this.valueStride = valuesInKeyRow ? qkDim : vDim;
-        this.scores = new float[rows];
-        this.query16 = new float[qkDim];
-        this.weights = new float[rows];
-        this.rises = new boolean[rows];
+        this.keyLanes = LlamaCppSoftmax.keyLanes(rows);
+        this.keysByDim = toF16 && LlamaCppSoftmax.scoresByLane(qkDim) ? new float[qkDim * keyLanes] : null;
+        this.scores = new float[rows * heads];
+        this.query16 = new float[qkDim * heads];
+        this.weights = new float[rows * heads];
+        this.rises = new boolean[rows * heads];
+        this.headWeights = new float[heads];
     }
 
     /** Loads positions {@code from .. to-1} of the sequence whose slots start at {@code kvIndices[kvStart]}. */
@@ -78,6 +97,9 @@ final class KeyTile
         if (round16) {
             LlamaCppSoftmax.roundToF16(keys, 0, (to - from) * qkDim);
         }
+        if (keysByDim != null) {
+            transposeKeys(to - from);
+        }
         if (valuesInKeyRow) {
             return;
         }
@@ -90,6 +112,19 @@ final class KeyTile
         }
         if (round16) {
             LlamaCppSoftmax.roundToF16(values, 0, (to - from) * vDim);
+        }
+    }
+
+    /** {@link #keysByDim} of the first {@code count} rows; the lanes past them are zero. */
+    void transposeKeys(int count)
+    {
+        int padded = LlamaCppSoftmax.keyLanes(count);
+        for (int i = 0; i < qkDim; i++) {
+            int to = i * keyLanes;
+            for (int t = 0; t < count; t++) {
+                keysByDim[to + t] = keys[t * qkDim + i];
+            }
+            java.util.Arrays.fill(keysByDim, to + count, to + padded, 0f);
         }
     }
 

@@ -42,48 +42,137 @@ final class LlamaCppSoftmax
     /** {@link SplitSoftmax#partial}'s contract in this arithmetic; the tile's rows are F16 values already. */
     static void partial(KeyTile tile, int count, float[] q, int qOffset, float scale, Partials out, int index)
     {
+        partials(tile, count, q, qOffset, 1, scale, out, index);
+    }
+
+    /**
+     * {@link #partial} of {@code heads} query heads that share the tile's keys (a GQA group): head {@code g}'s query at
+     * {@code q[qOffset + g * qkDim ..]}, its partial into {@code out[index + g]}. Each head's arithmetic is exactly
+     * {@link #partial}'s; the keys go in the outer loop, so that the heads' accumulators, each a chain of F16 roundings
+     * from key to key, interleave instead of waiting on one another.
+     */
+    static void partials(KeyTile tile, int count, float[] q, int qOffset, int heads, float scale, Partials out, int index)
+    {
         int qkDim = tile.qkDim;
         int vDim = out.vDim;
         float[] query = tile.query16;
-        System.arraycopy(q, qOffset, query, 0, qkDim);
-        roundToF16(query, 0, qkDim);
+        System.arraycopy(q, qOffset, query, 0, heads * qkDim);
+        roundToF16(query, 0, heads * qkDim);
         float[] acc = out.acc;
-        int accOffset = index * vDim;
-        Arrays.fill(acc, accOffset, accOffset + vDim, 0f);
+        Arrays.fill(acc, index * vDim, (index + heads) * vDim, 0f);
         float[] keys = tile.keys;
         float[] values = tile.values;
-        // the scores, then where the running maximum rises; the exps of the steps a lane-width batch at a time
+        // per head g: the scores, then where the running maximum rises, at [g * count + t]; the exps of the steps in one batch
         float[] scores = tile.scores;
         float[] steps = tile.weights;
         boolean[] rises = tile.rises;
-        for (int t = 0; t < count; t++) {
-            scores[t] = dot(query, keys, t * qkDim, qkDim) * scale;
-        }
-        float max = Float.NEGATIVE_INFINITY;
-        for (int t = 0; t < count; t++) {
-            float s = scores[t];
-            rises[t] = s > max;
-            // a new maximum scales what came before by exp(m_old - m); any other key weighs exp(s - m)
-            steps[t] = rises[t] ? (max == Float.NEGATIVE_INFINITY ? 0f : max - s) : s - max;
-            max = Math.max(max, s);
-        }
-        ExactExp.expMinus(steps, 0, 0f, steps, 0, count);
-        float sum = 0;
-        for (int t = 0; t < count; t++) {
-            float ms = 1;
-            float vs = 1;
-            if (rises[t]) {
-                ms = t == 0 ? 0f : steps[t];
-                scaleF16(acc, accOffset, vDim, ms);
+        if (tile.keysByDim != null) {
+            for (int g = 0; g < heads; g++) {
+                for (int t = 0; t < count; t += W.length()) {
+                    scoresByLane(query, g * qkDim, tile.keysByDim, tile.keyLanes, t, qkDim / 64, scale, scores, g * count, count, tile.laneSums);
+                }
             }
-            else {
-                vs = steps[t];
-            }
-            addF16(values, t * tile.valueStride, vs, acc, accOffset, vDim);
-            sum = sum * ms + vs;
         }
-        out.max[index] = max;
-        out.sum[index] = sum;
+        else {
+            for (int t = 0; t < count; t++) {
+                for (int g = 0; g < heads; g++) {
+                    scores[g * count + t] = dot(query, g * qkDim, keys, t * qkDim, qkDim) * scale;
+                }
+            }
+        }
+        for (int g = 0; g < heads; g++) {
+            float max = Float.NEGATIVE_INFINITY;
+            for (int t = g * count; t < (g + 1) * count; t++) {
+                float s = scores[t];
+                rises[t] = s > max;
+                // a new maximum scales what came before by exp(m_old - m); any other key weighs exp(s - m)
+                steps[t] = rises[t] ? (max == Float.NEGATIVE_INFINITY ? 0f : max - s) : s - max;
+                max = Math.max(max, s);
+            }
+            out.max[index + g] = max;
+            out.sum[index + g] = 0;
+        }
+        ExactExp.expMinus(steps, 0, 0f, steps, 0, heads * count);
+        float[] weights = tile.headWeights;
+        for (int t = 0; t < count; t++) {
+            for (int g = 0; g < heads; g++) {
+                int at = g * count + t;
+                float ms = 1;
+                float vs = 1;
+                if (rises[at]) {
+                    ms = t == 0 ? 0f : steps[at];
+                    scaleF16(acc, (index + g) * vDim, vDim, ms);
+                }
+                else {
+                    vs = steps[at];
+                }
+                weights[g] = vs;
+                out.sum[index + g] = out.sum[index + g] * ms + vs;
+            }
+            addF16(values, t * tile.valueStride, weights, heads, acc, index * vDim, vDim);
+        }
+    }
+
+    /** Whether {@link #scoresByLane} computes scores for a query of {@code qkDim} values: whole 64-value chunks of ggml's accumulators. */
+    static boolean scoresByLane(int qkDim)
+    {
+        return qkDim % 64 == 0;
+    }
+
+    /** {@code rows} rounded up to whole vectors of keys. */
+    static int keyLanes(int rows)
+    {
+        return (rows + W.length() - 1) / W.length() * W.length();
+    }
+
+    /**
+     * The scores of the query at {@code query[q0 ..]} against keys {@code t0 .. t0 + lanes - 1} at once, one key a lane
+     * ({@code byDim[i * stride + t]}, {@code chunks * 64} values each), times {@code scale}, into {@code out[o + t]} for
+     * {@code t < count}. Each lane takes the very sums {@link #dot} takes for its key, in the same order: ggml's accumulator
+     * {@code j} lane {@code l} is the chain over the chunks of the products of value {@code 64c + 16j + l} (the first an
+     * exact product, as {@code fma} with zero is), then {@code (a0 + a2) + (a1 + a3)}, lanes {@code l + 8} and
+     * {@code l + 4} onto {@code l} (b_l = s_l + s_{l+8}, c_l = b_l + b_{l+4}), then {@code (c0 + c2) + (c1 + c3)}.
+     */
+    private static void scoresByLane(float[] query, int q0, float[] byDim, int stride, int t0, int chunks, float scale, float[] out, int o,
+            int count, float[] sums)
+    {
+        // the sixteen lane sums through memory: kept in registers, their chains outgrow what one compilation inlines
+        int n = W.length();
+        for (int l = 0; l < 16; l++) {
+            lane(query, q0, byDim, stride, t0, chunks, l).intoArray(sums, l * n);
+        }
+        FloatVector c0 = FloatVector.fromArray(W, sums, 0).add(FloatVector.fromArray(W, sums, 8 * n))
+                .add(FloatVector.fromArray(W, sums, 4 * n).add(FloatVector.fromArray(W, sums, 12 * n)));
+        FloatVector c1 = FloatVector.fromArray(W, sums, n).add(FloatVector.fromArray(W, sums, 9 * n))
+                .add(FloatVector.fromArray(W, sums, 5 * n).add(FloatVector.fromArray(W, sums, 13 * n)));
+        FloatVector c2 = FloatVector.fromArray(W, sums, 2 * n).add(FloatVector.fromArray(W, sums, 10 * n))
+                .add(FloatVector.fromArray(W, sums, 6 * n).add(FloatVector.fromArray(W, sums, 14 * n)));
+        FloatVector c3 = FloatVector.fromArray(W, sums, 3 * n).add(FloatVector.fromArray(W, sums, 11 * n))
+                .add(FloatVector.fromArray(W, sums, 7 * n).add(FloatVector.fromArray(W, sums, 15 * n)));
+        FloatVector scores = c0.add(c2).add(c1.add(c3)).mul(scale);
+        if (t0 + n <= count) {
+            scores.intoArray(out, o + t0);
+        }
+        else {
+            scores.intoArray(out, o + t0, W.indexInRange(t0, count));
+        }
+    }
+
+    /** Lane {@code l} of ggml's four accumulators summed, {@code (a0 + a2) + (a1 + a3)}, for a vector of keys. */
+    private static FloatVector lane(float[] query, int q0, float[] byDim, int stride, int t0, int chunks, int l)
+    {
+        FloatVector a0 = FloatVector.zero(W);
+        FloatVector a1 = a0;
+        FloatVector a2 = a0;
+        FloatVector a3 = a0;
+        for (int c = 0; c < chunks; c++) {
+            int i = 64 * c + l;
+            a0 = FloatVector.fromArray(W, byDim, i * stride + t0).fma(FloatVector.broadcast(W, query[q0 + i]), a0);
+            a1 = FloatVector.fromArray(W, byDim, (i + 16) * stride + t0).fma(FloatVector.broadcast(W, query[q0 + i + 16]), a1);
+            a2 = FloatVector.fromArray(W, byDim, (i + 32) * stride + t0).fma(FloatVector.broadcast(W, query[q0 + i + 32]), a2);
+            a3 = FloatVector.fromArray(W, byDim, (i + 48) * stride + t0).fma(FloatVector.broadcast(W, query[q0 + i + 48]), a3);
+        }
+        return a0.add(a2).add(a1.add(a3));
     }
 
     /** The attention output of {@code partials[index]}: the accumulator times the reciprocal of the sum of weights. */
@@ -106,8 +195,14 @@ final class LlamaCppSoftmax
      */
     static float dot(float[] query, float[] keys, int keyOffset, int length)
     {
+        return dot(query, 0, keys, keyOffset, length);
+    }
+
+    /** {@link #dot} of the query at {@code query[queryOffset ..]}. */
+    static float dot(float[] query, int queryOffset, float[] keys, int keyOffset, int length)
+    {
         if (W.length() == 16) {
-            return dotWide(query, keys, keyOffset, length);
+            return dotWide(query, queryOffset, keys, keyOffset, length);
         }
         FloatVector a0 = FloatVector.zero(F);
         FloatVector b0 = a0;
@@ -120,14 +215,15 @@ final class LlamaCppSoftmax
         int whole = length & ~63;
         for (int i = 0; i < whole; i += 64) {
             int k = keyOffset + i;
-            a0 = FloatVector.fromArray(F, query, i).fma(FloatVector.fromArray(F, keys, k), a0);
-            b0 = FloatVector.fromArray(F, query, i + 8).fma(FloatVector.fromArray(F, keys, k + 8), b0);
-            a1 = FloatVector.fromArray(F, query, i + 16).fma(FloatVector.fromArray(F, keys, k + 16), a1);
-            b1 = FloatVector.fromArray(F, query, i + 24).fma(FloatVector.fromArray(F, keys, k + 24), b1);
-            a2 = FloatVector.fromArray(F, query, i + 32).fma(FloatVector.fromArray(F, keys, k + 32), a2);
-            b2 = FloatVector.fromArray(F, query, i + 40).fma(FloatVector.fromArray(F, keys, k + 40), b2);
-            a3 = FloatVector.fromArray(F, query, i + 48).fma(FloatVector.fromArray(F, keys, k + 48), a3);
-            b3 = FloatVector.fromArray(F, query, i + 56).fma(FloatVector.fromArray(F, keys, k + 56), b3);
+            int j = queryOffset + i;
+            a0 = FloatVector.fromArray(F, query, j).fma(FloatVector.fromArray(F, keys, k), a0);
+            b0 = FloatVector.fromArray(F, query, j + 8).fma(FloatVector.fromArray(F, keys, k + 8), b0);
+            a1 = FloatVector.fromArray(F, query, j + 16).fma(FloatVector.fromArray(F, keys, k + 16), a1);
+            b1 = FloatVector.fromArray(F, query, j + 24).fma(FloatVector.fromArray(F, keys, k + 24), b1);
+            a2 = FloatVector.fromArray(F, query, j + 32).fma(FloatVector.fromArray(F, keys, k + 32), a2);
+            b2 = FloatVector.fromArray(F, query, j + 40).fma(FloatVector.fromArray(F, keys, k + 40), b2);
+            a3 = FloatVector.fromArray(F, query, j + 48).fma(FloatVector.fromArray(F, keys, k + 48), a3);
+            b3 = FloatVector.fromArray(F, query, j + 56).fma(FloatVector.fromArray(F, keys, k + 56), b3);
         }
         FloatVector low = a0.add(a2).add(a1.add(a3));
         FloatVector high = b0.add(b2).add(b1.add(b3));
@@ -138,7 +234,7 @@ final class LlamaCppSoftmax
         float c3 = b.lane(7) + b.lane(3);
         double sum = (c0 + c2) + (c1 + c3);
         for (int i = whole; i < length; i++) {
-            sum += query[i] * keys[keyOffset + i];
+            sum += query[queryOffset + i] * keys[keyOffset + i];
         }
         return (float) sum;
     }
@@ -147,7 +243,7 @@ final class LlamaCppSoftmax
      * {@link #dot} on 16-lane vectors, the same sums: the accumulators as ggml holds them, then lanes {@code l + 8} and
      * {@code l + 4} folded onto {@code l} by swapping lanes (each lane's sum is the same two operands either way round).
      */
-    private static float dotWide(float[] query, float[] keys, int keyOffset, int length)
+    private static float dotWide(float[] query, int queryOffset, float[] keys, int keyOffset, int length)
     {
         FloatVector a0 = FloatVector.zero(W);
         FloatVector a1 = a0;
@@ -156,17 +252,18 @@ final class LlamaCppSoftmax
         int whole = length & ~63;
         for (int i = 0; i < whole; i += 64) {
             int k = keyOffset + i;
-            a0 = FloatVector.fromArray(W, query, i).fma(FloatVector.fromArray(W, keys, k), a0);
-            a1 = FloatVector.fromArray(W, query, i + 16).fma(FloatVector.fromArray(W, keys, k + 16), a1);
-            a2 = FloatVector.fromArray(W, query, i + 32).fma(FloatVector.fromArray(W, keys, k + 32), a2);
-            a3 = FloatVector.fromArray(W, query, i + 48).fma(FloatVector.fromArray(W, keys, k + 48), a3);
+            int j = queryOffset + i;
+            a0 = FloatVector.fromArray(W, query, j).fma(FloatVector.fromArray(W, keys, k), a0);
+            a1 = FloatVector.fromArray(W, query, j + 16).fma(FloatVector.fromArray(W, keys, k + 16), a1);
+            a2 = FloatVector.fromArray(W, query, j + 32).fma(FloatVector.fromArray(W, keys, k + 32), a2);
+            a3 = FloatVector.fromArray(W, query, j + 48).fma(FloatVector.fromArray(W, keys, k + 48), a3);
         }
         FloatVector s = a0.add(a2).add(a1.add(a3));
         FloatVector b = s.add(s.rearrange(SWAP_8));
         FloatVector c = b.add(b.rearrange(SWAP_4));
         double sum = (c.lane(0) + c.lane(2)) + (c.lane(1) + c.lane(3));
         for (int i = whole; i < length; i++) {
-            sum += query[i] * keys[keyOffset + i];
+            sum += query[queryOffset + i] * keys[keyOffset + i];
         }
         return (float) sum;
     }
@@ -183,16 +280,25 @@ final class LlamaCppSoftmax
         }
     }
 
-    /** {@code acc[i] = f16(fma(values[i], weight, acc[i]))}. */
-    private static void addF16(float[] values, int valueOffset, float weight, float[] acc, int offset, int length)
+    /**
+     * {@code acc[a + i] = f16(fma(values[i], weights[g], acc[a + i]))} for {@code heads} accumulators at once
+     * ({@code a = offset + g * length}): each head's steps are its own, and side by side their chains of roundings overlap.
+     */
+    private static void addF16(float[] values, int valueOffset, float[] weights, int heads, float[] acc, int offset, int length)
     {
-        FloatVector w = FloatVector.broadcast(W, weight);
         int i = 0;
         for (int bound = W.loopBound(length); i < bound; i += W.length()) {
-            toF16(FloatVector.fromArray(W, values, valueOffset + i).fma(w, FloatVector.fromArray(W, acc, offset + i))).intoArray(acc, offset + i);
+            FloatVector v = FloatVector.fromArray(W, values, valueOffset + i);
+            for (int g = 0; g < heads; g++) {
+                int at = offset + g * length + i;
+                toF16(v.fma(FloatVector.broadcast(W, weights[g]), FloatVector.fromArray(W, acc, at))).intoArray(acc, at);
+            }
         }
         for (; i < length; i++) {
-            acc[offset + i] = f16(Math.fma(values[valueOffset + i], weight, acc[offset + i]));
+            for (int g = 0; g < heads; g++) {
+                int at = offset + g * length + i;
+                acc[at] = f16(Math.fma(values[valueOffset + i], weights[g], acc[at]));
+            }
         }
     }
 

@@ -64,7 +64,7 @@ final class TritonAttention
         this.vDim = geometry.vDim();
         this.scale = geometry.scale();
         this.llamaCpp = geometry.arithmetic() == AttentionArithmetic.LLAMA_CPP_F16;
-        this.tiles = ThreadLocal.withInitial(() -> new KeyTile(kv, SPLIT_TOKENS, qkDim, vDim, llamaCpp));
+        this.tiles = ThreadLocal.withInitial(() -> new KeyTile(kv, SPLIT_TOKENS, qkDim, vDim, llamaCpp, groupSize));
     }
 
     @Override
@@ -113,9 +113,8 @@ final class TritonAttention
             int to = Math.min(from + SPLIT_TOKENS, seqLens[request]);
             KeyTile tile = tiles.get();
             tile.load(layer, kvIndices, kvIndptr[request], from, to, kvHead);
-            for (int h = kvHead * groupSize; h < (kvHead + 1) * groupSize; h++) {
-                partial(tile, to - from, q, (request * numQHeads + h) * qkDim, partials, split * numQHeads + h);
-            }
+            int h = kvHead * groupSize;
+            groupPartials(tile, to - from, q, (request * numQHeads + h) * qkDim, partials, split * numQHeads + h);
         });
 
         // The first split's partial is the running state; no other task touches it.
@@ -173,23 +172,21 @@ final class TritonAttention
         int rows = endRow - firstRow;
         int lastPosition = firstPosition + rows - 1;
         Partials states = new Partials(rows * groupSize, vDim);
-        Partials tilePartial = new Partials(1, vDim);
+        Partials tilePartials = new Partials(groupSize, vDim);
         KeyTile tile = tiles.get();
         for (int from = 0; from <= lastPosition; from += SPLIT_TOKENS) {
             int to = Math.min(from + SPLIT_TOKENS, lastPosition + 1);
             tile.load(layer, kvIndices, kvStart, from, to, kvHead);
             for (int r = Math.max(0, from - firstPosition); r < rows; r++) {
                 int count = Math.min(to, firstPosition + r + 1) - from;
-                for (int g = 0; g < groupSize; g++) {
-                    int h = kvHead * groupSize + g;
-                    int qOffset = ((firstRow + r) * numQHeads + h) * qkDim;
-                    int state = r * groupSize + g;
-                    if (from == 0) {
-                        partial(tile, count, q, qOffset, states, state);
-                    }
-                    else {
-                        partial(tile, count, q, qOffset, tilePartial, 0);
-                        merge(states, state, tilePartial, 0);
+                int qOffset = ((firstRow + r) * numQHeads + kvHead * groupSize) * qkDim;
+                if (from == 0) {
+                    groupPartials(tile, count, q, qOffset, states, r * groupSize);
+                }
+                else {
+                    groupPartials(tile, count, q, qOffset, tilePartials, 0);
+                    for (int g = 0; g < groupSize; g++) {
+                        merge(states, r * groupSize + g, tilePartials, g);
                     }
                 }
             }
@@ -202,13 +199,15 @@ final class TritonAttention
         }
     }
 
-    private void partial(KeyTile tile, int count, float[] q, int qOffset, Partials out, int index)
+    /** The partials of one KV head's query heads (their queries from {@code q[qOffset ..]}) into {@code out[index ..]}. */
+    private void groupPartials(KeyTile tile, int count, float[] q, int qOffset, Partials out, int index)
     {
         if (llamaCpp) {
-            LlamaCppSoftmax.partial(tile, count, q, qOffset, scale, out, index);
+            LlamaCppSoftmax.partials(tile, count, q, qOffset, groupSize, scale, out, index);
+            return;
         }
-        else {
-            SplitSoftmax.partial(tile, count, q, qOffset, scale, out, index);
+        for (int g = 0; g < groupSize; g++) {
+            SplitSoftmax.partial(tile, count, q, qOffset + g * qkDim, scale, out, index + g);
         }
     }
 

@@ -90,6 +90,43 @@ class LlamaCppSoftmaxTest
         assertThat(LlamaCppSoftmax.dot(q, k, 0, 65)).isEqualTo(1f + 0x1p-20f);
     }
 
+    /**
+     * Scores taken a vector of keys at a time (keys in lanes, the tile's {@code keysByDim}) and a GQA group's heads together
+     * are the same bits as each key's {@link LlamaCppSoftmax#dot} and each head on its own, whatever the number of keys.
+     */
+    @Test
+    void keysInLanesAndHeadsTogetherAreTheSameBitsAsOneByOne()
+    {
+        int heads = 4;
+        Random random = new Random(41);
+        try (Arena arena = Arena.ofConfined()) {
+            KvFixture fixture = KvFixture.create(arena, GQA, 16, KvDtype.F32, 1, 3);
+            KeyTile byLane = new KeyTile(fixture.kv, 48, DIM, DIM, true, heads);
+            KeyTile byKey = new KeyTile(fixture.kv, 48, DIM, DIM, false, 1);
+            assertThat(byLane.keysByDim).isNotNull();
+            for (int i = 0; i < 48 * DIM; i++) {
+                byLane.keys[i] = byKey.keys[i] = LlamaCppSoftmax.f16((float) random.nextGaussian());
+                byLane.values[i] = byKey.values[i] = LlamaCppSoftmax.f16((float) random.nextGaussian());
+            }
+            float[] q = new float[heads * DIM];
+            for (int i = 0; i < q.length; i++) {
+                q[i] = (float) random.nextGaussian() * 3;
+            }
+            for (int keys : new int[] {1, 13, 16, 37, 48}) {
+                byLane.transposeKeys(keys);
+                Partials together = new Partials(heads, DIM);
+                LlamaCppSoftmax.partials(byLane, keys, q, 0, heads, 0.125f, together, 0);
+                for (int g = 0; g < heads; g++) {
+                    Partials alone = new Partials(1, DIM);
+                    LlamaCppSoftmax.partial(byKey, keys, q, g * DIM, 0.125f, alone, 0);
+                    assertThat(together.max[g]).as("head %d, %d keys: max", g, keys).isEqualTo(alone.max[0]);
+                    assertThat(together.sum[g]).as("head %d, %d keys: sum", g, keys).isEqualTo(alone.sum[0]);
+                    assertThat(Arrays.copyOfRange(together.acc, g * DIM, (g + 1) * DIM)).as("head %d, %d keys", g, keys).isEqualTo(alone.acc);
+                }
+            }
+        }
+    }
+
     /** The vector rounding gives Float.floatToFloat16's value for every kind of float: normal, subnormal in F16, overflowing, ties. */
     @Test
     void laneRoundingToF16IsFloatToFloat16s()
