@@ -6,6 +6,8 @@ import io.handoff.core.model.ModelWeights.Gqa;
 import io.handoff.core.model.ModelWeights.Layer;
 import io.handoff.core.model.ModelWeights.Mla;
 import io.handoff.core.model.ModelWeights.Moe;
+import io.handoff.core.model.activation.ForwardArrays;
+import io.handoff.core.model.activation.ForwardArrays.Slot;
 import io.handoff.core.model.parallel.Collective;
 import io.handoff.core.model.parallel.Pieces;
 import io.handoff.core.model.parallel.TensorShard;
@@ -212,15 +214,16 @@ public final class Transformer
         int n = batch.size();
         int hidden = config.hiddenSize();
         int ffn = config.intermediateSize();
-        float[] x = new float[n * hidden];
+        // every one of these is written whole before it is read (layer after layer)
+        float[] x = ForwardArrays.get(Slot.HIDDEN, n * hidden);
         for (int t = 0; t < n; t++) {
             weights.embedding().readRow(batch.tokens()[t], x, t * hidden);
         }
-        float[] xn = new float[n * hidden];
-        float[] delta = new float[n * hidden];
-        float[] gate = new float[n * ffn];
-        float[] up = new float[n * ffn];
-        float[] moeOut = config.moe() == null ? null : new float[n * hidden];
+        float[] xn = ForwardArrays.get(Slot.NORMED, n * hidden);
+        float[] delta = ForwardArrays.get(Slot.DELTA, n * hidden);
+        float[] gate = ForwardArrays.get(Slot.GATE, n * ffn);
+        float[] up = ForwardArrays.get(Slot.UP, n * ffn);
+        float[] moeOut = config.moe() == null ? null : ForwardArrays.get(Slot.MOE_OUT, n * hidden);
         Owned owned = dataParallel ? Owned.of(batch, shard, kv.slots(), hidden) : null;
         for (int l = 0; l < config.layers(); l++) {
             Layer layer = weights.layers().get(l);
@@ -290,9 +293,10 @@ public final class Transformer
         int kvFrom = shard.firstKvHead(config.kvHeads()) * headDim;
         int qRow = heads * headDim;
         int kvRow = kvHeads * headDim;
-        float[] q = new float[n * qRow];
-        float[] k = new float[n * kvRow];
-        float[] v = new float[n * kvRow];
+        // written whole by the products
+        float[] q = ForwardArrays.get(Slot.QUERY, n * qRow);
+        float[] k = ForwardArrays.get(Slot.KEY, n * kvRow);
+        float[] v = ForwardArrays.get(Slot.VALUE, n * kvRow);
         matmuls(pool, xn, 0, hidden, n, new Product(q, 0, qRow, w.q(), qFrom, qFrom + qRow), new Product(k, 0, kvRow, w.k(), kvFrom, kvFrom + kvRow),
                 new Product(v, 0, kvRow, w.v(), kvFrom, kvFrom + kvRow));
         for (int t = 0; t < n; t++) {

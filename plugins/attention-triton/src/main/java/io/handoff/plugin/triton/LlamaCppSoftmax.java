@@ -32,8 +32,8 @@ final class LlamaCppSoftmax
     private static final VectorSpecies<Float> W = FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512 ? FloatVector.SPECIES_512 : F;
     private static final VectorShuffle<Float> SWAP_8 = VectorShuffle.fromOp(W, l -> (l ^ 8) & (W.length() - 1));
     private static final VectorShuffle<Float> SWAP_4 = VectorShuffle.fromOp(W, l -> (l ^ 4) & (W.length() - 1));
-    /** 65520, half-way between F16's largest value and 2^16: from here on F16 is infinite. */
-    private static final int F16_OVERFLOW = 0x477FF000;
+    /** 2^16 as an exponent: a lane this large or larger is past F16's largest value, 65504, whatever its rounding. */
+    private static final int F16_LARGEST_EXPONENT = 0x47800000;
     /** 2^-14, F16's smallest normal value: below it F16 counts in steps of 2^-24. */
     private static final int F16_MIN_NORMAL = 0x38800000;
 
@@ -315,20 +315,18 @@ final class LlamaCppSoftmax
     }
 
     /**
-     * Each lane rounded to the nearest F16 value, ties to even, as {@code Float.floatToFloat16} rounds: the mantissa cut to ten
-     * bits in F16's normal range, steps of 2^-24 below it (by adding and taking away 0.5), infinity from 65520 on, NaN kept.
+     * Each lane rounded to the nearest F16 value, ties to even, as {@code Float.floatToFloat16} rounds: adding and taking
+     * away {@code c = ±2^(e + 13)}, {@code e} the lane's exponent held between F16's smallest normal exponent (-14) and 16,
+     * rounds the lane once onto F16's grid there (the sum's last place is {@code 2^(e - 10)}, {@code 2^-24} below the
+     * normal range); the sign goes back on (so -0 stays -0); scaling by 2^112 and back leaves every F16 value as it is and
+     * takes anything past 65504 (the next grid point is 65536 = 2^16) to infinity; NaN stays NaN.
      */
     static FloatVector toF16(FloatVector x)
     {
         IntVector bits = x.reinterpretAsInts();
         IntVector sign = bits.and(0x80000000);
-        IntVector magnitude = bits.and(0x7FFFFFFF);
-        IntVector normal = magnitude.add(0xFFF).add(magnitude.lanewise(VectorOperators.LSHR, 13).and(1)).and(0xFFFFE000);
-        normal = normal.blend(0x7F800000, magnitude.compare(VectorOperators.GE, F16_OVERFLOW));
-        IntVector small = magnitude.reinterpretAsFloats().add(0.5f).sub(0.5f).reinterpretAsInts();
-        IntVector rounded = normal.blend(small, magnitude.compare(VectorOperators.LT, F16_MIN_NORMAL));
-        rounded = rounded.blend(magnitude, magnitude.compare(VectorOperators.GT, 0x7F800000));
-        return rounded.or(sign).reinterpretAsFloats();
+        FloatVector c = bits.and(0x7F800000).max(F16_MIN_NORMAL).min(F16_LARGEST_EXPONENT).add(13 << 23).or(sign).reinterpretAsFloats();
+        return x.add(c).sub(c).reinterpretAsInts().or(sign).reinterpretAsFloats().mul(0x1p112f).mul(0x1p-112f);
     }
 
     static float f16(float x)

@@ -41,7 +41,7 @@ final class TritonAttention
     static final int SPLIT_TOKENS = 256;
 
     /** Query rows times query heads of a group that one extend task keeps running state for. */
-    private static final int EXTEND_STATES_PER_TASK = 64;
+    private static final int EXTEND_STATES_PER_TASK = 128;
 
     private final AttentionGeometry geometry;
     private final KvCacheView kv;
