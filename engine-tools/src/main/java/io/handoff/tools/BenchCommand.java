@@ -61,6 +61,9 @@ final class BenchCommand
     static final class Compute
             implements Callable<Integer>
     {
+        // full-length prompts before the measured ones: after one, the JIT is still recompiling and the heap still growing
+        private static final int WARM_UP_PROMPTS = 3;
+
         @Mixin
         EngineOptions options;
 
@@ -135,9 +138,12 @@ final class BenchCommand
                 // the pool's own element type: the configured value may be "auto"
                 kvType = compute.kv().geometry().dtype().name();
                 long flopsPerToken = compute.matmulFlopsPerToken();
-                // warm-up: pools, and the JIT's final tier for every kernel the runs take (a full-length prompt compiles the
-                // prefill tiles; the measured runs then see the steady state a serving process does)
-                run(compute.scheduler(), 1, promptLength, 2, config.vocabSize(), 99);
+                // warm-up: pools, and the JIT's final tier for every kernel the runs take (full-length prompts compile the
+                // prefill tiles and let the heap reach its working size; the measured runs then see the steady state a
+                // serving process does)
+                for (int w = 0; w < WARM_UP_PROMPTS; w++) {
+                    run(compute.scheduler(), 1, promptLength, 2, config.vocabSize(), 99 + w);
+                }
                 decode(compute.scheduler(), 1, 99);
                 for (int batch : batches) {
                     double[] measured = measure(compute, batch);
