@@ -135,7 +135,7 @@ final class BlockCodes
     {
         // one method per form, each small enough that C2 inlines every vector operation in it
         return switch (format) {
-            case Q8_0, Q4_0 -> dotRow32(data, row, x);
+            case Q8_0, Q4_0 -> WIDE ? dotRow32Wide(data, row, x) : dotRow32(data, row, x);
             case Q6_K -> WIDE ? dotRowQ6Wide(data, row, x) : dotRowQ6(data, row, x);
             case Q4_K, Q5_K -> WIDE ? dotRowK4Wide(data, row, x) : dotRowK4(data, row, x);
             default -> throw new IllegalArgumentException("no row product straight from " + format + " bytes; decode the row first");
@@ -171,6 +171,37 @@ final class BlockCodes
             acc = p.fma(FloatVector.broadcast(F, BlockFormat.f16(data, at) * xs[b]), acc);
         }
         return laneTree(acc) + 0f;
+    }
+
+    /**
+     * {@link #dotRow32} in 16-lane vectors: a block's two halves in one product each, its lanes folded to the block's
+     * eight (lane {@code l} of the fold holds the values {@code i % 8 == l}, as there); exact sums, so the same bits.
+     */
+    private float dotRow32Wide(MemorySegment data, int row, QuantizedInput x)
+    {
+        long base = (long) row * blocks * format.blockBytes();
+        float[] xc = x.codes();
+        float[] xs = x.scales();
+        boolean bytes = format == BlockFormat.Q8_0;
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < blocks; b++) {
+            long at = base + (long) b * format.blockBytes();
+            int c = b * 32;
+            FloatVector q0;
+            FloatVector q1;
+            if (bytes) {
+                q0 = (FloatVector) ByteVector.fromMemorySegment(B16, data, at + 2, LE).convertShape(VectorOperators.B2F, G, 0);
+                q1 = (FloatVector) ByteVector.fromMemorySegment(B16, data, at + 18, LE).convertShape(VectorOperators.B2F, G, 0);
+            }
+            else {
+                nibbles(data, at + 2, (byte) 8);
+                q0 = q16(0);
+                q1 = q16(16);
+            }
+            FloatVector p = q1.fma(FloatVector.fromArray(G, xc, c + 16), q0.mul(FloatVector.fromArray(G, xc, c)));
+            acc = fold(p).fma(FloatVector.broadcast(F, BlockFormat.f16(data, at) * xs[b]), acc);
+        }
+        return laneTreeStored(acc) + 0f;
     }
 
     private float dotRowQ6(MemorySegment data, int row, QuantizedInput x)
@@ -441,7 +472,8 @@ final class BlockCodes
     {
         ByteVector v = ByteVector.fromMemorySegment(B16, data, at, LE);
         v.and((byte) 15).sub(zero).intoArray(small, 0);
-        v.lanewise(VectorOperators.LSHR, 4).and((byte) 15).sub(zero).intoArray(small, 16);
+        // the high nibbles by a 64-bit shift (x86 has no byte shift), the low bits of the next byte masked off
+        v.reinterpretAsLongs().lanewise(VectorOperators.LSHR, 4).reinterpretAsBytes().and((byte) 15).sub(zero).intoArray(small, 16);
     }
 
     private void q5(MemorySegment data, long at, int c, int block, boolean withOffset)
