@@ -249,7 +249,6 @@ final class BlockCodes
             // the twelve bytes of 6-bit scales and mins in two loads
             long sc = data.get(U64_LE, at + 4);
             int sc8 = data.get(U32_LE, at + 12);
-            int m = 0;
             for (int group = 0; group < 4; group++) {
                 int sub = 2 * group;
                 fourBits(data, at, group, fifthBit);
@@ -261,10 +260,9 @@ final class BlockCodes
                     ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 16).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 16), ps);
                     ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 24).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 24), ps);
                     p = ps.fma(FloatVector.broadcast(F, BlockFormat.scale(sc, sc8, j)), p);
-                    m += BlockFormat.minimum(sc, sc8, j) * sums[b * 8 + j];
                 }
             }
-            o += (BlockFormat.f16(data, at + 2) * xs[b]) * m;
+            o += (BlockFormat.f16(data, at + 2) * xs[b]) * minsTimesSums(sc, sc8, sums, b);
             acc = p.fma(FloatVector.broadcast(F, BlockFormat.f16(data, at) * xs[b]), acc);
         }
         return laneTree(acc) + -o;
@@ -318,18 +316,13 @@ final class BlockCodes
             FloatVector p1 = FloatVector.zero(G);
             long sc = data.get(U64_LE, at + 4);
             int sc8 = data.get(U32_LE, at + 12);
-            int m = 0;
             fourBitsBlock(data, at, fifthBit);
             for (int j = 0; j < 8; j++) {
-                int xi = c + 32 * j;
-                FloatVector q0 = (FloatVector) ByteVector.fromArray(B16, small, 32 * j).convertShape(VectorOperators.B2F, G, 0);
-                FloatVector q1 = (FloatVector) ByteVector.fromArray(B16, small, 32 * j + 16).convertShape(VectorOperators.B2F, G, 0);
                 FloatVector s = FloatVector.broadcast(G, BlockFormat.scale(sc, sc8, j));
-                p0 = q0.mul(FloatVector.fromArray(G, xc, xi)).fma(s, p0);
-                p1 = q1.mul(FloatVector.fromArray(G, xc, xi + 16)).fma(s, p1);
-                m += BlockFormat.minimum(sc, sc8, j) * sums[b * 8 + j];
+                p0 = q16(32 * j).mul(FloatVector.fromArray(G, xc, c + 32 * j)).fma(s, p0);
+                p1 = q16(32 * j + 16).mul(FloatVector.fromArray(G, xc, c + 32 * j + 16)).fma(s, p1);
             }
-            o += (BlockFormat.f16(data, at + 2) * xs[b]) * m;
+            o += (BlockFormat.f16(data, at + 2) * xs[b]) * minsTimesSums(sc, sc8, sums, b);
             acc = fold(p0.add(p1)).fma(FloatVector.broadcast(F, BlockFormat.f16(data, at) * xs[b]), acc);
         }
         return laneTreeStored(acc) + -o;
@@ -388,6 +381,16 @@ final class BlockCodes
     private static FloatVector fold(FloatVector p)
     {
         return (FloatVector) p.add(p.rearrange(SWAP_8)).reinterpretShape(F, 0);
+    }
+
+    /** A Q4_K or Q5_K super-block's eight 6-bit mins times the input's sums of their 32 values: an exact integer, in any order. */
+    private static int minsTimesSums(long sc, int sc8, int[] sums, int b)
+    {
+        int m = 0;
+        for (int j = 0; j < 8; j++) {
+            m += BlockFormat.minimum(sc, sc8, j) * sums[b * 8 + j];
+        }
+        return m;
     }
 
     private static float laneTree(FloatVector acc)
