@@ -11,7 +11,7 @@ public final class ForwardArrays
     /** What an array holds; two slots are never the same array. */
     public enum Slot
     {
-        HIDDEN, NORMED, DELTA, GATE, UP, MOE_OUT, QUERY, KEY, VALUE, ATTENDED
+        HIDDEN, NORMED, DELTA, GATE, UP, MOE_OUT, QUERY, KEY, VALUE
     }
 
     private static final ThreadLocal<float[][]> ARRAYS = ThreadLocal.withInitial(() -> new float[Slot.values().length][]);

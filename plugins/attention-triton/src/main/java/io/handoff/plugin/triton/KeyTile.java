@@ -34,6 +34,8 @@ final class KeyTile
      */
     final float[] keysByDim;
     final int keyLanes;
+    /** Whether {@link #keysByDim} holds the keys of the last load. */
+    boolean keysInLanes;
     /** Scratch of those scores: 16 vectors of lane sums. */
     final float[] laneSums = new float[16 * 16];
     /** {@code [rows][valueStride]}: the key array itself when V is the latent prefix of the key row (MLA). */
@@ -86,6 +88,15 @@ final class KeyTile
     /** Loads positions {@code from .. to-1} of the sequence whose slots start at {@code kvIndices[kvStart]}. */
     void load(int layer, int[] kvIndices, int kvStart, int from, int to, int kvHead)
     {
+        load(layer, kvIndices, kvStart, from, to, kvHead, false);
+    }
+
+    /**
+     * {@link #load}, and with {@code inLanes} the keys laid out by dimension too ({@link #keysByDim}, where the tile has
+     * one): worth it for a tile many queries meet (extend), not for a decode split that one group's heads meet once.
+     */
+    void load(int layer, int[] kvIndices, int kvStart, int from, int to, int kvHead, boolean inLanes)
+    {
         KvDtype dtype = kv.dtype();
         MemorySegment keyRegion = kv.keys(layer);
         long keyRowBytes = kv.keyRowBytes();
@@ -97,7 +108,8 @@ final class KeyTile
         if (round16) {
             LlamaCppSoftmax.roundToF16(keys, 0, (to - from) * qkDim);
         }
-        if (keysByDim != null) {
+        keysInLanes = false;
+        if (inLanes && keysByDim != null) {
             transposeKeys(to - from);
         }
         if (valuesInKeyRow) {
@@ -118,6 +130,7 @@ final class KeyTile
     /** {@link #keysByDim} of the first {@code count} rows; the lanes past them are zero. */
     void transposeKeys(int count)
     {
+        keysInLanes = true;
         int padded = LlamaCppSoftmax.keyLanes(count);
         for (int i = 0; i < qkDim; i++) {
             int to = i * keyLanes;

@@ -66,7 +66,7 @@ final class LlamaCppSoftmax
         float[] scores = tile.scores;
         float[] steps = tile.weights;
         boolean[] rises = tile.rises;
-        if (tile.keysByDim != null) {
+        if (tile.keysInLanes) {
             for (int g = 0; g < heads; g++) {
                 for (int t = 0; t < count; t += W.length()) {
                     scoresByLane(query, g * qkDim, tile.keysByDim, tile.keyLanes, t, qkDim / 64, scale, scores, g * count, count, tile.laneSums);

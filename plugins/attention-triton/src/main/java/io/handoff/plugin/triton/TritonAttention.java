@@ -176,7 +176,7 @@ final class TritonAttention
         KeyTile tile = tiles.get();
         for (int from = 0; from <= lastPosition; from += SPLIT_TOKENS) {
             int to = Math.min(from + SPLIT_TOKENS, lastPosition + 1);
-            tile.load(layer, kvIndices, kvStart, from, to, kvHead);
+            tile.load(layer, kvIndices, kvStart, from, to, kvHead, true);
             for (int r = Math.max(0, from - firstPosition); r < rows; r++) {
                 int count = Math.min(to, firstPosition + r + 1) - from;
                 int qOffset = ((firstRow + r) * numQHeads + kvHead * groupSize) * qkDim;
