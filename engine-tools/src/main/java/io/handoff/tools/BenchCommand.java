@@ -86,9 +86,9 @@ final class BenchCommand
         int decodeTokens;
 
 
-        @Option(names = "--rounds", defaultValue = "3", paramLabel = "N",
-                description = "Runs of each measurement; the median is reported (default ${DEFAULT-VALUE}).")
-        int repeats;
+        // defaults as initial values, not defaultValue: picocli applies a defaultValue after parsing, over the old spelling's
+        @Option(names = "--rounds", paramLabel = "N", description = "Runs of each measurement; the median is reported (default ${DEFAULT-VALUE}).")
+        int repeats = 3;
 
         /** The old spelling of --rounds. */
         @Option(names = "--repeats", hidden = true, paramLabel = "N")

@@ -73,9 +73,10 @@ final class ChaosCommand
                     + "(--stall), or with one bit of a landed page flipped (default ${DEFAULT-VALUE}).")
     double failRate;
 
-    @Option(names = "--stall", defaultValue = "200ms", paramLabel = "DURATION", converter = DurationConverter.class,
-            description = "How long a stalled transfer waits before each chunk; keep it under the room deadlines (default ${DEFAULT-VALUE}).")
-    Duration stall;
+    // defaults as initial values, not defaultValue: picocli applies a defaultValue after parsing, over the old spelling's
+    @Option(names = "--stall", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "How long a stalled transfer waits before each chunk; keep it under the room deadlines (default 200ms).")
+    Duration stall = Duration.ofMillis(200);
 
     /** The old spelling of --stall, in milliseconds. */
     @Option(names = "--stall-ms", hidden = true, paramLabel = "MS")
@@ -97,8 +98,8 @@ final class ChaosCommand
     @Mixin
     TuningOptions tuning;
 
-    @Option(names = "--prefill", defaultValue = "1", paramLabel = "N", description = "Prefill servers (default ${DEFAULT-VALUE}; the decode is one).")
-    int prefills;
+    @Option(names = "--prefill", paramLabel = "N", description = "Prefill servers (default ${DEFAULT-VALUE}; the decode is one).")
+    int prefills = 1;
 
     /** The old spelling of --prefill. */
     @Option(names = "--prefills", hidden = true, paramLabel = "N")

@@ -79,11 +79,12 @@ final class DemoCommand
     @Mixin
     ModelPathOption modelPath;
 
-    @Option(names = "--prefill", defaultValue = "1", paramLabel = "N", description = "Prefill servers (default ${DEFAULT-VALUE}).")
-    int prefills;
+    // defaults as initial values, not defaultValue: picocli applies a defaultValue after parsing, over the old spelling's
+    @Option(names = "--prefill", paramLabel = "N", description = "Prefill servers (default ${DEFAULT-VALUE}).")
+    int prefills = 1;
 
-    @Option(names = "--decode", defaultValue = "1", paramLabel = "N", description = "Decode servers (default ${DEFAULT-VALUE}).")
-    int decodes;
+    @Option(names = "--decode", paramLabel = "N", description = "Decode servers (default ${DEFAULT-VALUE}).")
+    int decodes = 1;
 
     /** The old spelling of --prefill. */
     @Option(names = "--prefills", hidden = true, paramLabel = "N")
