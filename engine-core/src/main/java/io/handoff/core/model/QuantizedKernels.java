@@ -34,6 +34,7 @@ final class QuantizedKernels
     private static final VectorSpecies<Float> V = WIDE ? G : F;
     private static final ThreadLocal<float[]> OFFSETS = ThreadLocal.withInitial(() -> new float[0]);
     private static final ThreadLocal<float[]> LANES = ThreadLocal.withInitial(() -> new float[0]);
+    private static final ThreadLocal<float[]> MINIMA = ThreadLocal.withInitial(() -> new float[0]);
     // per thread and per shape, so neither a decode step's row blocks nor a prefill's allocate codes
     private static final ThreadLocal<java.util.Map<Long, BlockCodes>> CODES = ThreadLocal.withInitial(java.util.HashMap::new);
 
@@ -404,30 +405,42 @@ final class QuantizedKernels
         float[] scales = byToken.scales();
         float[] blockSums = byToken.blockSums();
         float[] sums = byToken.sums();
-        float[] o = new float[nt];
         int bound = V.loopBound(nt);
+        if (mins) {
+            // token vector by token vector, the input's sums for one super-block held in registers while every row passes
+            float[] minima = Kernels.atLeast(MINIMA, rows * subs);
+            for (int i = 0; i < rows * subs; i++) {
+                minima[i] = w.mins[i];
+            }
+            java.util.Arrays.fill(offsets, 0, rows * nt, 0f);
+            for (int b = 0; b < blocks; b++) {
+                for (int t = 0; t < bound; t += V.length()) {
+                    minsTerms(minima, subs, w.offsets, blocks, rows, scales, sums, b, nt, t, offsets);
+                }
+                for (int r = 0; r < rows; r++) {
+                    minsTail(w.mins, r * subs + b * 8, w.offsets[r * blocks + b], scales, sums, b, nt, bound, offsets, r * nt);
+                }
+            }
+            for (int i = 0; i < rows * nt; i++) {
+                offsets[i] = -offsets[i];
+            }
+            return offsets;
+        }
+        float[] o = new float[nt];
         for (int r = 0; r < rows; r++) {
             java.util.Arrays.fill(o, 0);
             for (int b = 0; b < blocks; b++) {
                 float weight = w.offsets[r * blocks + b];
                 if (mins) {
                     minsTerm(w.mins, r * subs + b * 8, weight, scales, sums, b, nt, bound, o);
+                    minsTail(w.mins, r * subs + b * 8, weight, scales, sums, b, nt, bound, o, 0);
                 }
                 else {
                     FloatVector wv = FloatVector.broadcast(V, weight);
                     for (int t = 0; t < bound; t += V.length()) {
                         FloatVector.fromArray(V, o, t).add(wv.mul(FloatVector.fromArray(V, blockSums, b * nt + t))).intoArray(o, t);
                     }
-                }
-                for (int t = bound; t < nt; t++) {
-                    if (mins) {
-                        int m = 0;
-                        for (int j = 0; j < 8; j++) {
-                            m += w.mins[r * subs + b * 8 + j] * (int) sums[(b * 8 + j) * nt + t];
-                        }
-                        o[t] += (weight * scales[b * nt + t]) * m;
-                    }
-                    else {
+                    for (int t = bound; t < nt; t++) {
                         o[t] += weight * blockSums[b * nt + t];
                     }
                 }
@@ -466,6 +479,50 @@ final class QuantizedKernels
             sum = FloatVector.fromArray(V, sums, s + 6 * nt + t).fma(m6, sum);
             sum = FloatVector.fromArray(V, sums, s + 7 * nt + t).fma(m7, sum);
             FloatVector.fromArray(V, o, t).add(wv.mul(FloatVector.fromArray(V, scales, b * nt + t)).mul(sum)).intoArray(o, t);
+        }
+    }
+
+    /** {@link #minsTerm}'s tokens from {@code bound} to {@code nt}, one at a time, into {@code o[oAt + t]}. */
+    private static void minsTail(int[] mins, int m, float weight, float[] scales, float[] sums, int b, int nt, int bound, float[] o, int oAt)
+    {
+        for (int t = bound; t < nt; t++) {
+            int sum = 0;
+            for (int j = 0; j < 8; j++) {
+                sum += mins[m + j] * (int) sums[(b * 8 + j) * nt + t];
+            }
+            o[oAt + t] += (weight * scales[b * nt + t]) * sum;
+        }
+    }
+
+    /**
+     * {@link #minsTerm} of every row for the tokens {@code t .. t + V.length() - 1}: row {@code r}'s mins at
+     * {@code minima[r * subs + 8b ..]} (as floats), its weight at {@code weights[r * blocks + b]}, its terms at
+     * {@code o[r * nt + t ..]}; the input's eight sums are loaded once for all the rows.
+     */
+    private static void minsTerms(float[] minima, int subs, float[] weights, int blocks, int rows, float[] scales, float[] sums, int b, int nt,
+            int t, float[] o)
+    {
+        int s = 8 * b * nt + t;
+        FloatVector x0 = FloatVector.fromArray(V, sums, s);
+        FloatVector x1 = FloatVector.fromArray(V, sums, s + nt);
+        FloatVector x2 = FloatVector.fromArray(V, sums, s + 2 * nt);
+        FloatVector x3 = FloatVector.fromArray(V, sums, s + 3 * nt);
+        FloatVector x4 = FloatVector.fromArray(V, sums, s + 4 * nt);
+        FloatVector x5 = FloatVector.fromArray(V, sums, s + 5 * nt);
+        FloatVector x6 = FloatVector.fromArray(V, sums, s + 6 * nt);
+        FloatVector x7 = FloatVector.fromArray(V, sums, s + 7 * nt);
+        FloatVector scale = FloatVector.fromArray(V, scales, b * nt + t);
+        for (int r = 0; r < rows; r++) {
+            int m = r * subs + 8 * b;
+            FloatVector sum = x0.mul(minima[m]);
+            sum = x1.fma(FloatVector.broadcast(V, minima[m + 1]), sum);
+            sum = x2.fma(FloatVector.broadcast(V, minima[m + 2]), sum);
+            sum = x3.fma(FloatVector.broadcast(V, minima[m + 3]), sum);
+            sum = x4.fma(FloatVector.broadcast(V, minima[m + 4]), sum);
+            sum = x5.fma(FloatVector.broadcast(V, minima[m + 5]), sum);
+            sum = x6.fma(FloatVector.broadcast(V, minima[m + 6]), sum);
+            sum = x7.fma(FloatVector.broadcast(V, minima[m + 7]), sum);
+            FloatVector.fromArray(V, o, r * nt + t).add(scale.mul(weights[r * blocks + b]).mul(sum)).intoArray(o, r * nt + t);
         }
     }
 

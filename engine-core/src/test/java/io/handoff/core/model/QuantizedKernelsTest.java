@@ -138,14 +138,17 @@ class QuantizedKernelsTest
         }
     }
 
-    /** A token's product is the same bits alone (a decode step) or in a batch (a prefill tile), and on one thread or three. */
+    /**
+     * A token's product is the same bits alone (a decode step) or in a batch (a prefill tile), and on one thread or three;
+     * 37 tokens take the tile's vector paths over sixteen tokens at a time as well as their remainders.
+     */
     @ParameterizedTest
     @EnumSource(BlockFormat.class)
     void aTokensProductIsTheSameBitsInAnyBatchAndOnAnyThreads(BlockFormat format)
     {
         MemorySegment data = matrix(format, ROWS, COLS, 13);
         WeightMatrix w = WeightMatrix.blocks(format, data, ROWS, COLS).withActivations(format.llamaCppActivations());
-        int tokens = 9;
+        int tokens = 37;
         float[] x = gaussian(new SplittableRandom(17), tokens * COLS, 2);
         float[] batch = new float[tokens * ROWS];
         Kernels.matmul(null, batch, 0, ROWS, w, x, 0, COLS, tokens);

@@ -167,6 +167,60 @@ class WeightMatrixTest
         }
     }
 
+    /**
+     * An F16 row product converts in its lanes where it can: over every finite F16 bit pattern (subnormals, both zeros, the
+     * largest values) it is the F32 product of the row's expansion bit for bit; a row with an infinity or a NaN takes the
+     * converted row, with the same result as the expansion's product.
+     */
+    @Test
+    void anF16RowProductOverEveryBitPatternIsTheProductOfItsExpansion()
+    {
+        int finite = 0;
+        short[] patterns = new short[65536];
+        short[] specials = new short[2048];
+        int special = 0;
+        for (int bits = 0; bits < 65536; bits++) {
+            if ((bits & 0x7c00) == 0x7c00) {
+                specials[special++] = (short) bits;
+            }
+            else {
+                patterns[finite++] = (short) bits;
+            }
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            // row 0: every finite pattern, shuffled by a seed; row 1: the same with one infinity or NaN in place of each 997th
+            int cols = finite;
+            MemorySegment data = unaligned(arena, 2L * 2 * cols);
+            SplittableRandom random = new SplittableRandom(3);
+            for (int i = cols - 1; i > 0; i--) {
+                int j = random.nextInt(i + 1);
+                short t = patterns[i];
+                patterns[i] = patterns[j];
+                patterns[j] = t;
+            }
+            for (int i = 0; i < cols; i++) {
+                data.set(U16_LE, 2L * i, patterns[i]);
+                data.set(U16_LE, 2L * (cols + i), i % 997 == 0 ? specials[(i / 997) % special] : patterns[i]);
+            }
+            WeightMatrix w = WeightMatrix.f16(data, 2, cols);
+            float[] expanded = expansion(w);
+            // small inputs: the largest F16 values times them stay far from overflow
+            float[] x = random(cols, 4);
+            for (int i = 0; i < cols; i++) {
+                x[i] *= 1e-3f;
+            }
+            float finiteSum = w.dot(0, x, 0, new float[cols]);
+            assertThat(Float.isFinite(finiteSum)).isTrue();
+            assertThat(Float.floatToRawIntBits(finiteSum)).isEqualTo(Float.floatToRawIntBits(Kernels.dot(expanded, 0, x, 0, cols)));
+            float withSpecials = w.dot(1, x, 0, new float[cols]);
+            float expected = Kernels.dot(expanded, cols, x, 0, cols);
+            assertThat(Float.isNaN(withSpecials)).isEqualTo(Float.isNaN(expected));
+            if (!Float.isNaN(expected)) {
+                assertThat(Float.floatToRawIntBits(withSpecials)).isEqualTo(Float.floatToRawIntBits(expected));
+            }
+        }
+    }
+
     @Test
     void aQ8BlockReadsAsItsScaleTimesItsBytes()
     {
