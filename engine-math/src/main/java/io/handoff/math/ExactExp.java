@@ -32,6 +32,9 @@ public final class ExactExp
     /** Below this magnitude fdlibm neither overflows nor underflows and its scale {@code k} stays within ±1021. */
     static final double COMMON_LIMIT = 707.0;
 
+    /** Past this magnitude {@code (float) exp} is 0 or infinity: float's range ends near e^-103.98 and e^88.73. */
+    static final float FLOAT_SATURATES = 200f;
+
     private static final double INV_LN2 = 0x1.71547652b82fep0;
     private static final double LN2_HI = 0x1.62e42feep-1;
     private static final double LN2_LO = 0x1.a39ef35793c76p-33;
@@ -128,7 +131,11 @@ public final class ExactExp
         FloatVector shiftLanes = FloatVector.broadcast(FLOATS, shift);
         int i = 0;
         for (int bound = FLOATS.loopBound(length); i < bound; i += FLOATS.length()) {
-            FloatVector difference = FloatVector.fromArray(FLOATS, x, xOffset + i).sub(shiftLanes);
+            // held within ±FLOAT_SATURATES: the float result there is already 0 or infinity, as it is for anything
+            // farther out, and the lanes stay on the common path (a softmax's far keys would otherwise each take the rare
+            // one, several times slower); NaN stays NaN
+            FloatVector difference = FloatVector.fromArray(FLOATS, x, xOffset + i).sub(shiftLanes)
+                    .max(-FLOAT_SATURATES).min(FLOAT_SATURATES);
             DoubleVector e = exp((DoubleVector) difference.convertShape(VectorOperators.F2D, DOUBLES, 0));
             ((FloatVector) e.convertShape(VectorOperators.D2F, FLOATS, 0)).intoArray(out, outOffset + i);
         }

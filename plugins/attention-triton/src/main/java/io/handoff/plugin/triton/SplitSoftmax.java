@@ -2,6 +2,7 @@ package io.handoff.plugin.triton;
 
 import io.handoff.math.ExactExp;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 import java.util.Arrays;
@@ -24,6 +25,9 @@ final class SplitSoftmax
 {
     private static final VectorSpecies<Float> LANES = FloatVector.SPECIES_256;
     private static final int WIDTH = 8;
+    private static final VectorShuffle<Float> SWAP_1 = VectorShuffle.fromOp(LANES, l -> l ^ 1);
+    private static final VectorShuffle<Float> SWAP_2 = VectorShuffle.fromOp(LANES, l -> l ^ 2);
+    private static final VectorShuffle<Float> SWAP_4 = VectorShuffle.fromOp(LANES, l -> l ^ 4);
 
     private SplitSoftmax() {}
 
@@ -50,26 +54,174 @@ final class SplitSoftmax
      */
     static void partial(KeyTile tile, int count, float[] q, int qOffset, float scale, Partials out, int index)
     {
-        float[] scores = tile.scores;
-        float max = Float.NEGATIVE_INFINITY;
-        for (int t = 0; t < count; t++) {
-            float score = dot(q, qOffset, tile.keys, t * tile.qkDim, tile.qkDim) * scale;
-            scores[t] = score;
-            max = Math.max(max, score);
-        }
+        partials(tile, count, q, qOffset, 1, scale, out, index);
+    }
+
+    /**
+     * {@link #partial} of {@code heads} query heads that share the tile's rows (a GQA group, or every head of an MLA
+     * layer): head {@code g}'s query at {@code q[qOffset + g * qkDim ..]}, its partial into {@code out[index + g]}. Each
+     * head's arithmetic is exactly {@link #partial}'s, its scores {@link #dot}, its weights summed in key order and its
+     * values added by {@link #axpy}'s fused steps in key order; four heads at a time share each load of a key or value
+     * and keep their chains side by side, which one head's latency-bound chain alone cannot.
+     */
+    static void partials(KeyTile tile, int count, float[] q, int qOffset, int heads, float scale, Partials out, int index)
+    {
+        int qkDim = tile.qkDim;
         int vDim = out.vDim;
-        int accOffset = index * vDim;
-        Arrays.fill(out.acc, accOffset, accOffset + vDim, 0f);
-        // The weights exp(s - max) a lane-width batch at a time, with StrictMath.exp's bits; the sums keep key order.
-        ExactExp.expMinus(scores, 0, max, scores, 0, count);
-        float sum = 0;
-        for (int t = 0; t < count; t++) {
-            float p = scores[t];
-            sum += p;
-            axpy(p, tile.values, t * tile.valueStride, out.acc, accOffset, vDim);
+        // head g's scores, then its weights, at scores[g * count + t]
+        float[] scores = tile.scores;
+        int g = 0;
+        for (; g + 3 < heads; g += 4) {
+            scores4(q, qOffset + g * qkDim, qkDim, tile.keys, count, scale, scores, g * count);
         }
-        out.max[index] = max;
-        out.sum[index] = sum;
+        for (; g < heads; g++) {
+            for (int t = 0; t < count; t++) {
+                scores[g * count + t] = dot(q, qOffset + g * qkDim, tile.keys, t * qkDim, qkDim) * scale;
+            }
+        }
+        for (g = 0; g < heads; g++) {
+            int at = g * count;
+            float max = Float.NEGATIVE_INFINITY;
+            for (int t = 0; t < count; t++) {
+                max = Math.max(max, scores[at + t]);
+            }
+            // the weights exp(s - max) a lane-width batch at a time, with StrictMath.exp's bits; the sums keep key order
+            ExactExp.expMinus(scores, at, max, scores, at, count);
+            float sum = 0;
+            for (int t = 0; t < count; t++) {
+                sum += scores[at + t];
+            }
+            out.max[index + g] = max;
+            out.sum[index + g] = sum;
+        }
+        Arrays.fill(out.acc, index * vDim, (index + heads) * vDim, 0f);
+        for (g = 0; g + 3 < heads; g += 4) {
+            accumulate4(scores, g * count, count, tile.values, tile.valueStride, out.acc, (index + g) * vDim, vDim);
+        }
+        for (; g < heads; g++) {
+            for (int t = 0; t < count; t++) {
+                axpy(scores[g * count + t], tile.values, t * tile.valueStride, out.acc, (index + g) * vDim, vDim);
+            }
+        }
+    }
+
+    /**
+     * The scores of four queries ({@code q[q0 + j * qkDim ..]}, {@code j < 4}) against keys {@code 0 .. count-1}, each
+     * {@link #dot} times {@code scale}, into {@code out[o + j * count + t]}: the four dots' accumulators side by side.
+     */
+    private static void scores4(float[] q, int q0, int qkDim, float[] keys, int count, float scale, float[] out, int o)
+    {
+        int q1 = q0 + qkDim;
+        int q2 = q1 + qkDim;
+        int q3 = q2 + qkDim;
+        for (int t = 0; t < count; t++) {
+            int k = t * qkDim;
+            FloatVector even0 = FloatVector.zero(LANES);
+            FloatVector odd0 = even0;
+            FloatVector even1 = even0;
+            FloatVector odd1 = even0;
+            FloatVector even2 = even0;
+            FloatVector odd2 = even0;
+            FloatVector even3 = even0;
+            FloatVector odd3 = even0;
+            int i = 0;
+            for (; i + 2 * WIDTH <= qkDim; i += 2 * WIDTH) {
+                FloatVector keyEven = FloatVector.fromArray(LANES, keys, k + i);
+                FloatVector keyOdd = FloatVector.fromArray(LANES, keys, k + i + WIDTH);
+                even0 = FloatVector.fromArray(LANES, q, q0 + i).fma(keyEven, even0);
+                odd0 = FloatVector.fromArray(LANES, q, q0 + i + WIDTH).fma(keyOdd, odd0);
+                even1 = FloatVector.fromArray(LANES, q, q1 + i).fma(keyEven, even1);
+                odd1 = FloatVector.fromArray(LANES, q, q1 + i + WIDTH).fma(keyOdd, odd1);
+                even2 = FloatVector.fromArray(LANES, q, q2 + i).fma(keyEven, even2);
+                odd2 = FloatVector.fromArray(LANES, q, q2 + i + WIDTH).fma(keyOdd, odd2);
+                even3 = FloatVector.fromArray(LANES, q, q3 + i).fma(keyEven, even3);
+                odd3 = FloatVector.fromArray(LANES, q, q3 + i + WIDTH).fma(keyOdd, odd3);
+            }
+            if (i + WIDTH <= qkDim) {
+                FloatVector key = FloatVector.fromArray(LANES, keys, k + i);
+                even0 = FloatVector.fromArray(LANES, q, q0 + i).fma(key, even0);
+                even1 = FloatVector.fromArray(LANES, q, q1 + i).fma(key, even1);
+                even2 = FloatVector.fromArray(LANES, q, q2 + i).fma(key, even2);
+                even3 = FloatVector.fromArray(LANES, q, q3 + i).fma(key, even3);
+                i += WIDTH;
+            }
+            out[o + t] = tail(even0.add(odd0), q, q0, keys, k, i, qkDim) * scale;
+            out[o + count + t] = tail(even1.add(odd1), q, q1, keys, k, i, qkDim) * scale;
+            out[o + 2 * count + t] = tail(even2.add(odd2), q, q2, keys, k, i, qkDim) * scale;
+            out[o + 3 * count + t] = tail(even3.add(odd3), q, q3, keys, k, i, qkDim) * scale;
+        }
+    }
+
+    /**
+     * {@link #dot}'s end: the lane tree of {@code s} by three lane swaps and adds (each adds the tree's two operands, so
+     * lane 0 ends with the tree's sum), then the values from {@code i} to {@code length} one by one.
+     */
+    private static float tail(FloatVector s, float[] a, int aOffset, float[] b, int bOffset, int i, int length)
+    {
+        FloatVector pairs = s.add(s.rearrange(SWAP_1));
+        FloatVector quads = pairs.add(pairs.rearrange(SWAP_2));
+        float result = quads.add(quads.rearrange(SWAP_4)).lane(0);
+        for (; i < length; i++) {
+            result = Math.fma(a[aOffset + i], b[bOffset + i], result);
+        }
+        return result;
+    }
+
+    /**
+     * {@link #axpy} of every key's value row ({@code values[t * stride ..]}) into four heads' accumulators
+     * ({@code acc[a0 + j * vDim ..]}) with their weights ({@code weights[w0 + j * count + t]}), keys in order: each
+     * element's chain of fused steps is axpy's, sixteen elements of four heads held in registers over all the keys.
+     */
+    private static void accumulate4(float[] weights, int w0, int count, float[] values, int stride, float[] acc, int a0, int vDim)
+    {
+        int w1 = w0 + count;
+        int w2 = w1 + count;
+        int w3 = w2 + count;
+        int d = 0;
+        for (; d + 2 * WIDTH <= vDim; d += 2 * WIDTH) {
+            int c0 = a0 + d;
+            int c1 = c0 + vDim;
+            int c2 = c1 + vDim;
+            int c3 = c2 + vDim;
+            FloatVector low0 = FloatVector.fromArray(LANES, acc, c0);
+            FloatVector high0 = FloatVector.fromArray(LANES, acc, c0 + WIDTH);
+            FloatVector low1 = FloatVector.fromArray(LANES, acc, c1);
+            FloatVector high1 = FloatVector.fromArray(LANES, acc, c1 + WIDTH);
+            FloatVector low2 = FloatVector.fromArray(LANES, acc, c2);
+            FloatVector high2 = FloatVector.fromArray(LANES, acc, c2 + WIDTH);
+            FloatVector low3 = FloatVector.fromArray(LANES, acc, c3);
+            FloatVector high3 = FloatVector.fromArray(LANES, acc, c3 + WIDTH);
+            for (int t = 0; t < count; t++) {
+                FloatVector low = FloatVector.fromArray(LANES, values, t * stride + d);
+                FloatVector high = FloatVector.fromArray(LANES, values, t * stride + d + WIDTH);
+                FloatVector p = FloatVector.broadcast(LANES, weights[w0 + t]);
+                low0 = low.fma(p, low0);
+                high0 = high.fma(p, high0);
+                p = FloatVector.broadcast(LANES, weights[w1 + t]);
+                low1 = low.fma(p, low1);
+                high1 = high.fma(p, high1);
+                p = FloatVector.broadcast(LANES, weights[w2 + t]);
+                low2 = low.fma(p, low2);
+                high2 = high.fma(p, high2);
+                p = FloatVector.broadcast(LANES, weights[w3 + t]);
+                low3 = low.fma(p, low3);
+                high3 = high.fma(p, high3);
+            }
+            low0.intoArray(acc, c0);
+            high0.intoArray(acc, c0 + WIDTH);
+            low1.intoArray(acc, c1);
+            high1.intoArray(acc, c1 + WIDTH);
+            low2.intoArray(acc, c2);
+            high2.intoArray(acc, c2 + WIDTH);
+            low3.intoArray(acc, c3);
+            high3.intoArray(acc, c3 + WIDTH);
+        }
+        // the rest of the row, a head at a time (axpy's own steps)
+        for (int j = 0; j < 4 && d < vDim; j++) {
+            for (int t = 0; t < count; t++) {
+                axpy(weights[w0 + j * count + t], values, t * stride + d, acc, a0 + j * vDim + d, vDim - d);
+            }
+        }
     }
 
     /** {@code into[i] = into[i] (+) from[j]}, where {@code from[j]} covers the keys after those of {@code into[i]}. */

@@ -204,10 +204,9 @@ final class TritonAttention
     {
         if (llamaCpp) {
             LlamaCppSoftmax.partials(tile, count, q, qOffset, groupSize, scale, out, index);
-            return;
         }
-        for (int g = 0; g < groupSize; g++) {
-            SplitSoftmax.partial(tile, count, q, qOffset + g * qkDim, scale, out, index + g);
+        else {
+            SplitSoftmax.partials(tile, count, q, qOffset, groupSize, scale, out, index);
         }
     }
 

@@ -1,6 +1,7 @@
 package io.handoff.plugin.triton;
 
 import io.handoff.math.ExactExp;
+import io.handoff.spi.attention.AttentionGeometry;
 import io.handoff.spi.attention.KvDtype;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -56,6 +57,47 @@ class SplitSoftmaxTest
                     assertThat(got.max[0]).as("max, count %s", count).isEqualTo(max);
                     assertThat(Float.floatToRawIntBits(got.sum[0])).as("sum, count %s", count).isEqualTo(Float.floatToRawIntBits(sum));
                     assertThat(Arrays.equals(got.acc, acc)).as("acc, count %s", count).isTrue();
+                }
+            }
+        }
+    }
+
+    /**
+     * A group's partials, four heads side by side where there are four, are each head's own {@link SplitSoftmax#partial}
+     * bit for bit: for every group size from one to nine, split lengths around the lane widths, the GQA geometry and MLA's
+     * latent rows (keys of 72 values whose first 60 are the value), and a wide spread of scores.
+     */
+    @Test
+    void aGroupsPartialsAreEachHeadsOwnBitForBit()
+    {
+        try (Arena arena = Arena.ofConfined()) {
+            for (AttentionGeometry shape : new AttentionGeometry[] {TritonAttentionTest.GQA, TritonAttentionTest.MLA}) {
+                KvFixture fixture = KvFixture.create(arena, shape, 16, KvDtype.F32, 5, 64);
+                int qkDim = fixture.geometry.qkDim();
+                int vDim = fixture.geometry.vDim();
+                int[] slots = fixture.slots[0];
+                for (int heads = 1; heads <= 9; heads++) {
+                    for (int count : new int[] {1, 2, 7, 8, 9, 17, 40}) {
+                        KeyTile tile = new KeyTile(fixture.kv, 64, qkDim, vDim, false, heads);
+                        tile.load(0, slots, 0, 0, count, 0);
+                        float[] q = new float[heads * qkDim];
+                        java.util.SplittableRandom random = new java.util.SplittableRandom(heads * 100 + count);
+                        for (int i = 0; i < q.length; i++) {
+                            q[i] = (float) random.nextGaussian() * (i % 3 == 0 ? 9 : 1);
+                        }
+                        SplitSoftmax.Partials group = new SplitSoftmax.Partials(heads + 1, vDim);
+                        SplitSoftmax.partials(tile, count, q, 0, heads, 0.7f, group, 1);
+                        KeyTile single = new KeyTile(fixture.kv, 64, qkDim, vDim);
+                        single.load(0, slots, 0, 0, count, 0);
+                        for (int g = 0; g < heads; g++) {
+                            SplitSoftmax.Partials one = new SplitSoftmax.Partials(1, vDim);
+                            SplitSoftmax.partial(single, count, q, g * qkDim, 0.7f, one, 0);
+                            String what = shape.layout() + " heads " + heads + " count " + count + " head " + g;
+                            assertThat(Float.floatToRawIntBits(group.max[1 + g])).as("max, %s", what).isEqualTo(Float.floatToRawIntBits(one.max[0]));
+                            assertThat(Float.floatToRawIntBits(group.sum[1 + g])).as("sum, %s", what).isEqualTo(Float.floatToRawIntBits(one.sum[0]));
+                            assertThat(Arrays.equals(group.acc, (1 + g) * vDim, (2 + g) * vDim, one.acc, 0, vDim)).as("acc, %s", what).isTrue();
+                        }
+                    }
                 }
             }
         }
