@@ -101,10 +101,7 @@ final class KeyTile
         MemorySegment keyRegion = kv.keys(layer);
         long keyRowBytes = kv.keyRowBytes();
         long keyHeadBytes = (long) kvHead * qkDim * dtype.bytes();
-        for (int t = from; t < to; t++) {
-            long slot = kvIndices[kvStart + t];
-            loadRow(keyRegion, slot * keyRowBytes + keyHeadBytes, dtype, keys, (t - from) * qkDim, qkDim);
-        }
+        loadRows(keyRegion, keyRowBytes, keyHeadBytes, dtype, kvIndices, kvStart, from, to, keys, qkDim);
         if (round16) {
             LlamaCppSoftmax.roundToF16(keys, 0, (to - from) * qkDim);
         }
@@ -118,10 +115,7 @@ final class KeyTile
         MemorySegment valueRegion = kv.values(layer);
         long valueRowBytes = kv.valueRowBytes();
         long valueHeadBytes = (long) kvHead * vDim * dtype.bytes();
-        for (int t = from; t < to; t++) {
-            long slot = kvIndices[kvStart + t];
-            loadRow(valueRegion, slot * valueRowBytes + valueHeadBytes, dtype, values, (t - from) * vDim, vDim);
-        }
+        loadRows(valueRegion, valueRowBytes, valueHeadBytes, dtype, kvIndices, kvStart, from, to, values, vDim);
         if (round16) {
             LlamaCppSoftmax.roundToF16(values, 0, (to - from) * vDim);
         }
@@ -138,6 +132,31 @@ final class KeyTile
                 keysByDim[to + t] = keys[t * qkDim + i];
             }
             java.util.Arrays.fill(keysByDim, to + count, to + padded, 0f);
+        }
+    }
+
+    /**
+     * Rows {@code from .. to-1} ({@code width} values at {@code headBytes} into each slot's row of {@code rowBytes}) into
+     * {@code dst[(t - from) * width ..]}. F32 rows that fill their slot's row and sit in consecutive slots (a page's tokens)
+     * are one copy: a copy a row costs more in calls than in bytes.
+     */
+    private static void loadRows(MemorySegment region, long rowBytes, long headBytes, KvDtype dtype, int[] kvIndices, int kvStart, int from,
+            int to, float[] dst, int width)
+    {
+        boolean whole = dtype == KvDtype.F32 && rowBytes == (long) width * Float.BYTES;
+        for (int t = from; t < to; ) {
+            long slot = kvIndices[kvStart + t];
+            int run = 1;
+            while (whole && t + run < to && kvIndices[kvStart + t + run] == slot + run) {
+                run++;
+            }
+            if (run > 1) {
+                MemorySegment.copy(region, F32, slot * rowBytes, dst, (t - from) * width, run * width);
+            }
+            else {
+                loadRow(region, slot * rowBytes + headBytes, dtype, dst, (t - from) * width, width);
+            }
+            t += run;
         }
     }
 

@@ -2,6 +2,7 @@ package io.handoff.plugin.triton;
 
 import io.handoff.math.ExactExp;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -25,6 +26,17 @@ final class SplitSoftmax
 {
     private static final VectorSpecies<Float> LANES = FloatVector.SPECIES_256;
     private static final int WIDTH = 8;
+    // sixteen-lane vectors in hardware: there, a step of the 8-lane order takes one 16-lane operation (the same bits)
+    private static final boolean WIDE = FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512;
+    private static final VectorSpecies<Float> WIDE_LANES = FloatVector.SPECIES_512;
+    private static final VectorMask<Float> LOW_HALF = VectorMask.fromLong(WIDE_LANES, 0xFFL);
+    private static final VectorMask<Float> HIGH_HALF = LOW_HALF.not();
+    private static final VectorShuffle<Float> WIDE_SWAP_8 = VectorShuffle.fromOp(WIDE_LANES, l -> l ^ 8);
+    private static final VectorShuffle<Float> WIDE_SWAP_1 = VectorShuffle.fromOp(WIDE_LANES, l -> l ^ 1);
+    private static final VectorShuffle<Float> WIDE_SWAP_2 = VectorShuffle.fromOp(WIDE_LANES, l -> l ^ 2);
+    private static final VectorShuffle<Float> WIDE_SWAP_4 = VectorShuffle.fromOp(WIDE_LANES, l -> l ^ 4);
+    /** Keys whose value rows {@link #accumulate4} keeps in L1 while it passes over their elements. */
+    private static final int KEYS_PER_BLOCK = 16;
     private static final VectorShuffle<Float> SWAP_1 = VectorShuffle.fromOp(LANES, l -> l ^ 1);
     private static final VectorShuffle<Float> SWAP_2 = VectorShuffle.fromOp(LANES, l -> l ^ 2);
     private static final VectorShuffle<Float> SWAP_4 = VectorShuffle.fromOp(LANES, l -> l ^ 4);
@@ -72,7 +84,12 @@ final class SplitSoftmax
         float[] scores = tile.scores;
         int g = 0;
         for (; g + 3 < heads; g += 4) {
-            scores4(q, qOffset + g * qkDim, qkDim, tile.keys, count, scale, scores, g * count);
+            if (WIDE) {
+                scores4Wide(q, qOffset + g * qkDim, qkDim, tile.keys, count, scale, scores, g * count);
+            }
+            else {
+                scores4(q, qOffset + g * qkDim, qkDim, tile.keys, count, scale, scores, g * count);
+            }
         }
         for (; g < heads; g++) {
             for (int t = 0; t < count; t++) {
@@ -177,49 +194,187 @@ final class SplitSoftmax
         int w1 = w0 + count;
         int w2 = w1 + count;
         int w3 = w2 + count;
-        int d = 0;
-        for (; d + 2 * WIDTH <= vDim; d += 2 * WIDTH) {
-            int c0 = a0 + d;
-            int c1 = c0 + vDim;
-            int c2 = c1 + vDim;
-            int c3 = c2 + vDim;
-            FloatVector low0 = FloatVector.fromArray(LANES, acc, c0);
-            FloatVector high0 = FloatVector.fromArray(LANES, acc, c0 + WIDTH);
-            FloatVector low1 = FloatVector.fromArray(LANES, acc, c1);
-            FloatVector high1 = FloatVector.fromArray(LANES, acc, c1 + WIDTH);
-            FloatVector low2 = FloatVector.fromArray(LANES, acc, c2);
-            FloatVector high2 = FloatVector.fromArray(LANES, acc, c2 + WIDTH);
-            FloatVector low3 = FloatVector.fromArray(LANES, acc, c3);
-            FloatVector high3 = FloatVector.fromArray(LANES, acc, c3 + WIDTH);
-            for (int t = 0; t < count; t++) {
-                FloatVector low = FloatVector.fromArray(LANES, values, t * stride + d);
-                FloatVector high = FloatVector.fromArray(LANES, values, t * stride + d + WIDTH);
-                FloatVector p = FloatVector.broadcast(LANES, weights[w0 + t]);
-                low0 = low.fma(p, low0);
-                high0 = high.fma(p, high0);
-                p = FloatVector.broadcast(LANES, weights[w1 + t]);
-                low1 = low.fma(p, low1);
-                high1 = high.fma(p, high1);
-                p = FloatVector.broadcast(LANES, weights[w2 + t]);
-                low2 = low.fma(p, low2);
-                high2 = high.fma(p, high2);
-                p = FloatVector.broadcast(LANES, weights[w3 + t]);
-                low3 = low.fma(p, low3);
-                high3 = high.fma(p, high3);
+        int wide = WIDE ? vDim - vDim % (4 * WIDTH) : 0;
+        if (wide > 0) {
+            accumulate4Wide(weights, w0, count, values, stride, acc, a0, vDim, wide);
+        }
+        int d = vDim - vDim % (2 * WIDTH);
+        // keys a block at a time, so that a block's rows stay in L1 while every sixteen elements of them pass
+        for (int t0 = 0; t0 < count; t0 += KEYS_PER_BLOCK) {
+            int tEnd = Math.min(count, t0 + KEYS_PER_BLOCK);
+            for (int e = wide; e < d; e += 2 * WIDTH) {
+                int c0 = a0 + e;
+                int c1 = c0 + vDim;
+                int c2 = c1 + vDim;
+                int c3 = c2 + vDim;
+                FloatVector low0 = FloatVector.fromArray(LANES, acc, c0);
+                FloatVector high0 = FloatVector.fromArray(LANES, acc, c0 + WIDTH);
+                FloatVector low1 = FloatVector.fromArray(LANES, acc, c1);
+                FloatVector high1 = FloatVector.fromArray(LANES, acc, c1 + WIDTH);
+                FloatVector low2 = FloatVector.fromArray(LANES, acc, c2);
+                FloatVector high2 = FloatVector.fromArray(LANES, acc, c2 + WIDTH);
+                FloatVector low3 = FloatVector.fromArray(LANES, acc, c3);
+                FloatVector high3 = FloatVector.fromArray(LANES, acc, c3 + WIDTH);
+                for (int t = t0; t < tEnd; t++) {
+                    FloatVector low = FloatVector.fromArray(LANES, values, t * stride + e);
+                    FloatVector high = FloatVector.fromArray(LANES, values, t * stride + e + WIDTH);
+                    FloatVector p = FloatVector.broadcast(LANES, weights[w0 + t]);
+                    low0 = low.fma(p, low0);
+                    high0 = high.fma(p, high0);
+                    p = FloatVector.broadcast(LANES, weights[w1 + t]);
+                    low1 = low.fma(p, low1);
+                    high1 = high.fma(p, high1);
+                    p = FloatVector.broadcast(LANES, weights[w2 + t]);
+                    low2 = low.fma(p, low2);
+                    high2 = high.fma(p, high2);
+                    p = FloatVector.broadcast(LANES, weights[w3 + t]);
+                    low3 = low.fma(p, low3);
+                    high3 = high.fma(p, high3);
+                }
+                low0.intoArray(acc, c0);
+                high0.intoArray(acc, c0 + WIDTH);
+                low1.intoArray(acc, c1);
+                high1.intoArray(acc, c1 + WIDTH);
+                low2.intoArray(acc, c2);
+                high2.intoArray(acc, c2 + WIDTH);
+                low3.intoArray(acc, c3);
+                high3.intoArray(acc, c3 + WIDTH);
             }
-            low0.intoArray(acc, c0);
-            high0.intoArray(acc, c0 + WIDTH);
-            low1.intoArray(acc, c1);
-            high1.intoArray(acc, c1 + WIDTH);
-            low2.intoArray(acc, c2);
-            high2.intoArray(acc, c2 + WIDTH);
-            low3.intoArray(acc, c3);
-            high3.intoArray(acc, c3 + WIDTH);
         }
         // the rest of the row, a head at a time (axpy's own steps)
         for (int j = 0; j < 4 && d < vDim; j++) {
             for (int t = 0; t < count; t++) {
                 axpy(weights[w0 + j * count + t], values, t * stride + d, acc, a0 + j * vDim + d, vDim - d);
+            }
+        }
+    }
+
+    /**
+     * {@link #scores4} in 16-lane vectors: lanes 0 to 7 of each accumulator are {@link #dot}'s {@code even}, lanes 8 to
+     * 15 its {@code odd} (sixteen consecutive values a step, so one product where the 8-lane form takes two); folding the
+     * high lanes onto the low ones gives {@code even + odd}, then the tree. Two keys at a time, so that eight chains of
+     * products are in flight. For whole steps of sixteen values; other lengths take the 8-lane form.
+     */
+    private static void scores4Wide(float[] q, int q0, int qkDim, float[] keys, int count, float scale, float[] out, int o)
+    {
+        if (qkDim % (2 * WIDTH) != 0) {
+            scores4(q, q0, qkDim, keys, count, scale, out, o);
+            return;
+        }
+        int q1 = q0 + qkDim;
+        int q2 = q1 + qkDim;
+        int q3 = q2 + qkDim;
+        int t = 0;
+        for (; t + 1 < count; t += 2) {
+            int k = t * qkDim;
+            int l = k + qkDim;
+            FloatVector a0 = FloatVector.zero(WIDE_LANES);
+            FloatVector a1 = a0;
+            FloatVector a2 = a0;
+            FloatVector a3 = a0;
+            FloatVector b0 = a0;
+            FloatVector b1 = a0;
+            FloatVector b2 = a0;
+            FloatVector b3 = a0;
+            for (int i = 0; i < qkDim; i += 2 * WIDTH) {
+                FloatVector first = FloatVector.fromArray(WIDE_LANES, keys, k + i);
+                FloatVector second = FloatVector.fromArray(WIDE_LANES, keys, l + i);
+                FloatVector x = FloatVector.fromArray(WIDE_LANES, q, q0 + i);
+                a0 = x.fma(first, a0);
+                b0 = x.fma(second, b0);
+                x = FloatVector.fromArray(WIDE_LANES, q, q1 + i);
+                a1 = x.fma(first, a1);
+                b1 = x.fma(second, b1);
+                x = FloatVector.fromArray(WIDE_LANES, q, q2 + i);
+                a2 = x.fma(first, a2);
+                b2 = x.fma(second, b2);
+                x = FloatVector.fromArray(WIDE_LANES, q, q3 + i);
+                a3 = x.fma(first, a3);
+                b3 = x.fma(second, b3);
+            }
+            // eight trees two to a vector (the second head's lanes folded into the first's high half): sums at lanes 0 and 8
+            FloatVector p0 = laneTrees(a0, a1);
+            FloatVector p1 = laneTrees(a2, a3);
+            FloatVector p2 = laneTrees(b0, b1);
+            FloatVector p3 = laneTrees(b2, b3);
+            out[o + t] = p0.lane(0) * scale;
+            out[o + count + t] = p0.lane(WIDTH) * scale;
+            out[o + 2 * count + t] = p1.lane(0) * scale;
+            out[o + 3 * count + t] = p1.lane(WIDTH) * scale;
+            out[o + t + 1] = p2.lane(0) * scale;
+            out[o + count + t + 1] = p2.lane(WIDTH) * scale;
+            out[o + 2 * count + t + 1] = p3.lane(0) * scale;
+            out[o + 3 * count + t + 1] = p3.lane(WIDTH) * scale;
+        }
+        if (t < count) {
+            for (int j = 0; j < 4; j++) {
+                out[o + j * count + t] = dot(q, q0 + j * qkDim, keys, t * qkDim, qkDim) * scale;
+            }
+        }
+    }
+
+    /**
+     * The lane trees of two 16-lane accumulators: each folded ({@code even + odd} in lanes 0 to 7), {@code y}'s moved to the
+     * high half, then the tree's three steps by lane swaps, each adding the tree's two operands: {@code x}'s sum at lane 0,
+     * {@code y}'s at lane 8.
+     */
+    private static FloatVector laneTrees(FloatVector x, FloatVector y)
+    {
+        FloatVector v = x.add(x.rearrange(WIDE_SWAP_8)).blend(y.add(y.rearrange(WIDE_SWAP_8)).rearrange(WIDE_SWAP_8), HIGH_HALF);
+        v = v.add(v.rearrange(WIDE_SWAP_1));
+        v = v.add(v.rearrange(WIDE_SWAP_2));
+        return v.add(v.rearrange(WIDE_SWAP_4));
+    }
+
+    /**
+     * {@link #accumulate4}'s elements {@code 0 .. wide-1} (a multiple of 32) in 16-lane vectors, 32 elements of four heads
+     * in registers over a block of keys: each element's chain is the same fused steps in key order.
+     */
+    private static void accumulate4Wide(float[] weights, int w0, int count, float[] values, int stride, float[] acc, int a0, int vDim, int wide)
+    {
+        int w1 = w0 + count;
+        int w2 = w1 + count;
+        int w3 = w2 + count;
+        int n = 2 * WIDTH;
+        for (int t0 = 0; t0 < count; t0 += KEYS_PER_BLOCK) {
+            int tEnd = Math.min(count, t0 + KEYS_PER_BLOCK);
+            for (int e = 0; e < wide; e += 2 * n) {
+                int c0 = a0 + e;
+                int c1 = c0 + vDim;
+                int c2 = c1 + vDim;
+                int c3 = c2 + vDim;
+                FloatVector low0 = FloatVector.fromArray(WIDE_LANES, acc, c0);
+                FloatVector high0 = FloatVector.fromArray(WIDE_LANES, acc, c0 + n);
+                FloatVector low1 = FloatVector.fromArray(WIDE_LANES, acc, c1);
+                FloatVector high1 = FloatVector.fromArray(WIDE_LANES, acc, c1 + n);
+                FloatVector low2 = FloatVector.fromArray(WIDE_LANES, acc, c2);
+                FloatVector high2 = FloatVector.fromArray(WIDE_LANES, acc, c2 + n);
+                FloatVector low3 = FloatVector.fromArray(WIDE_LANES, acc, c3);
+                FloatVector high3 = FloatVector.fromArray(WIDE_LANES, acc, c3 + n);
+                for (int t = t0; t < tEnd; t++) {
+                    FloatVector low = FloatVector.fromArray(WIDE_LANES, values, t * stride + e);
+                    FloatVector high = FloatVector.fromArray(WIDE_LANES, values, t * stride + e + n);
+                    FloatVector p = FloatVector.broadcast(WIDE_LANES, weights[w0 + t]);
+                    low0 = low.fma(p, low0);
+                    high0 = high.fma(p, high0);
+                    p = FloatVector.broadcast(WIDE_LANES, weights[w1 + t]);
+                    low1 = low.fma(p, low1);
+                    high1 = high.fma(p, high1);
+                    p = FloatVector.broadcast(WIDE_LANES, weights[w2 + t]);
+                    low2 = low.fma(p, low2);
+                    high2 = high.fma(p, high2);
+                    p = FloatVector.broadcast(WIDE_LANES, weights[w3 + t]);
+                    low3 = low.fma(p, low3);
+                    high3 = high.fma(p, high3);
+                }
+                low0.intoArray(acc, c0);
+                high0.intoArray(acc, c0 + n);
+                low1.intoArray(acc, c1);
+                high1.intoArray(acc, c1 + n);
+                low2.intoArray(acc, c2);
+                high2.intoArray(acc, c2 + n);
+                low3.intoArray(acc, c3);
+                high3.intoArray(acc, c3 + n);
             }
         }
     }

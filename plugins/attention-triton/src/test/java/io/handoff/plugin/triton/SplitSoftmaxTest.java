@@ -3,6 +3,7 @@ package io.handoff.plugin.triton;
 import io.handoff.math.ExactExp;
 import io.handoff.spi.attention.AttentionGeometry;
 import io.handoff.spi.attention.KvDtype;
+import io.handoff.spi.attention.KvLayout;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -64,14 +65,17 @@ class SplitSoftmaxTest
 
     /**
      * A group's partials, four heads side by side where there are four, are each head's own {@link SplitSoftmax#partial}
-     * bit for bit: for every group size from one to nine, split lengths around the lane widths, the GQA geometry and MLA's
-     * latent rows (keys of 72 values whose first 60 are the value), and a wide spread of scores.
+     * bit for bit: for every group size from one to nine, split lengths around the lane widths, GQA heads of 40 and 64
+     * values and MLA's latent rows (keys of 72 or 160 values whose first 60 or 128 are the value), and a wide spread of scores.
      */
     @Test
     void aGroupsPartialsAreEachHeadsOwnBitForBit()
     {
         try (Arena arena = Arena.ofConfined()) {
-            for (AttentionGeometry shape : new AttentionGeometry[] {TritonAttentionTest.GQA, TritonAttentionTest.MLA}) {
+            // whole 16-value steps too (the 16-lane scores where the machine has them), and MLA's latent shape
+            AttentionGeometry gqa64 = new AttentionGeometry(KvLayout.GQA, 8, 2, 64, 64, 0.125f);
+            AttentionGeometry mla160 = new AttentionGeometry(KvLayout.MLA, 8, 1, 160, 128, 0.08f);
+            for (AttentionGeometry shape : new AttentionGeometry[] {TritonAttentionTest.GQA, TritonAttentionTest.MLA, gqa64, mla160}) {
                 KvFixture fixture = KvFixture.create(arena, shape, 16, KvDtype.F32, 5, 64);
                 int qkDim = fixture.geometry.qkDim();
                 int vDim = fixture.geometry.vDim();
