@@ -85,6 +85,11 @@ final class BenchCommand
         @Option(names = "--decode-tokens", paramLabel = "N", defaultValue = "64", description = "Tokens per request for the decode run (default ${DEFAULT-VALUE}).")
         int decodeTokens;
 
+        @Option(names = "--decode-context", paramLabel = "N", defaultValue = "32",
+                description = "Prompt tokens before the decode run, so decode attends over N to N + decode-tokens positions; with --llama-cpp "
+                        + "llama.cpp decodes after the same length (default ${DEFAULT-VALUE}).")
+        int decodeContext;
+
 
         // defaults as initial values, not defaultValue: picocli applies a defaultValue after parsing, over the old spelling's
         @Option(names = "--rounds", paramLabel = "N", description = "Runs of each measurement; the median is reported (default ${DEFAULT-VALUE}).")
@@ -118,6 +123,9 @@ final class BenchCommand
             if (repeats < 1) {
                 throw new IllegalArgumentException("--rounds must be at least 1, was " + repeats);
             }
+            if (decodeContext < 1) {
+                throw new IllegalArgumentException("--decode-context must be at least 1, was " + decodeContext);
+            }
             if (llamaCpp != null && (modelPath.modelPath == null || !modelPath.modelPath.toString().endsWith(".gguf") || !batches.contains(1))) {
                 throw new IllegalArgumentException("--llama-cpp compares llama.cpp on the same file at batch 1: give --model-path FILE.gguf "
                         + "and include 1 in --batch (was --model-path " + modelPath.modelPath + ", --batch " + batches + ")");
@@ -131,6 +139,10 @@ final class BenchCommand
             try (Engine engine = Engine.start(options.source());
                     ComputeEngine compute = ComputeEngine.create(engine, FaultInjector.NONE)) {
                 ModelConfig config = compute.model();
+                if (decodeContext + decodeTokens > config.maxContext()) {
+                    throw new IllegalArgumentException("--decode-context " + decodeContext + " plus --decode-tokens " + decodeTokens + " is past "
+                            + config.name() + "'s context of " + config.maxContext() + " positions: lower either");
+                }
                 computeThreads = engine.config().config().getInt("handoff.scheduler.threads");
                 // per rank: a tensor-parallel group's ranks on this host share its cores
                 int ranks = engine.config().config().getInt("handoff.parallel.tensor-size");
@@ -160,6 +172,7 @@ final class BenchCommand
                     row.put("prefill_matmul_gflops", round(prefillTokens * flopsPerToken / 1e9));
                     row.put("reference_matmul_gflops_64_tokens", round(prefillReference));
                     row.put("prefill_ratio_to_reference", round(prefillTokens * flopsPerToken / 1e9 / prefillReference));
+                    row.put("decode_context", decodeContext);
                     row.put("decode_tokens_per_s", round(decodeTokensPerSecond));
                     row.put("decode_matmul_gflops", round(decodeTokensPerSecond * flopsPerToken / 1e9));
                     row.put("reference_matmul_gflops_batch_tokens", round(decodeReference));
@@ -181,8 +194,8 @@ final class BenchCommand
             // llama.cpp runs once the engine has closed, so the two never share the cores
             ObjectNode comparison = null;
             if (llamaCpp != null) {
-                LlamaCppBench.Result llama = new LlamaCppBench(llamaCpp, modelPath.modelPath, computeThreads, promptLength, decodeTokens, kvType,
-                        repeats).run();
+                LlamaCppBench.Result llama = new LlamaCppBench(llamaCpp, modelPath.modelPath, computeThreads, promptLength, decodeContext, decodeTokens,
+                        kvType, repeats).run();
                 ObjectNode batchOne = (ObjectNode) rows.get(batches.indexOf(1));
                 comparison = batchOne.putObject("llama_cpp");
                 comparison.put("kv_type", kvType);
@@ -213,8 +226,8 @@ final class BenchCommand
                 });
                 if (comparison != null) {
                     ObjectNode batchOne = (ObjectNode) rows.get(batches.indexOf(1));
-                    out.printf("%nthe same file, batch 1, %d threads, prompt %d tokens, %d decode tokens, KV %s, median of %d:%n", computeThreads,
-                            promptLength, decodeTokens, comparison.get("kv_type").asText(), repeats);
+                    out.printf("%nthe same file, batch 1, %d threads, prompt %d tokens, %d decode tokens after %d, KV %s, median of %d:%n",
+                            computeThreads, promptLength, decodeTokens, decodeContext, comparison.get("kv_type").asText(), repeats);
                     out.printf("%-10s %14s %14s%n", "", "prefill tok/s", "decode tok/s");
                     out.printf("%-10s %14.1f %14.1f%n", "handoff", batchOne.get("prefill_tokens_per_s").asDouble(),
                             batchOne.get("decode_tokens_per_s").asDouble());
@@ -242,7 +255,10 @@ final class BenchCommand
             return (System.nanoTime() - start) / 1e9;
         }
 
-        /** Decode tokens per second: from the moment every request has its first token to the last token. */
+        /**
+         * Decode tokens per second: from the moment every request has its first token (after a prompt of {@link #decodeContext}
+         * tokens) to the last token.
+         */
         private double decode(Scheduler scheduler, int batch, long seed)
         {
             SplittableRandom random = new SplittableRandom(7 + seed);
@@ -250,7 +266,7 @@ final class BenchCommand
             AtomicLong allStarted = new AtomicLong();
             List<RequestHandle> handles = new ArrayList<>();
             for (int i = 0; i < batch; i++) {
-                int[] prompt = random.ints(32, 0, 256).toArray();
+                int[] prompt = random.ints(decodeContext, 0, 256).toArray();
                 handles.add(scheduler.submit(new GenerateRequest("decode-" + seed + "-" + i, prompt, decodeTokens, SamplingParams.GREEDY,
                         Set.of(), true, false), (index, token) -> {
                             if (index == 0 && firstTokens.incrementAndGet() == batch) {

@@ -21,8 +21,9 @@ import static java.util.Objects.requireNonNull;
  * by side. Node runs in a child process after the engine has closed, so the two never share the cores.
  *
  * @param modules a {@code node_modules} folder holding node-llama-cpp, or the folder above it
+ * @param decodeContext the prompt length before the decode run
  */
-record LlamaCppBench(Path modules, Path model, int threads, int promptLength, int decodeTokens, String kvType, int repeats)
+record LlamaCppBench(Path modules, Path model, int threads, int promptLength, int decodeContext, int decodeTokens, String kvType, int repeats)
 {
     private static final String SCRIPT = "llamacpp-bench.mjs";
     private static final long TIMEOUT_MINUTES = 30;
@@ -47,7 +48,7 @@ record LlamaCppBench(Path modules, Path model, int threads, int promptLength, in
         try {
             List<String> command = List.of("node", script.toString(), modules.toAbsolutePath().toString(), model.toAbsolutePath().toString(),
                     Integer.toString(threads), Integer.toString(promptLength), Integer.toString(decodeTokens), kvType.toUpperCase(Locale.ROOT),
-                    Integer.toString(repeats));
+                    Integer.toString(repeats), Integer.toString(decodeContext));
             Process process;
             try {
                 process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();

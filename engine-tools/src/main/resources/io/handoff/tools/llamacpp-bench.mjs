@@ -1,21 +1,21 @@
 // llama.cpp's prefill and decode tokens/s on a GGUF file (through node-llama-cpp's prebuilt CPU binary), measured
 // the way `handoff bench compute` measures Handoff, so the two can stand side by side.
-// Usage: node llamacpp-bench.mjs NODE_MODULES MODEL.gguf THREADS PROMPT_LEN DECODE_TOKENS [KV_TYPE=F32|F16] [REPEATS=3]
+// Usage: node llamacpp-bench.mjs NODE_MODULES MODEL.gguf THREADS PROMPT_LEN DECODE_TOKENS [KV_TYPE=F32|F16] [REPEATS=3] [DECODE_CONTEXT=32]
 // NODE_MODULES: a node_modules folder holding node-llama-cpp (and its @node-llama-cpp/linux-x64 binary), or the folder above it.
 // Prints one JSON object: the median over REPEATS of each figure.
 //   prefill: one sequence evaluates PROMPT_LEN token ids (uniform in [0, 256), a fixed seed) in one batch, no sampling.
-//   decode: after a 32-token prompt, the time from the first generated token to the last of DECODE_TOKENS (greedy).
+//   decode: after a DECODE_CONTEXT-token prompt, the time from the first generated token to the last of DECODE_TOKENS (greedy).
 import {createRequire} from "node:module";
 import {existsSync} from "node:fs";
 import {join} from "node:path";
 import {pathToFileURL} from "node:url";
 
-const [modules, modelPath, threadsArg, promptArg, decodeArg, kvType = "F32", repeatsArg = "3"] = process.argv.slice(2);
+const [modules, modelPath, threadsArg, promptArg, decodeArg, kvType = "F32", repeatsArg = "3", contextArg = "32"] = process.argv.slice(2);
 if (!modules || !modelPath || !threadsArg || !promptArg || !decodeArg) {
-  console.error("usage: node llamacpp-bench.mjs NODE_MODULES MODEL.gguf THREADS PROMPT_LEN DECODE_TOKENS [KV_TYPE] [REPEATS]");
+  console.error("usage: node llamacpp-bench.mjs NODE_MODULES MODEL.gguf THREADS PROMPT_LEN DECODE_TOKENS [KV_TYPE] [REPEATS] [DECODE_CONTEXT]");
   process.exit(2);
 }
-const [threads, promptLen, decodeTokens, repeats] = [threadsArg, promptArg, decodeArg, repeatsArg].map(Number);
+const [threads, promptLen, decodeTokens, repeats, decodeContext] = [threadsArg, promptArg, decodeArg, repeatsArg, contextArg].map(Number);
 const root = existsSync(join(modules, "node-llama-cpp")) ? modules : join(modules, "node_modules");
 if (!existsSync(join(root, "node-llama-cpp"))) {
   console.error(`${modules} holds no node-llama-cpp; install it there (npm install node-llama-cpp@3.21.1) or give its node_modules folder`);
@@ -26,7 +26,8 @@ const {getLlama} = await import(pathToFileURL(entry).href);
 
 const llama = await getLlama({gpu: false, build: "never", logLevel: "error", maxThreads: threads});
 const model = await llama.loadModel({modelPath});
-const context = await model.createContext({contextSize: promptLen + decodeTokens + 64, threads, batchSize: Math.max(promptLen, 32),
+const context = await model.createContext({contextSize: Math.max(promptLen, decodeContext) + decodeTokens + 64, threads,
+  batchSize: Math.max(promptLen, decodeContext, 32),
   sequences: 1, experimentalKvCacheKeyType: kvType, experimentalKvCacheValueType: kvType});
 const sequence = context.getSequence();
 
@@ -65,14 +66,14 @@ async function decode(ids, n) {
 
 const median = xs => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 await prefill(prompt(Math.min(64, promptLen))); // warm-up
-await decode(prompt(32), Math.min(4, decodeTokens));
+await decode(prompt(decodeContext), Math.min(4, decodeTokens));
 const prefills = [];
 const decodes = [];
 for (let r = 0; r < repeats; r++) {
   prefills.push(await prefill(prompt(promptLen)));
-  decodes.push(await decode(prompt(32), decodeTokens));
+  decodes.push(await decode(prompt(decodeContext), decodeTokens));
 }
-console.log(JSON.stringify({engine: "llama.cpp (node-llama-cpp)", threads, prompt_len: promptLen, decode_tokens: decodeTokens,
+console.log(JSON.stringify({engine: "llama.cpp (node-llama-cpp)", threads, prompt_len: promptLen, decode_context: decodeContext, decode_tokens: decodeTokens,
   kv_type: kvType, prefill_tokens_per_s: median(prefills), decode_tokens_per_s: median(decodes)}));
 await context.dispose();
 await model.dispose();
