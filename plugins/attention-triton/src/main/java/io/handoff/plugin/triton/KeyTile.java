@@ -22,6 +22,12 @@ final class KeyTile
     private static final VectorSpecies<Short> BF16_LANES = ShortVector.SPECIES_128;
     private static final VectorSpecies<Integer> WIDE_LANES = IntVector.SPECIES_256;
     private static final ValueLayout.OfShort BF16 = ValueLayout.JAVA_SHORT_UNALIGNED;
+    // F16 rows widened in 16-lane vectors where the machine has them
+    private static final boolean F16_LANES = IntVector.SPECIES_PREFERRED.vectorBitSize() >= 512;
+    private static final VectorSpecies<Short> HALF_LANES = ShortVector.SPECIES_256;
+    private static final VectorSpecies<Integer> WIDE_INTS = IntVector.SPECIES_512;
+    /** F16's exponent field all ones: an infinity or a NaN. */
+    private static final int F16_SPECIAL = 0x7c00;
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
     final int qkDim;
@@ -160,6 +166,29 @@ final class KeyTile
         }
     }
 
+    /**
+     * {@code count} F16 values (a multiple of 16) widened sixteen at a time: {@code (h & 0x7fff) << 13} read as an F32 is the
+     * value times 2^-112, so a 2^112 scale gives it exactly, then the sign goes back on (as {@code F16Matrix} converts).
+     * Returns false, having written garbage, for a row with an infinity or a NaN, which the caller converts one by one;
+     * also false for a length that is not whole vectors.
+     */
+    private static boolean halvesInLanes(MemorySegment region, long byteOffset, float[] dst, int dstOffset, int count)
+    {
+        if (count % HALF_LANES.length() != 0) {
+            return false;
+        }
+        IntVector largest = IntVector.zero(WIDE_INTS);
+        for (int i = 0; i < count; i += HALF_LANES.length()) {
+            IntVector h = (IntVector) ShortVector.fromMemorySegment(HALF_LANES, region, byteOffset + 2L * i, ByteOrder.nativeOrder())
+                    .convertShape(VectorOperators.S2I, WIDE_INTS, 0);
+            IntVector magnitude = h.and(0x7fff);
+            largest = largest.max(magnitude);
+            magnitude.lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts().or(h.and(0x80000000))
+                    .reinterpretAsFloats().intoArray(dst, dstOffset + i);
+        }
+        return largest.reduceLanes(VectorOperators.MAX) < F16_SPECIAL;
+    }
+
     static void loadRow(MemorySegment region, long byteOffset, KvDtype dtype, float[] dst, int dstOffset, int count)
     {
         if (dtype == KvDtype.F32) {
@@ -167,7 +196,9 @@ final class KeyTile
             return;
         }
         if (dtype == KvDtype.F16) {
-            KvRows.load(region, byteOffset, dtype, dst, dstOffset, count);
+            if (!F16_LANES || !halvesInLanes(region, byteOffset, dst, dstOffset, count)) {
+                KvRows.load(region, byteOffset, dtype, dst, dstOffset, count);
+            }
             return;
         }
         // BF16 is the upper half of an F32: widen each 16-bit pattern and shift it into place.
