@@ -5,6 +5,7 @@ import io.handoff.plugin.triton.SplitSoftmax.Partials;
 import io.handoff.spi.attention.AttentionArithmetic;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
@@ -32,6 +33,9 @@ final class LlamaCppSoftmax
     private static final VectorSpecies<Float> W = FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512 ? FloatVector.SPECIES_512 : F;
     private static final VectorShuffle<Float> SWAP_8 = VectorShuffle.fromOp(W, l -> (l ^ 8) & (W.length() - 1));
     private static final VectorShuffle<Float> SWAP_4 = VectorShuffle.fromOp(W, l -> (l ^ 4) & (W.length() - 1));
+    private static final VectorShuffle<Float> SWAP_2 = VectorShuffle.fromOp(W, l -> l ^ 2);
+    private static final VectorShuffle<Float> SWAP_1 = VectorShuffle.fromOp(W, l -> l ^ 1);
+    private static final VectorMask<Float> HIGH_HALF = VectorMask.fromLong(W, 0xFF00L);
     /** 2^16 as an exponent: a lane this large or larger is past F16's largest value, 65504, whatever its rounding. */
     private static final int F16_LARGEST_EXPONENT = 0x47800000;
     /** 2^-14, F16's smallest normal value: below it F16 counts in steps of 2^-24. */
@@ -74,7 +78,15 @@ final class LlamaCppSoftmax
             }
         }
         else {
-            for (int t = 0; t < count; t++) {
+            int t = 0;
+            if (W.length() == 16 && qkDim % 64 == 0) {
+                for (; t + 1 < count; t += 2) {
+                    for (int g = 0; g < heads; g++) {
+                        scoresOfTwo(query, g * qkDim, keys, t * qkDim, qkDim, scale, scores, g * count + t);
+                    }
+                }
+            }
+            for (; t < count; t++) {
                 for (int g = 0; g < heads; g++) {
                     scores[g * count + t] = dot(query, g * qkDim, keys, t * qkDim, qkDim) * scale;
                 }
@@ -266,6 +278,48 @@ final class LlamaCppSoftmax
             sum += query[queryOffset + i] * keys[keyOffset + i];
         }
         return (float) sum;
+    }
+
+    /**
+     * {@link #dotWide}'s scores of one query against keys {@code t} and {@code t + 1} (at {@code keys[k ..]} and
+     * {@code keys[k + qkDim ..]}), times {@code scale}, into {@code out[o]} and {@code out[o + 1]}; for whole 64-value
+     * chunks. The two keys' accumulators run side by side, and after the first fold the second key's eight lanes move into
+     * the first's high half, so the rest of both trees (lanes {@code l + 4}, then the last four as
+     * {@code (c0 + c2) + (c1 + c3)}) is one series of lane swaps and adds, each adding the tree's two operands.
+     */
+    private static void scoresOfTwo(float[] query, int q0, float[] keys, int k, int qkDim, float scale, float[] out, int o)
+    {
+        int l = k + qkDim;
+        FloatVector a0 = FloatVector.zero(W);
+        FloatVector a1 = a0;
+        FloatVector a2 = a0;
+        FloatVector a3 = a0;
+        FloatVector b0 = a0;
+        FloatVector b1 = a0;
+        FloatVector b2 = a0;
+        FloatVector b3 = a0;
+        for (int i = 0; i < qkDim; i += 64) {
+            FloatVector x = FloatVector.fromArray(W, query, q0 + i);
+            a0 = x.fma(FloatVector.fromArray(W, keys, k + i), a0);
+            b0 = x.fma(FloatVector.fromArray(W, keys, l + i), b0);
+            x = FloatVector.fromArray(W, query, q0 + i + 16);
+            a1 = x.fma(FloatVector.fromArray(W, keys, k + i + 16), a1);
+            b1 = x.fma(FloatVector.fromArray(W, keys, l + i + 16), b1);
+            x = FloatVector.fromArray(W, query, q0 + i + 32);
+            a2 = x.fma(FloatVector.fromArray(W, keys, k + i + 32), a2);
+            b2 = x.fma(FloatVector.fromArray(W, keys, l + i + 32), b2);
+            x = FloatVector.fromArray(W, query, q0 + i + 48);
+            a3 = x.fma(FloatVector.fromArray(W, keys, k + i + 48), a3);
+            b3 = x.fma(FloatVector.fromArray(W, keys, l + i + 48), b3);
+        }
+        FloatVector first = a0.add(a2).add(a1.add(a3));
+        FloatVector second = b0.add(b2).add(b1.add(b3));
+        FloatVector both = first.add(first.rearrange(SWAP_8)).blend(second.add(second.rearrange(SWAP_8)).rearrange(SWAP_8), HIGH_HALF);
+        both = both.add(both.rearrange(SWAP_4));
+        both = both.add(both.rearrange(SWAP_2));
+        both = both.add(both.rearrange(SWAP_1));
+        out[o] = both.lane(0) * scale;
+        out[o + 1] = both.lane(8) * scale;
     }
 
     /** {@code acc[i] = f16(acc[i] * scale)}. */
