@@ -146,9 +146,13 @@ final class KeyTile
      * {@code dst[(t - from) * width ..]}. F32 rows that fill their slot's row and sit in consecutive slots (a page's tokens)
      * are one copy: a copy a row costs more in calls than in bytes.
      */
-    private static void loadRows(MemorySegment region, long rowBytes, long headBytes, KvDtype dtype, int[] kvIndices, int kvStart, int from,
+    static void loadRows(MemorySegment region, long rowBytes, long headBytes, KvDtype dtype, int[] kvIndices, int kvStart, int from,
             int to, float[] dst, int width)
     {
+        if (dtype == KvDtype.F16 && F16_LANES && width % HALF_LANES.length() == 0
+                && halfRowsInLanes(region, rowBytes, headBytes, kvIndices, kvStart, from, to, dst, width)) {
+            return;
+        }
         boolean whole = dtype == KvDtype.F32 && rowBytes == (long) width * Float.BYTES;
         for (int t = from; t < to; ) {
             long slot = kvIndices[kvStart + t];
@@ -167,24 +171,26 @@ final class KeyTile
     }
 
     /**
-     * {@code count} F16 values (a multiple of 16) widened sixteen at a time: {@code (h & 0x7fff) << 13} read as an F32 is the
-     * value times 2^-112, so a 2^112 scale gives it exactly, then the sign goes back on (as {@code F16Matrix} converts).
-     * Returns false, having written garbage, for a row with an infinity or a NaN, which the caller converts one by one;
-     * also false for a length that is not whole vectors.
+     * {@link #loadRows} of F16 rows ({@code width} a multiple of 16) widened sixteen at a time: {@code (h & 0x7fff) << 13}
+     * read as an F32 is the value times 2^-112, so a 2^112 scale gives it exactly, then the sign goes back on (as
+     * {@code F16Matrix} converts). That is wrong only for an infinity or a NaN: the largest exponent is tracked, and a tile
+     * that holds either answers false, for the caller to widen it again one value at a time.
      */
-    private static boolean halvesInLanes(MemorySegment region, long byteOffset, float[] dst, int dstOffset, int count)
+    private static boolean halfRowsInLanes(MemorySegment region, long rowBytes, long headBytes, int[] kvIndices, int kvStart, int from, int to,
+            float[] dst, int width)
     {
-        if (count % HALF_LANES.length() != 0) {
-            return false;
-        }
         IntVector largest = IntVector.zero(WIDE_INTS);
-        for (int i = 0; i < count; i += HALF_LANES.length()) {
-            IntVector h = (IntVector) ShortVector.fromMemorySegment(HALF_LANES, region, byteOffset + 2L * i, ByteOrder.nativeOrder())
-                    .convertShape(VectorOperators.S2I, WIDE_INTS, 0);
-            IntVector magnitude = h.and(0x7fff);
-            largest = largest.max(magnitude);
-            magnitude.lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts().or(h.and(0x80000000))
-                    .reinterpretAsFloats().intoArray(dst, dstOffset + i);
+        for (int t = from; t < to; t++) {
+            long at = kvIndices[kvStart + t] * rowBytes + headBytes;
+            int into = (t - from) * width;
+            for (int i = 0; i < width; i += HALF_LANES.length()) {
+                IntVector h = (IntVector) ShortVector.fromMemorySegment(HALF_LANES, region, at + 2L * i, ByteOrder.nativeOrder())
+                        .convertShape(VectorOperators.S2I, WIDE_INTS, 0);
+                IntVector magnitude = h.and(0x7fff);
+                largest = largest.max(magnitude);
+                magnitude.lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts().or(h.and(0x80000000))
+                        .reinterpretAsFloats().intoArray(dst, into + i);
+            }
         }
         return largest.reduceLanes(VectorOperators.MAX) < F16_SPECIAL;
     }
@@ -196,9 +202,7 @@ final class KeyTile
             return;
         }
         if (dtype == KvDtype.F16) {
-            if (!F16_LANES || !halvesInLanes(region, byteOffset, dst, dstOffset, count)) {
-                KvRows.load(region, byteOffset, dtype, dst, dstOffset, count);
-            }
+            KvRows.load(region, byteOffset, dtype, dst, dstOffset, count);
             return;
         }
         // BF16 is the upper half of an F32: widen each 16-bit pattern and shift it into place.

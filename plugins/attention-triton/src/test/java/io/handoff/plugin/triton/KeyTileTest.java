@@ -7,33 +7,42 @@ import org.junit.jupiter.api.Test;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 class KeyTileTest
 {
     /**
-     * An F16 row loads as {@link KvRows#load} widens it, over every bit pattern: rows of 64 values (whole vectors, widened in
-     * lanes where the machine has 512-bit vectors) whether or not they hold an infinity or a NaN, and rows of other lengths.
+     * F16 rows load into a tile as {@link KvRows#load} widens them, over every bit pattern: slots of 64 values each, the
+     * tile's rows gathered from scattered slots, a whole row or a head's half of it (where the machine has 512-bit vectors
+     * the widening runs in lanes); a tile without an infinity or NaN, and one with them (widened again value by value).
      */
     @Test
     void f16RowsLoadAsKvRowsWidensThemOverEveryBitPattern()
     {
         try (Arena arena = Arena.ofConfined()) {
-            // one byte past an aligned start, as a row inside the pool may be
+            // one byte past an aligned start, as the pool's rows may be; slot s holds patterns 64s .. 64s + 63
             MemorySegment data = arena.allocate(2 * 65536 + 1, 64).asSlice(1, 2 * 65536);
             for (int bits = 0; bits < 65536; bits++) {
                 data.set(ValueLayout.JAVA_SHORT_UNALIGNED, 2L * bits, (short) bits);
             }
-            for (int width : new int[] {64, 40, 7}) {
-                float[] expected = new float[width];
-                float[] got = new float[width + 3];
-                for (int start = 0; start + width <= 65536; start += width) {
-                    KvRows.load(data, 2L * start, KvDtype.F16, expected, 0, width);
-                    KeyTile.loadRow(data, 2L * start, KvDtype.F16, got, 3, width);
-                    for (int i = 0; i < width; i++) {
-                        assertThat(Float.floatToRawIntBits(got[3 + i])).as("F16 %04x, width %d", start + i, width)
-                                .isEqualTo(Float.floatToRawIntBits(expected[i]));
+            long rowBytes = 128;
+            // patterns below 0x7c00 and from 0x8000 to 0xfbff: no infinity or NaN; then every slot, last first
+            int[] finite = IntStream.concat(IntStream.range(0, 0x7c00 / 64), IntStream.range(0x8000 / 64, 0xfc00 / 64)).toArray();
+            int[] all = IntStream.range(0, 1024).map(s -> 1023 - s).toArray();
+            for (int[] slots : new int[][] {finite, all}) {
+                for (int width : new int[] {64, 32}) {
+                    long headBytes = width == 64 ? 0 : 64;
+                    float[] got = new float[slots.length * width];
+                    KeyTile.loadRows(data, rowBytes, headBytes, KvDtype.F16, slots, 0, 0, slots.length, got, width);
+                    float[] expected = new float[width];
+                    for (int t = 0; t < slots.length; t++) {
+                        KvRows.load(data, slots[t] * rowBytes + headBytes, KvDtype.F16, expected, 0, width);
+                        for (int i = 0; i < width; i++) {
+                            assertThat(Float.floatToRawIntBits(got[t * width + i])).as("slot %d value %d, width %d", slots[t], i, width)
+                                    .isEqualTo(Float.floatToRawIntBits(expected[i]));
+                        }
                     }
                 }
             }
