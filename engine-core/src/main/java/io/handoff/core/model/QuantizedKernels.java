@@ -426,63 +426,29 @@ final class QuantizedKernels
             }
             return offsets;
         }
+        // Q4_1 and Q5_1: each row's block weights times the input's F16 block sums
         float[] o = new float[nt];
         for (int r = 0; r < rows; r++) {
             java.util.Arrays.fill(o, 0);
             for (int b = 0; b < blocks; b++) {
                 float weight = w.offsets[r * blocks + b];
-                if (mins) {
-                    minsTerm(w.mins, r * subs + b * 8, weight, scales, sums, b, nt, bound, o);
-                    minsTail(w.mins, r * subs + b * 8, weight, scales, sums, b, nt, bound, o, 0);
+                FloatVector wv = FloatVector.broadcast(V, weight);
+                for (int t = 0; t < bound; t += V.length()) {
+                    FloatVector.fromArray(V, o, t).add(wv.mul(FloatVector.fromArray(V, blockSums, b * nt + t))).intoArray(o, t);
                 }
-                else {
-                    FloatVector wv = FloatVector.broadcast(V, weight);
-                    for (int t = 0; t < bound; t += V.length()) {
-                        FloatVector.fromArray(V, o, t).add(wv.mul(FloatVector.fromArray(V, blockSums, b * nt + t))).intoArray(o, t);
-                    }
-                    for (int t = bound; t < nt; t++) {
-                        o[t] += weight * blockSums[b * nt + t];
-                    }
+                for (int t = bound; t < nt; t++) {
+                    o[t] += weight * blockSums[b * nt + t];
                 }
             }
-            for (int t = 0; t < nt; t++) {
-                offsets[r * nt + t] = mins ? -o[t] : o[t];
-            }
+            System.arraycopy(o, 0, offsets, r * nt, nt);
         }
         return offsets;
     }
 
     /**
-     * {@code o[t] += (weight * scales[b * nt + t]) * sum_j mins[m + j] * sums[(8b + j) * nt + t]} for the tokens below
-     * {@code bound}, a lane vector of tokens at a time. The integer sum runs in floats: every partial sum is below 2^24, so
-     * it is exact.
+     * {@code o[oAt + t] += (weight * scales[b * nt + t]) * sum_j mins[m + j] * sums[(8b + j) * nt + t]} for the tokens from
+     * {@code bound} to {@code nt}, one at a time, the integer sum in integers.
      */
-    private static void minsTerm(int[] mins, int m, float weight, float[] scales, float[] sums, int b, int nt, int bound, float[] o)
-    {
-        FloatVector m0 = FloatVector.broadcast(V, (float) mins[m]);
-        FloatVector m1 = FloatVector.broadcast(V, (float) mins[m + 1]);
-        FloatVector m2 = FloatVector.broadcast(V, (float) mins[m + 2]);
-        FloatVector m3 = FloatVector.broadcast(V, (float) mins[m + 3]);
-        FloatVector m4 = FloatVector.broadcast(V, (float) mins[m + 4]);
-        FloatVector m5 = FloatVector.broadcast(V, (float) mins[m + 5]);
-        FloatVector m6 = FloatVector.broadcast(V, (float) mins[m + 6]);
-        FloatVector m7 = FloatVector.broadcast(V, (float) mins[m + 7]);
-        FloatVector wv = FloatVector.broadcast(V, weight);
-        int s = 8 * b * nt;
-        for (int t = 0; t < bound; t += V.length()) {
-            FloatVector sum = FloatVector.fromArray(V, sums, s + t).mul(m0);
-            sum = FloatVector.fromArray(V, sums, s + nt + t).fma(m1, sum);
-            sum = FloatVector.fromArray(V, sums, s + 2 * nt + t).fma(m2, sum);
-            sum = FloatVector.fromArray(V, sums, s + 3 * nt + t).fma(m3, sum);
-            sum = FloatVector.fromArray(V, sums, s + 4 * nt + t).fma(m4, sum);
-            sum = FloatVector.fromArray(V, sums, s + 5 * nt + t).fma(m5, sum);
-            sum = FloatVector.fromArray(V, sums, s + 6 * nt + t).fma(m6, sum);
-            sum = FloatVector.fromArray(V, sums, s + 7 * nt + t).fma(m7, sum);
-            FloatVector.fromArray(V, o, t).add(wv.mul(FloatVector.fromArray(V, scales, b * nt + t)).mul(sum)).intoArray(o, t);
-        }
-    }
-
-    /** {@link #minsTerm}'s tokens from {@code bound} to {@code nt}, one at a time, into {@code o[oAt + t]}. */
     private static void minsTail(int[] mins, int m, float weight, float[] scales, float[] sums, int b, int nt, int bound, float[] o, int oAt)
     {
         for (int t = bound; t < nt; t++) {
@@ -495,7 +461,8 @@ final class QuantizedKernels
     }
 
     /**
-     * {@link #minsTerm} of every row for the tokens {@code t .. t + V.length() - 1}: row {@code r}'s mins at
+     * {@link #minsTail}'s term of every row for the tokens {@code t .. t + V.length() - 1}, a lane vector of tokens at a
+     * time (the integer sum run in floats: every partial sum is below 2^24, so it is exact): row {@code r}'s mins at
      * {@code minima[r * subs + 8b ..]} (as floats), its weight at {@code weights[r * blocks + b]}, its terms at
      * {@code o[r * nt + t ..]}; the input's eight sums are loaded once for all the rows.
      */
