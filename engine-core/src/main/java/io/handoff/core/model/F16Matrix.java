@@ -1,5 +1,6 @@
 package io.handoff.core.model;
 
+import io.handoff.math.HalfLanes;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
@@ -26,8 +27,6 @@ record F16Matrix(MemorySegment data, int rows, int cols)
     private static final VectorSpecies<Integer> I = IntVector.SPECIES_512;
     private static final VectorSpecies<Short> S = ShortVector.SPECIES_256;
     private static final VectorShuffle<Float> SWAP_8 = VectorShuffle.fromOp(G, l -> l ^ 8);
-    /** F16's exponent field all ones: an infinity or a NaN. */
-    private static final int F16_SPECIAL = 0x7c00;
 
     @Override
     public float dot(int row, float[] x, int xOff, float[] scratch)
@@ -43,11 +42,8 @@ record F16Matrix(MemorySegment data, int rows, int cols)
     }
 
     /**
-     * {@link Kernels#dot} of the row, converted sixteen values at a time in the lanes: {@code (h & 0x7fff) << 13} read as
-     * an F32 is the value times 2^-112 (a normal's exponent moves into F32's field, a subnormal's significand stays where
-     * it was), so multiplying by 2^112 gives it exactly, then the sign goes back on. That is wrong only for an infinity or
-     * a NaN, so the largest exponent is tracked and a row with either answers NaN, for the caller to convert the row in
-     * full. Kernels.dot's four eight-lane accumulators are the halves of two sixteen-lane ones, folded in its order.
+     * {@link Kernels#dot} of the row, converted sixteen values at a time in the lanes ({@link HalfLanes#widen}); the largest
+     * magnitude is tracked, and a row with an infinity or a NaN answers NaN, for the caller to convert the row in full. Kernels.dot's four eight-lane accumulators are the halves of two sixteen-lane ones, folded in its order.
      */
     private float dotInLanes(int row, float[] x, int xOff)
     {
@@ -58,18 +54,14 @@ record F16Matrix(MemorySegment data, int rows, int cols)
         for (int i = 0; i < cols; i += 32) {
             IntVector h = (IntVector) ShortVector.fromMemorySegment(S, data, base + 2L * i, ByteOrder.LITTLE_ENDIAN)
                     .convertShape(VectorOperators.S2I, I, 0);
-            IntVector magnitude = h.and(0x7fff);
-            largest = largest.max(magnitude);
-            low = magnitude.lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(0x1p112f)
-                    .reinterpretAsInts().or(h.and(0x80000000)).reinterpretAsFloats().fma(FloatVector.fromArray(G, x, xOff + i), low);
+            largest = largest.max(HalfLanes.magnitude(h));
+            low = HalfLanes.widen(h).fma(FloatVector.fromArray(G, x, xOff + i), low);
             h = (IntVector) ShortVector.fromMemorySegment(S, data, base + 2L * i + 32, ByteOrder.LITTLE_ENDIAN)
                     .convertShape(VectorOperators.S2I, I, 0);
-            magnitude = h.and(0x7fff);
-            largest = largest.max(magnitude);
-            high = magnitude.lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(0x1p112f)
-                    .reinterpretAsInts().or(h.and(0x80000000)).reinterpretAsFloats().fma(FloatVector.fromArray(G, x, xOff + i + 16), high);
+            largest = largest.max(HalfLanes.magnitude(h));
+            high = HalfLanes.widen(h).fma(FloatVector.fromArray(G, x, xOff + i + 16), high);
         }
-        if (largest.reduceLanes(VectorOperators.MAX) >= F16_SPECIAL) {
+        if (largest.reduceLanes(VectorOperators.MAX) >= HalfLanes.SPECIAL) {
             return Float.NaN;
         }
         // lanes l and l + 8 of each are Kernels.dot's acc0 and acc1 (acc2 and acc3): (acc0 + acc1) + (acc2 + acc3), then its lane tree

@@ -1,5 +1,6 @@
 package io.handoff.plugin.triton;
 
+import io.handoff.math.HalfLanes;
 import io.handoff.spi.attention.KvCacheView;
 import io.handoff.spi.attention.KvDtype;
 import io.handoff.spi.attention.KvRows;
@@ -26,8 +27,6 @@ final class KeyTile
     private static final boolean F16_LANES = IntVector.SPECIES_PREFERRED.vectorBitSize() >= 512;
     private static final VectorSpecies<Short> HALF_LANES = ShortVector.SPECIES_256;
     private static final VectorSpecies<Integer> WIDE_INTS = IntVector.SPECIES_512;
-    /** F16's exponent field all ones: an infinity or a NaN. */
-    private static final int F16_SPECIAL = 0x7c00;
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
     final int qkDim;
@@ -171,10 +170,9 @@ final class KeyTile
     }
 
     /**
-     * {@link #loadRows} of F16 rows ({@code width} a multiple of 16) widened sixteen at a time: {@code (h & 0x7fff) << 13}
-     * read as an F32 is the value times 2^-112, so a 2^112 scale gives it exactly, then the sign goes back on (as
-     * {@code F16Matrix} converts). That is wrong only for an infinity or a NaN: the largest exponent is tracked, and a tile
-     * that holds either answers false, for the caller to widen it again one value at a time.
+     * {@link #loadRows} of F16 rows ({@code width} a multiple of 16) widened sixteen at a time ({@link HalfLanes#widen});
+     * the largest magnitude is tracked, and a tile that holds an infinity or a NaN answers false, for the caller to widen
+     * it again one value at a time.
      */
     private static boolean halfRowsInLanes(MemorySegment region, long rowBytes, long headBytes, int[] kvIndices, int kvStart, int from, int to,
             float[] dst, int width)
@@ -186,13 +184,11 @@ final class KeyTile
             for (int i = 0; i < width; i += HALF_LANES.length()) {
                 IntVector h = (IntVector) ShortVector.fromMemorySegment(HALF_LANES, region, at + 2L * i, ByteOrder.nativeOrder())
                         .convertShape(VectorOperators.S2I, WIDE_INTS, 0);
-                IntVector magnitude = h.and(0x7fff);
-                largest = largest.max(magnitude);
-                magnitude.lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts().or(h.and(0x80000000))
-                        .reinterpretAsFloats().intoArray(dst, into + i);
+                largest = largest.max(HalfLanes.magnitude(h));
+                HalfLanes.widen(h).intoArray(dst, into + i);
             }
         }
-        return largest.reduceLanes(VectorOperators.MAX) < F16_SPECIAL;
+        return largest.reduceLanes(VectorOperators.MAX) < HalfLanes.SPECIAL;
     }
 
     static void loadRow(MemorySegment region, long byteOffset, KvDtype dtype, float[] dst, int dstOffset, int count)
