@@ -84,7 +84,7 @@ final class SplitSoftmax
         float[] scores = tile.scores;
         int g = 0;
         for (; g + 3 < heads; g += 4) {
-            if (WIDE) {
+            if (WIDE && qkDim % (2 * WIDTH) == 0) {
                 scores4Wide(q, qOffset + g * qkDim, qkDim, tile.keys, count, scale, scores, g * count);
             }
             else {
@@ -253,14 +253,10 @@ final class SplitSoftmax
      * {@link #scores4} in 16-lane vectors: lanes 0 to 7 of each accumulator are {@link #dot}'s {@code even}, lanes 8 to
      * 15 its {@code odd} (sixteen consecutive values a step, so one product where the 8-lane form takes two); folding the
      * high lanes onto the low ones gives {@code even + odd}, then the tree. Two keys at a time, so that eight chains of
-     * products are in flight. For whole steps of sixteen values; other lengths take the 8-lane form.
+     * products are in flight. For whole steps of sixteen values.
      */
     private static void scores4Wide(float[] q, int q0, int qkDim, float[] keys, int count, float scale, float[] out, int o)
     {
-        if (qkDim % (2 * WIDTH) != 0) {
-            scores4(q, q0, qkDim, keys, count, scale, out, o);
-            return;
-        }
         int q1 = q0 + qkDim;
         int q2 = q1 + qkDim;
         int q3 = q2 + qkDim;
