@@ -94,26 +94,29 @@ final class QuantizedKernels
         }
         codes.pair(rows);
         int groups = rows / 8;
-        float[] lanes = Kernels.atLeast(LANES, groups * 256);
-        // four tokens' codes for one block (8 KB for a super-block of 256) stay in L1 while every row group's codes for it stream past from L2
-        for (int t0 = 0; t0 < tokens; t0 += 4) {
-            int tEnd = Math.min(tokens, t0 + 4);
+        // super-blocks of 256 values: six tokens a step (24 sums in registers, each row pair's codes serving six tokens per
+        // load from L2); blocks of 32: four ({@link #rows4x4})
+        int step = w.codeFormat().blockElements() >= 256 ? 6 : 4;
+        float[] lanes = Kernels.atLeast(LANES, groups * 64 * step);
+        for (int t0 = 0; t0 < tokens; ) {
+            int n = tokens - t0 >= step ? step : Math.min(4, tokens - t0);
             int r = 0;
-            if (tEnd - t0 == 4 && groups > 0) {
-                dot8x4(codes, groups, x, t0, lanes);
-                laneTrees(lanes, groups * 256);
+            if (n >= 4 && groups > 0) {
+                dot8xN(codes, groups, x, t0, n, lanes);
+                laneTrees(lanes, groups * 64 * n);
                 for (; r < groups * 8; r++) {
-                    for (int j = 0; j < 4; j++) {
-                        out[outOff + rowStart + r + (t0 + j) * outStride] = lanes[(r / 8) * 256 + ((r % 8 / 2) * 4 + j) * 16 + 8 * (r % 2)]
+                    for (int j = 0; j < n; j++) {
+                        out[outOff + rowStart + r + (t0 + j) * outStride] = lanes[(r / 8) * 64 * n + ((r % 8 / 2) * n + j) * 16 + 8 * (r % 2)]
                                 + offset(offsets, r * tokens + t0 + j);
                     }
                 }
             }
             for (; r < rows; r++) {
-                for (int t = t0; t < tEnd; t++) {
+                for (int t = t0; t < t0 + n; t++) {
                     out[outOff + rowStart + r + t * outStride] = dot(codes, r, x, t);
                 }
             }
+            t0 += n;
         }
     }
 
@@ -161,14 +164,15 @@ final class QuantizedKernels
     }
 
     /**
-     * Rows {@code 0 .. 8 * groups - 1} times tokens {@code t .. t+3}, each product's per-block lanes in {@link #dot}'s order:
-     * 16-lane vectors hold two rows' eight lanes side by side ({@link BlockCodes#pair}) against a token's codes twice over
-     * ({@link QuantizedInput.TokenMinor#doubledCodes}), so every lane is one of {@link #dot}'s and nothing is folded. Row
-     * {@code 8g + 2i + h} and token {@code t + j} are left in {@code lanes[g * 256 + (i * 4 + j) * 16 + 8 * h ..]} (the lane
-     * tree and the offset still to add). Super-blocks of 256 go block by block, so that the tokens' codes for one block stay
-     * in L1 while all the groups pass; blocks of 32 go row pair by row pair ({@link #rows4x4}).
+     * Rows {@code 0 .. 8 * groups - 1} times tokens {@code t .. t + n - 1} ({@code n} 4, or 6 for super-blocks of 256), each
+     * product's per-block lanes in {@link #dot}'s order: 16-lane vectors hold two rows' eight lanes side by side
+     * ({@link BlockCodes#pair}) against a token's codes twice over ({@link QuantizedInput.TokenMinor#doubledCodes}), so
+     * every lane is one of {@link #dot}'s and nothing is folded. Row {@code 8g + 2i + h} and token {@code t + j} are left
+     * in {@code lanes[g * 64n + (i * n + j) * 16 + 8 * h ..]} (the lane tree and the offset still to add). Super-blocks
+     * go block by block, so that the tokens' codes for one block stay in L1 while all the groups pass; blocks of 32 go row
+     * pair by row pair ({@link #rows4x4}).
      */
-    private static void dot8x4(BlockCodes w, int groups, QuantizedInput x, int t, float[] lanes)
+    private static void dot8xN(BlockCodes w, int groups, QuantizedInput x, int t, int n, float[] lanes)
     {
         int blocks = w.blocks;
         int span = 2 * w.format.blockElements();
@@ -185,21 +189,23 @@ final class QuantizedKernels
             }
             return;
         }
-        java.util.Arrays.fill(lanes, 0, groups * 256, 0f);
+        java.util.Arrays.fill(lanes, 0, groups * 64 * n, 0f);
         for (int b = 0; b < blocks; b++) {
-            float u0 = xs[t * blocks + b];
-            float u1 = xs[(t + 1) * blocks + b];
-            float u2 = xs[(t + 2) * blocks + b];
-            float u3 = xs[(t + 3) * blocks + b];
             for (int g = 0; g < groups; g++) {
-                block8x4(w.paired, 4 * g * stride + b * span, xp, t * stride + b * span, stride, span, ws, (4 * g * blocks + b) * 16, blocks * 16,
-                        u0, u1, u2, u3, lanes, g * 256);
+                if (n == 6) {
+                    block8x6(w.paired, 4 * g * stride + b * span, xp, t * stride + b * span, stride, span, ws, (4 * g * blocks + b) * 16, blocks * 16,
+                            xs, t * blocks + b, blocks, lanes, g * 384);
+                }
+                else {
+                    block8x4(w.paired, 4 * g * stride + b * span, xp, t * stride + b * span, stride, span, ws, (4 * g * blocks + b) * 16, blocks * 16,
+                            xs[t * blocks + b], xs[(t + 1) * blocks + b], xs[(t + 2) * blocks + b], xs[(t + 3) * blocks + b], lanes, g * 256);
+                }
             }
         }
     }
 
     /**
-     * {@link #dot8x4} for blocks of 32 values: row pairs at {@code wp[w0 + i * stride ..]} ({@code i < 2}) times tokens at
+     * {@link #dot8xN} for blocks of 32 values: row pairs at {@code wp[w0 + i * stride ..]} ({@code i < 2}) times tokens at
      * {@code xp[x0 + j * stride ..]} ({@code j < 4}), every block ({@code span} floats) summed in registers and scaled into
      * per-product accumulators that stay in registers too, left in {@code lanes[to + (i * 4 + j) * 16 ..]}.
      */
@@ -243,7 +249,7 @@ final class QuantizedKernels
     }
 
     /**
-     * One block of {@link #dot8x4}: row pairs at {@code wp[w0 + i * stride ..]} ({@code i < 4}) times tokens at
+     * One block of {@link #dot8xN} for four tokens: row pairs at {@code wp[w0 + i * stride ..]} ({@code i < 4}) times tokens at
      * {@code xp[x0 + j * stride ..]} ({@code j < 4}) over {@code span} floats, each pair's and token's exact sums (in
      * registers) then {@code lanes[at] = fma(sums, ws[s0 + i * sStride ..] * u_j, lanes[at])} at
      * {@code at = to + (i * 4 + j) * 16}. Kept to itself: a compilation that also holds the loops around it runs out of C2's
@@ -299,6 +305,75 @@ final class QuantizedKernels
         p31.fma(s.mul(u1), FloatVector.fromArray(G, lanes, to + 208)).intoArray(lanes, to + 208);
         p32.fma(s.mul(u2), FloatVector.fromArray(G, lanes, to + 224)).intoArray(lanes, to + 224);
         p33.fma(s.mul(u3), FloatVector.fromArray(G, lanes, to + 240)).intoArray(lanes, to + 240);
+    }
+
+    /**
+     * {@link #block8x4} for six tokens, their scales at {@code xs[u0 + j * uStride]}: 24 sums in registers, so each row
+     * pair's codes, read from L2 once per block, serve six tokens. Left at {@code lanes[to + (i * 6 + j) * 16]}.
+     */
+    static void block8x6(float[] wp, int w0, float[] xp, int x0, int stride, int span, float[] ws, int s0, int sStride,
+            float[] xs, int u0, int uStride, float[] lanes, int to)
+    {
+        int q1 = w0 + stride;
+        int q2 = q1 + stride;
+        int q3 = q2 + stride;
+        int x1 = x0 + stride;
+        int x2 = x1 + stride;
+        int x3 = x2 + stride;
+        int x4 = x3 + stride;
+        int x5 = x4 + stride;
+        FloatVector p00 = FloatVector.zero(G), p01 = FloatVector.zero(G), p02 = FloatVector.zero(G), p03 = FloatVector.zero(G), p04 = FloatVector.zero(G), p05 = FloatVector.zero(G);
+        FloatVector p10 = FloatVector.zero(G), p11 = FloatVector.zero(G), p12 = FloatVector.zero(G), p13 = FloatVector.zero(G), p14 = FloatVector.zero(G), p15 = FloatVector.zero(G);
+        FloatVector p20 = FloatVector.zero(G), p21 = FloatVector.zero(G), p22 = FloatVector.zero(G), p23 = FloatVector.zero(G), p24 = FloatVector.zero(G), p25 = FloatVector.zero(G);
+        FloatVector p30 = FloatVector.zero(G), p31 = FloatVector.zero(G), p32 = FloatVector.zero(G), p33 = FloatVector.zero(G), p34 = FloatVector.zero(G), p35 = FloatVector.zero(G);
+        for (int c = 0; c < span; c += G.length()) {
+            FloatVector v0 = FloatVector.fromArray(G, wp, w0 + c);
+            FloatVector v1 = FloatVector.fromArray(G, wp, q1 + c);
+            FloatVector v2 = FloatVector.fromArray(G, wp, q2 + c);
+            FloatVector v3 = FloatVector.fromArray(G, wp, q3 + c);
+            FloatVector y;
+            y = FloatVector.fromArray(G, xp, x0 + c);
+            p00 = v0.fma(y, p00); p10 = v1.fma(y, p10); p20 = v2.fma(y, p20); p30 = v3.fma(y, p30);
+            y = FloatVector.fromArray(G, xp, x1 + c);
+            p01 = v0.fma(y, p01); p11 = v1.fma(y, p11); p21 = v2.fma(y, p21); p31 = v3.fma(y, p31);
+            y = FloatVector.fromArray(G, xp, x2 + c);
+            p02 = v0.fma(y, p02); p12 = v1.fma(y, p12); p22 = v2.fma(y, p22); p32 = v3.fma(y, p32);
+            y = FloatVector.fromArray(G, xp, x3 + c);
+            p03 = v0.fma(y, p03); p13 = v1.fma(y, p13); p23 = v2.fma(y, p23); p33 = v3.fma(y, p33);
+            y = FloatVector.fromArray(G, xp, x4 + c);
+            p04 = v0.fma(y, p04); p14 = v1.fma(y, p14); p24 = v2.fma(y, p24); p34 = v3.fma(y, p34);
+            y = FloatVector.fromArray(G, xp, x5 + c);
+            p05 = v0.fma(y, p05); p15 = v1.fma(y, p15); p25 = v2.fma(y, p25); p35 = v3.fma(y, p35);
+        }
+        FloatVector s;
+        s = FloatVector.fromArray(G, ws, s0 + 0 * sStride);
+        p00.fma(s.mul(xs[u0]), FloatVector.fromArray(G, lanes, to + 0)).intoArray(lanes, to + 0);
+        p01.fma(s.mul(xs[u0 + uStride]), FloatVector.fromArray(G, lanes, to + 16)).intoArray(lanes, to + 16);
+        p02.fma(s.mul(xs[u0 + 2 * uStride]), FloatVector.fromArray(G, lanes, to + 32)).intoArray(lanes, to + 32);
+        p03.fma(s.mul(xs[u0 + 3 * uStride]), FloatVector.fromArray(G, lanes, to + 48)).intoArray(lanes, to + 48);
+        p04.fma(s.mul(xs[u0 + 4 * uStride]), FloatVector.fromArray(G, lanes, to + 64)).intoArray(lanes, to + 64);
+        p05.fma(s.mul(xs[u0 + 5 * uStride]), FloatVector.fromArray(G, lanes, to + 80)).intoArray(lanes, to + 80);
+        s = FloatVector.fromArray(G, ws, s0 + 1 * sStride);
+        p10.fma(s.mul(xs[u0]), FloatVector.fromArray(G, lanes, to + 96)).intoArray(lanes, to + 96);
+        p11.fma(s.mul(xs[u0 + uStride]), FloatVector.fromArray(G, lanes, to + 112)).intoArray(lanes, to + 112);
+        p12.fma(s.mul(xs[u0 + 2 * uStride]), FloatVector.fromArray(G, lanes, to + 128)).intoArray(lanes, to + 128);
+        p13.fma(s.mul(xs[u0 + 3 * uStride]), FloatVector.fromArray(G, lanes, to + 144)).intoArray(lanes, to + 144);
+        p14.fma(s.mul(xs[u0 + 4 * uStride]), FloatVector.fromArray(G, lanes, to + 160)).intoArray(lanes, to + 160);
+        p15.fma(s.mul(xs[u0 + 5 * uStride]), FloatVector.fromArray(G, lanes, to + 176)).intoArray(lanes, to + 176);
+        s = FloatVector.fromArray(G, ws, s0 + 2 * sStride);
+        p20.fma(s.mul(xs[u0]), FloatVector.fromArray(G, lanes, to + 192)).intoArray(lanes, to + 192);
+        p21.fma(s.mul(xs[u0 + uStride]), FloatVector.fromArray(G, lanes, to + 208)).intoArray(lanes, to + 208);
+        p22.fma(s.mul(xs[u0 + 2 * uStride]), FloatVector.fromArray(G, lanes, to + 224)).intoArray(lanes, to + 224);
+        p23.fma(s.mul(xs[u0 + 3 * uStride]), FloatVector.fromArray(G, lanes, to + 240)).intoArray(lanes, to + 240);
+        p24.fma(s.mul(xs[u0 + 4 * uStride]), FloatVector.fromArray(G, lanes, to + 256)).intoArray(lanes, to + 256);
+        p25.fma(s.mul(xs[u0 + 5 * uStride]), FloatVector.fromArray(G, lanes, to + 272)).intoArray(lanes, to + 272);
+        s = FloatVector.fromArray(G, ws, s0 + 3 * sStride);
+        p30.fma(s.mul(xs[u0]), FloatVector.fromArray(G, lanes, to + 288)).intoArray(lanes, to + 288);
+        p31.fma(s.mul(xs[u0 + uStride]), FloatVector.fromArray(G, lanes, to + 304)).intoArray(lanes, to + 304);
+        p32.fma(s.mul(xs[u0 + 2 * uStride]), FloatVector.fromArray(G, lanes, to + 320)).intoArray(lanes, to + 320);
+        p33.fma(s.mul(xs[u0 + 3 * uStride]), FloatVector.fromArray(G, lanes, to + 336)).intoArray(lanes, to + 336);
+        p34.fma(s.mul(xs[u0 + 4 * uStride]), FloatVector.fromArray(G, lanes, to + 352)).intoArray(lanes, to + 352);
+        p35.fma(s.mul(xs[u0 + 5 * uStride]), FloatVector.fromArray(G, lanes, to + 368)).intoArray(lanes, to + 368);
     }
 
     /**

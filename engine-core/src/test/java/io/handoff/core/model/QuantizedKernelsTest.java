@@ -140,7 +140,8 @@ class QuantizedKernelsTest
 
     /**
      * A token's product is the same bits alone (a decode step) or in a batch (a prefill tile), and on one thread or three;
-     * 37 tokens take the tile's vector paths over sixteen tokens at a time as well as their remainders.
+     * 41 tokens take every path of a tile: six tokens a step and four (super-blocks), four (blocks of 32), a token left
+     * alone, and the offsets' vectors of sixteen tokens with their remainder.
      */
     @ParameterizedTest
     @EnumSource(BlockFormat.class)
@@ -148,7 +149,7 @@ class QuantizedKernelsTest
     {
         MemorySegment data = matrix(format, ROWS, COLS, 13);
         WeightMatrix w = WeightMatrix.blocks(format, data, ROWS, COLS).withActivations(format.llamaCppActivations());
-        int tokens = 37;
+        int tokens = 41;
         float[] x = gaussian(new SplittableRandom(17), tokens * COLS, 2);
         float[] batch = new float[tokens * ROWS];
         Kernels.matmul(null, batch, 0, ROWS, w, x, 0, COLS, tokens);
@@ -174,6 +175,12 @@ class QuantizedKernelsTest
             for (int r = 0; r < ROWS; r++) {
                 assertThat(permuted[t * ROWS + r]).isEqualTo(batch[t * ROWS + order[r]]);
             }
+        }
+        // and in a decode step
+        float[] permutedOne = new float[ROWS];
+        Kernels.matmul(null, permutedOne, 0, ROWS, w.withRowOrder(order), x, 0, COLS, 1);
+        for (int r = 0; r < ROWS; r++) {
+            assertThat(permutedOne[r]).as("%s permuted row %d, one token", format, r).isEqualTo(batch[order[r]]);
         }
     }
 
