@@ -163,8 +163,13 @@ public enum ActivationFormat
         }
         // the first value of largest magnitude gives the sign, as ggml's strict '>' scan does
         int first = 0;
-        while (Math.abs(x[xOff + first]) != amax) {
-            first++;
+        while (true) {
+            int lane = FloatVector.fromArray(F, x, xOff + first).abs().eq(amax).firstTrue();
+            if (lane < L) {
+                first += lane;
+                break;
+            }
+            first += L;
         }
         float iscale = -127f / x[xOff + first];
         FloatVector scale = FloatVector.broadcast(F, iscale);
