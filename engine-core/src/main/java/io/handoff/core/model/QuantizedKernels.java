@@ -322,10 +322,14 @@ final class QuantizedKernels
         int x3 = x2 + stride;
         int x4 = x3 + stride;
         int x5 = x4 + stride;
-        FloatVector p00 = FloatVector.zero(G), p01 = FloatVector.zero(G), p02 = FloatVector.zero(G), p03 = FloatVector.zero(G), p04 = FloatVector.zero(G), p05 = FloatVector.zero(G);
-        FloatVector p10 = FloatVector.zero(G), p11 = FloatVector.zero(G), p12 = FloatVector.zero(G), p13 = FloatVector.zero(G), p14 = FloatVector.zero(G), p15 = FloatVector.zero(G);
-        FloatVector p20 = FloatVector.zero(G), p21 = FloatVector.zero(G), p22 = FloatVector.zero(G), p23 = FloatVector.zero(G), p24 = FloatVector.zero(G), p25 = FloatVector.zero(G);
-        FloatVector p30 = FloatVector.zero(G), p31 = FloatVector.zero(G), p32 = FloatVector.zero(G), p33 = FloatVector.zero(G), p34 = FloatVector.zero(G), p35 = FloatVector.zero(G);
+        FloatVector p00 = FloatVector.zero(G), p01 = FloatVector.zero(G), p02 = FloatVector.zero(G);
+        FloatVector p03 = FloatVector.zero(G), p04 = FloatVector.zero(G), p05 = FloatVector.zero(G);
+        FloatVector p10 = FloatVector.zero(G), p11 = FloatVector.zero(G), p12 = FloatVector.zero(G);
+        FloatVector p13 = FloatVector.zero(G), p14 = FloatVector.zero(G), p15 = FloatVector.zero(G);
+        FloatVector p20 = FloatVector.zero(G), p21 = FloatVector.zero(G), p22 = FloatVector.zero(G);
+        FloatVector p23 = FloatVector.zero(G), p24 = FloatVector.zero(G), p25 = FloatVector.zero(G);
+        FloatVector p30 = FloatVector.zero(G), p31 = FloatVector.zero(G), p32 = FloatVector.zero(G);
+        FloatVector p33 = FloatVector.zero(G), p34 = FloatVector.zero(G), p35 = FloatVector.zero(G);
         for (int c = 0; c < span; c += G.length()) {
             FloatVector v0 = FloatVector.fromArray(G, wp, w0 + c);
             FloatVector v1 = FloatVector.fromArray(G, wp, q1 + c);
