@@ -198,7 +198,7 @@ final class QuantizedKernels
                 }
                 else {
                     block8x4(w.paired, 4 * g * stride + b * span, xp, t * stride + b * span, stride, span, ws, (4 * g * blocks + b) * 16, blocks * 16,
-                            xs[t * blocks + b], xs[(t + 1) * blocks + b], xs[(t + 2) * blocks + b], xs[(t + 3) * blocks + b], lanes, g * 256);
+                            xs, t * blocks + b, blocks, lanes, g * 256);
                 }
             }
         }
@@ -252,11 +252,13 @@ final class QuantizedKernels
      * One block of {@link #dot8xN} for four tokens: row pairs at {@code wp[w0 + i * stride ..]} ({@code i < 4}) times tokens at
      * {@code xp[x0 + j * stride ..]} ({@code j < 4}) over {@code span} floats, each pair's and token's exact sums (in
      * registers) then {@code lanes[at] = fma(sums, ws[s0 + i * sStride ..] * u_j, lanes[at])} at
-     * {@code at = to + (i * 4 + j) * 16}. Kept to itself: a compilation that also holds the loops around it runs out of C2's
-     * inlining budget and leaves vector operations as calls that box their vectors (a quarter of the speed).
+     * {@code at = to + (i * 4 + j) * 16}, token {@code j}'s scale {@code u_j = xs[uAt + j * uStride]}, read after the sums
+     * (as locals across the loop they cost registers the sums need). Kept to itself: a compilation that also holds the
+     * loops around it runs out of C2's inlining budget and leaves vector operations as calls that box their vectors (a
+     * quarter of the speed).
      */
     static void block8x4(float[] wp, int w0, float[] xp, int x0, int stride, int span, float[] ws, int s0, int sStride,
-            float u0, float u1, float u2, float u3, float[] lanes, int to)
+            float[] xs, int uAt, int uStride, float[] lanes, int to)
     {
         int q0 = w0;
         int q1 = q0 + stride;
@@ -286,33 +288,33 @@ final class QuantizedKernels
         }
         FloatVector s;
         s = FloatVector.fromArray(G, ws, s0 + 0 * sStride);
-        p00.fma(s.mul(u0), FloatVector.fromArray(G, lanes, to + 0)).intoArray(lanes, to + 0);
-        p01.fma(s.mul(u1), FloatVector.fromArray(G, lanes, to + 16)).intoArray(lanes, to + 16);
-        p02.fma(s.mul(u2), FloatVector.fromArray(G, lanes, to + 32)).intoArray(lanes, to + 32);
-        p03.fma(s.mul(u3), FloatVector.fromArray(G, lanes, to + 48)).intoArray(lanes, to + 48);
+        p00.fma(s.mul(xs[uAt]), FloatVector.fromArray(G, lanes, to + 0)).intoArray(lanes, to + 0);
+        p01.fma(s.mul(xs[uAt + uStride]), FloatVector.fromArray(G, lanes, to + 16)).intoArray(lanes, to + 16);
+        p02.fma(s.mul(xs[uAt + 2 * uStride]), FloatVector.fromArray(G, lanes, to + 32)).intoArray(lanes, to + 32);
+        p03.fma(s.mul(xs[uAt + 3 * uStride]), FloatVector.fromArray(G, lanes, to + 48)).intoArray(lanes, to + 48);
         s = FloatVector.fromArray(G, ws, s0 + 1 * sStride);
-        p10.fma(s.mul(u0), FloatVector.fromArray(G, lanes, to + 64)).intoArray(lanes, to + 64);
-        p11.fma(s.mul(u1), FloatVector.fromArray(G, lanes, to + 80)).intoArray(lanes, to + 80);
-        p12.fma(s.mul(u2), FloatVector.fromArray(G, lanes, to + 96)).intoArray(lanes, to + 96);
-        p13.fma(s.mul(u3), FloatVector.fromArray(G, lanes, to + 112)).intoArray(lanes, to + 112);
+        p10.fma(s.mul(xs[uAt]), FloatVector.fromArray(G, lanes, to + 64)).intoArray(lanes, to + 64);
+        p11.fma(s.mul(xs[uAt + uStride]), FloatVector.fromArray(G, lanes, to + 80)).intoArray(lanes, to + 80);
+        p12.fma(s.mul(xs[uAt + 2 * uStride]), FloatVector.fromArray(G, lanes, to + 96)).intoArray(lanes, to + 96);
+        p13.fma(s.mul(xs[uAt + 3 * uStride]), FloatVector.fromArray(G, lanes, to + 112)).intoArray(lanes, to + 112);
         s = FloatVector.fromArray(G, ws, s0 + 2 * sStride);
-        p20.fma(s.mul(u0), FloatVector.fromArray(G, lanes, to + 128)).intoArray(lanes, to + 128);
-        p21.fma(s.mul(u1), FloatVector.fromArray(G, lanes, to + 144)).intoArray(lanes, to + 144);
-        p22.fma(s.mul(u2), FloatVector.fromArray(G, lanes, to + 160)).intoArray(lanes, to + 160);
-        p23.fma(s.mul(u3), FloatVector.fromArray(G, lanes, to + 176)).intoArray(lanes, to + 176);
+        p20.fma(s.mul(xs[uAt]), FloatVector.fromArray(G, lanes, to + 128)).intoArray(lanes, to + 128);
+        p21.fma(s.mul(xs[uAt + uStride]), FloatVector.fromArray(G, lanes, to + 144)).intoArray(lanes, to + 144);
+        p22.fma(s.mul(xs[uAt + 2 * uStride]), FloatVector.fromArray(G, lanes, to + 160)).intoArray(lanes, to + 160);
+        p23.fma(s.mul(xs[uAt + 3 * uStride]), FloatVector.fromArray(G, lanes, to + 176)).intoArray(lanes, to + 176);
         s = FloatVector.fromArray(G, ws, s0 + 3 * sStride);
-        p30.fma(s.mul(u0), FloatVector.fromArray(G, lanes, to + 192)).intoArray(lanes, to + 192);
-        p31.fma(s.mul(u1), FloatVector.fromArray(G, lanes, to + 208)).intoArray(lanes, to + 208);
-        p32.fma(s.mul(u2), FloatVector.fromArray(G, lanes, to + 224)).intoArray(lanes, to + 224);
-        p33.fma(s.mul(u3), FloatVector.fromArray(G, lanes, to + 240)).intoArray(lanes, to + 240);
+        p30.fma(s.mul(xs[uAt]), FloatVector.fromArray(G, lanes, to + 192)).intoArray(lanes, to + 192);
+        p31.fma(s.mul(xs[uAt + uStride]), FloatVector.fromArray(G, lanes, to + 208)).intoArray(lanes, to + 208);
+        p32.fma(s.mul(xs[uAt + 2 * uStride]), FloatVector.fromArray(G, lanes, to + 224)).intoArray(lanes, to + 224);
+        p33.fma(s.mul(xs[uAt + 3 * uStride]), FloatVector.fromArray(G, lanes, to + 240)).intoArray(lanes, to + 240);
     }
 
     /**
-     * {@link #block8x4} for six tokens, their scales at {@code xs[u0 + j * uStride]}: 24 sums in registers, so each row
+     * {@link #block8x4} for six tokens: 24 sums in registers, so each row
      * pair's codes, read from L2 once per block, serve six tokens. Left at {@code lanes[to + (i * 6 + j) * 16]}.
      */
     static void block8x6(float[] wp, int w0, float[] xp, int x0, int stride, int span, float[] ws, int s0, int sStride,
-            float[] xs, int u0, int uStride, float[] lanes, int to)
+            float[] xs, int uAt, int uStride, float[] lanes, int to)
     {
         int q1 = w0 + stride;
         int q2 = q1 + stride;
@@ -351,33 +353,33 @@ final class QuantizedKernels
         }
         FloatVector s;
         s = FloatVector.fromArray(G, ws, s0 + 0 * sStride);
-        p00.fma(s.mul(xs[u0]), FloatVector.fromArray(G, lanes, to + 0)).intoArray(lanes, to + 0);
-        p01.fma(s.mul(xs[u0 + uStride]), FloatVector.fromArray(G, lanes, to + 16)).intoArray(lanes, to + 16);
-        p02.fma(s.mul(xs[u0 + 2 * uStride]), FloatVector.fromArray(G, lanes, to + 32)).intoArray(lanes, to + 32);
-        p03.fma(s.mul(xs[u0 + 3 * uStride]), FloatVector.fromArray(G, lanes, to + 48)).intoArray(lanes, to + 48);
-        p04.fma(s.mul(xs[u0 + 4 * uStride]), FloatVector.fromArray(G, lanes, to + 64)).intoArray(lanes, to + 64);
-        p05.fma(s.mul(xs[u0 + 5 * uStride]), FloatVector.fromArray(G, lanes, to + 80)).intoArray(lanes, to + 80);
+        p00.fma(s.mul(xs[uAt]), FloatVector.fromArray(G, lanes, to + 0)).intoArray(lanes, to + 0);
+        p01.fma(s.mul(xs[uAt + uStride]), FloatVector.fromArray(G, lanes, to + 16)).intoArray(lanes, to + 16);
+        p02.fma(s.mul(xs[uAt + 2 * uStride]), FloatVector.fromArray(G, lanes, to + 32)).intoArray(lanes, to + 32);
+        p03.fma(s.mul(xs[uAt + 3 * uStride]), FloatVector.fromArray(G, lanes, to + 48)).intoArray(lanes, to + 48);
+        p04.fma(s.mul(xs[uAt + 4 * uStride]), FloatVector.fromArray(G, lanes, to + 64)).intoArray(lanes, to + 64);
+        p05.fma(s.mul(xs[uAt + 5 * uStride]), FloatVector.fromArray(G, lanes, to + 80)).intoArray(lanes, to + 80);
         s = FloatVector.fromArray(G, ws, s0 + 1 * sStride);
-        p10.fma(s.mul(xs[u0]), FloatVector.fromArray(G, lanes, to + 96)).intoArray(lanes, to + 96);
-        p11.fma(s.mul(xs[u0 + uStride]), FloatVector.fromArray(G, lanes, to + 112)).intoArray(lanes, to + 112);
-        p12.fma(s.mul(xs[u0 + 2 * uStride]), FloatVector.fromArray(G, lanes, to + 128)).intoArray(lanes, to + 128);
-        p13.fma(s.mul(xs[u0 + 3 * uStride]), FloatVector.fromArray(G, lanes, to + 144)).intoArray(lanes, to + 144);
-        p14.fma(s.mul(xs[u0 + 4 * uStride]), FloatVector.fromArray(G, lanes, to + 160)).intoArray(lanes, to + 160);
-        p15.fma(s.mul(xs[u0 + 5 * uStride]), FloatVector.fromArray(G, lanes, to + 176)).intoArray(lanes, to + 176);
+        p10.fma(s.mul(xs[uAt]), FloatVector.fromArray(G, lanes, to + 96)).intoArray(lanes, to + 96);
+        p11.fma(s.mul(xs[uAt + uStride]), FloatVector.fromArray(G, lanes, to + 112)).intoArray(lanes, to + 112);
+        p12.fma(s.mul(xs[uAt + 2 * uStride]), FloatVector.fromArray(G, lanes, to + 128)).intoArray(lanes, to + 128);
+        p13.fma(s.mul(xs[uAt + 3 * uStride]), FloatVector.fromArray(G, lanes, to + 144)).intoArray(lanes, to + 144);
+        p14.fma(s.mul(xs[uAt + 4 * uStride]), FloatVector.fromArray(G, lanes, to + 160)).intoArray(lanes, to + 160);
+        p15.fma(s.mul(xs[uAt + 5 * uStride]), FloatVector.fromArray(G, lanes, to + 176)).intoArray(lanes, to + 176);
         s = FloatVector.fromArray(G, ws, s0 + 2 * sStride);
-        p20.fma(s.mul(xs[u0]), FloatVector.fromArray(G, lanes, to + 192)).intoArray(lanes, to + 192);
-        p21.fma(s.mul(xs[u0 + uStride]), FloatVector.fromArray(G, lanes, to + 208)).intoArray(lanes, to + 208);
-        p22.fma(s.mul(xs[u0 + 2 * uStride]), FloatVector.fromArray(G, lanes, to + 224)).intoArray(lanes, to + 224);
-        p23.fma(s.mul(xs[u0 + 3 * uStride]), FloatVector.fromArray(G, lanes, to + 240)).intoArray(lanes, to + 240);
-        p24.fma(s.mul(xs[u0 + 4 * uStride]), FloatVector.fromArray(G, lanes, to + 256)).intoArray(lanes, to + 256);
-        p25.fma(s.mul(xs[u0 + 5 * uStride]), FloatVector.fromArray(G, lanes, to + 272)).intoArray(lanes, to + 272);
+        p20.fma(s.mul(xs[uAt]), FloatVector.fromArray(G, lanes, to + 192)).intoArray(lanes, to + 192);
+        p21.fma(s.mul(xs[uAt + uStride]), FloatVector.fromArray(G, lanes, to + 208)).intoArray(lanes, to + 208);
+        p22.fma(s.mul(xs[uAt + 2 * uStride]), FloatVector.fromArray(G, lanes, to + 224)).intoArray(lanes, to + 224);
+        p23.fma(s.mul(xs[uAt + 3 * uStride]), FloatVector.fromArray(G, lanes, to + 240)).intoArray(lanes, to + 240);
+        p24.fma(s.mul(xs[uAt + 4 * uStride]), FloatVector.fromArray(G, lanes, to + 256)).intoArray(lanes, to + 256);
+        p25.fma(s.mul(xs[uAt + 5 * uStride]), FloatVector.fromArray(G, lanes, to + 272)).intoArray(lanes, to + 272);
         s = FloatVector.fromArray(G, ws, s0 + 3 * sStride);
-        p30.fma(s.mul(xs[u0]), FloatVector.fromArray(G, lanes, to + 288)).intoArray(lanes, to + 288);
-        p31.fma(s.mul(xs[u0 + uStride]), FloatVector.fromArray(G, lanes, to + 304)).intoArray(lanes, to + 304);
-        p32.fma(s.mul(xs[u0 + 2 * uStride]), FloatVector.fromArray(G, lanes, to + 320)).intoArray(lanes, to + 320);
-        p33.fma(s.mul(xs[u0 + 3 * uStride]), FloatVector.fromArray(G, lanes, to + 336)).intoArray(lanes, to + 336);
-        p34.fma(s.mul(xs[u0 + 4 * uStride]), FloatVector.fromArray(G, lanes, to + 352)).intoArray(lanes, to + 352);
-        p35.fma(s.mul(xs[u0 + 5 * uStride]), FloatVector.fromArray(G, lanes, to + 368)).intoArray(lanes, to + 368);
+        p30.fma(s.mul(xs[uAt]), FloatVector.fromArray(G, lanes, to + 288)).intoArray(lanes, to + 288);
+        p31.fma(s.mul(xs[uAt + uStride]), FloatVector.fromArray(G, lanes, to + 304)).intoArray(lanes, to + 304);
+        p32.fma(s.mul(xs[uAt + 2 * uStride]), FloatVector.fromArray(G, lanes, to + 320)).intoArray(lanes, to + 320);
+        p33.fma(s.mul(xs[uAt + 3 * uStride]), FloatVector.fromArray(G, lanes, to + 336)).intoArray(lanes, to + 336);
+        p34.fma(s.mul(xs[uAt + 4 * uStride]), FloatVector.fromArray(G, lanes, to + 352)).intoArray(lanes, to + 352);
+        p35.fma(s.mul(xs[uAt + 5 * uStride]), FloatVector.fromArray(G, lanes, to + 368)).intoArray(lanes, to + 368);
     }
 
     /**
