@@ -246,9 +246,12 @@ final class BlockCodes
             long at = base + (long) b * format.blockBytes();
             int c = b * 256;
             FloatVector p = FloatVector.zero(F);
-            // the twelve bytes of 6-bit scales and mins in two loads
-            long sc = data.get(U64_LE, at + 4);
-            int sc8 = data.get(U32_LE, at + 12);
+            // the twelve bytes of 6-bit scales and mins in two loads, unpacked eight at a time
+            long low = data.get(U64_LE, at + 4);
+            int high = data.get(U32_LE, at + 12);
+            long scales = kScales(low, high);
+            long mins = kMins(low, high);
+            int m = 0;
             for (int group = 0; group < 4; group++) {
                 int sub = 2 * group;
                 fourBits(data, at, group, fifthBit);
@@ -259,10 +262,11 @@ final class BlockCodes
                     ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 8).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 8), ps);
                     ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 16).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 16), ps);
                     ps = ((FloatVector) ByteVector.fromArray(B, small, 32 * h + 24).convertShape(VectorOperators.B2F, F, 0)).fma(FloatVector.fromArray(F, xc, xi + 24), ps);
-                    p = ps.fma(FloatVector.broadcast(F, BlockFormat.scale(sc, sc8, j)), p);
+                    p = ps.fma(FloatVector.broadcast(F, (float) ((int) (scales >>> 8 * j) & 0xFF)), p);
+                    m += ((int) (mins >>> 8 * j) & 0xFF) * sums[b * 8 + j];
                 }
             }
-            o += (BlockFormat.f16(data, at + 2) * xs[b]) * minsTimesSums(sc, sc8, sums, b);
+            o += (BlockFormat.f16(data, at + 2) * xs[b]) * m;
             acc = p.fma(FloatVector.broadcast(F, BlockFormat.f16(data, at) * xs[b]), acc);
         }
         return laneTree(acc) + -o;
@@ -314,18 +318,41 @@ final class BlockCodes
             int c = b * 256;
             FloatVector p0 = FloatVector.zero(G);
             FloatVector p1 = FloatVector.zero(G);
-            long sc = data.get(U64_LE, at + 4);
-            int sc8 = data.get(U32_LE, at + 12);
+            long low = data.get(U64_LE, at + 4);
+            int high = data.get(U32_LE, at + 12);
+            long scales = kScales(low, high);
+            long mins = kMins(low, high);
             fourBitsBlock(data, at, fifthBit);
+            int m = 0;
             for (int j = 0; j < 8; j++) {
-                FloatVector s = FloatVector.broadcast(G, BlockFormat.scale(sc, sc8, j));
+                FloatVector s = FloatVector.broadcast(G, (float) ((int) (scales >>> 8 * j) & 0xFF));
                 p0 = q16(32 * j).mul(FloatVector.fromArray(G, xc, c + 32 * j)).fma(s, p0);
                 p1 = q16(32 * j + 16).mul(FloatVector.fromArray(G, xc, c + 32 * j + 16)).fma(s, p1);
+                m += ((int) (mins >>> 8 * j) & 0xFF) * sums[b * 8 + j];
             }
-            o += (BlockFormat.f16(data, at + 2) * xs[b]) * minsTimesSums(sc, sc8, sums, b);
+            o += (BlockFormat.f16(data, at + 2) * xs[b]) * m;
             acc = fold(p0.add(p1)).fma(FloatVector.broadcast(F, BlockFormat.f16(data, at) * xs[b]), acc);
         }
         return laneTreeStored(acc) + -o;
+    }
+
+    /**
+     * A K-quant super-block's eight 6-bit sub-block scales ({@link BlockFormat#scale}) as the bytes of a long, scale
+     * {@code j} in byte {@code j}: {@code low} is the twelve scale bytes' first eight, {@code high} their last four.
+     */
+    static long kScales(long low, int high)
+    {
+        int first = (int) low & 0x3F3F3F3F;
+        int last = high & 0x0F0F0F0F | ((int) low >>> 6 & 0x03030303) << 4;
+        return first & 0xFFFFFFFFL | (long) last << 32;
+    }
+
+    /** The eight 6-bit mins ({@link BlockFormat#minimum}) the same way. */
+    static long kMins(long low, int high)
+    {
+        int first = (int) (low >>> 32) & 0x3F3F3F3F;
+        int last = high >>> 4 & 0x0F0F0F0F | ((int) (low >>> 32) >>> 6 & 0x03030303) << 4;
+        return first & 0xFFFFFFFFL | (long) last << 32;
     }
 
     /**
@@ -381,16 +408,6 @@ final class BlockCodes
     private static FloatVector fold(FloatVector p)
     {
         return (FloatVector) p.add(p.rearrange(SWAP_8)).reinterpretShape(F, 0);
-    }
-
-    /** A Q4_K or Q5_K super-block's eight 6-bit mins times the input's sums of their 32 values: an exact integer, in any order. */
-    private static int minsTimesSums(long sc, int sc8, int[] sums, int b)
-    {
-        int m = 0;
-        for (int j = 0; j < 8; j++) {
-            m += BlockFormat.minimum(sc, sc8, j) * sums[b * 8 + j];
-        }
-        return m;
     }
 
     private static float laneTree(FloatVector acc)
@@ -501,14 +518,17 @@ final class BlockCodes
     {
         scales[block] = BlockFormat.f16(data, at);
         offsets[block] = BlockFormat.f16(data, at + 2);
-        long sc = at + 4;
+        long low = data.get(U64_LE, at + 4);
+        int high = data.get(U32_LE, at + 12);
+        long packedScales = kScales(low, high);
+        long packedMins = kMins(low, high);
         for (int group = 0; group < 4; group++) {
             int sub = 2 * group;
             fourBits(data, at, group, fifthBit);
-            mins[m + sub] = BlockFormat.minimum(data, sc, sub);
-            mins[m + sub + 1] = BlockFormat.minimum(data, sc, sub + 1);
-            widen(0, 4, BlockFormat.scale(data, sc, sub), c + 64 * group);
-            widen(32, 4, BlockFormat.scale(data, sc, sub + 1), c + 64 * group + 32);
+            mins[m + sub] = (int) (packedMins >>> 8 * sub) & 0xFF;
+            mins[m + sub + 1] = (int) (packedMins >>> 8 * sub + 8) & 0xFF;
+            widen(0, 4, (int) (packedScales >>> 8 * sub) & 0xFF, c + 64 * group);
+            widen(32, 4, (int) (packedScales >>> 8 * sub + 8) & 0xFF, c + 64 * group + 32);
         }
     }
 

@@ -82,6 +82,23 @@ class BlockFormatTest
     }
 
     @Test
+    void theScalesAndMinsUnpackedEightAtATimeAreGgmlsOneByOne()
+    {
+        java.util.SplittableRandom random = new java.util.SplittableRandom(17);
+        for (int n = 0; n < 10_000; n++) {
+            // some patterns mostly ones or all ones in places, so that every bit's reach is seen at both values
+            long low = n % 3 == 0 ? ~(random.nextLong() & random.nextLong()) : random.nextLong();
+            int high = n % 5 == 0 ? -1 : random.nextInt();
+            long scales = BlockCodes.kScales(low, high);
+            long mins = BlockCodes.kMins(low, high);
+            for (int j = 0; j < 8; j++) {
+                assertThat((int) (scales >>> 8 * j) & 0xFF).as("scale %d of %x %x", j, low, high).isEqualTo(BlockFormat.scale(low, high, j));
+                assertThat((int) (mins >>> 8 * j) & 0xFF).as("min %d of %x %x", j, low, high).isEqualTo(BlockFormat.minimum(low, high, j));
+            }
+        }
+    }
+
+    @Test
     void q5_kAddsSixteenWhereItsHighBitIsSet()
     {
         ByteBuffer block = kScales(block(BlockFormat.Q5_K).putShort(0, ONE).putShort(2, HALF), 4);
