@@ -4,6 +4,8 @@ import io.handoff.core.model.BlockFormat;
 import io.handoff.core.model.Kernels;
 import io.handoff.core.model.WeightMatrix;
 import io.handoff.core.model.gguf.BlockQuantizer;
+import jdk.incubator.vector.LongVector;
+import jdk.incubator.vector.VectorOperators;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -19,15 +21,20 @@ import org.openjdk.jmh.annotations.Warmup;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import java.util.SplittableRandom;
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinTask;
 import java.util.concurrent.TimeUnit;
 
 /**
  * A decode step's product with a large quantized matrix: one token times 131,072 rows of 1,024 values (a Llama 3
  * vocabulary's output layer is 128,256 of them) on two threads, in milliseconds. The matrix (108 MiB in Q6_K, 72 MiB in
- * Q4_K) streams from memory as every layer of a decode step does, so bytes per second is what counts: the matrix's size
- * divided by the time, against the machine's read bandwidth ({@code bench attention} measures it).
+ * Q4_K) streams from memory as every layer of a decode step does, so bytes per second is what counts. The reference,
+ * {@link #read}, sums the same bytes on the same two threads (a half each, in the machine's widest lanes): the product's time over the
+ * read's is how far the kernel is from the memory's speed. 2,048 rows (1.1 to 1.6 MiB) stay in the cores' caches, where
+ * the arithmetic alone counts.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -40,13 +47,13 @@ public class DecodeProductBenchmark
     @Param({"Q4_K", "Q6_K"})
     public String type;
 
-    /** 131,072 rows stream from memory; 2,048 (1.1 to 1.6 MiB) stay in the cores' caches, so only the arithmetic counts. */
     @Param({"131072", "2048"})
     public int rows;
 
     private static final int COLS = 1024;
 
     private Arena arena;
+    private MemorySegment data;
     private ForkJoinPool pool;
     private WeightMatrix matrix;
     private float[] x;
@@ -61,7 +68,7 @@ public class DecodeProductBenchmark
         // quantized a slab of rows at a time: the whole matrix in F32 would be 512 MiB
         int slab = Math.min(rows, 4096);
         long slabBytes = (long) slab * COLS / format.blockElements() * format.blockBytes();
-        MemorySegment data = arena.allocate(slabBytes * (rows / slab), 64);
+        data = arena.allocate(slabBytes * (rows / slab), 64);
         float[] weights = new float[slab * COLS];
         for (int s = 0; s < rows / slab; s++) {
             for (int i = 0; i < weights.length; i++) {
@@ -91,5 +98,27 @@ public class DecodeProductBenchmark
     {
         Kernels.matmul(pool, out, 0, rows, matrix, x, 0, COLS, 1);
         return out;
+    }
+
+    @Benchmark
+    public long read()
+    {
+        long half = data.byteSize() / 2 / 64 * 64;
+        ForkJoinTask<Long> second = pool.submit(() -> sum(half, data.byteSize()));
+        return sum(0, half) + second.join();
+    }
+
+    private long sum(long from, long to)
+    {
+        LongVector acc = LongVector.zero(LongVector.SPECIES_PREFERRED);
+        long at = from;
+        for (; at + 64 <= to; at += 64) {
+            acc = acc.add(LongVector.fromMemorySegment(LongVector.SPECIES_PREFERRED, data, at, ByteOrder.LITTLE_ENDIAN));
+        }
+        long sum = acc.reduceLanes(VectorOperators.ADD);
+        for (; at < to; at++) {
+            sum += data.get(ValueLayout.JAVA_BYTE, at);
+        }
+        return sum;
     }
 }
