@@ -25,16 +25,20 @@ class BenchComputeIT
     Path temp;
 
     @ParameterizedTest
-    @CsvSource({"triton, tiny-mla, f32", "aiter, tiny-mla, bf16", "triton, tiny-gqa, f16"})
-    void benchAttentionReportsDecodeBandwidthAgainstTheSameRunsReadBandwidth(String plugin, String model, String dtype)
+    @CsvSource({"triton, tiny-mla, f32, auto, F32", "aiter, tiny-mla, bf16, auto, F32", "triton, tiny-gqa, f16, auto, F32",
+            "triton, tiny-gqa, f16, llama-cpp, LLAMA_CPP_F16"})
+    void benchAttentionReportsDecodeBandwidthAgainstTheSameRunsReadBandwidth(String plugin, String model, String dtype, String arithmetic,
+            String computed)
             throws Exception
     {
         Launcher.Run run = Launcher.run(temp, "bench", "attention", "--attention", plugin, "--model", model, "--kv-dtype", dtype,
-                "--batch", "2", "--seq-len", "100,300", "--extend-tokens", "20", "--rounds", "1", "--stream-mib", "16", "--json");
+                "--batch", "2", "--seq-len", "100,300", "--extend-tokens", "20", "--rounds", "1", "--stream-mib", "16", "--json",
+                "-Dhandoff.attention.arithmetic=" + arithmetic);
 
         assertThat(run.exitCode()).as(run.describe()).isZero();
         JsonNode result = JSON.readTree(run.stdout());
         assertThat(result.get("plugin").asText()).isEqualTo(plugin);
+        assertThat(result.get("arithmetic").asText()).as("the arithmetic the engine would run").isEqualTo(computed);
         assertThat(result.get("model").asText()).isEqualTo(model);
         assertThat(result.get("kv_dtype").asText()).isEqualTo(dtype.toUpperCase());
         assertThat(result.get("threads").asInt()).isPositive();

@@ -237,7 +237,7 @@ public final class ComputeEngine
      * auto) and the attention backend computes it, so that such a file computes as llama.cpp computes it all through; F32
      * otherwise.
      */
-    static AttentionArithmetic attentionArithmetic(Config config, ModelSource source, AttentionCapabilities backend)
+    public static AttentionArithmetic attentionArithmetic(Config config, ModelSource source, AttentionCapabilities backend)
     {
         String setting = config.getString(ARITHMETIC_KEY);
         return switch (setting) {

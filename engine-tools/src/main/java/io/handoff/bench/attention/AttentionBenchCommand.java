@@ -12,6 +12,7 @@ import io.handoff.core.model.ModelConfig;
 import io.handoff.core.plugin.PluginEntry;
 import io.handoff.core.plugin.PluginRegistry;
 import io.handoff.core.runtime.Engine;
+import io.handoff.core.runtime.ComputeEngine;
 import io.handoff.core.runtime.ModelSource;
 import io.handoff.spi.PluginSettings;
 import io.handoff.spi.attention.AttentionBackend;
@@ -187,15 +188,17 @@ public final class AttentionBenchCommand
         provider.capabilities(settings).refusal(plugin, geometry.layout(), pageSize, dtype).ifPresent(reason -> {
             throw new IllegalArgumentException(reason + "; choose another --attention (" + engine.plugins().available("attention") + ") or --model");
         });
+        // the arithmetic the engine would run this model and plugin with (handoff.attention.arithmetic)
+        AttentionGeometry computed = geometry.withArithmetic(ComputeEngine.attentionArithmetic(config, source, provider.capabilities(settings)));
 
         ForkJoinPool pool = new ForkJoinPool(threadCount);
         try (SeededKv kv = new SeededKv(kvGeometry, geometry, batch, maxSeqLen, SEED);
                 ReadBandwidth stream = new ReadBandwidth((long) streamMib << 20, pool, threadCount, SEED)) {
-            AttentionBackend backend = PluginRegistry.inContext(engine.plugins().loaderOf(entry), () -> provider.create(geometry, kv.view(), settings));
+            AttentionBackend backend = PluginRegistry.inContext(engine.plugins().loaderOf(entry), () -> provider.create(computed, kv.view(), settings));
             AttentionTimer timer = new AttentionTimer(backend, pool, modelConfig.layers());
             List<SeqLenCase> cases = new ArrayList<>();
             for (int seqLen : seqLens) {
-                cases.add(new SeqLenCase(kv, backend, geometry, batch, seqLen, Math.min(extendTokens, seqLen)));
+                cases.add(new SeqLenCase(kv, backend, computed, batch, seqLen, Math.min(extendTokens, seqLen)));
             }
             RoundRobin rounds = new RoundRobin(timer, stream, cases);
             rounds.warmUp(TARGET_SECONDS);
@@ -206,7 +209,8 @@ public final class AttentionBenchCommand
                             + c.seqLen + ") differs from extend of the same position, or is not finite; the plugin breaks its bit-exactness contract");
                 }
             }
-            return rounds.result(plugin, modelConfig.name(), dtype, pageSize, modelConfig.layers(), batch, threadCount, kv.footprintBytes());
+            return rounds.result(plugin, modelConfig.name(), computed.arithmetic(), dtype, pageSize, modelConfig.layers(), batch, threadCount,
+                    kv.footprintBytes());
         }
         finally {
             pool.shutdown();

@@ -26,8 +26,9 @@ final class AttentionFigures
 
     void printTable(PrintWriter out)
     {
-        out.printf(Locale.ROOT, "attention plugin %s, model %s, KV %s, page %d, %d layers, %d threads, median of %d rounds%n",
-                result.get("plugin").asText(), result.get("model").asText(), result.get("kv_dtype").asText(), result.get("page_size").asInt(),
+        out.printf(Locale.ROOT, "attention plugin %s (%s arithmetic), model %s, KV %s, page %d, %d layers, %d threads, median of %d rounds%n",
+                result.get("plugin").asText(), result.get("arithmetic").asText(), result.get("model").asText(), result.get("kv_dtype").asText(),
+                result.get("page_size").asInt(),
                 result.get("layers").asInt(), result.get("threads").asInt(), result.get("rounds").asInt());
         out.printf(Locale.ROOT, "%8s %6s %11s %15s %10s %7s %13s%n", HEADER.toArray());
         for (List<String> row : rows()) {

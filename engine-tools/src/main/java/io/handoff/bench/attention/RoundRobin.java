@@ -3,6 +3,7 @@ package io.handoff.bench.attention;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.handoff.spi.attention.AttentionArithmetic;
 import io.handoff.spi.attention.KvDtype;
 
 import java.math.BigDecimal;
@@ -63,11 +64,13 @@ final class RoundRobin
         }
     }
 
-    ObjectNode result(String plugin, String model, KvDtype dtype, int pageSize, int layers, int batch, int threads, long poolBytes)
+    ObjectNode result(String plugin, String model, AttentionArithmetic arithmetic, KvDtype dtype, int pageSize, int layers, int batch, int threads,
+            long poolBytes)
     {
         ObjectNode root = new ObjectMapper().createObjectNode();
         root.put("plugin", plugin);
         root.put("model", model);
+        root.put("arithmetic", arithmetic.name());
         root.put("kv_dtype", dtype.name());
         root.put("page_size", pageSize);
         root.put("layers", layers);

@@ -80,15 +80,14 @@ final class LlamaCppSoftmax
         else {
             int t = 0;
             if (W.length() == 16 && qkDim % 64 == 0) {
-                for (; t + 1 < count; t += 2) {
-                    for (int g = 0; g < heads; g++) {
-                        scoresOfTwo(query, g * qkDim, keys, t * qkDim, qkDim, scale, scores, g * count + t);
-                    }
+                for (int g = 0; g < heads; g++) {
+                    scoresInPairs(query, g * qkDim, keys, tile.keyBase, tile.keyStride, qkDim, count / 2, scale, scores, g * count);
                 }
+                t = count - count % 2;
             }
             for (; t < count; t++) {
                 for (int g = 0; g < heads; g++) {
-                    scores[g * count + t] = dot(query, g * qkDim, keys, t * qkDim, qkDim) * scale;
+                    scores[g * count + t] = dot(query, g * qkDim, keys, tile.keyBase + t * tile.keyStride, qkDim) * scale;
                 }
             }
         }
@@ -121,7 +120,7 @@ final class LlamaCppSoftmax
                 weights[g] = vs;
                 out.sum[index + g] = out.sum[index + g] * ms + vs;
             }
-            addF16(values, t * tile.valueStride, weights, heads, acc, index * vDim, vDim);
+            addF16(values, tile.valueBase + t * tile.valueStride, weights, heads, acc, index * vDim, vDim);
         }
     }
 
@@ -281,45 +280,49 @@ final class LlamaCppSoftmax
     }
 
     /**
-     * {@link #dotWide}'s scores of one query against keys {@code t} and {@code t + 1} (at {@code keys[k ..]} and
-     * {@code keys[k + qkDim ..]}), times {@code scale}, into {@code out[o]} and {@code out[o + 1]}; for whole 64-value
-     * chunks. The two keys' accumulators run side by side, and after the first fold the second key's eight lanes move into
+     * {@link #dotWide}'s scores of one query against keys {@code 0 .. 2 * pairs - 1} (key {@code t} at
+     * {@code keys[base + t * stride ..]}), times {@code scale}, into {@code out[o + t]}; for whole 64-value chunks. Keys go
+     * two at a time: their accumulators run side by side, and after the first fold the second key's eight lanes move into
      * the first's high half, so the rest of both trees (lanes {@code l + 4}, then the last four as
-     * {@code (c0 + c2) + (c1 + c3)}) is one series of lane swaps and adds, each adding the tree's two operands.
+     * {@code (c0 + c2) + (c1 + c3)}) is one series of lane swaps and adds, each adding the tree's two operands. The pairs
+     * loop here, so that one pair's tree overlaps the next pair's products.
      */
-    private static void scoresOfTwo(float[] query, int q0, float[] keys, int k, int qkDim, float scale, float[] out, int o)
+    private static void scoresInPairs(float[] query, int q0, float[] keys, int base, int stride, int qkDim, int pairs, float scale, float[] out, int o)
     {
-        int l = k + qkDim;
-        FloatVector a0 = FloatVector.zero(W);
-        FloatVector a1 = a0;
-        FloatVector a2 = a0;
-        FloatVector a3 = a0;
-        FloatVector b0 = a0;
-        FloatVector b1 = a0;
-        FloatVector b2 = a0;
-        FloatVector b3 = a0;
-        for (int i = 0; i < qkDim; i += 64) {
-            FloatVector x = FloatVector.fromArray(W, query, q0 + i);
-            a0 = x.fma(FloatVector.fromArray(W, keys, k + i), a0);
-            b0 = x.fma(FloatVector.fromArray(W, keys, l + i), b0);
-            x = FloatVector.fromArray(W, query, q0 + i + 16);
-            a1 = x.fma(FloatVector.fromArray(W, keys, k + i + 16), a1);
-            b1 = x.fma(FloatVector.fromArray(W, keys, l + i + 16), b1);
-            x = FloatVector.fromArray(W, query, q0 + i + 32);
-            a2 = x.fma(FloatVector.fromArray(W, keys, k + i + 32), a2);
-            b2 = x.fma(FloatVector.fromArray(W, keys, l + i + 32), b2);
-            x = FloatVector.fromArray(W, query, q0 + i + 48);
-            a3 = x.fma(FloatVector.fromArray(W, keys, k + i + 48), a3);
-            b3 = x.fma(FloatVector.fromArray(W, keys, l + i + 48), b3);
+        for (int p = 0; p < pairs; p++) {
+            int k = base + 2 * p * stride;
+            int l = k + stride;
+            FloatVector a0 = FloatVector.zero(W);
+            FloatVector a1 = a0;
+            FloatVector a2 = a0;
+            FloatVector a3 = a0;
+            FloatVector b0 = a0;
+            FloatVector b1 = a0;
+            FloatVector b2 = a0;
+            FloatVector b3 = a0;
+            for (int i = 0; i < qkDim; i += 64) {
+                FloatVector x = FloatVector.fromArray(W, query, q0 + i);
+                a0 = x.fma(FloatVector.fromArray(W, keys, k + i), a0);
+                b0 = x.fma(FloatVector.fromArray(W, keys, l + i), b0);
+                x = FloatVector.fromArray(W, query, q0 + i + 16);
+                a1 = x.fma(FloatVector.fromArray(W, keys, k + i + 16), a1);
+                b1 = x.fma(FloatVector.fromArray(W, keys, l + i + 16), b1);
+                x = FloatVector.fromArray(W, query, q0 + i + 32);
+                a2 = x.fma(FloatVector.fromArray(W, keys, k + i + 32), a2);
+                b2 = x.fma(FloatVector.fromArray(W, keys, l + i + 32), b2);
+                x = FloatVector.fromArray(W, query, q0 + i + 48);
+                a3 = x.fma(FloatVector.fromArray(W, keys, k + i + 48), a3);
+                b3 = x.fma(FloatVector.fromArray(W, keys, l + i + 48), b3);
+            }
+            FloatVector first = a0.add(a2).add(a1.add(a3));
+            FloatVector second = b0.add(b2).add(b1.add(b3));
+            FloatVector both = first.add(first.rearrange(SWAP_8)).blend(second.add(second.rearrange(SWAP_8)).rearrange(SWAP_8), HIGH_HALF);
+            both = both.add(both.rearrange(SWAP_4));
+            both = both.add(both.rearrange(SWAP_2));
+            both = both.add(both.rearrange(SWAP_1));
+            out[o + 2 * p] = both.lane(0) * scale;
+            out[o + 2 * p + 1] = both.lane(8) * scale;
         }
-        FloatVector first = a0.add(a2).add(a1.add(a3));
-        FloatVector second = b0.add(b2).add(b1.add(b3));
-        FloatVector both = first.add(first.rearrange(SWAP_8)).blend(second.add(second.rearrange(SWAP_8)).rearrange(SWAP_8), HIGH_HALF);
-        both = both.add(both.rearrange(SWAP_4));
-        both = both.add(both.rearrange(SWAP_2));
-        both = both.add(both.rearrange(SWAP_1));
-        out[o] = both.lane(0) * scale;
-        out[o + 1] = both.lane(8) * scale;
     }
 
     /** {@code acc[i] = f16(acc[i] * scale)}. */

@@ -3,6 +3,7 @@ package io.handoff.plugin.triton;
 import io.handoff.math.ExactExp;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -85,54 +86,99 @@ final class SplitSoftmax
         int g = 0;
         for (; g + 3 < heads; g += 4) {
             if (WIDE && qkDim % (2 * WIDTH) == 0) {
-                scores4Wide(q, qOffset + g * qkDim, qkDim, tile.keys, count, scale, scores, g * count);
+                scores4Wide(q, qOffset + g * qkDim, qkDim, tile.keys, tile.keyBase, tile.keyStride, count, scale, scores, g * count);
             }
             else {
-                scores4(q, qOffset + g * qkDim, qkDim, tile.keys, count, scale, scores, g * count);
+                scores4(q, qOffset + g * qkDim, qkDim, tile.keys, tile.keyBase, tile.keyStride, count, scale, scores, g * count);
             }
         }
         for (; g < heads; g++) {
             for (int t = 0; t < count; t++) {
-                scores[g * count + t] = dot(q, qOffset + g * qkDim, tile.keys, t * qkDim, qkDim) * scale;
+                scores[g * count + t] = dot(q, qOffset + g * qkDim, tile.keys, tile.keyBase + t * tile.keyStride, qkDim) * scale;
             }
         }
         for (g = 0; g < heads; g++) {
             int at = g * count;
-            float max = Float.NEGATIVE_INFINITY;
-            for (int t = 0; t < count; t++) {
-                max = Math.max(max, scores[at + t]);
-            }
-            // the weights exp(s - max) a lane-width batch at a time, with StrictMath.exp's bits; the sums keep key order
+            float max = max(scores, at, count);
+            // the weights exp(s - max) a lane-width batch at a time, with StrictMath.exp's bits
             ExactExp.expMinus(scores, at, max, scores, at, count);
-            float sum = 0;
-            for (int t = 0; t < count; t++) {
-                sum += scores[at + t];
-            }
             out.max[index + g] = max;
-            out.sum[index + g] = sum;
         }
+        sums(scores, count, heads, out.sum, index);
         Arrays.fill(out.acc, index * vDim, (index + heads) * vDim, 0f);
         for (g = 0; g + 3 < heads; g += 4) {
-            accumulate4(scores, g * count, count, tile.values, tile.valueStride, out.acc, (index + g) * vDim, vDim);
+            accumulate4(scores, g * count, count, tile.values, tile.valueBase, tile.valueStride, out.acc, (index + g) * vDim, vDim);
         }
         for (; g < heads; g++) {
             for (int t = 0; t < count; t++) {
-                axpy(scores[g * count + t], tile.values, t * tile.valueStride, out.acc, (index + g) * vDim, vDim);
+                axpy(scores[g * count + t], tile.values, tile.valueBase + t * tile.valueStride, out.acc, (index + g) * vDim, vDim);
             }
         }
     }
 
+    /** The largest of {@code values[at .. at + count)} as {@link Math#max} finds it, which any grouping of the values gives. */
+    private static float max(float[] values, int at, int count)
+    {
+        int t = 0;
+        float max = Float.NEGATIVE_INFINITY;
+        if (count >= WIDTH) {
+            FloatVector lanes = FloatVector.broadcast(LANES, Float.NEGATIVE_INFINITY);
+            for (; t + WIDTH <= count; t += WIDTH) {
+                lanes = lanes.max(FloatVector.fromArray(LANES, values, at + t));
+            }
+            max = lanes.reduceLanes(VectorOperators.MAX);
+        }
+        for (; t < count; t++) {
+            max = Math.max(max, values[at + t]);
+        }
+        return max;
+    }
+
     /**
-     * The scores of four queries ({@code q[q0 + j * qkDim ..]}, {@code j < 4}) against keys {@code 0 .. count-1}, each
-     * {@link #dot} times {@code scale}, into {@code out[o + j * count + t]}: the four dots' accumulators side by side.
+     * Each head's weights ({@code weights[g * count ..]}) summed in key order into {@code sums[index + g]}: four heads'
+     * chains side by side, each the same additions as alone.
      */
-    private static void scores4(float[] q, int q0, int qkDim, float[] keys, int count, float scale, float[] out, int o)
+    private static void sums(float[] weights, int count, int heads, float[] sums, int index)
+    {
+        int g = 0;
+        for (; g + 3 < heads; g += 4) {
+            int a0 = g * count;
+            float s0 = 0;
+            float s1 = 0;
+            float s2 = 0;
+            float s3 = 0;
+            for (int t = 0; t < count; t++) {
+                s0 += weights[a0 + t];
+                s1 += weights[a0 + count + t];
+                s2 += weights[a0 + 2 * count + t];
+                s3 += weights[a0 + 3 * count + t];
+            }
+            sums[index + g] = s0;
+            sums[index + g + 1] = s1;
+            sums[index + g + 2] = s2;
+            sums[index + g + 3] = s3;
+        }
+        for (; g < heads; g++) {
+            float sum = 0;
+            for (int t = 0; t < count; t++) {
+                sum += weights[g * count + t];
+            }
+            sums[index + g] = sum;
+        }
+    }
+
+    /**
+     * The scores of four queries ({@code q[q0 + j * qkDim ..]}, {@code j < 4}) against keys {@code 0 .. count-1} (key
+     * {@code t} at {@code keys[base + t * stride ..]}), each {@link #dot} times {@code scale}, into
+     * {@code out[o + j * count + t]}: the four dots' accumulators side by side.
+     */
+    private static void scores4(float[] q, int q0, int qkDim, float[] keys, int base, int stride, int count, float scale, float[] out, int o)
     {
         int q1 = q0 + qkDim;
         int q2 = q1 + qkDim;
         int q3 = q2 + qkDim;
         for (int t = 0; t < count; t++) {
-            int k = t * qkDim;
+            int k = base + t * stride;
             FloatVector even0 = FloatVector.zero(LANES);
             FloatVector odd0 = even0;
             FloatVector even1 = even0;
@@ -185,18 +231,18 @@ final class SplitSoftmax
     }
 
     /**
-     * {@link #axpy} of every key's value row ({@code values[t * stride ..]}) into four heads' accumulators
+     * {@link #axpy} of every key's value row ({@code values[base + t * stride ..]}) into four heads' accumulators
      * ({@code acc[a0 + j * vDim ..]}) with their weights ({@code weights[w0 + j * count + t]}), keys in order: each
      * element's chain of fused steps is axpy's, sixteen elements of four heads held in registers over all the keys.
      */
-    private static void accumulate4(float[] weights, int w0, int count, float[] values, int stride, float[] acc, int a0, int vDim)
+    private static void accumulate4(float[] weights, int w0, int count, float[] values, int base, int stride, float[] acc, int a0, int vDim)
     {
         int w1 = w0 + count;
         int w2 = w1 + count;
         int w3 = w2 + count;
         int wide = WIDE ? vDim - vDim % (4 * WIDTH) : 0;
         if (wide > 0) {
-            accumulate4Wide(weights, w0, count, values, stride, acc, a0, vDim, wide);
+            accumulate4Wide(weights, w0, count, values, base, stride, acc, a0, vDim, wide);
         }
         int d = vDim - vDim % (2 * WIDTH);
         // keys a block at a time, so that a block's rows stay in L1 while every sixteen elements of them pass
@@ -216,8 +262,8 @@ final class SplitSoftmax
                 FloatVector low3 = FloatVector.fromArray(LANES, acc, c3);
                 FloatVector high3 = FloatVector.fromArray(LANES, acc, c3 + WIDTH);
                 for (int t = t0; t < tEnd; t++) {
-                    FloatVector low = FloatVector.fromArray(LANES, values, t * stride + e);
-                    FloatVector high = FloatVector.fromArray(LANES, values, t * stride + e + WIDTH);
+                    FloatVector low = FloatVector.fromArray(LANES, values, base + t * stride + e);
+                    FloatVector high = FloatVector.fromArray(LANES, values, base + t * stride + e + WIDTH);
                     FloatVector p = FloatVector.broadcast(LANES, weights[w0 + t]);
                     low0 = low.fma(p, low0);
                     high0 = high.fma(p, high0);
@@ -244,7 +290,7 @@ final class SplitSoftmax
         // the rest of the row, a head at a time (axpy's own steps)
         for (int j = 0; j < 4 && d < vDim; j++) {
             for (int t = 0; t < count; t++) {
-                axpy(weights[w0 + j * count + t], values, t * stride + d, acc, a0 + j * vDim + d, vDim - d);
+                axpy(weights[w0 + j * count + t], values, base + t * stride + d, acc, a0 + j * vDim + d, vDim - d);
             }
         }
     }
@@ -255,15 +301,15 @@ final class SplitSoftmax
      * high lanes onto the low ones gives {@code even + odd}, then the tree. Two keys at a time, so that eight chains of
      * products are in flight. For whole steps of sixteen values.
      */
-    private static void scores4Wide(float[] q, int q0, int qkDim, float[] keys, int count, float scale, float[] out, int o)
+    private static void scores4Wide(float[] q, int q0, int qkDim, float[] keys, int base, int stride, int count, float scale, float[] out, int o)
     {
         int q1 = q0 + qkDim;
         int q2 = q1 + qkDim;
         int q3 = q2 + qkDim;
         int t = 0;
         for (; t + 1 < count; t += 2) {
-            int k = t * qkDim;
-            int l = k + qkDim;
+            int k = base + t * stride;
+            int l = k + stride;
             FloatVector a0 = FloatVector.zero(WIDE_LANES);
             FloatVector a1 = a0;
             FloatVector a2 = a0;
@@ -304,7 +350,7 @@ final class SplitSoftmax
         }
         if (t < count) {
             for (int j = 0; j < 4; j++) {
-                out[o + j * count + t] = dot(q, q0 + j * qkDim, keys, t * qkDim, qkDim) * scale;
+                out[o + j * count + t] = dot(q, q0 + j * qkDim, keys, base + t * stride, qkDim) * scale;
             }
         }
     }
@@ -326,7 +372,8 @@ final class SplitSoftmax
      * {@link #accumulate4}'s elements {@code 0 .. wide-1} (a multiple of 32) in 16-lane vectors, 32 elements of four heads
      * in registers over a block of keys: each element's chain is the same fused steps in key order.
      */
-    private static void accumulate4Wide(float[] weights, int w0, int count, float[] values, int stride, float[] acc, int a0, int vDim, int wide)
+    private static void accumulate4Wide(float[] weights, int w0, int count, float[] values, int base, int stride, float[] acc, int a0, int vDim,
+            int wide)
     {
         int w1 = w0 + count;
         int w2 = w1 + count;
@@ -348,8 +395,8 @@ final class SplitSoftmax
                 FloatVector low3 = FloatVector.fromArray(WIDE_LANES, acc, c3);
                 FloatVector high3 = FloatVector.fromArray(WIDE_LANES, acc, c3 + n);
                 for (int t = t0; t < tEnd; t++) {
-                    FloatVector low = FloatVector.fromArray(WIDE_LANES, values, t * stride + e);
-                    FloatVector high = FloatVector.fromArray(WIDE_LANES, values, t * stride + e + n);
+                    FloatVector low = FloatVector.fromArray(WIDE_LANES, values, base + t * stride + e);
+                    FloatVector high = FloatVector.fromArray(WIDE_LANES, values, base + t * stride + e + n);
                     FloatVector p = FloatVector.broadcast(WIDE_LANES, weights[w0 + t]);
                     low0 = low.fma(p, low0);
                     high0 = high.fma(p, high0);

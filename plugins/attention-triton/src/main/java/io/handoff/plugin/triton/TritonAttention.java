@@ -8,6 +8,8 @@ import io.handoff.spi.attention.DecodeMetadata;
 import io.handoff.spi.attention.ExtendMetadata;
 import io.handoff.spi.attention.KvCacheView;
 
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.stream.IntStream;
 
 import static io.handoff.plugin.triton.SplitSoftmax.merge;
@@ -16,9 +18,9 @@ import static java.util.Objects.requireNonNull;
 /**
  * Two-stage split-KV flash-decoding and a tiled extend over the paged KV pool.
  *
- * <p>Decode, stage 1: for every (request, KV head, split) one task loads the split's rows and computes
- * a {@link Partials partial} for each query head of the group (for MLA: every query head against the one
- * latent row). Stage 2: for every (request, query head) one task merges the request's partials left to
+ * <p>Decode, stage 1: for every (request, split) and group of KV heads one task loads the split's rows of
+ * those heads, slot by slot, and computes a {@link Partials partial} for each query head of each head's group
+ * (for MLA: every query head against the one latent row). Stage 2: for every (request, query head) one task merges the request's partials left to
  * right. Extend: for every (request, KV head, block of query rows) one task walks the tiles
  * {@code [k * SPLIT_TOKENS, (k + 1) * SPLIT_TOKENS)} in ascending order, computing each query's partial
  * over the keys of the tile it may see and merging it into that query's running state.
@@ -43,6 +45,12 @@ final class TritonAttention
     /** Query rows times query heads of a group that one extend task keeps running state for. */
     private static final int EXTEND_STATES_PER_TASK = 128;
 
+    /** The floats of the KV heads one decode task loads together: a split's rows of them stay within L2. */
+    private static final int DECODE_TILE_FLOATS = 128 * 1024;
+
+    /** Decode tasks per thread below which a task takes fewer KV heads, so that short sequences still spread over the threads. */
+    private static final int DECODE_TASKS_PER_THREAD = 4;
+
     private final AttentionGeometry geometry;
     private final KvCacheView kv;
     private final int numQHeads;
@@ -53,6 +61,8 @@ final class TritonAttention
     private final ThreadLocal<KeyTile> tiles;
     /** {@link AttentionArithmetic#LLAMA_CPP_F16}: the tiles' rows are rounded to F16 as they load. */
     private final boolean llamaCpp;
+    /** The most KV heads a decode task loads together: a divisor of the KV heads. */
+    private final int decodeHeads;
 
     TritonAttention(AttentionGeometry geometry, KvCacheView kv)
     {
@@ -64,7 +74,9 @@ final class TritonAttention
         this.vDim = geometry.vDim();
         this.scale = geometry.scale();
         this.llamaCpp = geometry.arithmetic() == AttentionArithmetic.LLAMA_CPP_F16;
-        this.tiles = ThreadLocal.withInitial(() -> new KeyTile(kv, SPLIT_TOKENS, qkDim, vDim, llamaCpp, groupSize));
+        int rowFloats = SPLIT_TOKENS * (qkDim + (kv.valuesInKeyRow() ? 0 : vDim));
+        this.decodeHeads = largestDivisor(geometry.numKvHeads(), Math.max(1, DECODE_TILE_FLOATS / rowFloats));
+        this.tiles = ThreadLocal.withInitial(() -> new KeyTile(kv, SPLIT_TOKENS, qkDim, vDim, llamaCpp, groupSize, decodeHeads));
     }
 
     @Override
@@ -105,16 +117,23 @@ final class TritonAttention
         int numKvHeads = geometry.numKvHeads();
         Partials partials = new Partials(totalSplits * numQHeads, vDim);
 
-        IntStream.range(0, totalSplits * numKvHeads).parallel().forEach(task -> {
-            int split = task / numKvHeads;
-            int kvHead = task % numKvHeads;
+        // each task a split of one request and some of its KV heads, their rows read slot by slot in one pass; how many
+        // heads a task takes changes where rows are read, never a head's arithmetic
+        int heads = tileHeads(totalSplits);
+        int headGroups = numKvHeads / heads;
+        IntStream.range(0, totalSplits * headGroups).parallel().forEach(task -> {
+            int split = task / headGroups;
+            int firstHead = task % headGroups * heads;
             int request = splitRequest[split];
             int from = (split - firstSplit[request]) * SPLIT_TOKENS;
             int to = Math.min(from + SPLIT_TOKENS, seqLens[request]);
             KeyTile tile = tiles.get();
-            tile.load(layer, kvIndices, kvIndptr[request], from, to, kvHead);
-            int h = kvHead * groupSize;
-            groupPartials(tile, to - from, q, (request * numQHeads + h) * qkDim, partials, split * numQHeads + h);
+            tile.loadHeads(layer, kvIndices, kvIndptr[request], from, to, firstHead, heads);
+            for (int k = 0; k < heads; k++) {
+                tile.select(k);
+                int h = (firstHead + k) * groupSize;
+                groupPartials(tile, to - from, q, (request * numQHeads + h) * qkDim, partials, split * numQHeads + h);
+            }
         });
 
         // The first split's partial is the running state; no other task touches it.
@@ -163,6 +182,38 @@ final class TritonAttention
             int firstPosition = prefixLens[request] + (firstRow - qoIndptr[request]);
             extendBlock(layer, kvIndices, kvIndptr[request], firstRow, endRow, firstPosition, kvHead, q, out);
         });
+    }
+
+    /**
+     * KV heads per decode task for {@code splits} splits: {@link #decodeHeads}, or a smaller divisor of the KV heads where
+     * that would leave fewer than {@link #DECODE_TASKS_PER_THREAD} tasks per thread of the pool.
+     */
+    int tileHeads(int splits)
+    {
+        int numKvHeads = geometry.numKvHeads();
+        int wanted = DECODE_TASKS_PER_THREAD * parallelism();
+        int heads = decodeHeads;
+        while (heads > 1 && splits * (numKvHeads / heads) < wanted) {
+            heads = largestDivisor(numKvHeads, heads - 1);
+        }
+        return heads;
+    }
+
+    /** The threads a parallel stream started here runs on: this worker's pool, or the common pool. */
+    private static int parallelism()
+    {
+        return Thread.currentThread() instanceof ForkJoinWorkerThread worker ? worker.getPool().getParallelism() : ForkJoinPool.getCommonPoolParallelism();
+    }
+
+    /** The largest divisor of {@code n} that is at most {@code bound} (at least 1). */
+    static int largestDivisor(int n, int bound)
+    {
+        for (int d = Math.min(n, bound); d > 1; d--) {
+            if (n % d == 0) {
+                return d;
+            }
+        }
+        return 1;
     }
 
     /** Rows {@code firstRow .. endRow-1} of one request, at positions {@code firstPosition ..}, for one KV head's query heads. */

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -183,6 +184,38 @@ class TritonAttentionTest
                     for (int p = from; p < to; p++) {
                         assertThat(fixture.row(part, p - from)).as("%s position %d in chunk %d", geometry.layout(), p, from).isEqualTo(fixture.row(whole, p));
                     }
+                }
+            }
+        }
+    }
+
+    /**
+     * A decode task loads a split's rows of all the KV heads at once, or of one head where that would leave too few tasks
+     * for the pool's threads: each head's result is the same bits either way, and equal to extend of the same position
+     * (whose tiles hold one head), in every KV element type.
+     */
+    @ParameterizedTest
+    @EnumSource(KvDtype.class)
+    void decodeIsBitIdenticalWhetherATaskLoadsOneKvHeadOrAll(KvDtype dtype)
+            throws Exception
+    {
+        for (String layout : List.of("GQA", "MHA")) {
+            AttentionGeometry geometry = GEOMETRIES.get(layout);
+            try (Arena arena = Arena.ofShared(); ForkJoinPool one = new ForkJoinPool(1); ForkJoinPool many = new ForkJoinPool(64)) {
+                KvFixture fixture = KvFixture.create(arena, geometry, 16, dtype, 18, RAGGED);
+                TritonAttention backend = (TritonAttention) triton(fixture);
+                Step decode = fixture.decode(backend, 0, 1, 2, 3, 4, 5);
+                int splits = IntStream.of(RAGGED).map(backend::numKvSplits).sum();
+                assertThat(one.submit(() -> backend.tileHeads(splits)).get()).isEqualTo(geometry.numKvHeads());
+                assertThat(many.submit(() -> backend.tileHeads(splits)).get()).isEqualTo(1);
+                float[] allHeads = one.submit(() -> fixture.run(backend, decode)).get();
+                float[] oneHead = many.submit(() -> fixture.run(backend, decode)).get();
+                assertThat(allHeads).as(layout).isEqualTo(oneHead);
+                float[] extended = fixture.run(backend, fixture.prefill(0, 1, 2, 3, 4, 5));
+                int row = 0;
+                for (int s = 0; s < RAGGED.length; s++) {
+                    row += RAGGED[s];
+                    assertThat(fixture.row(allHeads, s)).as("%s seq_len %d", layout, RAGGED[s]).isEqualTo(fixture.row(extended, row - 1));
                 }
             }
         }
