@@ -25,8 +25,8 @@ final class KeyTile
 {
     private static final VectorSpecies<Short> BF16_LANES = ShortVector.SPECIES_128;
     private static final VectorSpecies<Integer> WIDE_LANES = IntVector.SPECIES_256;
-    private static final ValueLayout.OfShort BF16 = ValueLayout.JAVA_SHORT_UNALIGNED;
-    private static final ValueLayout.OfShort HALF = ValueLayout.JAVA_SHORT_UNALIGNED;
+    /** A BF16 or F16 value's 16 bits. */
+    private static final ValueLayout.OfShort HALFWORD = ValueLayout.JAVA_SHORT_UNALIGNED;
     // F16 rows widened in 16-lane vectors where the machine has them
     private static final boolean F16_LANES = IntVector.SPECIES_PREFERRED.vectorBitSize() >= 512;
     private static final VectorSpecies<Short> HALF_LANES = ShortVector.SPECIES_256;
@@ -139,15 +139,9 @@ final class KeyTile
         }
     }
 
-    /** The most KV heads one {@link #loadHeads} takes. */
-    int kvHeads()
-    {
-        return kvHeads;
-    }
-
     /**
      * Loads positions {@code from .. to-1} of KV heads {@code firstHead .. firstHead + heads - 1} (at most
-     * {@link #kvHeads}), each slot's heads in one pass over its row, and selects the first of them ({@link #select}):
+     * the tile's {@code kvHeads}), each slot's heads in one pass over its row, and selects the first of them ({@link #select}):
      * a decode split reads whole rows once, instead of a head's slice of each row per pass.
      */
     void loadHeads(int layer, int[] kvIndices, int kvStart, int from, int to, int firstHead, int heads)
@@ -264,7 +258,7 @@ final class KeyTile
     {
         for (int done = 0; done < count; ) {
             int n = Math.min(staged.length, count - done);
-            MemorySegment.copy(region, HALF, at + 2L * done, staged, 0, n);
+            MemorySegment.copy(region, HALFWORD, at + 2L * done, staged, 0, n);
             widenHalves(staged, n, dst, into + done);
             done += n;
         }
@@ -317,7 +311,7 @@ final class KeyTile
             widened.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().intoArray(dst, dstOffset + i);
         }
         for (; i < count; i++) {
-            dst[dstOffset + i] = KvRows.bf16ToFloat(region.get(BF16, byteOffset + 2L * i));
+            dst[dstOffset + i] = KvRows.bf16ToFloat(region.get(HALFWORD, byteOffset + 2L * i));
         }
     }
 }
