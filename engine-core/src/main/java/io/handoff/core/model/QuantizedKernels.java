@@ -1,6 +1,7 @@
 package io.handoff.core.model;
 
 import io.handoff.core.model.activation.QuantizedInput;
+import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
@@ -35,6 +36,9 @@ final class QuantizedKernels
     private static final ThreadLocal<float[]> OFFSETS = ThreadLocal.withInitial(() -> new float[0]);
     private static final ThreadLocal<float[]> LANES = ThreadLocal.withInitial(() -> new float[0]);
     private static final ThreadLocal<float[]> MINIMA = ThreadLocal.withInitial(() -> new float[0]);
+    // a prefill's tokens' codes as floats twice over, a block or a row of a few tokens at a time ({@link #expand})
+    private static final ThreadLocal<float[]> EXPANDED = ThreadLocal.withInitial(() -> new float[0]);
+    private static final VectorSpecies<Byte> B = ByteVector.SPECIES_64;
     // per thread and per shape, so neither a decode step's row blocks nor a prefill's allocate codes
     private static final ThreadLocal<java.util.Map<Long, BlockCodes>> CODES = ThreadLocal.withInitial(java.util.HashMap::new);
 
@@ -166,40 +170,67 @@ final class QuantizedKernels
     /**
      * Rows {@code 0 .. 8 * groups - 1} times tokens {@code t .. t + n - 1} ({@code n} 4, or 6 for super-blocks of 256), each
      * product's per-block lanes in {@link #dot}'s order: 16-lane vectors hold two rows' eight lanes side by side
-     * ({@link BlockCodes#pair}) against a token's codes twice over ({@link QuantizedInput.TokenMinor#doubledCodes}), so
-     * every lane is one of {@link #dot}'s and nothing is folded. Row {@code 8g + 2i + h} and token {@code t + j} are left
-     * in {@code lanes[g * 64n + (i * n + j) * 16 + 8 * h ..]} (the lane tree and the offset still to add). Super-blocks
-     * go block by block, so that the tokens' codes for one block stay in L1 while all the groups pass; blocks of 32 go row
+     * ({@link BlockCodes#pair}) against a token's codes twice over ({@link #expand}), so every lane is one of {@link #dot}'s
+     * and nothing is folded. Row {@code 8g + 2i + h} and token {@code t + j} are left in
+     * {@code lanes[g * 64n + (i * n + j) * 16 + 8 * h ..]} (the lane tree and the offset still to add). Super-blocks go
+     * block by block, so that the tokens' codes for one block stay in L1 while all the groups pass; blocks of 32 go row
      * pair by row pair ({@link #rows4x4}).
      */
     private static void dot8xN(BlockCodes w, int groups, QuantizedInput x, int t, int n, float[] lanes)
     {
         int blocks = w.blocks;
-        int span = 2 * w.format.blockElements();
+        int block = w.format.blockElements();
+        int span = 2 * block;
         int stride = 2 * w.cols;
         float[] ws = w.pairedScales;
         float[] xs = x.scales();
-        float[] xp = x.byToken().doubledCodes();
         if (span < 512) {
             // 32-value blocks: a block's sums are too short to pay for scaling through memory; two row pairs keep theirs in registers over the row
+            float[] xp = Kernels.atLeast(EXPANDED, n * stride);
+            expand(x, t, n, 0, w.cols, xp, stride);
             for (int g = 0; g < groups; g++) {
-                rows4x4(w.paired, 4 * g * stride, xp, t * stride, stride, span, blocks, ws, 4 * g * blocks * 16, blocks * 16, xs, t * blocks, lanes, g * 256);
-                rows4x4(w.paired, (4 * g + 2) * stride, xp, t * stride, stride, span, blocks, ws, (4 * g + 2) * blocks * 16, blocks * 16, xs, t * blocks,
+                rows4x4(w.paired, 4 * g * stride, xp, 0, stride, span, blocks, ws, 4 * g * blocks * 16, blocks * 16, xs, t * blocks, lanes, g * 256);
+                rows4x4(w.paired, (4 * g + 2) * stride, xp, 0, stride, span, blocks, ws, (4 * g + 2) * blocks * 16, blocks * 16, xs, t * blocks,
                         lanes, g * 256 + 128);
             }
             return;
         }
+        float[] xp = Kernels.atLeast(EXPANDED, n * span);
         java.util.Arrays.fill(lanes, 0, groups * 64 * n, 0f);
         for (int b = 0; b < blocks; b++) {
+            expand(x, t, n, b * block, block, xp, span);
             for (int g = 0; g < groups; g++) {
                 if (n == 6) {
-                    block8x6(w.paired, 4 * g * stride + b * span, xp, t * stride + b * span, stride, span, ws, (4 * g * blocks + b) * 16, blocks * 16,
+                    block8x6(w.paired, 4 * g * stride + b * span, xp, stride, span, span, ws, (4 * g * blocks + b) * 16, blocks * 16,
                             xs, t * blocks + b, blocks, lanes, g * 384);
                 }
                 else {
-                    block8x4(w.paired, 4 * g * stride + b * span, xp, t * stride + b * span, stride, span, ws, (4 * g * blocks + b) * 16, blocks * 16,
+                    block8x4(w.paired, 4 * g * stride + b * span, xp, stride, span, span, ws, (4 * g * blocks + b) * 16, blocks * 16,
                             xs, t * blocks + b, blocks, lanes, g * 256);
                 }
+            }
+        }
+    }
+
+    /**
+     * Tokens {@code t .. t + n - 1}'s codes of values {@code from .. from + count - 1} ({@code count} a multiple of 8) from
+     * {@code x}'s bytes into {@code into[j * xStride ..]} for token {@code t + j}, each eight twice, as a 16-lane load of two
+     * weight rows side by side meets them: value {@code from + i} at {@code 16 * (i / 8) + 8 * h + i % 8} for {@code h} 0
+     * and 1. The inputs cross memory as one byte a value and become floats (exact) only here, a block or a row of a few
+     * tokens at a time that the rows then share from L1: a 512-token input twice over in floats is megabytes, which every
+     * tile of rows would read again from beyond L2.
+     */
+    private static void expand(QuantizedInput x, int t, int n, int from, int count, float[] into, int xStride)
+    {
+        byte[] bytes = x.byToken().bytes();
+        int cols = x.cols();
+        for (int j = 0; j < n; j++) {
+            int in = (t + j) * cols + from;
+            int out = j * xStride;
+            for (int i = 0; i < count; i += L) {
+                FloatVector v = (FloatVector) ByteVector.fromArray(B, bytes, in + i).convertShape(VectorOperators.B2F, F, 0);
+                v.intoArray(into, out + 2 * i);
+                v.intoArray(into, out + 2 * i + L);
             }
         }
     }
@@ -250,23 +281,23 @@ final class QuantizedKernels
 
     /**
      * One block of {@link #dot8xN} for four tokens: row pairs at {@code wp[w0 + i * stride ..]} ({@code i < 4}) times tokens at
-     * {@code xp[x0 + j * stride ..]} ({@code j < 4}) over {@code span} floats, each pair's and token's exact sums (in
+     * {@code xp[j * xStride ..]} ({@code j < 4}) over {@code span} floats, each pair's and token's exact sums (in
      * registers) then {@code lanes[at] = fma(sums, ws[s0 + i * sStride ..] * u_j, lanes[at])} at
      * {@code at = to + (i * 4 + j) * 16}, token {@code j}'s scale {@code u_j = xs[uAt + j * uStride]}, read after the sums
      * (as locals across the loop they cost registers the sums need). Kept to itself: a compilation that also holds the
      * loops around it runs out of C2's inlining budget and leaves vector operations as calls that box their vectors (a
      * quarter of the speed).
      */
-    static void block8x4(float[] wp, int w0, float[] xp, int x0, int stride, int span, float[] ws, int s0, int sStride,
+    static void block8x4(float[] wp, int w0, float[] xp, int stride, int xStride, int span, float[] ws, int s0, int sStride,
             float[] xs, int uAt, int uStride, float[] lanes, int to)
     {
         int q0 = w0;
         int q1 = q0 + stride;
         int q2 = q1 + stride;
         int q3 = q2 + stride;
-        int x1 = x0 + stride;
-        int x2 = x1 + stride;
-        int x3 = x2 + stride;
+        int x1 = xStride;
+        int x2 = x1 + xStride;
+        int x3 = x2 + xStride;
         FloatVector p00 = FloatVector.zero(G), p01 = FloatVector.zero(G), p02 = FloatVector.zero(G), p03 = FloatVector.zero(G);
         FloatVector p10 = FloatVector.zero(G), p11 = FloatVector.zero(G), p12 = FloatVector.zero(G), p13 = FloatVector.zero(G);
         FloatVector p20 = FloatVector.zero(G), p21 = FloatVector.zero(G), p22 = FloatVector.zero(G), p23 = FloatVector.zero(G);
@@ -277,7 +308,7 @@ final class QuantizedKernels
             FloatVector v2 = FloatVector.fromArray(G, wp, q2 + c);
             FloatVector v3 = FloatVector.fromArray(G, wp, q3 + c);
             FloatVector y;
-            y = FloatVector.fromArray(G, xp, x0 + c);
+            y = FloatVector.fromArray(G, xp, c);
             p00 = v0.fma(y, p00); p10 = v1.fma(y, p10); p20 = v2.fma(y, p20); p30 = v3.fma(y, p30);
             y = FloatVector.fromArray(G, xp, x1 + c);
             p01 = v0.fma(y, p01); p11 = v1.fma(y, p11); p21 = v2.fma(y, p21); p31 = v3.fma(y, p31);
@@ -313,17 +344,17 @@ final class QuantizedKernels
      * {@link #block8x4} for six tokens: 24 sums in registers, so each row
      * pair's codes, read from L2 once per block, serve six tokens. Left at {@code lanes[to + (i * 6 + j) * 16]}.
      */
-    static void block8x6(float[] wp, int w0, float[] xp, int x0, int stride, int span, float[] ws, int s0, int sStride,
+    static void block8x6(float[] wp, int w0, float[] xp, int stride, int xStride, int span, float[] ws, int s0, int sStride,
             float[] xs, int uAt, int uStride, float[] lanes, int to)
     {
         int q1 = w0 + stride;
         int q2 = q1 + stride;
         int q3 = q2 + stride;
-        int x1 = x0 + stride;
-        int x2 = x1 + stride;
-        int x3 = x2 + stride;
-        int x4 = x3 + stride;
-        int x5 = x4 + stride;
+        int x1 = xStride;
+        int x2 = x1 + xStride;
+        int x3 = x2 + xStride;
+        int x4 = x3 + xStride;
+        int x5 = x4 + xStride;
         FloatVector p00 = FloatVector.zero(G), p01 = FloatVector.zero(G), p02 = FloatVector.zero(G);
         FloatVector p03 = FloatVector.zero(G), p04 = FloatVector.zero(G), p05 = FloatVector.zero(G);
         FloatVector p10 = FloatVector.zero(G), p11 = FloatVector.zero(G), p12 = FloatVector.zero(G);
@@ -338,7 +369,7 @@ final class QuantizedKernels
             FloatVector v2 = FloatVector.fromArray(G, wp, q2 + c);
             FloatVector v3 = FloatVector.fromArray(G, wp, q3 + c);
             FloatVector y;
-            y = FloatVector.fromArray(G, xp, x0 + c);
+            y = FloatVector.fromArray(G, xp, c);
             p00 = v0.fma(y, p00); p10 = v1.fma(y, p10); p20 = v2.fma(y, p20); p30 = v3.fma(y, p30);
             y = FloatVector.fromArray(G, xp, x1 + c);
             p01 = v0.fma(y, p01); p11 = v1.fma(y, p11); p21 = v2.fma(y, p21); p31 = v3.fma(y, p31);

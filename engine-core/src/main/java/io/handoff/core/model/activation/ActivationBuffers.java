@@ -14,7 +14,7 @@ public final class ActivationBuffers
     float[] minorScales = new float[0];
     float[] minorBlockSums = new float[0];
     float[] minorSums = new float[0];
-    float[] doubled = new float[0];
+    byte[] bytes = new byte[0];
 
     /** Room for {@code tokens} tokens of {@code cols} values in {@code blocks} blocks, and their token-minor copies if {@code byToken}. */
     void ensure(int tokens, int cols, int blocks, boolean byToken)
@@ -39,8 +39,8 @@ public final class ActivationBuffers
                 minorSums = new float[subs];
                 minorBlockSums = new float[subs];
             }
-            if (doubled.length < 2 * values) {
-                doubled = new float[2 * values];
+            if (bytes.length < values) {
+                bytes = new byte[values];
             }
         }
     }

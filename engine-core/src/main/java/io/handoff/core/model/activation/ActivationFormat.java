@@ -1,5 +1,6 @@
 package io.handoff.core.model.activation;
 
+import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
@@ -23,6 +24,7 @@ public enum ActivationFormat
 
     private static final VectorSpecies<Float> F = FloatVector.SPECIES_256;
     private static final int L = F.length();
+    private static final VectorSpecies<Byte> BYTES = ByteVector.SPECIES_64;
     // 1.5 * 2^23: adding it and taking it away again rounds a float of magnitude below 2^22 to an integer, ties to even
     // (ggml's nearest_int, and AVX's round_ps as its quantize_row_q8_0 uses it)
     private static final float ROUNDING = 12582912f;
@@ -87,7 +89,7 @@ public enum ActivationFormat
             }
         });
         QuantizedInput.TokenMinor minor = byToken
-                ? new QuantizedInput.TokenMinor(buffers.minorScales, buffers.minorBlockSums, buffers.minorSums, buffers.doubled) : null;
+                ? new QuantizedInput.TokenMinor(buffers.minorScales, buffers.minorBlockSums, buffers.minorSums, buffers.bytes) : null;
         return new QuantizedInput(this, tokens, cols, codes, scales, sums, blockSums, minor);
     }
 
@@ -115,7 +117,7 @@ public enum ActivationFormat
         }
     }
 
-    /** Token {@code t}'s scales and sums token-minor, and its codes with each eight twice ({@link QuantizedInput.TokenMinor}). */
+    /** Token {@code t}'s scales and sums token-minor, and its codes as bytes ({@link QuantizedInput.TokenMinor}). */
     private static void transpose(ActivationBuffers buffers, int t, int tokens, int cols, int blocks, int subs)
     {
         for (int b = 0; b < blocks; b++) {
@@ -126,11 +128,10 @@ public enum ActivationFormat
             buffers.minorSums[j * tokens + t] = buffers.sums[t * subs + j];
         }
         float[] codes = buffers.codes;
-        float[] doubled = buffers.doubled;
+        byte[] bytes = buffers.bytes;
+        // integers of at most 127 in magnitude: exact as bytes
         for (int i = t * cols; i < (t + 1) * cols; i += L) {
-            FloatVector v = FloatVector.fromArray(F, codes, i);
-            v.intoArray(doubled, 2 * i);
-            v.intoArray(doubled, 2 * i + L);
+            FloatVector.fromArray(F, codes, i).convertShape(VectorOperators.F2B, BYTES, 0).reinterpretAsBytes().intoArray(bytes, i);
         }
     }
 
