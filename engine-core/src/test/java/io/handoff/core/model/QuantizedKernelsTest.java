@@ -258,6 +258,10 @@ class QuantizedKernelsTest
                 assertThat(java.util.Arrays.copyOf(a.sums(), b.sums().length)).isEqualTo(b.sums());
                 assertThat(java.util.Arrays.copyOf(a.blockSums(), b.blockSums().length)).isEqualTo(b.blockSums());
                 assertThat(java.util.Arrays.copyOf(a.bytes(), values)).isEqualTo(b.bytes());
+                // the bytes a prefill widens are the codes themselves
+                for (int i = 0; i < values; i++) {
+                    assertThat((float) b.bytes()[i]).isEqualTo(fresh.codes()[i]);
+                }
             }
         }
     }
