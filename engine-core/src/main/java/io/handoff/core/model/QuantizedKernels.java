@@ -103,7 +103,9 @@ final class QuantizedKernels
         int step = w.codeFormat().blockElements() >= 256 ? 6 : 4;
         float[] lanes = Kernels.atLeast(LANES, groups * 64 * step);
         for (int t0 = 0; t0 < tokens; ) {
-            int n = tokens - t0 >= step ? step : Math.min(4, tokens - t0);
+            int left = tokens - t0;
+            // eight or nine tokens left go as four and four (then one) rather than six and two or three: fewer for the row-by-row tail
+            int n = left >= step && !(step == 6 && (left == 8 || left == 9)) ? step : Math.min(4, left);
             int r = 0;
             if (n >= 4 && groups > 0) {
                 dot8xN(codes, groups, x, t0, n, lanes);

@@ -140,8 +140,8 @@ class QuantizedKernelsTest
 
     /**
      * A token's product is the same bits alone (a decode step) or in a batch (a prefill tile), and on one thread or three;
-     * 41 tokens take every path of a tile: six tokens a step and four (super-blocks), four (blocks of 32), a token left
-     * alone, and the offsets' vectors of sixteen tokens with their remainder.
+     * 45 tokens take every path of a tile: six tokens a step, then the last nine as four, four and one (super-blocks), four
+     * (blocks of 32), a token left alone, and the offsets' vectors of sixteen tokens with their remainder.
      */
     @ParameterizedTest
     @EnumSource(BlockFormat.class)
@@ -149,7 +149,7 @@ class QuantizedKernelsTest
     {
         MemorySegment data = matrix(format, ROWS, COLS, 13);
         WeightMatrix w = WeightMatrix.blocks(format, data, ROWS, COLS).withActivations(format.llamaCppActivations());
-        int tokens = 41;
+        int tokens = 45;
         float[] x = gaussian(new SplittableRandom(17), tokens * COLS, 2);
         float[] batch = new float[tokens * ROWS];
         Kernels.matmul(null, batch, 0, ROWS, w, x, 0, COLS, tokens);
