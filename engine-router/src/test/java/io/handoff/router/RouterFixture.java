@@ -18,6 +18,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 /**
@@ -184,6 +187,21 @@ public final class RouterFixture
         catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError(e);
+        }
+    }
+
+    /** How long a test waits for something the router does after the client has its answer. */
+    static final Duration PATIENCE = Duration.ofSeconds(30);
+
+    /** Until {@code condition} holds; fails, saying {@code what}, after {@link #PATIENCE}. */
+    static void await(BooleanSupplier condition, Supplier<String> what)
+    {
+        long deadline = System.nanoTime() + PATIENCE.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("not within " + PATIENCE + ": " + what.get());
+            }
+            LockSupport.parkNanos(10_000_000);
         }
     }
 

@@ -12,7 +12,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
 
 import static io.handoff.router.RouterFixture.json;
@@ -22,7 +21,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** The routing policies, retries and circuit breakers as the router applies them, in front of fake servers. */
 class RouterRoutingTest
 {
-    private static final Duration PATIENCE = Duration.ofSeconds(30);
 
     private static RouterConfig config(Map<String, String> settings)
     {
@@ -69,7 +67,7 @@ class RouterRoutingTest
         try (RouterFixture fixture = RouterFixture.start(1, 2, config(Map.of()))) {
             for (FakeBackend decode : fixture.decodes) {
                 decode.generator = (self, exchange, body) -> {
-                    release.await(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+                    release.await(RouterFixture.PATIENCE.toSeconds(), TimeUnit.SECONDS);
                     FakeBackend.answer(self, exchange, body);
                 };
             }
@@ -86,7 +84,7 @@ class RouterRoutingTest
             awaitPages(fixture, fixture.decodes.get(1).url(), pages -> pages == 3);
             release.countDown();
             for (CompletableFuture<HttpResponse<String>> response : List.of(longOne, shortOne, shortTwo, third)) {
-                assertThat(response.get(PATIENCE.toSeconds(), TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+                assertThat(response.get(RouterFixture.PATIENCE.toSeconds(), TimeUnit.SECONDS).statusCode()).isEqualTo(200);
             }
             assertThat(fixture.decodes.get(0).received).hasSize(1);
             assertThat(fixture.decodes.get(1).received).hasSize(3);
@@ -262,18 +260,18 @@ class RouterRoutingTest
 
     private static void awaitBreaker(RouterFixture fixture, URI url, Predicate<JsonNode> condition)
     {
-        await(() -> condition.test(breaker(fixture, url)), () -> "breaker of " + url + ": " + breaker(fixture, url));
+        RouterFixture.await(() -> condition.test(breaker(fixture, url)), () -> "breaker of " + url + ": " + breaker(fixture, url));
     }
 
     private static void awaitPages(RouterFixture fixture, URI url, Predicate<Long> condition)
     {
-        await(() -> condition.test(entry(fixture, url).path("outstanding_pages").asLong()), () -> "pages of " + url + ": " + entry(fixture, url));
+        RouterFixture.await(() -> condition.test(entry(fixture, url).path("outstanding_pages").asLong()), () -> "pages of " + url + ": " + entry(fixture, url));
     }
 
     /** Until the router counts no request in flight on any server. */
     private static void awaitIdle(RouterFixture fixture)
     {
-        await(() -> {
+        RouterFixture.await(() -> {
             for (JsonNode entry : RouterFixture.json(fixture.get("/backends"))) {
                 if (entry.path("in_flight").asInt() != 0) {
                     return false;
@@ -281,16 +279,5 @@ class RouterRoutingTest
             }
             return true;
         }, () -> "requests in flight: " + fixture.get("/backends").body());
-    }
-
-    private static void await(java.util.function.BooleanSupplier condition, java.util.function.Supplier<String> what)
-    {
-        long deadline = System.nanoTime() + PATIENCE.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("not within " + PATIENCE + ": " + what.get());
-            }
-            LockSupport.parkNanos(10_000_000);
-        }
     }
 }
