@@ -147,16 +147,27 @@ class RouterFallbackTest
             assertThat(switching.rids()).containsExactly("d");
             assertThat(fixture.prefills.get(1).rids()).containsExactly("d-retry1");
 
-            JsonNode backends = JSON.readTree(fixture.get("/backends").body());
-            for (JsonNode entry : backends) {
-                if (entry.path("url").asText().equals(switching.url().toString())) {
-                    assertThat(entry.path("healthy").asBoolean(true)).isFalse();
-                    assertThat(entry.path("reason").asText()).contains("draining");
-                }
-            }
+            // taken out by a callback on the refused call, which may run after the retry has answered the client
+            RouterFixture.await(() -> outFor(fixture, switching, "draining"), () -> "the switching prefill out: " + fixture.get("/backends").body());
             // out until a poll finds it serving: the next request goes to the other prefill at once
             assertThat(fixture.post("/generate", "{\"text\": \"x\", \"rid\": \"e\"}").statusCode()).isEqualTo(200);
             assertThat(switching.rids()).containsExactly("d");
+        }
+    }
+
+    /** Whether the router lists {@code backend} as not healthy, for a reason that contains {@code why}. */
+    private static boolean outFor(RouterFixture fixture, FakeBackend backend, String why)
+    {
+        try {
+            for (JsonNode entry : JSON.readTree(fixture.get("/backends").body())) {
+                if (entry.path("url").asText().equals(backend.url().toString())) {
+                    return !entry.path("healthy").asBoolean(true) && entry.path("reason").asText().contains(why);
+                }
+            }
+            throw new AssertionError("no backend " + backend.url() + " in " + fixture.get("/backends").body());
+        }
+        catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 }
