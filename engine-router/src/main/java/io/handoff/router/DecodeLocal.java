@@ -79,6 +79,7 @@ final class DecodeLocal
         body.put("bootstrap_local", true);
         timelines.begin(rid, TimelineEvent.RECEIVED, "path=" + exchange.path())
                 .record(TimelineEvent.PAIRED, "decode-local: no prefill for it; decode=" + decode.url());
+        Finish finish = new Finish(rid, decode, pages, start);
         try {
             HttpResponse<InputStream> response;
             try {
@@ -91,10 +92,44 @@ final class DecodeLocal
                 }
                 throw upstream.failure(decode, e.getCause());
             }
-            relay(exchange, decode, response);
-            timelines.of(rid).record(TimelineEvent.ROUTED, "status=" + response.statusCode() + " decode-local");
+            relay(exchange, decode, response, finish);
         }
         finally {
+            finish.end(-1);
+        }
+    }
+
+    /**
+     * The end of one request here, once: out of the in-flight map, its pages released on the decode, its time counted and,
+     * for an answer relayed, its status on the timeline. Before the last byte of a whole answer goes out, so that a client
+     * that sends its next request at once finds the decode's load as it is; a stream's end, after its last event.
+     */
+    private final class Finish
+    {
+        private final String rid;
+        private final Backend decode;
+        private final long pages;
+        private final long start;
+        private boolean ended;
+
+        Finish(String rid, Backend decode, long pages, long start)
+        {
+            this.rid = rid;
+            this.decode = decode;
+            this.pages = pages;
+            this.start = start;
+        }
+
+        /** @param status the relayed answer's status, or -1 when none was relayed (then nothing goes on the timeline) */
+        void end(int status)
+        {
+            if (ended) {
+                return;
+            }
+            ended = true;
+            if (status >= 0) {
+                timelines.of(rid).record(TimelineEvent.ROUTED, "status=" + status + " decode-local");
+            }
             inFlight.remove(rid, decode);
             decode.release(pages);
             metrics.forwarded(System.nanoTime() - start);
@@ -113,7 +148,7 @@ final class DecodeLocal
         return true;
     }
 
-    private static void relay(Exchange exchange, Backend decode, HttpResponse<InputStream> response)
+    private static void relay(Exchange exchange, Backend decode, HttpResponse<InputStream> response, Finish finish)
             throws IOException
     {
         String contentType = response.headers().firstValue("Content-Type").orElse("application/json");
@@ -125,7 +160,9 @@ final class DecodeLocal
                 decode.succeeded();
             }
             if (!contentType.toLowerCase(Locale.ROOT).startsWith("text/event-stream")) {
-                exchange.send(response.statusCode(), contentType, in.readAllBytes());
+                byte[] answer = in.readAllBytes();
+                finish.end(response.statusCode());
+                exchange.send(response.statusCode(), contentType, answer);
                 return;
             }
             SseRelay relay = new SseRelay(in);
@@ -135,6 +172,7 @@ final class DecodeLocal
             if (result.ending() == SseRelay.Ending.UPSTREAM_FAILED) {
                 log.warn("decode-local stream from {} broke after {} event(s): {}", decode, result.events(), result.failure().toString());
             }
+            finish.end(response.statusCode());
             if (result.ending() != SseRelay.Ending.CLIENT_GONE) {
                 out.close();
             }
