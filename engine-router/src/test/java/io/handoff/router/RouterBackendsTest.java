@@ -15,6 +15,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import static io.handoff.router.RouterFixture.entry;
 import static io.handoff.router.RouterFixture.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -334,15 +335,5 @@ class RouterBackendsTest
         for (String bad : List.of("10.0.0.5", "ftp://h:1", "http://h:1/?x=1", "http:// bad")) {
             assertThatThrownBy(() -> Router.backendUrl(bad)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining(bad.strip());
         }
-    }
-
-    private static JsonNode entry(JsonNode backends, URI url)
-    {
-        for (JsonNode entry : backends) {
-            if (entry.path("url").asText().equals(url.toString())) {
-                return entry;
-            }
-        }
-        throw new AssertionError("no backend " + url + " in " + backends);
     }
 }

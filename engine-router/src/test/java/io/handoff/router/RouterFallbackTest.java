@@ -51,7 +51,7 @@ class RouterFallbackTest
             assertThat(sent.body().has("bootstrap_host")).isFalse();
             assertThat(sent.rid()).isEqualTo("alone");
             // the request has ended on the router before its answer went out: the decode's load is as it is for the next one
-            JsonNode decodeEntry = backend(fixture, fixture.decode());
+            JsonNode decodeEntry = fixture.backend(fixture.decode().url());
             assertThat(decodeEntry.path("in_flight").asInt(-1)).as(decodeEntry.toString()).isZero();
             assertThat(decodeEntry.path("outstanding_pages").asLong(-1)).as(decodeEntry.toString()).isZero();
 
@@ -162,24 +162,7 @@ class RouterFallbackTest
     /** Whether the router lists {@code backend} as not healthy, for a reason that contains {@code why}. */
     private static boolean outFor(RouterFixture fixture, FakeBackend backend, String why)
     {
-        JsonNode entry = backend(fixture, backend);
+        JsonNode entry = fixture.backend(backend.url());
         return !entry.path("healthy").asBoolean(true) && entry.path("reason").asText().contains(why);
-    }
-
-    /** The router's {@code /backends} entry of {@code backend}. */
-    private static JsonNode backend(RouterFixture fixture, FakeBackend backend)
-    {
-        String listed = fixture.get("/backends").body();
-        try {
-            for (JsonNode entry : JSON.readTree(listed)) {
-                if (entry.path("url").asText().equals(backend.url().toString())) {
-                    return entry;
-                }
-            }
-        }
-        catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
-        throw new AssertionError("no backend " + backend.url() + " in " + listed);
     }
 }

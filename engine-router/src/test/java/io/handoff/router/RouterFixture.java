@@ -205,6 +205,23 @@ public final class RouterFixture
         }
     }
 
+    /** The router's {@code /backends} entry of the server at {@code url}. */
+    JsonNode backend(URI url)
+    {
+        return entry(json(get("/backends")), url);
+    }
+
+    /** The entry of the server at {@code url} in a {@code /backends} listing. */
+    static JsonNode entry(JsonNode backends, URI url)
+    {
+        for (JsonNode entry : backends) {
+            if (entry.path("url").asText().equals(url.toString())) {
+                return entry;
+            }
+        }
+        throw new AssertionError("no backend " + url + " in " + backends);
+    }
+
     static JsonNode json(HttpResponse<String> response)
     {
         return json(response.body());

@@ -21,7 +21,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** The routing policies, retries and circuit breakers as the router applies them, in front of fake servers. */
 class RouterRoutingTest
 {
-
     private static RouterConfig config(Map<String, String> settings)
     {
         Map<String, String> all = new java.util.HashMap<>(Map.of("handoff.router.retry.initial-backoff", "0s", "handoff.router.retry.max-backoff", "0s",
@@ -243,19 +242,9 @@ class RouterRoutingTest
         return body;
     }
 
-    private static JsonNode entry(RouterFixture fixture, URI url)
-    {
-        for (JsonNode entry : json(fixture.get("/backends"))) {
-            if (entry.path("url").asText().equals(url.toString())) {
-                return entry;
-            }
-        }
-        throw new AssertionError("no backend " + url);
-    }
-
     private static JsonNode breaker(RouterFixture fixture, URI url)
     {
-        return entry(fixture, url).path("circuit_breaker");
+        return fixture.backend(url).path("circuit_breaker");
     }
 
     private static void awaitBreaker(RouterFixture fixture, URI url, Predicate<JsonNode> condition)
@@ -265,7 +254,7 @@ class RouterRoutingTest
 
     private static void awaitPages(RouterFixture fixture, URI url, Predicate<Long> condition)
     {
-        RouterFixture.await(() -> condition.test(entry(fixture, url).path("outstanding_pages").asLong()), () -> "pages of " + url + ": " + entry(fixture, url));
+        RouterFixture.await(() -> condition.test(fixture.backend(url).path("outstanding_pages").asLong()), () -> "pages of " + url + ": " + fixture.backend(url));
     }
 
     /** Until the router counts no request in flight on any server. */

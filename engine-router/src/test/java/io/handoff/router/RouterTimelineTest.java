@@ -24,9 +24,7 @@ class RouterTimelineTest
         try (RouterFixture fixture = RouterFixture.start(1, 1, RouterFixture.CONFIG, DEBUG)) {
             assertThat(fixture.post("/generate", "{\"text\": \"hello\", \"rid\": \"rt-1\"}").statusCode()).isEqualTo(200);
 
-            // the client has its answer once the decode's is relayed; the prefill's answer may be recorded after that
-            RouterFixture.await(() -> lines(json(fixture.get("/debug/requests/rt-1"))).contains("response from=prefill status=200"),
-                    () -> "the prefill's answer in " + fixture.get("/debug/requests/rt-1").body());
+            awaitLine(fixture, "rt-1", "response from=prefill status=200");
             JsonNode timeline = json(fixture.get("/debug/requests/rt-1"));
             assertThat(timeline.get("role").asText()).isEqualTo("router");
             List<String> lines = lines(timeline);
@@ -60,9 +58,7 @@ class RouterTimelineTest
             HttpResponse<String> response = fixture.post("/generate", "{\"text\": \"hi\", \"rid\": \"rt-2\"}");
 
             assertThat(response.statusCode()).isEqualTo(500);
-            // the prefill's answer is recorded by a callback on its call, which may run after the router has relayed it
-            RouterFixture.await(() -> lines(json(fixture.get("/debug/requests/rt-2"))).contains("response from=prefill status=500"),
-                    () -> "the prefill's answer in " + fixture.get("/debug/requests/rt-2").body());
+            awaitLine(fixture, "rt-2", "response from=prefill status=500");
             List<String> lines = lines(json(fixture.get("/debug/requests/rt-2")));
             assertThat(lines).contains("response from=prefill status=500", "routed status=500");
             assertThat(lines).noneMatch(line -> line.startsWith("response from=decode"));
@@ -79,6 +75,16 @@ class RouterTimelineTest
             assertThat(json(fixture.get("/debug/requests")).get("rids").toString()).isEqualTo("[\"rt-3\"]");
             assertThat(fixture.get("/debug/requests/other").statusCode()).isEqualTo(404);
         }
+    }
+
+    /**
+     * Until {@code rid}'s timeline has {@code line}: the prefill's answer is recorded by a callback on its call, which may
+     * run after the router has answered the client.
+     */
+    private static void awaitLine(RouterFixture fixture, String rid, String line)
+    {
+        String path = "/debug/requests/" + rid;
+        RouterFixture.await(() -> lines(json(fixture.get(path))).contains(line), () -> "'" + line + "' in " + fixture.get(path).body());
     }
 
     private static List<String> lines(JsonNode timeline)
