@@ -24,6 +24,7 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -158,6 +159,16 @@ final class InProcessPd
             throws Exception
     {
         return handle.result().get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    /** Waits (bounded) for what another thread brings about; never to make something happen. */
+    static void awaitTrue(String what, BooleanSupplier condition)
+    {
+        long deadline = System.nanoTime() + PATIENCE.toNanos();
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as(what).isLessThan(deadline);
+            LockSupport.parkNanos(10_000_000);
+        }
     }
 
     /** Waits (bounded) until the prefill posted a plan whose forward had not finished. */

@@ -25,12 +25,11 @@ import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 
 import static io.handoff.dist.InProcessPd.PATIENCE;
 import static io.handoff.dist.InProcessPd.PROMPT;
 import static io.handoff.dist.InProcessPd.await;
+import static io.handoff.dist.InProcessPd.awaitTrue;
 import static io.handoff.dist.InProcessPd.colocated;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -62,7 +61,7 @@ class StalledWriteReleaseIT
         FaultPlan.Gate stalled = faults.park(FaultPoint.TRANSFER_BEFORE_CHUNK, Match.is(ROOM_A), Match.is(0));
         try (InProcessPd pd = new InProcessPd(settings(backend, key, value), List.of(Map.of("handoff.kv.pool-pages", "20")), faults,
                 Disaggregation.Options.DEFAULT);
-                Prefill p2 = new Prefill(settings(backend, key, value), Disaggregation.Options.DEFAULT)) {
+                Prefill p2 = new Prefill(patient(settings(backend, key, value)), Disaggregation.Options.DEFAULT)) {
             ComputeEngine decode = pd.decode(0);
             RequestHandle a = startAAndAbortIt(pd, stalled);
 
@@ -102,7 +101,7 @@ class StalledWriteReleaseIT
         Disaggregation.Options releaseOnTimer = new Disaggregation.Options(false, true);
         try (InProcessPd pd = new InProcessPd(settings(backend, key, value), List.of(Map.of("handoff.kv.pool-pages", "20")), faults,
                 releaseOnTimer);
-                Prefill p2 = new Prefill(settings(backend, key, value), Disaggregation.Options.DEFAULT)) {
+                Prefill p2 = new Prefill(patient(settings(backend, key, value)), Disaggregation.Options.DEFAULT)) {
             ComputeEngine decode = pd.decode(0);
             startAAndAbortIt(pd, stalled);
 
@@ -160,6 +159,16 @@ class StalledWriteReleaseIT
         return settings;
     }
 
+    /**
+     * B's prefill half goes to P2 only once B can run on the decode, past every deadline of {@link #settings}; a decode's
+     * claim waits for its request on a prefill for the bootstrapping deadline, so P2's is the test's patience.
+     */
+    private static Map<String, String> patient(Map<String, String> settings)
+    {
+        settings.put("handoff.disaggregation.bootstrapping-timeout", PATIENCE.toSeconds() + "s");
+        return settings;
+    }
+
     /** A second prefill in this JVM, without faults. */
     private static final class Prefill
             implements AutoCloseable
@@ -185,16 +194,6 @@ class StalledWriteReleaseIT
         {
             compute.close();
             engine.close();
-        }
-    }
-
-    /** Waits (bounded) for what another thread brings about; never to make something happen. */
-    private static void awaitTrue(String what, BooleanSupplier condition)
-    {
-        long deadline = System.nanoTime() + PATIENCE.toNanos();
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as(what).isLessThan(deadline);
-            LockSupport.parkNanos(10_000_000);
         }
     }
 

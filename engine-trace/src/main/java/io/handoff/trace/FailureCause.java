@@ -22,9 +22,10 @@ public enum FailureCause
     /** The client aborted the request or went away. */
     CLIENT_ABORT("client_abort", false),
     /**
-     * Prefill: no decode claimed the request's room (sent its page list) within
-     * {@code handoff.disaggregation.claim-timeout}: the request carried a {@code bootstrap_room} no decode was given.
-     * Not retryable: the same request fails again unless a decode is sent the same room.
+     * One half of a routed request never came. Prefill: no decode claimed the request's room (sent its page list) within
+     * {@code handoff.disaggregation.claim-timeout}: the request carried a {@code bootstrap_room} no decode was given. Decode:
+     * the prefill never received the request of the room this decode claimed within {@code bootstrapping-timeout} of the
+     * claim (the router died between its two sends). Not retryable: the same request fails again unless both sides are sent the room.
      */
     ROOM_UNCLAIMED("room_unclaimed", false),
     /** A room state outlived its deadline (bootstrapping, waiting for input, transferring). */

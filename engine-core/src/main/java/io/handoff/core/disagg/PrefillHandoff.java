@@ -23,6 +23,8 @@ import io.handoff.core.disagg.room.RoomEvent.ChunkForwarded;
 import io.handoff.core.disagg.room.RoomTable;
 import io.handoff.core.disagg.room.RoomTrace;
 import io.handoff.core.disagg.room.SenderRoom;
+import io.handoff.core.disagg.room.UnopenedRooms;
+import io.handoff.core.scheduler.RoomTicket;
 import io.handoff.core.scheduler.GenerateRequest;
 import io.handoff.core.scheduler.HandoffRequest;
 import io.handoff.core.scheduler.KvHandoff;
@@ -119,6 +121,10 @@ public final class PrefillHandoff
                 // the room failed and was retired before this decode's page list came: say so, or the decode waits for data
                 channel.send(ended);
             }
+            else if ((message instanceof RoomClaim || message instanceof ControlMessage.RoomRequest) && rooms.parked(message.room())) {
+                // its request has not come (yet): the decode hears if it does not come in time
+                unopened.named(message.room(), channel, clock.nanos());
+            }
             else if (message instanceof DrainRequest drain && rooms.retireUnregistered(drain.room())) {
                 // a room this prefill no longer (or never) had: nothing of it can be in flight, and the decode gave it up, so
                 // it is retired unopened (its parked page list dropped, a late copy of its request refused) and never will be
@@ -144,6 +150,8 @@ public final class PrefillHandoff
     private final DeadlineClock clock = DeadlineClock.system();
     private final TransferStats stats = new TransferStats();
     private final RoomTable<Room> rooms = new RoomTable<>(1024, 4096);
+    // rooms a decode named before their request came here, where it named them
+    private final UnopenedRooms<ControlChannel> unopened;
     // the failure notices of the last retired rooms that failed, for a page list that comes after the room is gone
     private final Map<RoomKey, ControlMessage.RoomFailed> endedInFailure = Collections.synchronizedMap(
             new LinkedHashMap<>(16, 0.75f, false)
@@ -179,6 +187,7 @@ public final class PrefillHandoff
         this.checksums = requireNonNull(checksums, "checksums is null");
         this.pageSize = pageSize;
         this.earlySend = requireNonNull(earlySend, "earlySend is null");
+        this.unopened = new UnopenedRooms<>(config.deadlines().bootstrapping().toNanos(), 4096);
         // a decode may connect before this returns; until a request is admitted here there is no room it can reach
         this.links = new PrefillToDecodeLinks(config, compatibility, backendId, backend, earlySend, sources, layout, hooks, clock, stats, security,
                 PeerProcess.current(requireNonNull(incarnation, "incarnation is null")), ProcessCheck.SYSTEM, new LinkEvents());
@@ -226,6 +235,12 @@ public final class PrefillHandoff
                     drive(room, new RoomEvent.Tick());
                 }
             }
+            for (UnopenedRooms.Due<ControlChannel> due : unopened.due(now)) {
+                failUnopened(due.room(), Optional.of(due.from()), FailureCause.ROOM_UNCLAIMED, "prefill " + links.controlAddress()
+                        + " never received the request of room " + due.room().roomId() + " (generation " + due.room().generation() + ") within "
+                        + config.deadlines().bootstrapping().toMillis() + " ms of this decode's claim (handoff.disaggregation.bootstrapping-timeout): the router "
+                        + "may have failed between sending the request to the decode and to the prefill; send it again");
+            }
         }
         catch (RuntimeException | OutOfMemoryError e) {
             // a tick that throws would cancel every later one, and with them the timeouts that drop silent peers
@@ -236,6 +251,39 @@ public final class PrefillHandoff
     // ---------------------------------------------------------------------------------------------
     // Scheduler hooks (scheduler thread).
 
+    /**
+     * A room that never opened here ends: its request never came in time, or ended before its admission. Retired unopened,
+     * so that its request, should it come, is refused and nothing is ever written for it; the decode that named it is told
+     * now, and one that sends its page list later is told then.
+     */
+    private void failUnopened(RoomKey key, Optional<ControlChannel> decode, FailureCause cause, String reason)
+    {
+        if (!rooms.retireUnregistered(key)) {
+            // its request was admitted meanwhile: the live room answers for itself
+            return;
+        }
+        ControlMessage.RoomFailed notice = new ControlMessage.RoomFailed(key, cause, reason);
+        endedInFailure.put(key, notice);
+        log.info("room {} failed before it opened: {}", key, reason);
+        decode.ifPresent(channel -> channel.send(notice));
+    }
+
+    /** The request of a room may come after a decode's claim for it: queued, it waits for admission without a deadline. */
+    @Override
+    public void queued(String rid, RoomTicket ticket)
+    {
+        unopened.queued(ticket.room());
+    }
+
+    /** The request ended while queued: its room never opens, and a decode that claimed it must not wait for its KV. */
+    @Override
+    public void dequeued(String rid, RoomTicket ticket, FailureCause cause, String reason)
+    {
+        Optional<ControlChannel> decode = unopened.dequeued(ticket.room());
+        failUnopened(ticket.room(), decode, cause, "the prefill's request " + rid + " ended before it was admitted: "
+                + (reason != null ? reason : "aborted"));
+    }
+
     @Override
     public void admitted(HandoffRequest request)
     {
@@ -243,6 +291,7 @@ public final class PrefillHandoff
             return;
         }
         RoomKey key = request.ticket().get().room();
+        unopened.opened(key);
         SenderRoom machine = new SenderRoom(key, request.promptIds().length, pageSize, config.maxPagesPerPlan(), config.deadlines(),
                 config.checksums() ? Optional.of(checksums::checksum) : Optional.empty(), clock.nanos());
         Room room = new Room(machine, request.rid());
@@ -251,6 +300,12 @@ public final class PrefillHandoff
             early = rooms.register(key, room);
         }
         catch (IllegalStateException e) {
+            ControlMessage.RoomFailed failedUnopened = endedInFailure.get(key);
+            if (failedUnopened != null) {
+                // it ended before this request came (no decode claimed it in time from here, or the decode gave it up)
+                scheduler.abort(request.rid(), failedUnopened.cause(), "room " + key + " ended before this request came: " + failedUnopened.reason());
+                return;
+            }
             log.warn("request {}: {}", request.rid(), e.getMessage());
             scheduler.abort(request.rid(), FailureCause.ENGINE, "room " + key + " cannot be opened: " + e.getMessage());
             return;

@@ -36,18 +36,18 @@ public interface KvHandoff
     }
 
     /**
-     * Decode: request {@code rid}, whose prompt KV comes from the peer of {@code ticket}, was queued and waits for
-     * admission. Called on the submitting thread (not the scheduler's), at once, so that a long queue does not delay it;
-     * it must not block.
+     * Request {@code rid}, which has a room ({@code ticket}), was queued and waits for admission: a decode claims the room on
+     * its prefill; a prefill knows the room's request came, so that a decode's claim for it waits for its admission. Called
+     * on the submitting thread (not the scheduler's), at once, so that a long queue does not delay it; it must not block.
      */
     default void queued(String rid, RoomTicket ticket)
     {
     }
 
     /**
-     * Decode: request {@code rid}, which {@link #queued} named, ended before it was admitted (aborted while waiting, or
-     * the engine shut down): its room never had pages here, so the peer that {@code queued} told must hear it ended, or
-     * it would wait for the room's page list until its own deadline. Called on the scheduler thread; it must not block.
+     * Request {@code rid}, which {@link #queued} named, ended before it was admitted (aborted while waiting, or the engine
+     * shut down): its room never had pages here, so the peer must hear it ended, or it would wait for the room's page list
+     * (a prefill) or its KV (a decode) until its own deadline. Called on the scheduler thread; it must not block.
      */
     default void dequeued(String rid, RoomTicket ticket, FailureCause cause, String reason)
     {

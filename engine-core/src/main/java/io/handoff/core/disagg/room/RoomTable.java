@@ -149,6 +149,12 @@ public final class RoomTable<R>
         return true;
     }
 
+    /** Whether messages for {@code key} wait here for its registration. */
+    public synchronized boolean parked(RoomKey key)
+    {
+        return parked.containsKey(key);
+    }
+
     /** Messages dropped: stale generations, and parked messages that did not fit or whose room retired unregistered. */
     public synchronized long dropped()
     {
