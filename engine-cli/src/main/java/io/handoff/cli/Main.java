@@ -8,10 +8,11 @@ import picocli.CommandLine.Command;
 
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.net.BindException;
 import java.util.ServiceLoader;
 import java.util.concurrent.Callable;
 
-/** {@code handoff}: the command line. Exit codes: 0 ok, 1 failure, 2 usage error. */
+/** {@code handoff}: the command line. Exit codes: 0 ok, 1 failure, 2 usage error, 3 the address to listen on is taken. */
 @Command(name = "handoff",
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
@@ -23,6 +24,8 @@ public final class Main
     public static final int OK = 0;
     public static final int FAILURE = 1;
     public static final int USAGE = 2;
+    /** A server cannot listen: another process holds its address (port), which a start on another port may avoid. */
+    public static final int ADDRESS_IN_USE = 3;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -119,7 +122,7 @@ public final class Main
             }
         }
         err.flush();
-        return FAILURE;
+        return e instanceof UncheckedIOException && e.getCause() instanceof BindException ? ADDRESS_IN_USE : FAILURE;
     }
 
     static final class Version

@@ -2,9 +2,9 @@ package io.handoff.cli;
 
 import org.junit.jupiter.api.Test;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -13,7 +13,7 @@ class RouterCommandTest
     @Test
     void withoutAPrefillItIsAUsageErrorThatSaysWhatIsMissing()
     {
-        Result result = run("router", "--decode", "http://127.0.0.1:30001");
+        CliRun result = run("router", "--decode", "http://127.0.0.1:30001");
 
         assertThat(result.exitCode()).isEqualTo(Main.USAGE);
         assertThat(result.stderr()).contains("at least one --prefill URL is required", "see 'handoff router --help'");
@@ -22,7 +22,7 @@ class RouterCommandTest
     @Test
     void withoutADecodeItIsAUsageError()
     {
-        Result result = run("router", "--prefill", "http://127.0.0.1:30000");
+        CliRun result = run("router", "--prefill", "http://127.0.0.1:30000");
 
         assertThat(result.exitCode()).isEqualTo(Main.USAGE);
         assertThat(result.stderr()).contains("at least one --decode URL is required");
@@ -31,8 +31,8 @@ class RouterCommandTest
     @Test
     void aMalformedOrRepeatedUrlIsAUsageError()
     {
-        Result malformed = run("router", "--prefill", "ftp://h:1", "--decode", "127.0.0.1:30001");
-        Result repeated = run("router", "--prefill", "127.0.0.1:30000", "--decode", "http://127.0.0.1:30000");
+        CliRun malformed = run("router", "--prefill", "ftp://h:1", "--decode", "127.0.0.1:30001");
+        CliRun repeated = run("router", "--prefill", "127.0.0.1:30000", "--decode", "http://127.0.0.1:30000");
 
         assertThat(malformed.exitCode()).isEqualTo(Main.USAGE);
         assertThat(malformed.stderr()).contains("--prefill: 'ftp://h:1' is not an http:// or https:// URL");
@@ -40,18 +40,22 @@ class RouterCommandTest
         assertThat(repeated.stderr()).contains("--decode: http://127.0.0.1:30000 is given more than once");
     }
 
-    private record Result(int exitCode, String stderr) {}
-
-    private static Result run(String... args)
+    @Test
+    void aPortAnotherProgramHoldsEndsItWithTheTakenAddressExitCode()
+            throws IOException
     {
-        PrintStream original = System.err;
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-        try {
-            return new Result(Main.run(args), err.toString(StandardCharsets.UTF_8));
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            int port = taken.getLocalPort();
+            CliRun result = run("router", "--host", "127.0.0.1", "--port", Integer.toString(port), "--prefill", "http://127.0.0.1:30000",
+                    "--decode", "http://127.0.0.1:30001");
+
+            assertThat(result.exitCode()).isEqualTo(Main.ADDRESS_IN_USE);
+            assertThat(result.stderr()).contains("cannot listen on 127.0.0.1:" + port, "choose another address with --host/--port");
         }
-        finally {
-            System.setErr(original);
-        }
+    }
+
+    private static CliRun run(String... args)
+    {
+        return CliRun.of(args);
     }
 }

@@ -130,21 +130,12 @@ public final class ChaosRun
 
     /**
      * Starts the servers; when one finds its port taken (the ports were free a moment ago, but this machine is shared),
-     * starts them once more on other ports.
+     * starts them again on other ports.
      */
     private Started start(DemoSettings demo, ChaosFaults faults, HttpClient http)
             throws StartupFailure, InterruptedException
     {
-        try {
-            return start(demo.plan(FreePorts.allocate(demo.servers())), faults, http);
-        }
-        catch (StartupFailure e) {
-            if (!e.getMessage().contains("Address already in use")) {
-                throw e;
-            }
-            progress.accept("a port was taken meanwhile; starting the servers again on other ports");
-            return start(demo.plan(FreePorts.allocate(demo.servers())), faults, http);
-        }
+        return FreePorts.retrying(demo.servers(), progress, ports -> start(demo.plan(ports), faults, http));
     }
 
     private record Started(Cluster cluster, DemoSettings.Plan plan) {}

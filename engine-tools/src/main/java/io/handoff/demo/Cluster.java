@@ -96,7 +96,7 @@ public final class Cluster
             for (Node node : List.copyOf(waiting.keySet())) {
                 Optional<String> ended = node.ended();
                 if (ended.isPresent()) {
-                    throw failure(node, node.spec().name() + " " + ended.get() + " before it became healthy");
+                    throw failure(node, node.spec().name() + " " + ended.get() + " before it became healthy", node.endedForTakenAddress() ? node.spec().port() : -1);
                 }
                 Optional<String> problem = probe.check(node);
                 if (problem.isEmpty()) {
@@ -123,6 +123,11 @@ public final class Cluster
     /** A failure that quotes the end of the node's log, or says where its output went. */
     static StartupFailure failure(Node node, String what)
     {
+        return failure(node, what, -1);
+    }
+
+    private static StartupFailure failure(Node node, String what, int takenPort)
+    {
         List<String> tail = node.logTail(LOG_LINES);
         StringBuilder message = new StringBuilder(what);
         if (tail.isEmpty()) {
@@ -132,7 +137,7 @@ public final class Cluster
             message.append("; the last lines of ").append(node.logLocation()).append(':');
             tail.forEach(line -> message.append("\n  | ").append(line));
         }
-        return new StartupFailure(message.toString());
+        return new StartupFailure(message.toString(), takenPort);
     }
 
     public synchronized List<Node> nodes()

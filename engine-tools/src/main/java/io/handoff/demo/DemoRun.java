@@ -59,14 +59,18 @@ public final class DemoRun
             String attention = engine.config().config().getString(DemoSettings.ATTENTION_KEY);
             Workload workload = Workload.fewShot(settings.requests(), settings.seed());
             List<String> prompts = workload.prompts();
-            DemoSettings.Plan plan = settings.plan(FreePorts.allocate(settings.servers()));
             List<String> notes = new ArrayList<>();
             logDir.ifPresent(dir -> progress.accept("server logs: " + dir));
 
             List<RequestResult> disaggregated;
             ServerFigures figures;
-            try (Cluster cluster = Cluster.start(plan.stages(), launcher, HealthProbe.http(client), settings.startupTimeout(),
-                    settings.stopGrace(), progress)) {
+            Started started = FreePorts.retrying(settings.servers(), progress, ports -> {
+                DemoSettings.Plan laidOut = settings.plan(ports);
+                return new Started(laidOut, Cluster.start(laidOut.stages(), launcher, HealthProbe.http(client), settings.startupTimeout(),
+                        settings.stopGrace(), progress));
+            });
+            DemoSettings.Plan plan = started.plan();
+            try (Cluster cluster = started.cluster()) {
                 progress.accept("sending a warm-up request, then " + prompts.size() + " requests to " + plan.entry() + " ("
                         + settings.concurrency() + " at a time, " + settings.maxNewTokens() + " new tokens each, shared prefix "
                         + workload.sharedPrefix().length() + " bytes)");
@@ -94,6 +98,8 @@ public final class DemoRun
             return DemoReport.of(setup, disaggregated, colocated, figures, notes, logDir);
         }
     }
+
+    private record Started(DemoSettings.Plan plan, Cluster cluster) {}
 
     private static List<URI> urls(DemoSettings.Plan plan, NodeSpec.Role role)
     {

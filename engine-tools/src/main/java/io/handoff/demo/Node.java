@@ -12,6 +12,9 @@ public interface Node
     /** Empty while it runs; once it has ended, how ("exited with code 1"). */
     Optional<String> ended();
 
+    /** It ended because the address it was to listen on was taken ({@link io.handoff.cli.Main#ADDRESS_IN_USE}). */
+    boolean endedForTakenAddress();
+
     /** Where its output goes, for people: a log file, or this process's stderr. */
     String logLocation();
 

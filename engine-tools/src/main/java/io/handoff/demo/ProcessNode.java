@@ -1,5 +1,7 @@
 package io.handoff.demo;
 
+import io.handoff.cli.Main;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -89,6 +91,12 @@ public final class ProcessNode
         int code = process.exitValue();
         // 128 + n: killed by signal n (the shell's convention; Java reports it the same way)
         return Optional.of(code > 128 && code < 160 ? "exited with code " + code + " (signal " + (code - 128) + ")" : "exited with code " + code);
+    }
+
+    @Override
+    public boolean endedForTakenAddress()
+    {
+        return !process.isAlive() && process.exitValue() == Main.ADDRESS_IN_USE;
     }
 
     @Override

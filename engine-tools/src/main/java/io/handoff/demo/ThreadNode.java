@@ -1,5 +1,7 @@
 package io.handoff.demo;
 
+import io.handoff.cli.Main;
+
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -20,6 +22,7 @@ public final class ThreadNode
     private final NodeSpec spec;
     private final Thread thread;
     private final AtomicReference<String> ending = new AtomicReference<>();
+    private volatile int exitCode = -1;
 
     private ThreadNode(NodeSpec spec, ToIntFunction<String[]> command)
     {
@@ -27,6 +30,7 @@ public final class ThreadNode
         this.thread = Thread.ofPlatform().daemon().name("demo-" + spec.name()).unstarted(() -> {
             try {
                 int code = command.applyAsInt(spec.arguments().toArray(String[]::new));
+                exitCode = code;
                 ending.set("returned exit code " + code);
             }
             catch (RuntimeException | Error e) {
@@ -56,6 +60,12 @@ public final class ThreadNode
     public Optional<String> ended()
     {
         return thread.isAlive() ? Optional.empty() : Optional.ofNullable(ending.get()).or(() -> Optional.of("ended"));
+    }
+
+    @Override
+    public boolean endedForTakenAddress()
+    {
+        return !thread.isAlive() && exitCode == Main.ADDRESS_IN_USE;
     }
 
     @Override

@@ -131,14 +131,15 @@ final class UpCommand
         Path logs = logDir != null ? Files.createDirectories(logDir) : Files.createTempDirectory("handoff-up-");
         NodeLauncher launcher = ProcessNode.launcher(List.of(launcherPath.toString()),
                 Map.of("JAVA_HOME", System.getProperty("java.home"), ParentWatch.PARENT_PID, Long.toString(ProcessHandle.current().pid())), logs);
-        List<List<NodeSpec>> stages = stages(FreePorts.allocate(prefills + decodes), arguments(overrides));
+        List<String> arguments = arguments(overrides);
         AtomicBoolean stopping = new AtomicBoolean();
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> stopping.set(true)));
         say(err, "logs in " + logs);
         Cluster cluster;
         try (HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build()) {
             try {
-                cluster = Cluster.start(stages, launcher, HealthProbe.http(client), startupTimeout, STOP_GRACE, line -> say(err, line));
+                cluster = FreePorts.retrying(prefills + decodes, line -> say(err, line), ports -> Cluster.start(stages(ports, arguments), launcher,
+                        HealthProbe.http(client), startupTimeout, STOP_GRACE, line -> say(err, line)));
             }
             catch (StartupFailure e) {
                 say(err, e.getMessage());

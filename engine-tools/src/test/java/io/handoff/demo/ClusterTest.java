@@ -115,6 +115,47 @@ class ClusterTest
     }
 
     @Test
+    void aServerWhoseChosenPortAnotherProgramTookIsStartedAgainOnOtherPorts()
+            throws Exception
+    {
+        // the first start's prefill finds its port taken (exit 3, as handoff serve does), the second's binds
+        List<Integer> tried = Collections.synchronizedList(new ArrayList<>());
+        NodeLauncher launcher = spec -> {
+            tried.add(spec.port());
+            Node node = ProcessNode.start(spec, List.of("sh", "-c", tried.size() == 1 ? "echo 'cannot listen' >&2; exit 3" : READY), Map.of(),
+                    logs.resolve(spec.name() + tried.size() + ".log"));
+            launched.add(node);
+            return node;
+        };
+        List<String> progress = new ArrayList<>();
+        try (Cluster cluster = FreePorts.retrying(1, progress::add, ports -> Cluster.start(List.of(List.of(node("prefill", NodeSpec.Role.PREFILL,
+                ports.getFirst()))), launcher, READY_IN_LOG, LONG, LONG, line -> {}))) {
+            assertThat(tried).hasSize(2).doesNotHaveDuplicates();
+            assertThat(cluster.nodes()).extracting(node -> node.spec().port()).containsExactly(tried.get(1));
+            assertThat(progress).containsExactly("port " + tried.getFirst() + " was taken by another program after it was chosen; starting the "
+                    + "servers again on other ports");
+        }
+    }
+
+    @Test
+    void aTakenPortThatWasNotChosenFreeOrOneTakenEveryTimeFailsTheStart()
+    {
+        NodeLauncher taken = scripts(Map.of("router", "exit 3", "prefill", "exit 3"));
+        List<String> progress = new ArrayList<>();
+        // the router's port is the user's: other ports for the servers would not free it
+        assertThatThrownBy(() -> FreePorts.retrying(1, progress::add, ports -> Cluster.start(List.of(List.of(ROUTER)), taken, READY_IN_LOG, LONG,
+                LONG, line -> {})))
+                .isInstanceOf(StartupFailure.class)
+                .hasMessageStartingWith("router exited with code 3 before it became healthy");
+        assertThat(progress).isEmpty();
+        assertThatThrownBy(() -> FreePorts.retrying(1, progress::add, ports -> Cluster.start(List.of(List.of(node("prefill", NodeSpec.Role.PREFILL,
+                ports.getFirst()))), taken, READY_IN_LOG, LONG, LONG, line -> {})))
+                .isInstanceOf(StartupFailure.class)
+                .hasMessageStartingWith("prefill exited with code 3 before it became healthy");
+        assertThat(progress).hasSize(FreePorts.ATTEMPTS - 1);
+    }
+
+    @Test
     void anInProcessServerThatReturnsIsAFailureWithItsExitCode()
     {
         NodeLauncher launcher = ThreadNode.launcher(args -> args[2].equals("prefill") ? 1 : 0);

@@ -21,6 +21,12 @@ class HealthProbeTest
         }
 
         @Override
+        public boolean endedForTakenAddress()
+        {
+            return false;
+        }
+
+        @Override
         public String logLocation()
         {
             return "nowhere";
