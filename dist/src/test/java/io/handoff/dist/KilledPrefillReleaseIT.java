@@ -42,7 +42,9 @@ class KilledPrefillReleaseIT
                 "-Dhandoff.disaggregation.drain-deadline=6s"};
         List<Integer> reference = Launcher.colocated(temp, List.of(PROMPT_B), NEW_TOKENS, common).getFirst();
         try (ServerProcess p1 = ServerProcess.serve(temp, "prefill", with(common, "-Dhandoff.debug.faults=[\"transfer-after-page b=0 park\"]"));
-                ServerProcess p2 = ServerProcess.serve(temp, "prefill", common);
+                // B's prefill half reaches P2 only once the decode can run B, past the 5 s deadlines above; a decode's claim
+                // waits that long for its request on a prefill, so P2's bootstrapping deadline is the test's patience
+                ServerProcess p2 = ServerProcess.serve(temp, "prefill", patient(common));
                 // room for one request of these prompts: B can only get A's pages
                 ServerProcess decode = ServerProcess.serve(temp, "decode", with(common, "-Dhandoff.kv.pool-pages=20"))) {
             String control1 = control(p1);
@@ -104,6 +106,12 @@ class KilledPrefillReleaseIT
     private static String control(ServerProcess prefill)
     {
         return ServerProcess.json(prefill.get("/bootstrap").body()).get("control").asText();
+    }
+
+    private static String[] patient(String[] options)
+    {
+        return java.util.Arrays.stream(options).map(option -> option.startsWith("-Dhandoff.disaggregation.bootstrapping-timeout=")
+                ? "-Dhandoff.disaggregation.bootstrapping-timeout=120s" : option).toArray(String[]::new);
     }
 
     private static String[] with(String[] options, String more)
