@@ -15,7 +15,7 @@ import java.util.function.Consumer;
  */
 public final class FreePorts
 {
-    /** Starts on a machine where every chosen port is taken before its server binds it are not tried forever. */
+    /** Starts in all: on a machine where every chosen port is taken before its server binds it, the start gives up. */
     static final int ATTEMPTS = 3;
 
     /** One start of the servers on the ports given; everything it started is stopped when it fails. */
